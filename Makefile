@@ -1,0 +1,66 @@
+# toprank — every target sets up what it needs on a fresh machine:
+# a virtual environment in .venv, the Python dependencies from PyPI, and a release
+# build of the Rust extension installed into it.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEPS := $(VENV)/.deps-stamp
+WHEEL_DIR := target/wheels
+WHEEL_VENV := target/wheel-venv
+
+.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare wheel clean
+
+all: test
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# pip >= 25.1 reads [dependency-groups] from pyproject.toml.
+$(DEPS): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
+	$(PY) -m pip install --quiet --group dev
+	touch $@
+
+# Release build of toprank._core, installed (editable) into the venv.
+develop: $(DEPS)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
+
+test: test-rust develop typecheck test-python
+
+test-rust:
+	cargo test --quiet
+
+typecheck: develop
+	$(PY) -m mypy.stubtest toprank._core
+	$(PY) -m mypy --no-error-summary python/toprank
+
+test-python: develop
+	$(PY) -m pytest -q tests
+
+demo: develop
+	$(PY) -m toprank demo
+
+bench: bench-rust bench-compare
+
+bench-rust:
+	cargo bench --bench projections
+
+bench-compare: develop
+	$(PY) benches/compare/projections.py --write BENCHMARKS.md
+
+# An abi3 manylinux wheel built with zig (from the ziglang PyPI package), installed
+# into a fresh venv without Rust and imported there.
+wheel: $(DEPS)
+	$(PY) -m pip install --quiet --group wheel
+	rm -rf $(WHEEL_DIR) $(WHEEL_VENV)
+	$(VENV)/bin/maturin build --release --zig --compatibility manylinux2014 --out $(WHEEL_DIR)
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install --quiet $(WHEEL_DIR)/*.whl
+	cd /tmp && $(abspath $(WHEEL_VENV))/bin/python -c "import numpy as np, toprank; \
+	p = toprank.projections.topk_simplex(np.array([3.0, 1.0, 0.2, -1.0]), k=2); \
+	print('wheel OK:', toprank.__version__, p)"
+
+clean:
+	rm -rf $(VENV) target python/toprank/*.so

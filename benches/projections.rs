@@ -1,0 +1,163 @@
+//! Criterion benchmarks of the one-row kernels: every projection and the three
+//! losses (value + gradient), one row at a time with a reused `Workspace`, over
+//! m ∈ {100, 1000, 10⁴, 10⁵} and k ∈ {1, 5, 50} (k < m).
+//!
+//! Inputs are standard normal rows from an inline seeded generator (splitmix64 +
+//! Box–Muller), so runs are reproducible without extra dependencies. Each benchmark
+//! cycles through a small pool of distinct rows (so branch predictors cannot learn a
+//! single row); labels (`y`) are the middle-ranked entry of each row.
+//!
+//! Run everything (~5–8 minutes on 2 cores):
+//!     cargo bench --bench projections
+//! Quick smoke run of the smallest size (the filter is a regex on the benchmark id,
+//! e.g. `topk_simplex/topk_simplex/m=1000/k=5`; `\b` also matches the m-only ids):
+//!     cargo bench --bench projections -- --warm-up-time 0.1 --measurement-time 0.2 'm=100\b'
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use toprank::losses::{rankmax_loss, softmax_loss, sparsemax_loss};
+use toprank::projections::{
+    box_simplex, capped_simplex, capped_simplex_entropy, knapsack, rankmax, simplex, sparsemax, topk_cone,
+    topk_simplex, Workspace,
+};
+
+const SIZES: [usize; 4] = [100, 1_000, 10_000, 100_000];
+const KS: [usize; 3] = [1, 5, 50];
+/// Distinct rows cycled through per size (≤ 6.4 MB of f64 at m = 10⁵).
+const POOL_ROWS: usize = 8;
+const SEED: u64 = 0x746f_7072_616e_6b21;
+
+/// splitmix64 (Steele, Lea, Flood 2014) with Box–Muller normals.
+struct Normal {
+    state: u64,
+    spare: Option<f64>,
+}
+
+impl Normal {
+    fn new(seed: u64) -> Self {
+        Normal { state: seed, spare: None }
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in (0, 1]: never 0, so the logarithm below is finite.
+    fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    fn sample(&mut self) -> f64 {
+        if let Some(v) = self.spare.take() {
+            return v;
+        }
+        let radius = (-2.0 * self.uniform().ln()).sqrt();
+        let angle = std::f64::consts::TAU * self.uniform();
+        self.spare = Some(radius * angle.sin());
+        radius * angle.cos()
+    }
+}
+
+/// One input row and its label (the index of the row's middle-ranked entry).
+struct Row {
+    x: Vec<f64>,
+    y: usize,
+}
+
+fn rows(m: usize) -> Vec<Row> {
+    let mut rng = Normal::new(SEED ^ (m as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    (0..POOL_ROWS)
+        .map(|_| {
+            let x: Vec<f64> = (0..m).map(|_| rng.sample()).collect();
+            let mut order: Vec<usize> = (0..m).collect();
+            order.select_nth_unstable_by(m / 2, |&a, &b| x[b].total_cmp(&x[a]));
+            Row { y: order[m / 2], x }
+        })
+        .collect()
+}
+
+/// A benchmarked kernel: one row, `k`, the output buffer, the workspace. Returns a
+/// scalar (a threshold or a loss) that is fed to `black_box`.
+type Kernel = fn(&Row, usize, &mut [f64], &mut Workspace) -> f64;
+
+/// Benchmarks `kernel` over the size grid; `with_k` adds the k ∈ {1, 5, 50} axis.
+fn bench_kernel(c: &mut Criterion, name: &str, with_k: bool, kernel: Kernel) {
+    let mut group = c.benchmark_group(name);
+    for m in SIZES {
+        let pool = rows(m);
+        let ks: &[usize] = if with_k { &KS } else { &[0] };
+        for &k in ks.iter().filter(|&&k| k < m) {
+            let id = if with_k { format!("m={m}/k={k}") } else { format!("m={m}") };
+            let mut out = vec![0.0; m];
+            let mut ws = Workspace::with_capacity(m);
+            // Validate once outside the timing loop (a NaN here means the kernel failed).
+            let check = kernel(&pool[0], k, &mut out, &mut ws);
+            assert!(!check.is_nan(), "{name} {id}: kernel returned NaN");
+            group.throughput(Throughput::Elements(m as u64));
+            group.bench_function(BenchmarkId::new(name, id), |b| {
+                let mut i = 0;
+                b.iter(|| {
+                    let row = &pool[i % POOL_ROWS];
+                    i += 1;
+                    black_box(kernel(black_box(row), k, &mut out, &mut ws))
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+fn projections(c: &mut Criterion) {
+    bench_kernel(c, "topk_simplex", true, |row, k, out, ws| {
+        topk_simplex(&row.x, k, 1.0, 1.0, out, ws).expect("topk_simplex").lower
+    });
+    bench_kernel(c, "topk_cone", true, |row, k, out, ws| {
+        topk_cone(&row.x, k, 1.0, out, ws).expect("topk_cone").lower
+    });
+    bench_kernel(c, "box_simplex", true, |row, k, out, ws| {
+        box_simplex(&row.x, 1.0 / k as f64, 1.0, 1.0, out, ws).expect("box_simplex").lower
+    });
+    bench_kernel(c, "capped_simplex", true, |row, k, out, ws| {
+        capped_simplex(&row.x, k as f64, out, ws).expect("capped_simplex").lower
+    });
+    bench_kernel(c, "capped_simplex_entropy", true, |row, k, out, ws| {
+        capped_simplex_entropy(&row.x, k as f64, out, ws).expect("capped_simplex_entropy").lower
+    });
+    bench_kernel(c, "sparsemax", false, |row, _, out, ws| sparsemax(&row.x, out, ws).expect("sparsemax").lower);
+    bench_kernel(c, "simplex", false, |row, _, out, ws| {
+        simplex(&row.x, 1.0, false, out, ws).expect("simplex").lower
+    });
+    // Feasible for every k < m: m·0 ≤ 1 ≤ m/k.
+    bench_kernel(c, "knapsack", true, |row, k, out, ws| {
+        knapsack(&row.x, 0.0, 1.0 / k as f64, 1.0, out, ws).expect("knapsack").lower
+    });
+    bench_kernel(c, "rankmax", true, |row, k, out, ws| rankmax(&row.x, row.y, k, 1.0, out, ws).expect("rankmax").mu);
+}
+
+fn losses(c: &mut Criterion) {
+    bench_kernel(c, "rankmax_loss", true, |row, k, grad, ws| {
+        rankmax_loss(&row.x, row.y, k, 1.0, grad, ws).expect("rankmax_loss")
+    });
+    bench_kernel(c, "softmax_loss", false, |row, _, grad, _| softmax_loss(&row.x, row.y, grad).expect("softmax_loss"));
+    bench_kernel(c, "sparsemax_loss", false, |row, _, grad, ws| {
+        sparsemax_loss(&row.x, row.y, grad, ws).expect("sparsemax_loss")
+    });
+}
+
+criterion_group! {
+    name = benches;
+    // ~112 benchmarks × (0.5 s warm-up + 2 s measurement + analysis) ≈ 5–6 minutes.
+    // Command-line flags (--warm-up-time, --measurement-time, --sample-size) override.
+    config = Criterion::default()
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    targets = projections, losses
+}
+criterion_main!(benches);

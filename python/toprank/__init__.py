@@ -1,0 +1,28 @@
+"""toprank: learning when only the top of a ranking matters.
+
+A Rust core with a typed Python facade:
+
+* :mod:`toprank.projections` — exact projections onto the simplex, the top-k cone and
+  simplex, the box simplex, the (n,k)-simplex (Euclidean and entropic), sparsemax,
+  Rankmax, and the continuous quadratic knapsack;
+* :mod:`toprank.losses` — Rankmax, softmax and sparsemax cross-entropies with
+  gradients, and the top-k hinge losses;
+* :mod:`toprank.metrics` — top-k accuracy, precision/recall/AP at k, precision at a
+  recall level, Hamming loss.
+"""
+
+from toprank import exceptions, losses, metrics, projections
+from toprank._core import __version__
+from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
+
+__all__ = [
+    "__version__",
+    "exceptions",
+    "losses",
+    "metrics",
+    "projections",
+    "InvalidInputError",
+    "InfeasibleError",
+    "NoSolutionError",
+    "InternalError",
+]

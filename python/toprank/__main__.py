@@ -1,0 +1,5 @@
+import sys
+
+from toprank.cli import main
+
+sys.exit(main())

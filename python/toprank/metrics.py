@@ -1,0 +1,444 @@
+"""Evaluation metrics for top-k classification and ranking (pure NumPy).
+
+* :func:`top_k_accuracy` — multiclass top-k accuracy, identical to
+  :func:`sklearn.metrics.top_k_accuracy_score` (same tie handling and ``labels``);
+* :func:`precision_at_k`, :func:`recall_at_k`, :func:`average_precision_at_k` —
+  multi-label ranking metrics averaged over rows;
+* :func:`precision_at_recall` — precision at the first threshold reaching a recall
+  level ("accuracy at the top", as in the TopPush and Pat&Mat papers);
+* :func:`hamming_loss` — fraction of wrong entries of a multi-label indicator matrix.
+
+Ranking convention for the multi-label metrics: in each row the labels are ordered by
+decreasing score, ties broken by the lower column index first, and the *top-k* are the
+first k labels of that order. It is deterministic and is computed with
+``np.argpartition`` (O(L) per row) followed by a sort of the k candidates only.
+
+Multi-label ground truth ``y_true`` may be given as
+
+* a dense (n, L) indicator array (any array-like other than a list or tuple), with
+  entries in {0, 1} (bool, integer or float);
+* a ``scipy.sparse`` (n, L) matrix or array with stored values in {0, 1} (explicit
+  zeros are allowed; duplicate entries are summed first, as scipy does);
+* a ``list`` or ``tuple`` of n label sets: each an iterable of integer column indices
+  in [0, L) (duplicates are ignored). **A list or tuple is always read as label sets**:
+  pass ``np.asarray(y)`` to have a nested list read as an indicator matrix.
+
+Every bad input (NaN/inf or complex scores, mismatched shapes, empty input, ``k`` or
+``recall`` out of range, labels that are not 0/1, ...) raises
+:class:`toprank.exceptions.InvalidInputError`, a ``ValueError`` whose message starts
+with the name of the offending argument, e.g. ``"k: must be in [1, 5], got 7"``.
+SciPy and scikit-learn are not needed at runtime.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from toprank.exceptions import InvalidInputError
+
+__all__ = [
+    "top_k_accuracy",
+    "precision_at_k",
+    "recall_at_k",
+    "average_precision_at_k",
+    "precision_at_recall",
+    "hamming_loss",
+]
+
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+# Elements per temporary (rows x columns) block in the O(n*L) passes: bounds memory.
+_BLOCK_ELEMS = 1 << 22
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _as_array(x: object, name: str) -> NDArray[Any]:
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError) as exc:  # ragged nested lists and the like
+        raise InvalidInputError(f"{name}: cannot be converted to an array ({exc})") from exc
+
+
+def _is_sparse(x: object) -> bool:
+    """Whether ``x`` is a scipy.sparse matrix/array (without importing SciPy)."""
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and bool(sp.issparse(x))
+
+
+def _check_real_finite(a: NDArray[Any], name: str) -> NDArray[Any]:
+    """Reject non-real dtypes and NaN/inf; bools become uint8."""
+    if a.dtype.kind == "b":
+        return a.astype(np.uint8)
+    if a.dtype.kind not in "iuf":
+        raise InvalidInputError(f"{name}: expected a real numeric array, got dtype {a.dtype}")
+    if a.dtype.kind == "f" and not bool(np.isfinite(a).all()):
+        raise InvalidInputError(f"{name}: contains NaN or infinite values")
+    return a
+
+
+def _scores(scores: ArrayLike, ndim: int, name: str = "scores") -> NDArray[Any]:
+    s = _as_array(scores, name)
+    if s.ndim != ndim:
+        raise InvalidInputError(f"{name}: expected a {ndim}-D array, got shape {s.shape}")
+    if s.size == 0:
+        raise InvalidInputError(f"{name}: empty input, got shape {s.shape}")
+    return _check_real_finite(s, name)
+
+
+def _check_k(k: object, upper: int) -> int:
+    if isinstance(k, (bool, np.bool_)):
+        raise InvalidInputError(f"k: expected an integer, got {k!r}")
+    try:
+        kk = operator.index(k)  # type: ignore[arg-type]
+    except TypeError as exc:
+        raise InvalidInputError(f"k: expected an integer, got {type(k).__name__}") from exc
+    if not 1 <= kk <= upper:
+        raise InvalidInputError(f"k: must be in [1, {upper}], got {kk}")
+    return kk
+
+
+def _binary_values(a: NDArray[Any], name: str) -> BoolArray:
+    """A 0/1 (or bool) array as bool; anything else raises."""
+    if a.dtype.kind == "b":
+        return a.astype(np.bool_, copy=False)
+    if a.dtype.kind not in "iuf":
+        raise InvalidInputError(f"{name}: expected 0/1 or boolean values, got dtype {a.dtype}")
+    nz: BoolArray = np.not_equal(a, 0)
+    if not bool(np.all(nz == (a == 1))):
+        raise InvalidInputError(f"{name}: expected only 0/1 values")
+    return nz
+
+
+def _topk_indices(s: NDArray[Any], k: int) -> NDArray[np.intp]:
+    """(n, k) column indices of each row's top k, ordered by (score desc, index asc)."""
+    n, m = s.shape
+    out = np.empty((n, k), dtype=np.intp)
+    step = max(1, _BLOCK_ELEMS // m)
+    for start in range(0, n, step):
+        blk = s[start : start + step]
+        nb = blk.shape[0]
+        if k < m:
+            cand = np.argpartition(blk, m - k, axis=1)[:, m - k :]
+            kth = np.take_along_axis(blk, cand, axis=1).min(axis=1)
+            # Ties straddling the k-th position: argpartition picks arbitrary tied
+            # columns; redo those rows taking the lowest-index tied columns.
+            n_ge = np.count_nonzero(blk >= kth[:, None], axis=1)
+            amb = np.flatnonzero(n_ge > k)
+            if amb.size:
+                sub = blk[amb]
+                v = kth[amb, None]
+                gt = sub > v
+                eq = sub == v
+                need = k - np.count_nonzero(gt, axis=1)
+                sel = gt | (eq & (np.cumsum(eq, axis=1) <= need[:, None]))
+                cand[amb] = np.nonzero(sel)[1].reshape(amb.size, k)
+        else:
+            cand = np.broadcast_to(np.arange(m), (nb, m))
+        vals = np.take_along_axis(blk, cand, axis=1)
+        # lexsort: last key primary -> ascending (score, -index); reversed gives
+        # descending score with ascending index among ties.
+        order = np.lexsort((-cand.astype(np.int64), vals), axis=1)[:, ::-1]
+        out[start : start + nb] = np.take_along_axis(cand, order, axis=1)
+    return out
+
+
+def _positive_keys(y_true: object, n: int, m: int) -> IntArray | None:
+    """Sorted unique keys row*m + col of the relevant entries, for sparse / label-set
+    ``y_true``; ``None`` when ``y_true`` is a dense indicator array."""
+    if _is_sparse(y_true):
+        shape = tuple(y_true.shape)  # type: ignore[attr-defined]
+        if shape != (n, m):
+            raise InvalidInputError(f"y_true: expected shape {(n, m)} matching scores, got {shape}")
+        coo = y_true.tocoo()  # type: ignore[attr-defined]
+        data = np.asarray(coo.data)
+        if data.dtype.kind not in "biuf":
+            raise InvalidInputError(f"y_true: expected 0/1 or boolean values, got dtype {data.dtype}")
+        keys = np.asarray(coo.row, dtype=np.int64) * m + np.asarray(coo.col, dtype=np.int64)
+        ukeys, inv = np.unique(keys, return_inverse=True)
+        sums = np.bincount(inv.ravel(), weights=data.astype(np.float64), minlength=ukeys.size)
+        return ukeys[_binary_values(sums, "y_true")]
+    if isinstance(y_true, (list, tuple)):
+        if len(y_true) != n:
+            raise InvalidInputError(f"y_true: expected {n} label sets (one per row of scores), got {len(y_true)}")
+        lens = np.empty(n, dtype=np.int64)
+        flat: list[Any] = []
+        for i, row in enumerate(y_true):
+            try:
+                items = list(row)
+            except TypeError as exc:
+                raise InvalidInputError(f"y_true: row {i} is not an iterable of labels ({type(row).__name__})") from exc
+            lens[i] = len(items)
+            flat.extend(items)
+        cols = _as_array(flat, "y_true") if flat else np.zeros(0, dtype=np.int64)
+        if cols.ndim != 1 or cols.dtype.kind not in "iu":
+            raise InvalidInputError("y_true: label sets must contain integer column indices")
+        bad = np.flatnonzero((cols < 0) | (cols >= m))
+        if bad.size:
+            row_of = int(np.searchsorted(np.cumsum(lens), bad[0], side="right"))
+            raise InvalidInputError(f"y_true: label {cols[bad[0]]} in row {row_of} is out of range [0, {m})")
+        rows = np.repeat(np.arange(n, dtype=np.int64), lens)
+        return np.unique(rows * m + cols.astype(np.int64))
+    return None
+
+
+def _relevance(y_true: object, s: NDArray[Any], k: int) -> tuple[BoolArray, IntArray]:
+    """``rel[i, r]``: whether row i's r-th ranked label is relevant; ``nrel[i]``: |relevant_i|."""
+    n, m = s.shape
+    top = _topk_indices(s, k)
+    keys = _positive_keys(y_true, n, m)
+    if keys is None:
+        y = _as_array(y_true, "y_true")
+        if y.shape != (n, m):
+            raise InvalidInputError(f"y_true: expected shape {(n, m)} matching scores, got {y.shape}")
+        yb = _binary_values(y, "y_true")
+        rel = yb[np.arange(n)[:, None], top]
+        nrel = np.count_nonzero(yb, axis=1).astype(np.int64)
+        return rel, nrel
+    query = np.arange(n, dtype=np.int64)[:, None] * m + top
+    if keys.size == 0:
+        rel = np.zeros((n, k), dtype=np.bool_)
+    else:
+        pos = np.minimum(np.searchsorted(keys, query), keys.size - 1)
+        rel = keys[pos] == query
+    nrel = np.bincount(keys // m, minlength=n).astype(np.int64)
+    return rel, nrel
+
+
+def _nonempty_rows(nrel: IntArray) -> BoolArray:
+    has = nrel > 0
+    if not bool(has.any()):
+        raise InvalidInputError("y_true: no row has a relevant label, the metric is undefined")
+    return has
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def top_k_accuracy(y_true: ArrayLike, scores: ArrayLike, k: int, labels: ArrayLike | None = None) -> float:
+    """Fraction of rows whose true label is among the k highest scores.
+
+    Equal to ``sklearn.metrics.top_k_accuracy_score(y_true, scores, k=k, labels=labels)``.
+
+    Multiclass (``scores`` of shape (n, m), m ≥ 2): column j of ``scores`` belongs to
+    ``labels[j]``, or, without ``labels``, to the j-th smallest distinct value of
+    ``y_true`` (which must then contain exactly m distinct values). Ties follow
+    scikit-learn: classes are ranked by a stable ascending sort of the scores, reversed,
+    so among equal scores the class with the *higher* column index ranks first. Row i
+    is a hit iff #{j : s_ij > s_iy} + #{j > y : s_ij = s_iy} < k. Requires 1 ≤ k ≤ m.
+
+    Binary (``scores`` of shape (n,) or (n, 1)): the scores are those of the larger of
+    the two classes (``labels[1]`` when given). As in scikit-learn, for k = 1 the
+    prediction is ``score > 0.5`` if all scores lie in [0, 1] and ``score > 0``
+    otherwise; k = 2 gives 1.0. Requires 1 ≤ k ≤ 2.
+
+    ``labels`` must be distinct and contain every value of ``y_true``. Unlike
+    scikit-learn, unsorted ``labels`` are accepted (column j is ``labels[j]``), and an
+    (n, 2) score matrix is treated as multiclass instead of being rejected.
+    """
+    yt = _as_array(y_true, "y_true")
+    if yt.ndim == 2 and yt.shape[1] == 1:
+        yt = yt.ravel()
+    if yt.ndim != 1:
+        raise InvalidInputError(f"y_true: expected a 1-D array of labels, got shape {yt.shape}")
+    if yt.size == 0:
+        raise InvalidInputError("y_true: empty input")
+    if yt.dtype.kind == "c":
+        raise InvalidInputError(f"y_true: expected class labels, got dtype {yt.dtype}")
+    if yt.dtype.kind == "f" and not bool(np.all(np.isfinite(yt) & (yt == np.round(yt)))):
+        raise InvalidInputError("y_true: float labels must be finite whole numbers")
+    n = int(yt.shape[0])
+
+    s = _as_array(scores, "scores")
+    if s.ndim == 2 and s.shape[1] == 1:
+        s = s.ravel()
+    if s.ndim not in (1, 2):
+        raise InvalidInputError(f"scores: expected an (n,) or (n, m) array, got shape {s.shape}")
+    if s.size == 0:
+        raise InvalidInputError(f"scores: empty input, got shape {s.shape}")
+    s = _check_real_finite(s, "scores")
+    if s.shape[0] != n:
+        raise InvalidInputError(f"scores: expected {n} rows (one per label in y_true), got {s.shape[0]}")
+    m = 2 if s.ndim == 1 else s.shape[1]
+    kk = _check_k(k, m)
+
+    # Encode y_true as column indices.
+    try:
+        if labels is None:
+            classes, idx = np.unique(yt, return_inverse=True)
+            if classes.size != m:
+                raise InvalidInputError(
+                    f"y_true: has {classes.size} distinct labels but scores has {m} classes; "
+                    "pass `labels` to name all the classes"
+                )
+            idx = idx.ravel().astype(np.intp)
+        else:
+            lab = _as_array(labels, "labels")
+            if lab.ndim != 1 or lab.size != m:
+                raise InvalidInputError(f"labels: expected {m} labels (one per class of scores), got shape {lab.shape}")
+            if lab.dtype.kind == "c":
+                raise InvalidInputError(f"labels: expected class labels, got dtype {lab.dtype}")
+            order = np.argsort(lab, kind="stable")
+            sorted_lab = lab[order]
+            if bool(np.any(sorted_lab[1:] == sorted_lab[:-1])):
+                raise InvalidInputError("labels: must be distinct")
+            pos = np.minimum(np.searchsorted(sorted_lab, yt), m - 1)
+            if not bool(np.all(sorted_lab[pos] == yt)):
+                raise InvalidInputError("y_true: contains labels not in `labels`")
+            idx = order[pos].astype(np.intp)
+    except TypeError as exc:  # incomparable label types (e.g. str vs int)
+        raise InvalidInputError(f"y_true: labels cannot be compared ({exc})") from exc
+
+    if s.ndim == 1:
+        if kk >= 2:
+            return 1.0
+        threshold = 0.5 if (s.min() >= 0 and s.max() <= 1) else 0
+        hits = (s > threshold).astype(np.intp) == idx
+        return float(np.count_nonzero(hits)) / n
+
+    n_hits = 0
+    cols = np.arange(m)
+    step = max(1, _BLOCK_ELEMS // m)
+    for start in range(0, n, step):
+        blk = s[start : start + step]
+        ib = idx[start : start + step]
+        sy = blk[np.arange(blk.shape[0]), ib][:, None]
+        rank = np.count_nonzero(blk > sy, axis=1) + np.count_nonzero((blk == sy) & (cols > ib[:, None]), axis=1)
+        n_hits += int(np.count_nonzero(rank < kk))
+    return float(n_hits) / n
+
+
+def precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
+    """Mean over all n rows of |relevant ∩ top-k| / k.
+
+    ``y_true``: (n, L) 0/1 indicator (dense or scipy.sparse) or a list of n label sets;
+    ``scores``: (n, L). Top-k: the k largest scores of the row, ties broken by lower
+    column index. Rows without relevant labels count as precision 0 (the usual
+    extreme-classification convention). Requires 1 ≤ k ≤ L.
+    """
+    s = _scores(scores, 2)
+    kk = _check_k(k, s.shape[1])
+    rel, _ = _relevance(y_true, s, kk)
+    return float(np.count_nonzero(rel)) / (int(s.shape[0]) * kk)
+
+
+def recall_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
+    """Mean of |relevant ∩ top-k| / |relevant| over the rows with at least one relevant label.
+
+    Inputs and top-k as in :func:`precision_at_k`. Rows with no relevant label are
+    skipped (recall is undefined there); if every row is empty, InvalidInputError is
+    raised. Requires 1 ≤ k ≤ L.
+    """
+    s = _scores(scores, 2)
+    kk = _check_k(k, s.shape[1])
+    rel, nrel = _relevance(y_true, s, kk)
+    has = _nonempty_rows(nrel)
+    hits = np.count_nonzero(rel, axis=1)[has]
+    return float(np.mean(hits / nrel[has]))
+
+
+def average_precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
+    """Mean AP@k over the rows with at least one relevant label.
+
+    AP@k = (1 / min(k, |relevant|)) · Σ_{i=1..k} P@i · rel_i, where rel_i says whether the
+    i-th ranked label is relevant and P@i is the precision of the top i (the AP@k of
+    recommendation papers, e.g. Rankmax). Inputs and ranking as in
+    :func:`precision_at_k`; rows without relevant labels are skipped, and if every row is
+    empty InvalidInputError is raised. Requires 1 ≤ k ≤ L.
+    """
+    s = _scores(scores, 2)
+    kk = _check_k(k, s.shape[1])
+    rel, nrel = _relevance(y_true, s, kk)
+    has = _nonempty_rows(nrel)
+    relf = rel[has].astype(np.float64)
+    prec = np.cumsum(relf, axis=1) / np.arange(1, kk + 1, dtype=np.float64)
+    ap = (prec * relf).sum(axis=1) / np.minimum(kk, nrel[has])
+    return float(np.mean(ap))
+
+
+def precision_at_recall(y_true: ArrayLike, scores: ArrayLike, recall: float) -> float:
+    """Precision at the first threshold whose recall reaches ``recall``.
+
+    ``y_true``: (n,) 0/1 or boolean (positives are 1/True); ``scores``: (n,). Examples
+    are sorted by decreasing score and a block of tied scores forms one threshold (it
+    enters the prediction as a whole). With TP(t) and N(t) the positives and all
+    examples scoring ≥ t, and P the number of positives, this returns TP(t*) / N(t*)
+    for the largest score t* with TP(t*) / P ≥ ``recall`` ("accuracy at the top" of
+    TopPush / Pat&Mat). Requires 0 < recall ≤ 1 and at least one positive.
+    """
+    s = _scores(scores, 1)
+    y = _as_array(y_true, "y_true")
+    if y.ndim != 1:
+        raise InvalidInputError(f"y_true: expected a 1-D array, got shape {y.shape}")
+    if y.shape[0] != s.shape[0]:
+        raise InvalidInputError(f"scores: expected {y.shape[0]} entries (one per label in y_true), got {s.shape[0]}")
+    yb = _binary_values(y, "y_true")
+    n_pos = int(np.count_nonzero(yb))
+    if n_pos == 0:
+        raise InvalidInputError("y_true: no positive examples, recall is undefined")
+    if isinstance(recall, (bool, np.bool_)) or not isinstance(recall, (int, float, np.integer, np.floating)):
+        raise InvalidInputError(f"recall: expected a real number, got {type(recall).__name__}")
+    r = float(recall)
+    if not 0.0 < r <= 1.0:  # also rejects NaN
+        raise InvalidInputError(f"recall: must be in (0, 1], got {r}")
+
+    order = np.argsort(s, kind="stable")[::-1]
+    ss = s[order]
+    tp = np.cumsum(yb[order], dtype=np.int64)
+    ends = np.flatnonzero(np.append(ss[1:] != ss[:-1], True))  # last index of each tie block
+    tp_end = tp[ends]
+    first = int(np.argmax(tp_end / n_pos >= r))  # exists: the last block has recall 1
+    return float(tp_end[first]) / float(ends[first] + 1)
+
+
+def hamming_loss(y_true: object, y_pred: object) -> float:
+    """Fraction of entries where two (n, L) 0/1 indicator matrices differ.
+
+    Either argument may be a dense array-like or a scipy.sparse matrix/array (stored
+    values must be 0/1). Equal to ``sklearn.metrics.hamming_loss`` on multilabel
+    indicators.
+    """
+    shapes: list[tuple[int, ...]] = []
+    sparse_any = _is_sparse(y_true) or _is_sparse(y_pred)
+    dense: list[BoolArray] = []
+    keysets: list[IntArray] = []
+    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        arr: NDArray[Any] | None = None
+        if _is_sparse(y):
+            shape = tuple(int(d) for d in y.shape)  # type: ignore[attr-defined]
+        else:
+            arr = _as_array(y, name)
+            shape = arr.shape
+        if len(shape) != 2:
+            raise InvalidInputError(f"{name}: expected an (n, L) indicator matrix, got shape {shape}")
+        if shape[0] * shape[1] == 0:
+            raise InvalidInputError(f"{name}: empty input, got shape {shape}")
+        if shapes and shape != shapes[0]:
+            raise InvalidInputError(f"{name}: expected shape {shapes[0]} matching y_true, got {shape}")
+        shapes.append(shape)
+        n, m = shape
+        if arr is None:
+            keys = _positive_keys(y, n, m)
+            assert keys is not None
+            keysets.append(keys)
+        else:
+            b = _binary_values(arr, name)
+            if sparse_any:
+                keysets.append(np.flatnonzero(b).astype(np.int64))  # row-major: row*m + col
+            else:
+                dense.append(b)
+    n, m = int(shapes[0][0]), int(shapes[0][1])
+    if dense:
+        wrong = int(np.count_nonzero(dense[0] != dense[1]))
+    else:
+        a, b2 = keysets
+        common = np.intersect1d(a, b2, assume_unique=True).size
+        wrong = int(a.size + b2.size - 2 * common)
+    return float(wrong) / (n * m)

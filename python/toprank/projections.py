@@ -1,0 +1,101 @@
+"""Exact Euclidean (and one entropic) projections onto the sets of top-k learning.
+
+Every function takes a 1-D array, or a 2-D array whose rows are projected
+independently and in parallel, of dtype float32 or float64, and returns a new array
+of the same shape and dtype. Read-only and non-contiguous arrays are accepted. All
+thresholds are computed in float64. ``n_jobs`` sizes the thread pool for 2-D input
+(``None``: all cores; ``-1``: all cores; ``-2``: all but one). The GIL is released
+while the projections run.
+
+Bad input (NaN/inf, empty arrays, 3-D arrays, integer or complex dtypes, parameters
+out of range) raises :class:`toprank.exceptions.InvalidInputError`, a ``ValueError``
+whose message names the argument. A search that finds no solution raises
+:class:`toprank.exceptions.NoSolutionError` rather than returning a wrong answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from toprank import _core
+from toprank._validation import as_array, as_labels
+
+__all__ = [
+    "simplex",
+    "knapsack",
+    "topk_cone",
+    "topk_simplex",
+    "box_simplex",
+    "capped_simplex",
+    "capped_simplex_entropy",
+    "sparsemax",
+    "rankmax",
+]
+
+FloatArray = NDArray[np.floating[Any]]
+
+
+def simplex(x: ArrayLike, r: float = 1.0, inequality: bool = False, *, n_jobs: int | None = None) -> FloatArray:
+    """argmin ‖p − x‖² s.t. p ≥ 0, Σp = r (Σp ≤ r when ``inequality``)."""
+    return _core.simplex(as_array(x, "x"), r, inequality, n_jobs=n_jobs)
+
+
+def knapsack(x: ArrayLike, lo: float, hi: float, r: float, *, n_jobs: int | None = None) -> FloatArray:
+    """argmin ‖p − x‖² s.t. lo ≤ p ≤ hi, Σp = r (the continuous quadratic knapsack).
+
+    Solved by Kiwiel's variable fixing. Raises :class:`~toprank.exceptions.InfeasibleError`
+    unless ``lo <= hi`` and ``m*lo <= r <= m*hi``.
+    """
+    return _core.knapsack(as_array(x, "x"), lo, hi, r, n_jobs=n_jobs)
+
+
+def topk_cone(x: ArrayLike, k: int, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:
+    """argmin ‖p − x‖² + rho·(Σp)² s.t. 0 ≤ p_i ≤ (Σp)/k  (1 ≤ k ≤ m; Lapin et al. Lemma 3)."""
+    return _core.topk_cone(as_array(x, "x"), k, rho, n_jobs=n_jobs)
+
+
+def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:
+    """argmin ‖p − x‖² + rho·(Σp)² s.t. 0 ≤ p_i ≤ (Σp)/k, Σp ≤ r.
+
+    The dual set of the top-k hinge loss "alpha"; ``rho=1`` is the Prox-SDCA step
+    (Lapin et al. Proposition 4, Lemma 5).
+    """
+    return _core.topk_simplex(as_array(x, "x"), k, r, rho, n_jobs=n_jobs)
+
+
+def box_simplex(x: ArrayLike, hi: float, r: float = 1.0, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:
+    """argmin ‖p − x‖² + rho·(Σp)² s.t. 0 ≤ p ≤ hi, Σp ≤ r.
+
+    The dual set of the top-k hinge loss "beta" with ``hi = r/k``.
+    """
+    return _core.box_simplex(as_array(x, "x"), hi, r, rho, n_jobs=n_jobs)
+
+
+def capped_simplex(x: ArrayLike, k: float, *, n_jobs: int | None = None) -> FloatArray:
+    """argmin ‖p − x‖² s.t. 0 ≤ p ≤ 1, Σp = k: the (n,k)-simplex (0 < k ≤ m)."""
+    return _core.capped_simplex(as_array(x, "x"), k, n_jobs=n_jobs)
+
+
+def capped_simplex_entropy(x: ArrayLike, k: float, *, n_jobs: int | None = None) -> FloatArray:
+    """argmin Σ p_i log p_i − ⟨x, p⟩ s.t. 0 ≤ p ≤ 1, Σp = k. ``k=1`` is softmax."""
+    return _core.capped_simplex_entropy(as_array(x, "x"), k, n_jobs=n_jobs)
+
+
+def sparsemax(z: ArrayLike, *, n_jobs: int | None = None) -> FloatArray:
+    """Sparsemax (Martins & Astudillo, 2016): the projection of z onto the probability simplex."""
+    return _core.sparsemax(as_array(z, "z"), n_jobs=n_jobs)
+
+
+def rankmax(z: ArrayLike, y: ArrayLike, k: int = 1, eta: float = 1.0, *, n_jobs: int | None = None) -> FloatArray:
+    """Rankmax(z, y) (Kong et al., Definition 4): clip(α_y (z − μ_y), 0, 1) with Σ = k.
+
+    μ_y = min(z_y, z_[k]) − eta and α_y adapts to the rank of the positive label ``y``
+    (Proposition 3), so ``y`` always gets positive mass. ``y`` is an int for a 1-D
+    ``z`` and an integer array with one label per row for a 2-D ``z``. Requires
+    1 ≤ k < n. O(n log k) per row.
+    """
+    z_arr = as_array(z, "z")
+    return _core.rankmax(z_arr, as_labels(y, z_arr), k, eta, n_jobs=n_jobs)

@@ -1,0 +1,56 @@
+//! The one place where core errors become Python exceptions.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::Error;
+
+create_exception!(
+    toprank.exceptions,
+    InvalidInputError,
+    PyValueError,
+    "Bad input: a wrong shape, dtype or value, or a parameter out of range. The message starts with the argument's name."
+);
+create_exception!(
+    toprank.exceptions,
+    InfeasibleError,
+    InvalidInputError,
+    "The constraint set is empty for these parameters (for example m*lo > r in a knapsack)."
+);
+create_exception!(
+    toprank.exceptions,
+    NoSolutionError,
+    PyRuntimeError,
+    "An exact search found no solution satisfying the optimality conditions (a numerical breakdown; never silently ignored)."
+);
+create_exception!(
+    toprank.exceptions,
+    InternalError,
+    PyRuntimeError,
+    "A bug in toprank's Rust core (a caught panic). Please report it."
+);
+
+/// Converts a core error to the matching Python exception.
+pub(crate) fn to_py(err: Error) -> PyErr {
+    let message = err.to_string();
+    match err {
+        Error::Infeasible { .. } => InfeasibleError::new_err(message),
+        Error::NoSolution { .. } => NoSolutionError::new_err(message),
+        _ => InvalidInputError::new_err(message),
+    }
+}
+
+/// An input error naming the argument.
+pub(crate) fn invalid(name: &str, reason: impl std::fmt::Display) -> PyErr {
+    InvalidInputError::new_err(format!("{name}: {reason}"))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("InvalidInputError", py.get_type::<InvalidInputError>())?;
+    m.add("InfeasibleError", py.get_type::<InfeasibleError>())?;
+    m.add("NoSolutionError", py.get_type::<NoSolutionError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! `n_jobs` → a rayon pool. `None` uses rayon's global pool; an integer sizes a local
+//! pool (cached, so repeated calls do not respawn threads). Negative values follow
+//! joblib: -1 is all cores, -2 all but one, ...
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use pyo3::PyResult;
+use rayon::ThreadPool;
+
+use super::errors::invalid;
+
+fn pools() -> &'static Mutex<HashMap<usize, Arc<ThreadPool>>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
+    POOLS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+pub(crate) fn resolve(n_jobs: Option<i64>) -> PyResult<Option<usize>> {
+    let Some(n) = n_jobs else { return Ok(None) };
+    let cores = std::thread::available_parallelism().map(|c| c.get()).unwrap_or(1) as i64;
+    let threads = if n > 0 { n } else if n < 0 { (cores + 1 + n).max(1) } else { 0 };
+    if threads < 1 {
+        return Err(invalid("n_jobs", "must be a positive integer, a negative joblib-style count, or None; got 0"));
+    }
+    Ok(Some(threads as usize))
+}
+
+/// Runs `f` on a pool of `threads` threads (the global pool when `None`).
+pub(crate) fn install<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> R {
+    match threads {
+        None => f(),
+        Some(n) => {
+            let pool = {
+                let mut map = pools().lock().unwrap_or_else(|e| e.into_inner());
+                map.entry(n)
+                    .or_insert_with(|| {
+                        Arc::new(
+                            rayon::ThreadPoolBuilder::new()
+                                .num_threads(n)
+                                .thread_name(|i| format!("toprank-{i}"))
+                                .build()
+                                .expect("failed to start a rayon thread pool"),
+                        )
+                    })
+                    .clone()
+            };
+            pool.install(f)
+        }
+    }
+}

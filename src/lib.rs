@@ -1,0 +1,21 @@
+//! # toprank
+//!
+//! Learning when only the top of a ranking matters. This crate is the pure-Rust core
+//! of the `toprank` Python package: exact projections onto the top-k simplex and
+//! cone, the box simplex, the capped ((n,k)-) simplex, sparsemax and Rankmax; the
+//! losses built on them; and row-parallel drivers. Everything works on plain slices
+//! with caller-owned workspaces, so solvers can call it in their inner loops.
+//!
+//! The Python bindings (`toprank._core`) are compiled only with the `python` feature.
+
+pub mod batch;
+mod error;
+pub mod losses;
+pub mod projections;
+mod real;
+
+pub use error::{Error, Result};
+pub use real::Real;
+
+#[cfg(feature = "python")]
+mod bindings;

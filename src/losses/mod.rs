@@ -1,0 +1,21 @@
+//! Losses on score vectors: value and gradient with respect to the scores, one row at
+//! a time (row-batched versions in [`crate::batch`]).
+
+mod rankmax;
+mod softmax;
+mod sparsemax;
+mod topk_hinge;
+
+pub use rankmax::rankmax_loss;
+pub use softmax::softmax_loss;
+pub use sparsemax::sparsemax_loss;
+pub use topk_hinge::{topk_hinge, TopKVariant};
+
+use crate::{Error, Result};
+
+pub(crate) fn check_label(n: usize, y: usize) -> Result<()> {
+    if y >= n {
+        return Err(Error::param("y", format!("label {y} out of range [0, {n})")));
+    }
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! Biased projection onto the "box simplex", the dual set of the top-k hinge loss
+//! "beta" (Usunier et al.; Lapin, Hein, Schiele 2015, §5, Proposition 5, eq. (9)-(10)).
+//!
+//! Problem:  min_p ‖p − x‖² + ρ(Σp)²  s.t.  0 ≤ p_i ≤ hi,  Σp ≤ r
+//! (the top-k Usunier set Δ̃_k(r) has hi = r/k). KKT: p_i = clip(x_i − t, 0, hi) with
+//! t = ρ s + λ, s = Σp, λ ≥ 0 the multiplier of Σp ≤ r, λ (s − r) = 0.
+//! Either λ = 0 and t solves t = ρ Σ clip(x_i − t, 0, hi) (t = 0 when ρ = 0), which is
+//! the answer if its sum is ≤ r; or s = r and t solves the knapsack Σ clip(x − t, 0, hi)
+//! = r, whose λ = t − ρ r is then ≥ 0. Both equations are solved exactly on a sorted
+//! prefix by `capped_root`.
+
+use super::prefix::{capped_root, capped_sum, write_clipped, TopPrefix, Workspace};
+use super::topk_cone::check_rho;
+use super::Thresholds;
+use crate::real::Real;
+use crate::{Error, Result};
+
+/// Projects `x` onto `{0 ≤ p ≤ hi, Σp ≤ r}` with bias `rho`, writing `out`.
+pub fn box_simplex<T: Real>(
+    x: &[T],
+    hi: f64,
+    r: f64,
+    rho: f64,
+    out: &mut [T],
+    ws: &mut Workspace,
+) -> Result<Thresholds> {
+    super::check_row(x, out)?;
+    check_rho(rho)?;
+    for (name, v) in [("hi", hi), ("r", r)] {
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(Error::param(name, format!("must be finite and >= 0, got {v}")));
+        }
+    }
+    if hi == 0.0 || r == 0.0 {
+        out.iter_mut().for_each(|o| *o = T::from_f64(0.0));
+        return Ok(Thresholds { lower: f64::INFINITY, upper: 0.0 });
+    }
+    let mut top = TopPrefix::load(x, 0.0, ws);
+    let t = top.solve(32, |d, p, rest| {
+        // λ = 0: t = ρ·F(t), i.e. F(t) = t/ρ.
+        let t0 = if rho > 0.0 { capped_root(d, p, hi, 1.0 / rho, 0.0) } else { 0.0 };
+        if t0 < rest {
+            return Ok(None);
+        }
+        if capped_sum(d, p, hi, t0) <= r {
+            return Ok(Some(t0));
+        }
+        // Σp = r.
+        let t1 = capped_root(d, p, hi, 0.0, r);
+        Ok((t1 >= rest).then_some(t1))
+    })?;
+    write_clipped(x, t, 0.0, hi, out);
+    Ok(Thresholds { lower: t, upper: hi })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inactive_and_active_sum() {
+        let mut ws = Workspace::new();
+        let mut out = [0.0f64; 3];
+        box_simplex(&[0.2, 0.9, -1.0], 0.5, 10.0, 0.0, &mut out, &mut ws).unwrap();
+        assert_eq!(out, [0.2, 0.5, 0.0]);
+        box_simplex(&[0.2, 0.9, -1.0], 0.5, 0.6, 0.0, &mut out, &mut ws).unwrap();
+        assert!((out[0] - 0.1).abs() < 1e-15 && (out[1] - 0.5).abs() < 1e-15);
+    }
+}

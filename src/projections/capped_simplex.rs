@@ -1,0 +1,45 @@
+//! Euclidean projection onto the (n,k)-simplex (Rankmax paper §2, eq. (8) with α = 1).
+//!
+//! Problem:  min_p ½‖p − x‖²  s.t.  0 ≤ p_i ≤ 1,  Σp = k,   0 < k ≤ m (k may be fractional).
+//! KKT: p_i = clip(x_i − t, 0, 1) with Σp = k — a knapsack with bounds [0, 1], solved
+//! exactly on a sorted prefix of the k-or-so largest entries (`capped_root`).
+
+use super::prefix::{capped_root, write_clipped, TopPrefix, Workspace};
+use super::Thresholds;
+use crate::real::Real;
+use crate::{Error, Result};
+
+/// Projects `x` onto `{0 ≤ p ≤ 1, Σp = k}`, writing `out`.
+pub fn capped_simplex<T: Real>(x: &[T], k: f64, out: &mut [T], ws: &mut Workspace) -> Result<Thresholds> {
+    super::check_row(x, out)?;
+    check_capped_k(k, x.len())?;
+    let mut top = TopPrefix::load(x, 0.0, ws);
+    let first = (2.0 * k.ceil() + 8.0).min(x.len() as f64) as usize;
+    let t = top.solve(first.max(32), |d, p, rest| {
+        let t = capped_root(d, p, 1.0, 0.0, k);
+        Ok((t >= rest).then_some(t))
+    })?;
+    write_clipped(x, t, 0.0, 1.0, out);
+    Ok(Thresholds { lower: t, upper: 1.0 })
+}
+
+pub(crate) fn check_capped_k(k: f64, m: usize) -> Result<()> {
+    if !(k > 0.0 && k <= m as f64) {
+        return Err(Error::param("k", format!("must satisfy 0 < k <= m = {m}, got {k}")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_at_one() {
+        let mut out = [0.0; 4];
+        capped_simplex(&[5.0, 4.0, 0.0, -1.0], 2.0, &mut out, &mut Workspace::new()).unwrap();
+        assert_eq!(out, [1.0, 1.0, 0.0, 0.0]);
+        capped_simplex(&[0.0; 4], 4.0, &mut out, &mut Workspace::new()).unwrap();
+        assert_eq!(out, [1.0; 4]);
+    }
+}

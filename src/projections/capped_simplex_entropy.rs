@@ -1,0 +1,102 @@
+//! Entropic (KL) projection onto the (n,k)-simplex (Rankmax paper §2, Theorem 2 with
+//! the negative entropy; k = 1 gives softmax).
+//!
+//! Problem:  min_p Σ p_i log p_i − ⟨x, p⟩  s.t.  0 ≤ p_i ≤ 1,  Σp = k,   0 < k ≤ m.
+//! KKT: log p_i + 1 − x_i + τ + ν_i = 0, ν_i ≥ 0 for p_i ≤ 1, so p_i = min(1, exp(x_i − c)).
+//! If the j largest entries are capped, Σ_{i>j} exp(x_[i] − c) = k − j gives
+//!     c_j = log Σ_{i>j} exp(x_[i]) − log(k − j),
+//! valid iff x_[j] ≥ c_j (capped) and x_[j+1] ≤ c_j (uncapped); the smallest such j is
+//! the solution (j < k). The tail log-sum-exps are accumulated from the smallest kept
+//! entry upwards in the log domain (no "total − prefix" cancellation, no overflow).
+
+use super::prefix::{check_tolerance, Workspace};
+use super::Thresholds;
+use crate::real::Real;
+use crate::{Error, Result};
+
+#[inline]
+fn log_add_exp(a: f64, b: f64) -> f64 {
+    if a == f64::NEG_INFINITY {
+        return b;
+    }
+    if b == f64::NEG_INFINITY {
+        return a;
+    }
+    let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
+    hi + (lo - hi).exp().ln_1p()
+}
+
+/// Projects `x` onto the (n,k)-simplex in KL divergence, writing `out`.
+/// `Thresholds::lower` is `c` (p = min(1, exp(x − c))), `upper` is 1.
+pub fn capped_simplex_entropy<T: Real>(
+    x: &[T],
+    k: f64,
+    out: &mut [T],
+    ws: &mut Workspace,
+) -> Result<Thresholds> {
+    super::check_row(x, out)?;
+    super::capped_simplex::check_capped_k(k, x.len())?;
+    let m = x.len();
+    let kept = (k.ceil() as usize).min(m);
+    let values = &mut ws.values;
+    values.clear();
+    values.extend(x.iter().map(|v| v.to_f64()));
+    let descending = |a: &f64, b: &f64| b.total_cmp(a);
+    if kept < m {
+        values.select_nth_unstable_by(kept - 1, descending);
+    }
+    let (top, rest) = values.split_at_mut(kept);
+    top.sort_unstable_by(descending);
+    // tails[j] = log Σ_{i ≥ j} exp(x_[i]) over the whole row (0-based ranks).
+    let rest_max = rest.iter().fold(f64::NEG_INFINITY, |a, &v| a.max(v));
+    let rest_lse = if rest.is_empty() {
+        f64::NEG_INFINITY
+    } else {
+        rest_max + rest.iter().map(|&v| (v - rest_max).exp()).sum::<f64>().ln()
+    };
+    let tails = &mut ws.prefix_sums;
+    tails.clear();
+    tails.resize(kept + 1, f64::NEG_INFINITY);
+    tails[kept] = rest_lse;
+    for j in (0..kept).rev() {
+        tails[j] = log_add_exp(top[j], tails[j + 1]);
+    }
+    let tol = check_tolerance(top[0].abs().max(top[kept - 1].abs()).max(1.0));
+    let mut threshold = None;
+    for j in 0..kept {
+        if (j as f64) >= k {
+            break;
+        }
+        let c = tails[j] - (k - j as f64).ln();
+        let capped_ok = j == 0 || top[j - 1] >= c - tol;
+        if capped_ok && top[j] <= c + tol {
+            threshold = Some(c);
+            break;
+        }
+    }
+    let c = threshold.ok_or_else(|| {
+        Error::no_solution("capped_simplex_entropy", format!("no capped count j < k = {k} is consistent"))
+    })?;
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = T::from_f64((v.to_f64() - c).exp().min(1.0));
+    }
+    Ok(Thresholds { lower: c, upper: 1.0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k1_is_softmax_and_caps_apply() {
+        let x = [1.0f64, 2.0, 3.0];
+        let mut out = [0.0; 3];
+        capped_simplex_entropy(&x, 1.0, &mut out, &mut Workspace::new()).unwrap();
+        let z: f64 = x.iter().map(|v| v.exp()).sum();
+        for (o, v) in out.iter().zip(x) {
+            assert!((o - v.exp() / z).abs() < 1e-15);
+        }
+        capped_simplex_entropy(&[1000.0, 0.0, 0.0], 2.0, &mut out, &mut Workspace::new()).unwrap();
+        assert!((out[0] - 1.0).abs() < 1e-15 && (out[1] - 0.5).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,49 @@
+//! Exact projections onto the sets the top-k losses live on.
+//!
+//! Every function projects one row `x` into a caller-provided `out` using a
+//! caller-owned [`Workspace`] (no allocation once the workspace has grown to the row
+//! length) and returns the [`Thresholds`] that describe the solution. Inputs are
+//! assumed finite (the Python bindings check); parameters are checked here and bad
+//! ones return [`crate::Error`]. Row-batched, parallel versions live in [`crate::batch`].
+
+mod box_simplex;
+mod capped_simplex;
+mod capped_simplex_entropy;
+mod knapsack;
+mod prefix;
+mod rankmax;
+mod simplex;
+mod topk_cone;
+mod topk_simplex;
+
+pub use box_simplex::box_simplex;
+pub use capped_simplex::capped_simplex;
+pub use capped_simplex_entropy::capped_simplex_entropy;
+pub use knapsack::knapsack;
+pub use prefix::Workspace;
+pub use rankmax::{rankmax, rankmax_state, RankmaxState};
+pub use simplex::{simplex, sparsemax};
+pub use topk_cone::topk_cone;
+pub use topk_simplex::topk_simplex;
+
+
+use crate::real::Real;
+use crate::{Error, Result};
+
+/// A threshold projection's solution `p_i = clip(x_i − lower, 0, upper)` (the
+/// knapsack clips to `[lo, upper]`; the entropic projection is `min(1, exp(x_i − lower))`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    pub lower: f64,
+    pub upper: f64,
+}
+
+pub(crate) fn check_row<T: Real>(x: &[T], out: &[T]) -> Result<()> {
+    if x.is_empty() {
+        return Err(Error::input("x", "must have at least one entry"));
+    }
+    if out.len() != x.len() {
+        return Err(Error::input("out", format!("has length {}, expected {}", out.len(), x.len())));
+    }
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! Rankmax (Kong et al., Rankmax paper §3.2, Proposition 3, Definition 4, eq. (11)–(13)).
+//!
+//! Given scores z ∈ ℝⁿ, a positive label y, 1 ≤ k < n and a margin η > 0:
+//!     μ_y = min(z_y, z_[k]) − η                                         (11)
+//!     Rankmax(z, y) = clip(α_y (z − μ_y), 0, 1),  Σ Rankmax(z, y) = k     (13)
+//!     α_y = (k − t) / Σ_{i=t+1..s} (z_[i] − μ_y)                          (12)
+//! with s = #{z_i > μ_y} (the support; s ≥ k because μ_y < z_[k]) and t the number of
+//! entries capped at 1: t = min{t ∈ [0, k−1] : (k − t)(z_[t+1] − μ_y) ≤ S_t},
+//! S_t = Σ_{i=t+1..s}(z_[i] − μ_y). Only the k largest scores are needed: a size-k
+//! min-heap gives them in O(n log k) (never a full sort). S_t is accumulated as
+//! (sum over the support outside the k largest) + (suffix sums of the k largest), so
+//! no "total − prefix" difference cancels. For k = 1, μ_y = z_y − η and t = 0: eq. (15).
+
+use super::prefix::Workspace;
+use crate::real::Real;
+use crate::{Error, Result};
+
+/// Everything the projection and the loss gradient need, for one row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RankmaxState {
+    /// μ_y of eq. (11).
+    pub mu: f64,
+    /// α_y of eq. (12).
+    pub alpha: f64,
+    /// min(z_y, z_[k]): the score μ_y is anchored to (μ_y = anchor − η). For k = 1
+    /// this is always z_y.
+    pub anchor: f64,
+    /// s: the number of scores above μ_y.
+    pub support: usize,
+    /// t: the number of entries capped at 1.
+    pub capped: usize,
+    /// The smallest capped score (z_[t]); +∞ when t = 0.
+    pub cap_score: f64,
+}
+
+impl RankmaxState {
+    /// Rankmax(z, y)_i for a score z_i.
+    #[inline]
+    pub fn prob(&self, z: f64) -> f64 {
+        (self.alpha * (z - self.mu)).clamp(0.0, 1.0)
+    }
+    /// S_t, the sum of z_i − μ over the uncapped support.
+    #[inline]
+    pub fn uncapped_mass(&self, k: usize) -> f64 {
+        (k - self.capped) as f64 / self.alpha
+    }
+}
+
+fn check_rankmax_params(n: usize, y: usize, k: usize, eta: f64) -> Result<()> {
+    if n < 2 || k == 0 || k >= n {
+        return Err(Error::param("k", format!("must satisfy 1 <= k < n = {n}, got {k}")));
+    }
+    if y >= n {
+        return Err(Error::param("y", format!("label {y} out of range [0, {n})")));
+    }
+    if !(eta > 0.0 && eta.is_finite()) {
+        return Err(Error::param("eta", format!("must be finite and > 0, got {eta}")));
+    }
+    Ok(())
+}
+
+/// Computes μ_y, α_y, s and t for one row (see the module docs).
+pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Workspace) -> Result<RankmaxState> {
+    check_rankmax_params(z.len(), y, k, eta)?;
+    let zy = z[y].to_f64();
+    if k == 1 {
+        // eq. (15): μ = z_y − η, t = 0, α = 1 / Σ (z_i − μ)_+.
+        let mu = zy - eta;
+        let (support, mass) = support_and_mass(z, mu, f64::INFINITY);
+        return Ok(RankmaxState { mu, alpha: 1.0 / mass.0, anchor: zy, support, capped: 0, cap_score: f64::INFINITY });
+    }
+
+    // The k largest scores, by a size-k min-heap, then sorted descending.
+    let heap = &mut ws.values;
+    heap.clear();
+    heap.extend(z[..k].iter().map(|v| v.to_f64()));
+    for i in (0..k / 2).rev() {
+        sift_down(heap, i);
+    }
+    for &v in &z[k..] {
+        let v = v.to_f64();
+        if v > heap[0] {
+            heap[0] = v;
+            sift_down(heap, 0);
+        }
+    }
+    heap.sort_unstable_by(|a, b| b.total_cmp(a));
+    let top = &heap[..];
+    let kth = top[k - 1];
+    let mu = zy.min(kth) - eta;
+
+    // Support size, and the mass of the support outside the kept k. Scores tied with
+    // z_[k] are kept only as many times as they appear among the k largest.
+    let (support, (mut outside, tied)) = support_and_mass(z, mu, kth);
+    let tied_kept = top.iter().rev().take_while(|&&v| v == kth).count();
+    outside += (tied - tied_kept) as f64 * (kth - mu);
+
+    // Suffix sums S_t = outside + Σ_{i=t..k-1} (top_i − μ), then the smallest valid t.
+    let suffix = &mut ws.prefix_sums;
+    suffix.clear();
+    suffix.resize(k + 1, 0.0);
+    suffix[k] = outside;
+    for t in (0..k).rev() {
+        suffix[t] = suffix[t + 1] + (top[t] - mu);
+    }
+    let t = (0..k)
+        .find(|&t| (k - t) as f64 * (top[t] - mu) <= suffix[t])
+        .ok_or_else(|| Error::no_solution("rankmax", "no capped count t < k satisfies eq. (12)"))?;
+    Ok(RankmaxState {
+        mu,
+        alpha: (k - t) as f64 / suffix[t],
+        anchor: zy.min(kth),
+        support,
+        capped: t,
+        cap_score: if t > 0 { top[t - 1] } else { f64::INFINITY },
+    })
+}
+
+/// One pass over z: the number of scores above μ, the sum of (z_i − μ) over those
+/// strictly below `kth`, and the number equal to `kth` (with `kth = +∞` the sum is
+/// over the whole support). Eight independent lanes let the compiler vectorise the
+/// reduction without reassociating floating-point sums behind our back.
+fn support_and_mass<T: Real>(z: &[T], mu: f64, kth: f64) -> (usize, (f64, usize)) {
+    const LANES: usize = 8;
+    let mut count = [0usize; LANES];
+    let mut tied = [0usize; LANES];
+    let mut mass = [0.0f64; LANES];
+    let mut accumulate = |lane: usize, v: f64| {
+        let above = v > mu;
+        count[lane] += above as usize;
+        tied[lane] += (above & (v == kth)) as usize;
+        mass[lane] += if above & (v < kth) { v - mu } else { 0.0 };
+    };
+    let mut chunks = z.chunks_exact(LANES);
+    for chunk in chunks.by_ref() {
+        for lane in 0..LANES {
+            accumulate(lane, chunk[lane].to_f64());
+        }
+    }
+    for (lane, &v) in chunks.remainder().iter().enumerate() {
+        accumulate(lane, v.to_f64());
+    }
+    (count.iter().sum(), (mass.iter().sum(), tied.iter().sum()))
+}
+
+fn sift_down(heap: &mut [f64], mut i: usize) {
+    let n = heap.len();
+    loop {
+        let (l, r) = (2 * i + 1, 2 * i + 2);
+        let mut smallest = i;
+        if l < n && heap[l] < heap[smallest] {
+            smallest = l;
+        }
+        if r < n && heap[r] < heap[smallest] {
+            smallest = r;
+        }
+        if smallest == i {
+            return;
+        }
+        heap.swap(i, smallest);
+        i = smallest;
+    }
+}
+
+/// Writes Rankmax(z, y) (Definition 4 with margin `eta`) into `out`.
+pub fn rankmax<T: Real>(z: &[T], y: usize, k: usize, eta: f64, out: &mut [T], ws: &mut Workspace) -> Result<RankmaxState> {
+    super::check_row(z, out)?;
+    let state = rankmax_state(z, y, k, eta, ws)?;
+    for (o, &v) in out.iter_mut().zip(z) {
+        *o = T::from_f64(state.prob(v.to_f64()));
+    }
+    Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k1_closed_form() {
+        // eq. (15): (z − z_y + 1)_+ / Σ (z − z_y + 1)_+.
+        let z = [2.0, 0.5, 1.0, -3.0];
+        let mut out = [0.0; 4];
+        rankmax(&z, 2, 1, 1.0, &mut out, &mut Workspace::new()).unwrap();
+        let w = [2.0, 0.5, 1.0, 0.0];
+        let total: f64 = w.iter().sum();
+        for (o, v) in out.iter().zip(w) {
+            assert!((o - v / total).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn sums_to_k_and_keeps_label() {
+        let z: Vec<f64> = (0..50).map(|i| ((i * 7919) % 97) as f64 / 10.0).collect();
+        let mut out = vec![0.0; 50];
+        for k in [2, 5, 49] {
+            for y in [0, 13, 49] {
+                rankmax(&z, y, k, 1.0, &mut out, &mut Workspace::new()).unwrap();
+                assert!((out.iter().sum::<f64>() - k as f64).abs() < 1e-12, "k={k} y={y}");
+                assert!(out[y] > 0.0);
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Biased projection onto the top-k simplex (Lapin, Hein, Schiele 2015, §4.3, Lemma 5).
+//!
+//! Problem:  min_p ‖p − x‖² + ρ(Σp)²  s.t.  0 ≤ p_i ≤ (Σp)/k,  Σp ≤ r.
+//! This is the dual set Δ_k(r) of the top-k hinge loss ("alpha"); ρ = 1 is the
+//! Prox-SDCA step (Proposition 4). KKT (Lemma 5): either the sum constraint is
+//! inactive and p is the top-k cone projection (`topk_cone.rs`), or Σp = r, the bias
+//! term is constant, and p is the knapsack solution p = clip(x − t, 0, r/k) with
+//! Σp = r, which is optimal iff its multiplier
+//!     λ = t + (1/k) Σ_{i∈U} (x_i − t − r/k) − ρ r ≥ 0.
+//! Following the paper we try the (cheaper) knapsack first and fall back to the cone.
+
+use super::prefix::{capped_root, check_tolerance, write_clipped, TopPrefix, Workspace};
+use super::topk_cone::{check_k, check_rho, cone_on_prefix, first_prefix};
+use super::Thresholds;
+use crate::real::Real;
+use crate::{Error, Result};
+
+/// Projects `x` onto the top-k simplex of radius `r` with bias `rho`, writing `out`.
+pub fn topk_simplex<T: Real>(
+    x: &[T],
+    k: usize,
+    r: f64,
+    rho: f64,
+    out: &mut [T],
+    ws: &mut Workspace,
+) -> Result<Thresholds> {
+    super::check_row(x, out)?;
+    check_k(k, x.len())?;
+    check_rho(rho)?;
+    if !(r >= 0.0 && r.is_finite()) {
+        return Err(Error::param("r", format!("must be finite and >= 0, got {r}")));
+    }
+    if r == 0.0 {
+        out.iter_mut().for_each(|o| *o = T::from_f64(0.0));
+        return Ok(Thresholds { lower: f64::INFINITY, upper: 0.0 });
+    }
+    let mut top = TopPrefix::load(x, 0.0, ws);
+    let th = top.solve(first_prefix(k), |d, p, rest| simplex_on_prefix(d, p, rest, k, r, rho))?;
+    write_clipped(x, th.lower, 0.0, th.upper, out);
+    Ok(th)
+}
+
+fn simplex_on_prefix(
+    d: &[f64],
+    p: &[f64],
+    rest: f64,
+    k: usize,
+    r: f64,
+    rho: f64,
+) -> Result<Option<Thresholds>> {
+    if d.len() < k {
+        return Ok(None);
+    }
+    let kf = k as f64;
+    let cap = r / kf;
+    // The knapsack: Σ clip(x − t, 0, r/k) = r.
+    let t = capped_root(d, p, cap, 0.0, r);
+    if t < rest {
+        return Ok(None);
+    }
+    let capped = d.partition_point(|&v| v - cap >= t);
+    let lambda = t + (p[capped] - capped as f64 * (t + cap)) / kf - rho * r;
+    let tol = check_tolerance(d[0].abs().max(r).max(rho * r));
+    if lambda >= -tol {
+        return Ok(Some(Thresholds { lower: t, upper: cap }));
+    }
+    // λ < 0: the sum constraint is inactive; the cone solution must have Σp < r.
+    match cone_on_prefix(d, p, rest, k, rho)? {
+        None => Ok(None),
+        Some(th) => {
+            let s = th.upper * kf;
+            if s > r * (1.0 + 1e-12) {
+                return Err(Error::no_solution(
+                    "topk_simplex",
+                    format!("knapsack multiplier {lambda} < 0 but the cone solution has sum {s} > r = {r}"),
+                ));
+            }
+            Ok(Some(th))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn radius_binds_or_not() {
+        let mut ws = Workspace::new();
+        let mut out = [0.0; 4];
+        // Small input: the cone projection has sum < r, so it is the answer.
+        let x = [0.1, 0.05, -0.2, 0.02];
+        topk_simplex(&x, 2, 10.0, 0.0, &mut out, &mut ws).unwrap();
+        let mut cone = [0.0; 4];
+        super::super::topk_cone::topk_cone(&x, 2, 0.0, &mut cone, &mut ws).unwrap();
+        assert_eq!(out, cone);
+        // Large input: the radius binds, Σp = r and p ≤ r/k.
+        topk_simplex(&[10.0, 9.0, 8.0, -1.0], 2, 1.0, 1.0, &mut out, &mut ws).unwrap();
+        assert!((out.iter().sum::<f64>() - 1.0).abs() < 1e-14);
+        assert!(out.iter().all(|&v| (0.0..=0.5 + 1e-15).contains(&v)));
+    }
+}

@@ -1,0 +1,861 @@
+"""Tests of toprank.projections against independent reference solutions.
+
+* Every projection is compared with a generic QP solution (quadprog, see
+  ``qp_reference.py``) on ≥ 500 random rows per function (m ≤ 40): ties, repeated
+  entries, k = 1, m − 1, m, ρ ∈ {0, 0.5, 1}, radii r below, at and beyond the point
+  where Σp ≤ r starts to bind, and magnitudes 1e-8 … 1e6 (the whole row, r, lo and
+  hi scaled by a log-uniform factor σ; agreement required to 1e-7·σ).
+* The entropic projection is compared with a bisection on its threshold.
+* Each solution is also checked for feasibility (1e-10·σ), for the threshold form of
+  its KKT conditions, and (ρ = 0) for idempotence.
+* Row batches equal row-by-row calls bit for bit, for any n_jobs; float32 agrees with
+  float64; read-only and non-contiguous inputs equal contiguous copies.
+* Hand-computed examples and argument errors.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import qp_reference as ref
+from toprank import projections as P
+from toprank.exceptions import InfeasibleError, InvalidInputError
+
+AGREE = 1e-7  # reference agreement, relative to the scale σ
+FEAS = 1e-10  # feasibility, relative to σ
+KKT = 1e-9  # KKT threshold form, relative to σ
+N_CASES = 600  # random rows per (function, ρ) group
+MAX_REPORTED = 5
+
+RHOS = (0.0, 0.5, 1.0)
+
+# --------------------------------------------------------------------------- inputs
+
+ROW_KINDS = (
+    "normal",
+    "ties_levels",  # a few distinct values, each repeated
+    "ties_rounded",  # normal values rounded to multiples of 0.5
+    "ties_top",  # the largest value repeated at random positions
+    "near_ties",  # a few levels perturbed by 1e-15 … 1e-11 (relative)
+    "constant",
+    "nonpositive",
+    "sparse",  # mostly very negative, a few positive entries
+    "spread",  # entries spanning several orders of magnitude within the row
+    "uniform_pos",
+    "zeros",
+)
+
+
+def random_row(rng: np.random.Generator, m: int, kind: str) -> np.ndarray:
+    """A row with max|x| = 1 (or all zeros), of the given kind."""
+    if kind == "normal":
+        x = rng.normal(size=m)
+    elif kind == "ties_levels":
+        levels = rng.normal(size=int(rng.integers(1, 4)))
+        x = rng.choice(levels, size=m)
+    elif kind == "ties_rounded":
+        x = np.round(rng.normal(size=m) * 2.0) / 2.0
+        if not x.any():
+            x[0] = 1.0
+    elif kind == "ties_top":
+        x = rng.normal(size=m)
+        n_top = int(rng.integers(1, m + 1))
+        x[rng.choice(m, size=n_top, replace=False)] = x.max()
+    elif kind == "near_ties":
+        levels = rng.normal(size=int(rng.integers(1, 4)))
+        x = rng.choice(levels, size=m) * (1.0 + 10.0 ** rng.uniform(-15.0, -11.0) * rng.normal(size=m))
+    elif kind == "constant":
+        x = np.full(m, rng.choice([-1.0, 1.0]) * rng.uniform(0.1, 1.0))
+    elif kind == "nonpositive":
+        x = -np.abs(rng.normal(size=m))
+        if rng.random() < 0.5:
+            x[rng.integers(m)] = 0.0
+    elif kind == "sparse":
+        x = rng.normal(size=m) - 4.0
+        n_pos = int(rng.integers(1, min(m, 4) + 1))
+        x[rng.choice(m, size=n_pos, replace=False)] = rng.uniform(0.0, 2.0, size=n_pos)
+    elif kind == "spread":
+        x = rng.normal(size=m) * 10.0 ** rng.uniform(-6.0, 0.0, size=m)
+    elif kind == "uniform_pos":
+        x = rng.uniform(0.0, 1.0, size=m)
+    elif kind == "zeros":
+        return np.zeros(m)
+    else:  # pragma: no cover
+        raise AssertionError(kind)
+    top = np.abs(x).max()
+    return x / top if top > 0 else x
+
+
+def random_scale(rng: np.random.Generator) -> float:
+    """Log-uniform on [1e-8, 1e6]."""
+    return float(10.0 ** rng.uniform(-8.0, 6.0))
+
+
+def random_m(rng: np.random.Generator) -> int:
+    # Lean towards small rows (more ties and boundary cases), up to 40.
+    return int(rng.choice([rng.integers(1, 6), rng.integers(1, 41)]))
+
+
+def pick_k(rng: np.random.Generator, m: int, i: int) -> int:
+    """Cycles through k = 1, m − 1, m and a random k."""
+    choice = i % 4
+    if choice == 0:
+        return 1
+    if choice == 1:
+        return max(m - 1, 1)
+    if choice == 2:
+        return m
+    return int(rng.integers(1, m + 1))
+
+
+def pick_k_real(rng: np.random.Generator, m: int, i: int) -> float:
+    """Positive k ≤ m for the (n,k)-simplex: 1, m − 1, m, fractional."""
+    choice = i % 5
+    if choice == 0:
+        return 1.0
+    if choice == 1:
+        return float(max(m - 1, 1))
+    if choice == 2:
+        return float(m)
+    if choice == 3:
+        return float(rng.uniform(0.0, m)) or 0.5 * m
+    return float(min(m, rng.choice([0.3, 0.5, 1.5, 2.5])))
+
+
+# ------------------------------------------------------------------------- checks
+
+
+@dataclass
+class Report:
+    """Collects mismatches of one randomized test and fails with a readable summary."""
+
+    name: str
+    checked: int = 0
+    skipped: int = 0
+    failures: list[str] = field(default_factory=list)
+    max_err: float = 0.0
+
+    def fail(self, what: str, x: np.ndarray, params: dict[str, Any], detail: str) -> None:
+        self.failures.append(f"{what}: x={x.tolist()!r}, params={params!r}: {detail}")
+
+    def finish(self, min_checked: int = 500) -> None:
+        assert self.skipped < 0.01 * max(self.checked + self.skipped, 1), (
+            f"{self.name}: {self.skipped} reference failures out of {self.checked + self.skipped}"
+        )
+        assert not self.failures, (
+            f"{self.name}: {len(self.failures)} failures in {self.checked} cases, e.g.\n"
+            + "\n".join(self.failures[:MAX_REPORTED])
+        )
+        assert self.checked >= min_checked, f"{self.name}: only {self.checked} cases checked"
+
+
+def clip_threshold_interval(x: np.ndarray, p: np.ndarray, lo: float, hi: float, tol: float) -> tuple[float, float]:
+    """The interval of t with p = clip(x − t, lo, hi) (each entry to within tol).
+
+    Entries at lo need t ≥ x_i − lo, entries at hi need t ≤ x_i − hi, free entries fix
+    t = x_i − p_i. Returns (low, high); empty (low > high + 2 tol) if p has no such form.
+    """
+    at_lo = p <= lo + tol
+    at_hi = (p >= hi - tol) & ~at_lo if math.isfinite(hi) else np.zeros_like(at_lo)
+    free = ~(at_lo | at_hi)
+    lows = [x[at_lo] - lo, x[free] - p[free]]
+    highs = [x[at_hi] - hi, x[free] - p[free]]
+    low = max((float(v.max()) for v in lows if v.size), default=-math.inf)
+    high = min((float(v.min()) for v in highs if v.size), default=math.inf)
+    return low, high
+
+
+def check_scale_free(report: Report, what: str, x: np.ndarray, params: dict[str, Any], p: np.ndarray,
+                     p_ref: np.ndarray, sigma: float) -> None:
+    err = float(np.abs(p - p_ref).max()) / sigma
+    report.max_err = max(report.max_err, err)
+    if not err <= AGREE:
+        report.fail(what, x, params, f"|p − p_ref|/σ = {err:.3e} (σ = {sigma!r})\n   got      {p.tolist()!r}\n"
+                    f"   expected {p_ref.tolist()!r}")
+
+
+def check_feasible(report: Report, x: np.ndarray, params: dict[str, Any], violations: dict[str, float],
+                   sigma: float) -> None:
+    for name, v in violations.items():
+        if not v <= FEAS * sigma:
+            report.fail("infeasible", x, params, f"{name} violated by {v!r} (σ = {sigma!r})")
+
+
+def check_idempotent(report: Report, x: np.ndarray, params: dict[str, Any], p: np.ndarray, again: np.ndarray,
+                     sigma: float) -> None:
+    err = float(np.abs(again - p).max())
+    if not err <= FEAS * sigma:
+        report.fail("not idempotent", x, params, f"|P(P(x)) − P(x)| = {err!r} (σ = {sigma!r})")
+
+
+def cone_kkt_ok(x: np.ndarray, p: np.ndarray, k: int, rho: float, sum_active: bool, tol: float) -> tuple[bool, str]:
+    """KKT of min ‖p − x‖² + ρ(Σp)² s.t. 0 ≤ p_i ≤ s/k (and Σp ≤ r when sum_active).
+
+    p = clip(x − t, 0, s/k) with g(t) = t − ρs + (1/k)Σ_U (x_i − t − s/k) = λ, where
+    λ = 0 (sum constraint inactive) or λ ≥ 0 (Σp = r).
+    """
+    s = float(p.sum())
+    cap = s / k
+    if s <= tol:
+        return True, "p = 0 (left to the QP comparison)"
+    low, high = clip_threshold_interval(x, p, 0.0, cap, tol)
+    if low > high + 2 * tol:
+        return False, f"no threshold t: [{low!r}, {high!r}]"
+    u_mask = p >= cap - tol
+    u = int(u_mask.sum())
+    sum_u = float(x[u_mask].sum())
+
+    def g(t: float) -> float:
+        return t - rho * s + (sum_u - u * t - u * cap) / k
+
+    slope = 1.0 - u / k
+    ends = [v for v in (low, high) if math.isfinite(v)]
+    if sum_active:
+        # Need some t in [low, high] with g(t) ≥ −tol.
+        if slope > 0 and not math.isfinite(high):
+            return True, ""
+        if slope < 0 and not math.isfinite(low):
+            return True, ""
+        best = max(g(t) for t in ends) if ends else g(0.0)
+        return best >= -tol * max(1.0, u / k), f"λ = {best!r} < 0"
+    if abs(slope) < 1e-12:
+        val = g(ends[0]) if ends else g(0.0)
+        return abs(val) <= tol * max(1.0, u / k), f"g = {val!r} ≠ 0 with |U| = k"
+    t_star = (rho * s - (sum_u - u * cap) / k) / slope
+    ok = low - 4 * tol / abs(slope) <= t_star <= high + 4 * tol / abs(slope)
+    return ok, f"t* = {t_star!r} outside [{low!r}, {high!r}]"
+
+
+# ----------------------------------------------------------- randomized: simplex
+
+
+@pytest.mark.parametrize("inequality", [False, True])
+def test_simplex_matches_qp(inequality: bool) -> None:
+    rng = np.random.default_rng(1000 + inequality)
+    report = Report(f"simplex(inequality={inequality})")
+    for i in range(N_CASES):
+        m = random_m(rng)
+        kind = ROW_KINDS[i % len(ROW_KINDS)]
+        scale = random_scale(rng)
+        x = random_row(rng, m, kind) * scale
+        pos = float(np.maximum(x, 0).sum())
+        regime = (i // len(ROW_KINDS)) % 5
+        if regime == 0:  # binding (for the inequality)
+            r = pos * rng.uniform(0.05, 0.95) if pos > 0 else scale * rng.uniform(0.1, 2)
+        elif regime == 1:  # not binding
+            r = pos * rng.uniform(1.05, 5.0) + scale * rng.uniform(0.0, 0.1)
+        elif regime == 2:  # exactly at the transition Σp = Σx₊
+            r = pos
+        elif regime == 3:
+            r = scale * 10.0 ** rng.uniform(-3.0, 1.5)
+        else:
+            r = 0.0 if i % 3 == 0 else scale * rng.uniform(0.0, 1.0)
+        params = dict(r=r, inequality=inequality)
+        sigma = max(scale, r)
+        try:
+            p = P.simplex(x, r, inequality)
+        except Exception as exc:  # noqa: BLE001
+            report.fail("raised", x, params, repr(exc))
+            continue
+        try:
+            p_ref = ref.simplex(x, r, inequality)
+        except ref.ReferenceFailure:
+            report.skipped += 1
+            continue
+        report.checked += 1
+        check_scale_free(report, "QP mismatch", x, params, p, p_ref, sigma)
+        s = float(p.sum())
+        check_feasible(report, x, params, {
+            "p >= 0": -float(p.min()),
+            "sum": (s - r) if inequality else abs(s - r),
+        }, sigma)
+        # KKT: p = max(x − t, 0) for one t; t ≥ 0 for Σp ≤ r, t = 0 unless Σp = r.
+        tol = KKT * sigma
+        low, high = clip_threshold_interval(x, p, 0.0, math.inf, tol)
+        if low > high + 2 * tol:
+            report.fail("KKT", x, params, f"no t with p = (x − t)₊: [{low!r}, {high!r}]")
+        elif inequality:
+            if high < -tol:
+                report.fail("KKT", x, params, f"multiplier t ≤ {high!r} < 0")
+            if s < r - tol and not (low - 2 * tol <= 0.0 <= high + 2 * tol):
+                report.fail("KKT", x, params, f"Σp = {s!r} < r but t ∉ [{low!r}, {high!r}] ∌ 0")
+        again = P.simplex(p, r, inequality)
+        check_idempotent(report, x, params, p, again, sigma)
+    report.finish()
+
+
+def test_sparsemax_matches_qp_and_simplex() -> None:
+    rng = np.random.default_rng(1010)
+    report = Report("sparsemax")
+    for i in range(N_CASES):
+        m = random_m(rng)
+        x = random_row(rng, m, ROW_KINDS[i % len(ROW_KINDS)]) * random_scale(rng)
+        p = P.sparsemax(x)
+        if not np.array_equal(p, P.simplex(x, 1.0)):
+            report.fail("sparsemax ≠ simplex(z, 1)", x, {}, f"{p.tolist()!r}")
+        sigma = max(1.0, float(np.abs(x).max()))
+        report.checked += 1
+        check_scale_free(report, "QP mismatch", x, {}, p, ref.simplex(x, 1.0), sigma)
+        check_feasible(report, x, {}, {"p >= 0": -float(p.min()), "sum": abs(float(p.sum()) - 1.0)}, sigma)
+    report.finish()
+
+
+# ---------------------------------------------------------- randomized: knapsack
+
+
+def test_knapsack_matches_qp() -> None:
+    rng = np.random.default_rng(1020)
+    report = Report("knapsack")
+    for i in range(2 * N_CASES):
+        m = random_m(rng)
+        scale = random_scale(rng)
+        x = random_row(rng, m, ROW_KINDS[i % len(ROW_KINDS)]) * scale
+        lo = scale * rng.uniform(-1.0, 0.5)
+        width_kind = (i // len(ROW_KINDS)) % 6
+        if width_kind == 0:
+            hi = lo
+        elif width_kind == 1:
+            hi = lo + scale * 1e-9
+        else:
+            hi = lo + scale * rng.uniform(0.0, 2.0)
+        frac_kind = (i // (6 * len(ROW_KINDS))) % 4
+        frac = [rng.uniform(0.0, 1.0), 0.0, 1.0, rng.choice([1e-6, 1.0 - 1e-6])][frac_kind]
+        r = m * lo + frac * m * (hi - lo)
+        if frac == 1.0:
+            r = m * hi
+        params = dict(lo=lo, hi=hi, r=r)
+        sigma = max(scale, abs(lo), abs(hi), abs(r) / m)
+        try:
+            p = P.knapsack(x, lo, hi, r)
+        except Exception as exc:  # noqa: BLE001
+            report.fail("raised", x, params, repr(exc))
+            continue
+        try:
+            p_ref = ref.knapsack(x, lo, hi, r)
+        except ref.ReferenceFailure:
+            report.skipped += 1
+            continue
+        report.checked += 1
+        check_scale_free(report, "QP mismatch", x, params, p, p_ref, sigma)
+        check_feasible(report, x, params, {
+            "p >= lo": float((lo - p).max()),
+            "p <= hi": float((p - hi).max()),
+            "sum": abs(float(p.sum()) - r),
+        }, sigma)
+        if hi > lo:
+            tol = KKT * sigma
+            low, high = clip_threshold_interval(x, p, lo, hi, tol)
+            if low > high + 2 * tol:
+                report.fail("KKT", x, params, f"no t with p = clip(x − t, lo, hi): [{low!r}, {high!r}]")
+        check_idempotent(report, x, params, p, P.knapsack(p, lo, hi, r), sigma)
+    report.finish()
+
+
+# ------------------------------------------------------------ randomized: top-k
+
+
+@pytest.mark.parametrize("rho", RHOS)
+def test_topk_cone_matches_qp(rho: float) -> None:
+    rng = np.random.default_rng(1030 + int(10 * rho))
+    report = Report(f"topk_cone(rho={rho})")
+    for i in range(N_CASES):
+        m = random_m(rng)
+        k = pick_k(rng, m, i)
+        scale = random_scale(rng)
+        x = random_row(rng, m, ROW_KINDS[(i // 4) % len(ROW_KINDS)]) * scale
+        params = dict(k=k, rho=rho)
+        try:
+            p = P.topk_cone(x, k, rho)
+        except Exception as exc:  # noqa: BLE001
+            report.fail("raised", x, params, repr(exc))
+            continue
+        try:
+            p_ref = ref.topk_cone(x, k, rho)
+        except ref.ReferenceFailure:
+            report.skipped += 1
+            continue
+        report.checked += 1
+        sigma = scale
+        check_scale_free(report, "QP mismatch", x, params, p, p_ref, sigma)
+        s = float(p.sum())
+        check_feasible(report, x, params, {"p >= 0": -float(p.min()), "p_i <= Σp/k": float(p.max()) - s / k}, sigma)
+        ok, why = cone_kkt_ok(x, p, k, rho, False, KKT * sigma)
+        if not ok:
+            report.fail("KKT", x, params, why)
+        if rho == 0.0:
+            check_idempotent(report, x, params, p, P.topk_cone(p, k, rho), sigma)
+    report.finish()
+
+
+@pytest.mark.parametrize("rho", RHOS)
+def test_topk_simplex_matches_qp(rho: float) -> None:
+    rng = np.random.default_rng(1040 + int(10 * rho))
+    report = Report(f"topk_simplex(rho={rho})")
+    for i in range(N_CASES):
+        m = random_m(rng)
+        k = pick_k(rng, m, i)
+        scale = random_scale(rng)
+        x = random_row(rng, m, ROW_KINDS[(i // 4) % len(ROW_KINDS)]) * scale
+        try:
+            cone_sum = float(ref.topk_cone(x, k, rho).sum())
+        except ref.ReferenceFailure:
+            report.skipped += 1
+            continue
+        regime = (i // (4 * len(ROW_KINDS))) % 4
+        if regime == 0:  # Σp ≤ r binds
+            r = cone_sum * rng.uniform(0.05, 0.95) if cone_sum > 0 else scale * rng.uniform(0.1, 1.0)
+        elif regime == 1:  # does not bind
+            r = cone_sum * rng.uniform(1.05, 5.0) + scale * rng.uniform(0.0, 0.1)
+        elif regime == 2:  # exactly at the transition
+            r = cone_sum if cone_sum > 0 else scale
+        else:
+            r = scale * 10.0 ** rng.uniform(-3.0, 1.5)
+        params = dict(k=k, r=r, rho=rho)
+        sigma = max(scale, r)
+        try:
+            p = P.topk_simplex(x, k, r, rho)
+        except Exception as exc:  # noqa: BLE001
+            report.fail("raised", x, params, repr(exc))
+            continue
+        try:
+            p_ref = ref.topk_simplex(x, k, r, rho)
+        except ref.ReferenceFailure:
+            report.skipped += 1
+            continue
+        report.checked += 1
+        check_scale_free(report, "QP mismatch", x, params, p, p_ref, sigma)
+        s = float(p.sum())
+        check_feasible(report, x, params, {
+            "p >= 0": -float(p.min()),
+            "p_i <= Σp/k": float(p.max()) - s / k,
+            "Σp <= r": s - r,
+        }, sigma)
+        ok, why = cone_kkt_ok(x, p, k, rho, s >= r - KKT * sigma, KKT * sigma)
+        if not ok:
+            report.fail("KKT", x, params, why)
+        if rho == 0.0:
+            check_idempotent(report, x, params, p, P.topk_simplex(p, k, r, rho), sigma)
+    report.finish()
+
+
+@pytest.mark.parametrize("rho", RHOS)
+def test_box_simplex_matches_qp(rho: float) -> None:
+    rng = np.random.default_rng(1050 + int(10 * rho))
+    report = Report(f"box_simplex(rho={rho})")
+    for i in range(N_CASES):
+        m = random_m(rng)
+        scale = random_scale(rng)
+        x = random_row(rng, m, ROW_KINDS[i % len(ROW_KINDS)]) * scale
+        hi_kind = (i // len(ROW_KINDS)) % 5
+        if hi_kind == 0:  # the top-k Usunier set: hi = r/k (r chosen below, rescaled after)
+            hi = None
+        elif hi_kind == 1:
+            hi = scale * rng.uniform(0.01, 0.3)
+        elif hi_kind == 2:
+            hi = scale * rng.uniform(1.0, 3.0)  # the box does not bind
+        elif hi_kind == 3:
+            hi = scale * 10.0 ** rng.uniform(-3.0, 1.0)
+        else:
+            hi = 0.0 if i % 7 == 0 else scale * rng.uniform(0.0, 1.0)
+        if hi is None:
+            k = pick_k(rng, m, i // 5)
+            r0 = scale * rng.uniform(0.1, 2.0)
+            hi = r0 / k
+        try:
+            box_sum = float(ref.box_simplex(x, hi, None, rho).sum())
+        except ref.ReferenceFailure:
+            report.skipped += 1
+            continue
+        regime = (i // (5 * len(ROW_KINDS))) % 4
+        if regime == 0:
+            r = box_sum * rng.uniform(0.05, 0.95) if box_sum > 0 else scale * rng.uniform(0.1, 1.0)
+        elif regime == 1:
+            r = box_sum * rng.uniform(1.05, 5.0) + scale * rng.uniform(0.0, 0.1)
+        elif regime == 2:
+            r = box_sum if box_sum > 0 else scale
+        else:
+            r = scale * 10.0 ** rng.uniform(-3.0, 1.5)
+        params = dict(hi=hi, r=r, rho=rho)
+        sigma = max(scale, hi, r)
+        try:
+            p = P.box_simplex(x, hi, r, rho)
+        except Exception as exc:  # noqa: BLE001
+            report.fail("raised", x, params, repr(exc))
+            continue
+        try:
+            p_ref = ref.box_simplex(x, hi, r, rho)
+        except ref.ReferenceFailure:
+            report.skipped += 1
+            continue
+        report.checked += 1
+        check_scale_free(report, "QP mismatch", x, params, p, p_ref, sigma)
+        s = float(p.sum())
+        check_feasible(report, x, params, {
+            "p >= 0": -float(p.min()),
+            "p <= hi": float(p.max()) - hi,
+            "Σp <= r": s - r,
+        }, sigma)
+        if hi > 0 and r > 0:
+            # KKT: p = clip(x − t, 0, hi), λ = t − ρs ≥ 0, λ = 0 unless Σp = r.
+            tol = KKT * sigma
+            low, high = clip_threshold_interval(x, p, 0.0, hi, tol)
+            if low > high + 2 * tol:
+                report.fail("KKT", x, params, f"no t with p = clip(x − t, 0, hi): [{low!r}, {high!r}]")
+            elif high < rho * s - 2 * tol:
+                report.fail("KKT", x, params, f"λ = t − ρs < 0: t ≤ {high!r}, ρs = {rho * s!r}")
+            elif s < r - tol and not (low - 2 * tol <= rho * s <= high + 2 * tol):
+                report.fail("KKT", x, params, f"Σp < r but t = ρs = {rho * s!r} ∉ [{low!r}, {high!r}]")
+        if rho == 0.0:
+            check_idempotent(report, x, params, p, P.box_simplex(p, hi, r, rho), sigma)
+    report.finish()
+
+
+# ------------------------------------------------------ randomized: (n,k)-simplex
+
+EPS = float(np.finfo(np.float64).eps)
+
+
+def rounding_floor(x: np.ndarray) -> float:
+    """The (n,k)-simplex is not homogeneous: p ∈ [0, 1] whatever the size of x, and
+    p_i = x_i − t (or exp(x_i − c)) loses ~eps·max|x| per entry to the rounding of the
+    threshold. Σp is feasible to 1e-10·max(1, k) plus this floor (16 m eps max|x|)."""
+    return 16.0 * x.size * EPS * float(np.abs(x).max())
+
+
+def test_capped_simplex_matches_qp() -> None:
+    rng = np.random.default_rng(1060)
+    report = Report("capped_simplex")
+    for i in range(2 * N_CASES):
+        m = random_m(rng)
+        k = pick_k_real(rng, m, i)
+        scale = random_scale(rng)
+        x = random_row(rng, m, ROW_KINDS[(i // 5) % len(ROW_KINDS)]) * scale
+        params = dict(k=k)
+        try:
+            p = P.capped_simplex(x, k)
+        except Exception as exc:  # noqa: BLE001
+            report.fail("raised", x, params, repr(exc))
+            continue
+        try:
+            p_ref = ref.capped_simplex(x, k)
+        except ref.ReferenceFailure:
+            report.skipped += 1
+            continue
+        report.checked += 1
+        # The bounds [0, 1] fix the scale of p: compare absolutely.
+        sigma = 1.0
+        check_scale_free(report, "QP mismatch", x, params, p, p_ref, sigma)
+        feas_scale = max(1.0, k) + rounding_floor(x) / FEAS
+        check_feasible(report, x, params, {
+            "p >= 0": -float(p.min()),
+            "p <= 1": float(p.max()) - 1.0,
+            "sum": abs(float(p.sum()) - k),
+        }, feas_scale)
+        if k < m:
+            tol = KKT * max(1.0, float(np.abs(x).max()))
+            low, high = clip_threshold_interval(x, p, 0.0, 1.0, tol)
+            if low > high + 2 * tol:
+                report.fail("KKT", x, params, f"no t with p = clip(x − t, 0, 1): [{low!r}, {high!r}]")
+        # P(x) is feasible only up to its sum error, which the second projection corrects.
+        slack = abs(float(p.sum()) - k) / FEAS
+        check_idempotent(report, x, params, p, P.capped_simplex(p, k), feas_scale + slack)
+    report.finish()
+
+
+def test_capped_simplex_entropy_matches_bisection() -> None:
+    rng = np.random.default_rng(1070)
+    report = Report("capped_simplex_entropy")
+    for i in range(2 * N_CASES):
+        m = random_m(rng)
+        k = pick_k_real(rng, m, i)
+        scale = random_scale(rng)
+        x = random_row(rng, m, ROW_KINDS[(i // 5) % len(ROW_KINDS)]) * scale
+        params = dict(k=k)
+        try:
+            p = P.capped_simplex_entropy(x, k)
+        except Exception as exc:  # noqa: BLE001
+            report.fail("raised", x, params, repr(exc))
+            continue
+        p_ref, _ = ref.capped_simplex_entropy(x, k)
+        report.checked += 1
+        check_scale_free(report, "bisection mismatch", x, params, p, p_ref, 1.0)
+        check_feasible(report, x, params, {
+            "p >= 0": -float(p.min()),
+            "p <= 1": float(p.max()) - 1.0,
+            "sum": abs(float(p.sum()) - k),
+        }, max(1.0, k) + rounding_floor(x) / FEAS)
+        # KKT: p_i = min(1, exp(x_i − c)) for one c.
+        tol = 1e-10 * max(1.0, float(np.abs(x).max()))
+        uncapped = (p < 1.0 - 1e-12) & (p > 1e-280)
+        if uncapped.any():
+            cs = x[uncapped] - np.log(p[uncapped])
+            c = float(np.median(cs))
+            if float(np.ptp(cs)) > tol:
+                report.fail("KKT", x, params, f"x_i − log p_i not constant: spread {float(np.ptp(cs))!r}")
+            capped = p >= 1.0 - 1e-12
+            if capped.any() and float(x[capped].min()) < c - tol:
+                report.fail("KKT", x, params, f"capped entry x = {float(x[capped].min())!r} < c = {c!r}")
+            zero = p == 0.0
+            if zero.any() and float(x[zero].max()) - c > -700.0:
+                report.fail("KKT", x, params, f"p_i = 0 but x_i − c = {float(x[zero].max()) - c!r}")
+        if k == 1.0:
+            e = np.exp(x - x.max())
+            softmax = e / e.sum()
+            check_scale_free(report, "softmax mismatch", x, params, p, softmax, 1e-2)  # 1e-9 absolute
+    report.finish()
+
+
+# --------------------------------------------------------- batching, dtypes, layout
+
+Config = tuple[str, Callable[..., np.ndarray], Callable[[int, float], dict[str, Any]], bool]
+
+# (id, function, params(m, scale), positively homogeneous)
+CONFIGS: list[Config] = [
+    ("simplex", P.simplex, lambda m, s: dict(r=0.7 * s), True),
+    ("simplex_ineq", P.simplex, lambda m, s: dict(r=0.7 * s, inequality=True), True),
+    ("sparsemax", P.sparsemax, lambda m, s: {}, False),
+    ("knapsack", P.knapsack, lambda m, s: dict(lo=-0.2 * s, hi=0.5 * s, r=m * s * (-0.2 + 0.4 * 0.7)), True),
+    ("topk_cone", P.topk_cone, lambda m, s: dict(k=min(3, m), rho=0.5), True),
+    ("topk_cone_k1", P.topk_cone, lambda m, s: dict(k=1), True),
+    ("topk_simplex", P.topk_simplex, lambda m, s: dict(k=min(3, m), r=1.0 * s, rho=1.0), True),
+    ("topk_simplex_km", P.topk_simplex, lambda m, s: dict(k=m, r=0.5 * s), True),
+    ("box_simplex", P.box_simplex, lambda m, s: dict(hi=0.3 * s, r=1.0 * s, rho=0.5), True),
+    ("capped_simplex", P.capped_simplex, lambda m, s: dict(k=min(2.5, m)), False),
+    ("capped_simplex_entropy", P.capped_simplex_entropy, lambda m, s: dict(k=min(2.5, m)), False),
+]
+CONFIG_IDS = [c[0] for c in CONFIGS]
+
+
+def batch_rows(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+    """n rows of mixed kinds and magnitudes 0.1 … 10."""
+    rows = [random_row(rng, m, ROW_KINDS[i % len(ROW_KINDS)]) * 10.0 ** rng.uniform(-1, 1) for i in range(n)]
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
+@pytest.mark.parametrize("shape", [(6000, 8), (800, 40), (37, 1), (1, 13)])
+def test_batch_equals_rows_and_threads(config: Config, shape: tuple[int, int]) -> None:
+    _, func, make_params, _ = config
+    n, m = shape
+    rng = np.random.default_rng(2000 + n + m)
+    x = batch_rows(rng, n, m)
+    params = make_params(m, 1.0)
+    batch = func(x, **params)
+    assert batch.shape == x.shape and batch.dtype == np.float64
+    rows = np.array([func(row, **params) for row in x])
+    assert np.array_equal(batch, rows)
+    for n_jobs in (1, 2, -1):
+        assert np.array_equal(func(x, **params, n_jobs=n_jobs), batch), f"n_jobs={n_jobs}"
+    # The same for float32.
+    x32 = x.astype(np.float32)
+    b32 = func(x32, **params, n_jobs=1)
+    assert b32.dtype == np.float32
+    assert np.array_equal(func(x32, **params, n_jobs=2), b32)
+    assert np.array_equal(np.array([func(row, **params) for row in x32]), b32)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
+def test_float32_agrees_with_float64(config: Config) -> None:
+    _, func, make_params, homogeneous = config
+    rng = np.random.default_rng(3000)
+    for scale in (1e-8, 1e-3, 1.0, 1e3, 1e6):
+        s = scale if homogeneous else 1.0
+        for m in (1, 2, 5, 17, 40):
+            x = batch_rows(rng, 50, m) * scale
+            x32 = x.astype(np.float32)
+            params = make_params(m, s)
+            p32 = func(x32, **params)
+            p64 = func(x32.astype(np.float64), **params)
+            assert p32.dtype == np.float32 and p32.shape == x.shape
+            sigma = 10.0 * s if homogeneous else 1.0
+            err = float(np.abs(p32.astype(np.float64) - p64).max())
+            assert err <= 1e-4 * sigma, f"scale={scale}, m={m}: |p32 − p64| = {err!r}"
+            # And 1-D float32 input.
+            assert P.simplex(x32[0]).dtype == np.float32
+
+
+def layouts(rng: np.random.Generator, m: int) -> list[tuple[str, np.ndarray]]:
+    big = batch_rows(rng, 12, 2 * m)
+    base = big[:, :m].copy()
+    ro = base.copy()
+    ro.setflags(write=False)
+    ro_strided = big[:, ::2]
+    ro_strided.setflags(write=False)
+    row_ro = base[0].copy()
+    row_ro.setflags(write=False)
+    return [
+        ("read-only C", ro),
+        ("column step 2", big[:, ::2]),
+        ("row step 2", big[::2, :m]),
+        ("read-only strided", ro_strided),
+        ("Fortran-ordered", np.asfortranarray(base)),
+        ("transposed", np.ascontiguousarray(base.T).T),
+        ("reversed columns", big[:, ::-1][:, :m]),
+        ("1-D step 2", big[0, ::2]),
+        ("1-D column", big[:, 3]),
+        ("1-D read-only", row_ro),
+        ("1-D reversed", base[1, ::-1]),
+    ]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
+@pytest.mark.parametrize("layout", range(11))
+def test_layouts_equal_contiguous_copies(config: Config, layout: int) -> None:
+    _, func, make_params, _ = config
+    rng = np.random.default_rng(4000)
+    name, arr = layouts(rng, 9)[layout]
+    before = arr.copy()
+    params = make_params(arr.shape[-1], 1.0)
+    got = func(arr, **params)
+    want = func(np.ascontiguousarray(arr), **params)
+    np.testing.assert_array_equal(arr, before)  # the input is untouched
+    assert got.shape == arr.shape
+    assert np.array_equal(got, want), f"{name}: got\n{got!r}\nexpected\n{want!r}"
+    # float32 too.
+    arr32 = arr.astype(np.float32, order="K")
+    if not arr.flags.writeable:
+        arr32.setflags(write=False)
+    assert np.array_equal(func(arr32, **params), func(np.ascontiguousarray(arr32), **params)), name
+
+
+def test_fortran_view_of_float32_and_2d_column_vector() -> None:
+    x = np.asfortranarray(np.array([[1.0, 0.0, 0.5], [1.0, 0.2, 0.0]], dtype=np.float32))
+    assert np.array_equal(P.simplex(x), P.simplex(np.ascontiguousarray(x)))
+    col = np.array([[0.3], [-0.2], [5.0]])  # (n, 1): each row has one entry
+    np.testing.assert_array_equal(P.simplex(col, 2.0), [[2.0], [2.0], [2.0]])
+
+
+# ----------------------------------------------------------- hand-computed examples
+
+
+def test_simplex_examples() -> None:
+    np.testing.assert_allclose(P.simplex(np.array([0.5, 0.2, -1.0])), [0.65, 0.35, 0.0], rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(P.simplex(np.array([0.5, 0.2, -1.0]), inequality=True), [0.5, 0.2, 0.0])
+    np.testing.assert_array_equal(P.simplex(np.array([3.0, 1.0]), 2.0, inequality=True), [2.0, 0.0])
+    np.testing.assert_array_equal(P.simplex(np.array([1.0, 1.0, 1.0, 1.0])), [0.25] * 4)
+    np.testing.assert_array_equal(P.simplex(np.array([-5.0]), 3.0), [3.0])
+    np.testing.assert_array_equal(P.simplex(np.array([2.0, -1.0]), 0.0), [0.0, 0.0])
+    np.testing.assert_array_equal(P.sparsemax(np.array([3.0, 1.0, 1.0])), [1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(P.sparsemax(np.array([0.0, 0.0])), [0.5, 0.5])
+    # t = 0.25: (1, 0.5, 0.5, -1) − 0.25 → (0.75, 0.25, 0.25, 0) sums to 1.25 ≠ 1; t = 1/3.
+    np.testing.assert_allclose(P.sparsemax(np.array([1.0, 0.5, 0.5, -1.0])), [2 / 3, 1 / 6, 1 / 6, 0.0], atol=1e-15)
+    out = P.sparsemax(np.array([[3.0, 1.0, 1.0], [0.0, 0.0, 0.0]]))
+    np.testing.assert_allclose(out, [[1.0, 0.0, 0.0], [1 / 3, 1 / 3, 1 / 3]], atol=1e-15)
+
+
+def test_knapsack_examples() -> None:
+    np.testing.assert_array_equal(P.knapsack(np.array([2.0, 0.0, -1.0, 5.0]), 0.0, 1.0, 2.0), [1.0, 0.0, 0.0, 1.0])
+    # t = 0.2: (0.1, −0.1, 0).
+    np.testing.assert_allclose(P.knapsack(np.array([0.3, 0.1, 0.2]), -1.0, 1.0, 0.0), [0.1, -0.1, 0.0], atol=1e-15)
+    np.testing.assert_array_equal(P.knapsack(np.array([7.0, -3.0]), 0.5, 0.5, 1.0), [0.5, 0.5])
+    np.testing.assert_array_equal(P.knapsack(np.array([7.0, -3.0]), -1.0, 2.0, 4.0), [2.0, 2.0])
+    np.testing.assert_array_equal(P.knapsack(np.array([7.0, -3.0]), -1.0, 2.0, -2.0), [-1.0, -1.0])
+    # Interior: x − mean shift, (1, 2, 3) with Σ = 3 → (0, 1, 2) clipped to [−5, 5].
+    np.testing.assert_array_equal(P.knapsack(np.array([1.0, 2.0, 3.0]), -5.0, 5.0, 3.0), [0.0, 1.0, 2.0])
+
+
+def test_knapsack_infeasible() -> None:
+    x = np.array([0.1, 0.2, 0.3])
+    with pytest.raises(InfeasibleError):
+        P.knapsack(x, 0.0, 1.0, 3.5)  # m·hi < r
+    with pytest.raises(InfeasibleError):
+        P.knapsack(x, 0.5, 1.0, 1.0)  # m·lo > r
+    with pytest.raises(InfeasibleError):
+        P.knapsack(x, 1.0, 0.0, 1.5)  # lo > hi
+    with pytest.raises(InfeasibleError):
+        P.knapsack(np.zeros((2, 3)), 0.0, 1.0, -0.1)
+    assert issubclass(InfeasibleError, InvalidInputError) and issubclass(InvalidInputError, ValueError)
+
+
+def test_topk_cone_examples() -> None:
+    # Lemma 4: the two largest sum to ≤ 0 → 0.
+    np.testing.assert_array_equal(P.topk_cone(np.array([1.0, -2.0, -3.0]), 2), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(P.topk_cone(np.array([5.0, 5.0, -10.0]), 2), [5.0, 5.0, 0.0])
+    # p = (b + c, b, c) minimising (b + c − 3)² + (b − 1)² + c²: c = 2/3, b = 5/3.
+    np.testing.assert_allclose(P.topk_cone(np.array([3.0, 1.0, 0.0]), 2), [7 / 3, 5 / 3, 2 / 3], atol=1e-15)
+    # k = 1: the cone is the orthant; ρ = 1 shrinks: p = (x − ρΣp)₊ → p = (1 − p) → 1/2.
+    np.testing.assert_array_equal(P.topk_cone(np.array([1.0, -1.0]), 1), [1.0, 0.0])
+    np.testing.assert_allclose(P.topk_cone(np.array([1.0, -1.0]), 1, 1.0), [0.5, 0.0], atol=1e-16)
+    # k = m: p = c·1 with c = max(Σx, 0) / (m (1 + ρm)).
+    np.testing.assert_allclose(P.topk_cone(np.array([3.0, 1.0, -1.0]), 3, 0.5), [3 / 7.5] * 3, atol=1e-15)
+    np.testing.assert_array_equal(P.topk_cone(np.array([3.0, 1.0, -5.0]), 3), [0.0] * 3)
+    np.testing.assert_array_equal(P.topk_cone(np.array([-2.0]), 1), [0.0])
+    np.testing.assert_allclose(P.topk_cone(np.array([2.0]), 1, 1.0), [1.0], atol=1e-16)
+
+
+def test_topk_simplex_examples() -> None:
+    x = np.array([3.0, 1.0, 0.0])
+    np.testing.assert_allclose(P.topk_simplex(x, 2, 1.0), [0.5, 0.5, 0.0], atol=1e-15)
+    np.testing.assert_allclose(P.topk_simplex(x, 2, 10.0), [7 / 3, 5 / 3, 2 / 3], atol=1e-15)
+    np.testing.assert_array_equal(P.topk_simplex(x, 2, 0.0), [0.0, 0.0, 0.0])
+    # k = 1, Σp ≤ 1 and ρ = 0: the simplex with inequality.
+    np.testing.assert_allclose(P.topk_simplex(np.array([0.5, 0.2, -1.0]), 1, 1.0), [0.5, 0.2, 0.0], atol=1e-16)
+    np.testing.assert_allclose(P.topk_simplex(np.array([0.5, 0.2, -1.0]), 1, 0.5), [0.4, 0.1, 0.0], atol=1e-15)
+    # k = m = 2, ρ = 1: p = c·1, min 2(c − 1)² + 4c² → c = 1/3 (sum 2/3 < r = 1).
+    np.testing.assert_allclose(P.topk_simplex(np.array([1.0, 1.0]), 2, 1.0, 1.0), [1 / 3, 1 / 3], atol=1e-15)
+    np.testing.assert_allclose(P.topk_simplex(np.array([1.0, 1.0]), 2, 0.5, 1.0), [0.25, 0.25], atol=1e-15)
+
+
+def test_box_simplex_examples() -> None:
+    np.testing.assert_array_equal(P.box_simplex(np.array([0.2, 0.9, -1.0]), 0.5, 10.0), [0.2, 0.5, 0.0])
+    np.testing.assert_allclose(P.box_simplex(np.array([0.2, 0.9, -1.0]), 0.5, 0.6), [0.1, 0.5, 0.0], atol=1e-15)
+    # ρ = 1, inactive sum: p = 1 − s each, s = 2(1 − s) → p = 1/3.
+    np.testing.assert_allclose(P.box_simplex(np.array([1.0, 1.0]), 10.0, 10.0, 1.0), [1 / 3, 1 / 3], atol=1e-15)
+    np.testing.assert_array_equal(P.box_simplex(np.array([1.0, 1.0]), 0.0, 10.0), [0.0, 0.0])
+    np.testing.assert_array_equal(P.box_simplex(np.array([-1.0, -2.0]), 1.0, 1.0, 0.5), [0.0, 0.0])
+
+
+def test_capped_simplex_examples() -> None:
+    np.testing.assert_array_equal(P.capped_simplex(np.array([5.0, 4.0, 0.0, -1.0]), 2), [1.0, 1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(P.capped_simplex(np.zeros(4), 4), [1.0] * 4)
+    np.testing.assert_array_equal(P.capped_simplex(np.zeros(4), 1.5), [0.375] * 4)
+    # One capped entry, t = 0.1: (1, 0.4, 0.1, 0).
+    np.testing.assert_allclose(P.capped_simplex(np.array([3.0, 0.5, 0.2, -5.0]), 1.5), [1.0, 0.4, 0.1, 0.0], atol=1e-15)
+    # k = 1 is sparsemax.
+    z = np.array([0.3, 1.2, -0.4, 1.0])
+    np.testing.assert_allclose(P.capped_simplex(z, 1.0), P.sparsemax(z), atol=1e-15)
+
+
+def test_capped_simplex_entropy_examples() -> None:
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(P.capped_simplex_entropy(x, 1.0), np.exp(x) / np.exp(x).sum(), rtol=1e-14)
+    np.testing.assert_allclose(P.capped_simplex_entropy(np.array([0.0, 0.0, math.log(2.0)]), 1.0),
+                               [0.25, 0.25, 0.5], rtol=1e-14)
+    np.testing.assert_allclose(P.capped_simplex_entropy(np.array([1000.0, 0.0, 0.0]), 2.0), [1.0, 0.5, 0.5],
+                               rtol=1e-14)
+    np.testing.assert_array_equal(P.capped_simplex_entropy(np.array([-3.0, 7.0]), 2.0), [1.0, 1.0])
+    # Fractional k, uniform x: p = k/m.
+    np.testing.assert_allclose(P.capped_simplex_entropy(np.full(4, 5.0), 1.5), [0.375] * 4, rtol=1e-14)
+    # Large magnitudes do not overflow.
+    np.testing.assert_allclose(P.capped_simplex_entropy(np.array([1e6, 1e6, -1e6]), 1.0), [0.5, 0.5, 0.0],
+                               rtol=1e-14)
+
+
+def test_parameter_errors() -> None:
+    x = np.array([0.3, -0.2, 0.5])
+    bad: list[Callable[[], object]] = [
+        lambda: P.topk_cone(x, 0),
+        lambda: P.topk_cone(x, 4),
+        lambda: P.topk_simplex(x, 4),
+        lambda: P.topk_cone(x, 2, -0.5),
+        lambda: P.topk_simplex(x, 2, -1.0),
+        lambda: P.box_simplex(x, -1.0),
+        lambda: P.box_simplex(x, 1.0, -1.0),
+        lambda: P.simplex(x, -1.0),
+        lambda: P.capped_simplex(x, 0.0),
+        lambda: P.capped_simplex(x, 3.5),
+        lambda: P.capped_simplex_entropy(x, 3.5),
+        lambda: P.simplex(np.array([0.1, np.nan])),
+        lambda: P.simplex(np.array([np.inf, 0.0])),
+        lambda: P.simplex(np.zeros((0,))),
+        lambda: P.simplex(np.zeros((2, 2, 2))),
+        lambda: P.simplex(np.array([1, 2, 3])),
+    ]
+    for call in bad:
+        with pytest.raises(InvalidInputError):
+            call()

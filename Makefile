@@ -55,7 +55,8 @@ bench-compare: develop
 wheel: $(DEPS)
 	$(PY) -m pip install --quiet --group wheel
 	rm -rf $(WHEEL_DIR) $(WHEEL_VENV)
-	$(VENV)/bin/maturin build --release --zig --compatibility manylinux2014 --out $(WHEEL_DIR)
+	# maturin finds zig through `python -m ziglang`: put the venv's python first on PATH.
+	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin build --release --zig --compatibility manylinux2014 --out $(WHEEL_DIR)
 	$(PYTHON) -m venv $(WHEEL_VENV)
 	$(WHEEL_VENV)/bin/python -m pip install --quiet $(WHEEL_DIR)/*.whl
 	cd /tmp && $(abspath $(WHEEL_VENV))/bin/python -c "import numpy as np, toprank; \

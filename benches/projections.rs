@@ -9,9 +9,11 @@
 //!
 //! Run everything (~5–8 minutes on 2 cores):
 //!     cargo bench --bench projections
-//! Quick smoke run of the smallest size (the filter is a regex on the benchmark id,
-//! e.g. `topk_simplex/topk_simplex/m=1000/k=5`; `\b` also matches the m-only ids):
-//!     cargo bench --bench projections -- --warm-up-time 0.1 --measurement-time 0.2 'm=100\b'
+//! Quick smoke run of the smallest size (the filter is a regex on the benchmark id
+//! `group/function/m=…/k=…`, e.g. `topk_simplex/topk_simplex/m=1000/k=5`; kernels
+//! without k use `k=-`):
+//!     cargo bench --bench projections -- --warm-up-time 0.1 --measurement-time 0.2 'm=100/'
+//! One kernel at one size:  cargo bench --bench projections -- 'rankmax_loss/.*/m=100000/'
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -93,7 +95,8 @@ fn bench_kernel(c: &mut Criterion, name: &str, with_k: bool, kernel: Kernel) {
         let pool = rows(m);
         let ks: &[usize] = if with_k { &KS } else { &[0] };
         for &k in ks.iter().filter(|&&k| k < m) {
-            let id = if with_k { format!("m={m}/k={k}") } else { format!("m={m}") };
+            // Kernels without k get `k=-`, so every id is `m=…/k=…` and `m=100/` selects a size.
+            let id = if with_k { format!("m={m}/k={k}") } else { format!("m={m}/k=-") };
             let mut out = vec![0.0; m];
             let mut ws = Workspace::with_capacity(m);
             // Validate once outside the timing loop (a NaN here means the kernel failed).

@@ -218,6 +218,40 @@ def test_rankmax_shift_invariance():
         )
 
 
+def _exact_rankmax(z: np.ndarray, y: int, k: int, eta: float) -> np.ndarray:
+    """Proposition 3 in exact rational arithmetic (the floats in z and eta are exact rationals)."""
+    from fractions import Fraction
+
+    zf = [Fraction(float(v)) for v in z]
+    zs = sorted(zf, reverse=True)
+    mu = min(zf[y], zs[k - 1]) - Fraction(float(eta))
+    d = [v - mu for v in zs]
+    s = sum(1 for v in d if v > 0)
+    for t in range(min(s, k)):
+        alpha = Fraction(k - t) / sum(d[t:s])
+        if (t == 0 or alpha * d[t - 1] >= 1) and alpha * d[t] <= 1:
+            return np.array([float(min(Fraction(1), max(Fraction(0), alpha * (v - mu)))) for v in zf])
+    raise AssertionError("no consistent t")
+
+
+def test_rankmax_ill_conditioned_against_exact_arithmetic():
+    # scores from 1e-6 to 1e6 in scale, eta from 1e-5 to 1e5, large offsets: the float
+    # reference above would need looser tolerances, the exact one does not.
+    rng = np.random.default_rng(RNG_SEED + 20)
+    for i in range(60):
+        n = int(rng.integers(2, 25))
+        scale = 10.0 ** rng.uniform(-6, 6)
+        z = rng.normal(0.0, scale, n) if i % 2 else rng.integers(-2, 3, n) * scale
+        if i % 5 == 0:
+            z = z + 1e6 * scale
+        k = int(rng.integers(1, n))
+        y = int(rng.integers(n))
+        eta = float(10.0 ** rng.uniform(-5, 5)) * scale
+        p = projections.rankmax(z, y, k=k, eta=eta)
+        np.testing.assert_allclose(p, _exact_rankmax(z, y, k, eta), rtol=0, atol=1e-9, err_msg=str((z.tolist(), y, k, eta)))
+        assert abs(p.sum() - k) <= 1e-9 * k
+
+
 def test_rankmax_hand_example():
     # z = [3, 1, 0.2, -1, 2], y = 1, k = 2: mu = min(1, 2) - 1 = 0, s = 4, t = 0,
     # alpha = 2 / (3 + 2 + 1 + 0.2)

@@ -4,6 +4,27 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+__all__ = [
+    "__version__",
+    "InvalidInputError",
+    "InfeasibleError",
+    "NoSolutionError",
+    "InternalError",
+    "simplex",
+    "knapsack",
+    "topk_cone",
+    "topk_simplex",
+    "box_simplex",
+    "capped_simplex",
+    "capped_simplex_entropy",
+    "sparsemax",
+    "rankmax",
+    "rankmax_loss",
+    "softmax_loss",
+    "sparsemax_loss",
+    "topk_hinge",
+]
+
 __version__: str
 
 class InvalidInputError(ValueError): ...

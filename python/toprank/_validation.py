@@ -1,12 +1,16 @@
 """Argument conversion shared by the facade modules.
 
 The compiled core checks dtypes, shapes, finiteness and parameter ranges itself (so
-that calling ``toprank._core`` directly is just as safe); this module only turns
-array-likes into arrays and labels into the int64 form the core takes.
+that calling ``toprank._core`` directly is just as safe); this module turns
+array-likes into arrays, labels into the int64 form the core takes, and Python
+numbers into values the core can receive, raising :class:`InvalidInputError` naming
+the argument where a conversion would otherwise fail with a generic error.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 import operator
 from typing import Any
 
@@ -15,30 +19,83 @@ from numpy.typing import ArrayLike, NDArray
 
 from toprank.exceptions import InvalidInputError
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
 
 def as_array(x: ArrayLike, name: str) -> NDArray[Any]:
-    """``x`` as an ndarray without copying arrays (the core validates the dtype)."""
+    """``x`` as an ndarray without copying arrays (the core validates the dtype).
+
+    Big-endian floats are converted to native byte order.
+    """
     try:
-        return np.asarray(x)
+        arr = np.asarray(x)
     except (ValueError, TypeError) as exc:  # ragged lists and the like
         raise InvalidInputError(f"{name}: cannot be converted to an array ({exc})") from exc
+    if arr.dtype.kind == "f" and not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return arr
 
 
-def as_labels(y: ArrayLike, z: NDArray[Any], name: str = "y") -> int | NDArray[np.int64]:
-    """An int (1-D ``z``) or an int64 array (2-D ``z``) of class indices."""
+def as_count(value: Any, name: str) -> int:
+    """An integer parameter (``k``); bools and out-of-int64 values are refused."""
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"{name}: expected an integer, got a bool")
+    try:
+        number = operator.index(value)
+    except TypeError as exc:
+        raise InvalidInputError(f"{name}: expected an integer, got {type(value).__name__}") from exc
+    if abs(number) > _INT64_MAX:
+        raise InvalidInputError(f"{name}: {number} is out of range")
+    return number
+
+
+def as_jobs(n_jobs: Any) -> int | None:
+    """``n_jobs``: None or an integer (the core checks its value)."""
+    return None if n_jobs is None else as_count(n_jobs, "n_jobs")
+
+
+def as_real(value: Any, name: str) -> float:
+    """A real parameter (``r``, ``rho``, ``k`` of the capped simplices...)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InvalidInputError(f"{name}: expected a real number, got {type(value).__name__}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidInputError(f"{name}: expected a finite real number, got {value!r}") from exc
+    if math.isinf(number) and not (isinstance(value, float) and math.isinf(value)):
+        raise InvalidInputError(f"{name}: {value!r} is out of range")
+    return number
+
+
+def as_labels(y: ArrayLike, z: NDArray[Any], name: str = "y") -> Any:
+    """An int (1-D ``z``) or an int64 array (2-D ``z``) of class indices.
+
+    When ``z`` itself is unusable (empty, not 1-D or 2-D) ``y`` is passed through
+    unchanged so that the core reports the problem with ``z`` first.
+    """
+    if z.ndim not in (1, 2) or z.size == 0:
+        return y
     if z.ndim == 1:
         if isinstance(y, (bool, np.bool_)):
             raise InvalidInputError(f"{name}: expected an integer label, got a bool")
         try:
-            return operator.index(y)  # type: ignore[arg-type]
+            label = operator.index(y)  # type: ignore[arg-type]
         except TypeError as exc:
             arr = np.asarray(y)
             if arr.ndim == 0 and arr.dtype.kind in "iu":
-                return int(arr)
-            raise InvalidInputError(f"{name}: expected an integer label for a 1-D score vector, got {type(y).__name__}") from exc
+                label = int(arr)
+            else:
+                raise InvalidInputError(
+                    f"{name}: expected an integer label for a 1-D score vector, got {type(y).__name__}"
+                ) from exc
+        if not 0 <= label < z.shape[0]:
+            raise InvalidInputError(f"{name}: label {label} out of range [0, {z.shape[0]})")
+        return label
     arr = np.asarray(y)
     if arr.dtype.kind not in "iu":
         raise InvalidInputError(f"{name}: expected integer labels, got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise InvalidInputError(f"{name}: expected a 1-D array of labels, got shape {arr.shape}")
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > _INT64_MAX:
+        raise InvalidInputError(f"{name}: label {int(arr.max())} out of range [0, {z.shape[1]})")
     return np.ascontiguousarray(arr, dtype=np.int64)

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from toprank import _core
-from toprank._validation import as_array, as_labels
+from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real
 
 __all__ = ["rankmax_loss", "softmax_loss", "sparsemax_loss", "topk_hinge"]
 
@@ -31,19 +31,19 @@ def rankmax_loss(
     Requires 1 ≤ k < n; O(n log k) per row.
     """
     z_arr = as_array(z, "z")
-    return _core.rankmax_loss(z_arr, as_labels(y, z_arr), k, eta, n_jobs=n_jobs)
+    return _core.rankmax_loss(z_arr, as_labels(y, z_arr), as_count(k, "k"), as_real(eta, "eta"), n_jobs=as_jobs(n_jobs))
 
 
 def softmax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tuple[Loss, FloatArray]:
     """Softmax cross-entropy log Σ exp(z) − z_y and its gradient softmax(z) − e_y."""
     z_arr = as_array(z, "z")
-    return _core.softmax_loss(z_arr, as_labels(y, z_arr), n_jobs=n_jobs)
+    return _core.softmax_loss(z_arr, as_labels(y, z_arr), n_jobs=as_jobs(n_jobs))
 
 
 def sparsemax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tuple[Loss, FloatArray]:
     """Sparsemax loss (Martins & Astudillo, 2016) and its gradient sparsemax(z) − e_y."""
     z_arr = as_array(z, "z")
-    return _core.sparsemax_loss(z_arr, as_labels(y, z_arr), n_jobs=n_jobs)
+    return _core.sparsemax_loss(z_arr, as_labels(y, z_arr), n_jobs=as_jobs(n_jobs))
 
 
 def topk_hinge(
@@ -56,4 +56,4 @@ def topk_hinge(
     ``scores`` and an ``(n,)`` array for a batch.
     """
     s_arr = as_array(scores, "scores")
-    return _core.topk_hinge(s_arr, as_labels(y, s_arr), k, variant, n_jobs=n_jobs)
+    return _core.topk_hinge(s_arr, as_labels(y, s_arr), as_count(k, "k"), variant, n_jobs=as_jobs(n_jobs))

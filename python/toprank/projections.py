@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from toprank import _core
-from toprank._validation import as_array, as_labels
+from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real
 
 __all__ = [
     "simplex",
@@ -40,7 +40,7 @@ FloatArray = NDArray[np.floating[Any]]
 
 def simplex(x: ArrayLike, r: float = 1.0, inequality: bool = False, *, n_jobs: int | None = None) -> FloatArray:
     """argmin ‖p − x‖² s.t. p ≥ 0, Σp = r (Σp ≤ r when ``inequality``)."""
-    return _core.simplex(as_array(x, "x"), r, inequality, n_jobs=n_jobs)
+    return _core.simplex(as_array(x, "x"), as_real(r, "r"), inequality, n_jobs=as_jobs(n_jobs))
 
 
 def knapsack(x: ArrayLike, lo: float, hi: float, r: float, *, n_jobs: int | None = None) -> FloatArray:
@@ -49,12 +49,15 @@ def knapsack(x: ArrayLike, lo: float, hi: float, r: float, *, n_jobs: int | None
     Solved by Kiwiel's variable fixing. Raises :class:`~toprank.exceptions.InfeasibleError`
     unless ``lo <= hi`` and ``m*lo <= r <= m*hi``.
     """
-    return _core.knapsack(as_array(x, "x"), lo, hi, r, n_jobs=n_jobs)
+    return _core.knapsack(
+        as_array(x, "x"), as_real(lo, "lo"), as_real(hi, "hi"), as_real(r, "r"), n_jobs=as_jobs(n_jobs)
+    )
 
 
 def topk_cone(x: ArrayLike, k: int, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:
     """argmin ‖p − x‖² + rho·(Σp)² s.t. 0 ≤ p_i ≤ (Σp)/k  (1 ≤ k ≤ m; Lapin et al. Lemma 3)."""
-    return _core.topk_cone(as_array(x, "x"), k, rho, n_jobs=n_jobs)
+    return _core.topk_cone(as_array(x, "x"), as_count(k, "k"), as_real(rho, "rho"), n_jobs=as_jobs(n_jobs)
+    )
 
 
 def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:
@@ -63,7 +66,9 @@ def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jo
     The dual set of the top-k hinge loss "alpha"; ``rho=1`` is the Prox-SDCA step
     (Lapin et al. Proposition 4, Lemma 5).
     """
-    return _core.topk_simplex(as_array(x, "x"), k, r, rho, n_jobs=n_jobs)
+    return _core.topk_simplex(
+        as_array(x, "x"), as_count(k, "k"), as_real(r, "r"), as_real(rho, "rho"), n_jobs=as_jobs(n_jobs)
+    )
 
 
 def box_simplex(x: ArrayLike, hi: float, r: float = 1.0, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:
@@ -71,22 +76,24 @@ def box_simplex(x: ArrayLike, hi: float, r: float = 1.0, rho: float = 0.0, *, n_
 
     The dual set of the top-k hinge loss "beta" with ``hi = r/k``.
     """
-    return _core.box_simplex(as_array(x, "x"), hi, r, rho, n_jobs=n_jobs)
+    return _core.box_simplex(
+        as_array(x, "x"), as_real(hi, "hi"), as_real(r, "r"), as_real(rho, "rho"), n_jobs=as_jobs(n_jobs)
+    )
 
 
 def capped_simplex(x: ArrayLike, k: float, *, n_jobs: int | None = None) -> FloatArray:
     """argmin ‖p − x‖² s.t. 0 ≤ p ≤ 1, Σp = k: the (n,k)-simplex (0 < k ≤ m)."""
-    return _core.capped_simplex(as_array(x, "x"), k, n_jobs=n_jobs)
+    return _core.capped_simplex(as_array(x, "x"), as_real(k, "k"), n_jobs=as_jobs(n_jobs))
 
 
 def capped_simplex_entropy(x: ArrayLike, k: float, *, n_jobs: int | None = None) -> FloatArray:
     """argmin Σ p_i log p_i − ⟨x, p⟩ s.t. 0 ≤ p ≤ 1, Σp = k. ``k=1`` is softmax."""
-    return _core.capped_simplex_entropy(as_array(x, "x"), k, n_jobs=n_jobs)
+    return _core.capped_simplex_entropy(as_array(x, "x"), as_real(k, "k"), n_jobs=as_jobs(n_jobs))
 
 
 def sparsemax(z: ArrayLike, *, n_jobs: int | None = None) -> FloatArray:
     """Sparsemax (Martins & Astudillo, 2016): the projection of z onto the probability simplex."""
-    return _core.sparsemax(as_array(z, "z"), n_jobs=n_jobs)
+    return _core.sparsemax(as_array(z, "z"), n_jobs=as_jobs(n_jobs))
 
 
 def rankmax(z: ArrayLike, y: ArrayLike, k: int = 1, eta: float = 1.0, *, n_jobs: int | None = None) -> FloatArray:
@@ -98,4 +105,4 @@ def rankmax(z: ArrayLike, y: ArrayLike, k: int = 1, eta: float = 1.0, *, n_jobs:
     1 ≤ k < n. O(n log k) per row.
     """
     z_arr = as_array(z, "z")
-    return _core.rankmax(z_arr, as_labels(y, z_arr), k, eta, n_jobs=n_jobs)
+    return _core.rankmax(z_arr, as_labels(y, z_arr), as_count(k, "k"), as_real(eta, "eta"), n_jobs=as_jobs(n_jobs))

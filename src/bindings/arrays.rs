@@ -70,9 +70,11 @@ fn rows<'a, T: Element + Clone>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &str) 
     if n_rows == 0 || row_len == 0 {
         return Err(invalid(name, format!("is empty (shape {shape:?})")));
     }
-    let data = match arr.as_slice() {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => Cow::Owned(arr.as_array().iter().cloned().collect()),
+    // Zero-copy only for C order: `as_slice` also accepts Fortran order, whose memory
+    // is not row-major. Everything else is copied once, in logical (row-major) order.
+    let data = match arr.is_c_contiguous().then(|| arr.as_slice().ok()).flatten() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(arr.as_array().iter().cloned().collect()),
     };
     Ok(Rows { data, n_rows, row_len, shape })
 }
@@ -234,6 +236,9 @@ pub(crate) fn labels(
     z_name: &str,
 ) -> PyResult<Vec<usize>> {
     let (is_batch, n_rows, row_len) = float_shape(z, z_name)?;
+    if n_rows == 0 || row_len == 0 {
+        return Err(invalid(z_name, "is empty"));
+    }
     let raw: Vec<i64> = if is_batch {
         let arr = y.extract::<numpy::PyReadonlyArray1<'_, i64>>().map_err(|_| {
             invalid("y", format!("expected a 1-D int64 array with one label per row of {z_name}"))

@@ -29,7 +29,7 @@ pub fn rankmax_loss<T: Real>(
     crate::projections::check_row(z, grad)?;
     let state = rankmax_state(z, y, k, eta, ws)?;
     let zy = z[y].to_f64();
-    let p_y = state.alpha * (zy - state.mu);
+    let p_y = state.alpha * state.excess(zy);
     let zero = T::from_f64(0.0);
     if p_y >= 1.0 {
         grad.iter_mut().for_each(|g| *g = zero);
@@ -38,15 +38,15 @@ pub fn rankmax_loss<T: Real>(
     let inv_mass = state.alpha / (k - state.capped) as f64;
     let in_m = (state.support - state.capped) as f64;
     let step = T::from_f64(inv_mass);
-    let (mu, cap_score) = (state.mu, state.cap_score);
+    let (anchor, eta, cap_score) = (state.anchor, state.eta, state.cap_score);
     for (g, &v) in grad.iter_mut().zip(z) {
         let v = v.to_f64();
-        *g = if (v > mu) & (v < cap_score) { step } else { zero };
+        *g = if ((v - anchor) + eta > 0.0) & (v < cap_score) { step } else { zero };
     }
     if zy <= state.anchor {
         grad[y] = T::from_f64((1.0 - in_m) * inv_mass);
     } else {
-        let inv_margin = 1.0 / (zy - state.mu);
+        let inv_margin = 1.0 / state.excess(zy);
         let kappa = z.iter().position(|&v| v.to_f64() == state.anchor).unwrap_or(y);
         grad[y] = T::from_f64(inv_mass - inv_margin);
         grad[kappa] = T::from_f64((1.0 - in_m) * inv_mass + inv_margin);

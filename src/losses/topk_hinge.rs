@@ -29,7 +29,8 @@ pub fn topk_hinge<T: Real>(scores: &[T], y: usize, k: usize, variant: TopKVarian
     let sy = scores[y].to_f64();
     let h = &mut ws.values;
     h.clear();
-    h.extend(scores.iter().enumerate().filter(|&(j, _)| j != y).map(|(_, &s)| 1.0 + s.to_f64() - sy));
+    // (s_j − s_y) + 1: the difference first, so large scores keep their margin.
+    h.extend(scores.iter().enumerate().filter(|&(j, _)| j != y).map(|(_, &s)| (s.to_f64() - sy) + 1.0));
     if k < h.len() {
         h.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
     }

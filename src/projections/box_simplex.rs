@@ -33,24 +33,28 @@ pub fn box_simplex<T: Real>(
     }
     if hi == 0.0 || r == 0.0 {
         out.iter_mut().for_each(|o| *o = T::from_f64(0.0));
-        return Ok(Thresholds { lower: f64::INFINITY, upper: 0.0 });
+        return Ok(Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 });
     }
-    let mut top = TopPrefix::load(x, 0.0, ws);
-    let t = top.solve(32, |d, p, rest| {
-        // λ = 0: t = ρ·F(t), i.e. F(t) = t/ρ.
-        let t0 = if rho > 0.0 { capped_root(d, p, hi, 1.0 / rho, 0.0) } else { 0.0 };
-        if t0 < rest {
+    let mut top = TopPrefix::load(x, ws);
+    let th = top.solve(32, |d, p, rest| {
+        // λ = 0: t = ρ·F(t), i.e. F(t) = t/ρ (t = 0 when ρ = 0).
+        let free = if rho > 0.0 {
+            capped_root(d, p, hi, 1.0 / rho, 0.0)
+        } else {
+            Thresholds { shift: 0.0, lower: 0.0, upper: hi }
+        };
+        if free.threshold() < rest {
             return Ok(None);
         }
-        if capped_sum(d, p, hi, t0) <= r {
-            return Ok(Some(t0));
+        if capped_sum(d, p, hi, free.threshold()) <= r {
+            return Ok(Some(free));
         }
         // Σp = r.
-        let t1 = capped_root(d, p, hi, 0.0, r);
-        Ok((t1 >= rest).then_some(t1))
+        let knapsack = capped_root(d, p, hi, 0.0, r);
+        Ok((knapsack.threshold() >= rest).then_some(knapsack))
     })?;
-    write_clipped(x, t, 0.0, hi, out);
-    Ok(Thresholds { lower: t, upper: hi })
+    write_clipped(x, &th, 0.0, out);
+    Ok(th)
 }
 
 #[cfg(test)]
@@ -62,7 +66,9 @@ mod tests {
         let mut ws = Workspace::new();
         let mut out = [0.0f64; 3];
         box_simplex(&[0.2, 0.9, -1.0], 0.5, 10.0, 0.0, &mut out, &mut ws).unwrap();
-        assert_eq!(out, [0.2, 0.5, 0.0]);
+        for (a, b) in out.iter().zip([0.2, 0.5, 0.0]) {
+            assert!((a - b).abs() < 1e-15, "{out:?}");
+        }
         box_simplex(&[0.2, 0.9, -1.0], 0.5, 0.6, 0.0, &mut out, &mut ws).unwrap();
         assert!((out[0] - 0.1).abs() < 1e-15 && (out[1] - 0.5).abs() < 1e-15);
     }

@@ -4,7 +4,7 @@
 //! KKT: p_i = clip(x_i − t, 0, 1) with Σp = k — a knapsack with bounds [0, 1], solved
 //! exactly on a sorted prefix of the k-or-so largest entries (`capped_root`).
 
-use super::prefix::{capped_root, write_clipped, TopPrefix, Workspace};
+use super::prefix::{capped_root, check_sum, write_clipped, TopPrefix, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -13,14 +13,14 @@ use crate::{Error, Result};
 pub fn capped_simplex<T: Real>(x: &[T], k: f64, out: &mut [T], ws: &mut Workspace) -> Result<Thresholds> {
     super::check_row(x, out)?;
     check_capped_k(k, x.len())?;
-    let mut top = TopPrefix::load(x, 0.0, ws);
+    let mut top = TopPrefix::load(x, ws);
     let first = (2.0 * k.ceil() + 8.0).min(x.len() as f64) as usize;
-    let t = top.solve(first.max(32), |d, p, rest| {
-        let t = capped_root(d, p, 1.0, 0.0, k);
-        Ok((t >= rest).then_some(t))
+    let th = top.solve(first.max(32), |d, p, rest| {
+        let th = capped_root(d, p, 1.0, 0.0, k);
+        Ok((th.threshold() >= rest).then_some(th))
     })?;
-    write_clipped(x, t, 0.0, 1.0, out);
-    Ok(Thresholds { lower: t, upper: 1.0 })
+    check_sum("capped_simplex", write_clipped(x, &th, 0.0, out), k, 0.0)?;
+    Ok(th)
 }
 
 pub(crate) fn check_capped_k(k: f64, m: usize) -> Result<()> {

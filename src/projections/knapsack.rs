@@ -10,8 +10,14 @@
 //! every variable with p_i ≤ lo is at its lower bound in the optimum, else every
 //! variable with p_i ≥ hi is at its upper bound: fix them and repeat. Each pass is
 //! O(|F|) and removes at least one variable; in practice a handful of passes suffice.
+//!
+//! Those fixing decisions compare violation sums that can agree to the last bit when
+//! the row spans many orders of magnitude (x = (1e20, −1e20, 0)); so the result is
+//! verified (Σp = r up to rounding) and, if the check fails, the threshold is solved
+//! again exactly on sorted values (`capped_root`), whose decisions are comparisons of
+//! single entries. This fallback is exact, not an approximation.
 
-use super::prefix::{write_clipped, Workspace};
+use super::prefix::{capped_root, check_sum, write_clipped, TopPrefix, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -44,19 +50,61 @@ pub fn knapsack<T: Real>(
     }
     if hi == lo {
         out.iter_mut().for_each(|o| *o = T::from_f64(lo));
-        return Ok(Thresholds { lower: f64::NAN, upper: hi });
+        return Ok(Thresholds { shift: 0.0, lower: f64::NAN, upper: hi });
     }
     let t = variable_fixing_threshold(x, lo, hi, r, ws);
-    write_clipped(x, t, lo, hi, out);
-    Ok(Thresholds { lower: t, upper: hi })
+    let th = relative_to_pivot(x, t, lo, hi, r);
+    let bound_scale = m * lo.abs().max(hi.abs());
+    if check_sum("knapsack", write_clipped(x, &th, lo, out), r, bound_scale).is_ok() {
+        return Ok(th);
+    }
+    let th = sorted_threshold(x, lo, hi, r, ws)?;
+    check_sum("knapsack", write_clipped(x, &th, lo, out), r, bound_scale)?;
+    Ok(th)
+}
+
+/// The exact threshold from sorted values: p − lo = clip(x − t', 0, hi − lo) with
+/// Σ = r − m·lo, then t = t' − lo in `write_clipped`'s convention.
+fn sorted_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mut Workspace) -> Result<Thresholds> {
+    let (cap, target) = (hi - lo, r - x.len() as f64 * lo);
+    let mut top = TopPrefix::load(x, ws);
+    let th = top.solve(64, |d, p, rest| {
+        let th = capped_root(d, p, cap, 0.0, target);
+        Ok((th.threshold() >= rest).then_some(th))
+    })?;
+    Ok(Thresholds { shift: th.shift, lower: th.lower - lo, upper: hi })
+}
+
+/// Recomputes the threshold for the partition that `t` defines, relative to a pivot
+/// entry of the free set: t = pivot + (Σ_M (x_i − pivot) − r_M)/|M|. The sum of
+/// differences keeps the precision that a threshold next to huge entries would lose.
+fn relative_to_pivot<T: Real>(x: &[T], t: f64, lo: f64, hi: f64, r: f64) -> Thresholds {
+    let (mut pivot, mut free_sum, mut free, mut fixed_sum) = (f64::NAN, 0.0, 0usize, 0.0);
+    for &v in x {
+        let v = v.to_f64();
+        let p = v - t;
+        if p <= lo {
+            fixed_sum += lo;
+        } else if p >= hi {
+            fixed_sum += hi;
+        } else {
+            if free == 0 {
+                pivot = v;
+            }
+            free += 1;
+            free_sum += v - pivot;
+        }
+    }
+    if free == 0 {
+        return Thresholds { shift: 0.0, lower: t, upper: hi };
+    }
+    Thresholds { shift: pivot, lower: (free_sum - (r - fixed_sum)) / free as f64, upper: hi }
 }
 
 fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mut Workspace) -> f64 {
     let free = &mut ws.values;
     free.clear();
     free.extend(x.iter().map(|v| v.to_f64()));
-    let scale = free.iter().fold(lo.abs().max(hi.abs()), |a, v| a.max(v.abs()));
-    let tol = 1e-14 * scale * free.len() as f64;
     let mut n = free.len();
     let mut r_free = r;
     // Any valid threshold keeps the fixed variables at their bounds:
@@ -65,20 +113,26 @@ fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mu
     while n > 0 {
         let sum: f64 = free[..n].iter().sum();
         let t = (sum - r_free) / n as f64;
-        let (mut below, mut above) = (0.0, 0.0);
+        let (mut below, mut above, mut magnitude) = (0.0, 0.0, r_free.abs());
         for &v in &free[..n] {
             let p = v - t;
+            magnitude += p.abs();
             if p < lo {
                 below += lo - p;
             } else if p > hi {
                 above += p - hi;
             }
         }
-        if below == above || (below <= tol && above <= tol) {
+        // Done when no variable leaves the box, up to the rounding noise of the sums
+        // (an exact `below == above` test would also stop on two large violations that
+        // only agree after rounding).
+        let noise = 16.0 * f64::EPSILON * magnitude;
+        if below <= noise && above <= noise {
             return t.clamp(t_min, t_max);
         }
-        // Fix the side with the larger violation; compact the free set in place.
-        let fix_low = below > above;
+        // Fix the side with the larger violation (either is valid when they are equal:
+        // then t is optimal and both sides are at their bounds in the optimum).
+        let fix_low = below >= above;
         let mut kept = 0;
         let mut fixed = 0usize;
         for i in 0..n {

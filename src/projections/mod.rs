@@ -30,12 +30,22 @@ pub use topk_simplex::topk_simplex;
 use crate::real::Real;
 use crate::{Error, Result};
 
-/// A threshold projection's solution `p_i = clip(x_i − lower, 0, upper)` (the
-/// knapsack clips to `[lo, upper]`; the entropic projection is `min(1, exp(x_i − lower))`).
+/// A threshold projection's solution `p_i = clip((x_i − shift) − lower, 0, upper)`
+/// (the knapsack clips to `[lo, upper]`; the entropic projection is
+/// `min(1, exp((x_i − shift) − lower))`). `shift` is the row maximum, or 0: keeping
+/// it apart lets the threshold stay exact when |x| is large.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
+    pub shift: f64,
     pub lower: f64,
     pub upper: f64,
+}
+
+impl Thresholds {
+    /// The threshold in the row's own coordinates, `shift + lower` (rounded).
+    pub fn threshold(&self) -> f64 {
+        self.shift + self.lower
+    }
 }
 
 pub(crate) fn check_row<T: Real>(x: &[T], out: &[T]) -> Result<()> {

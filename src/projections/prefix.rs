@@ -9,7 +9,14 @@
 //! excluded entries meet the KKT condition `p_i = 0 ⇔ x_i ≤ t`); otherwise the prefix
 //! grows 4× and we solve again. Typical cost: one copy, one selection, a sort of a
 //! few dozen values, O(log c) searches.
+//!
+//! Precision: once the partition is known, the threshold is recomputed relative to a
+//! pivot entry of the free set M (`p_i = clip((x_i − pivot) − τ, ·)`, with
+//! Σ_M (x_i − pivot) summed directly), so thresholds that are not representable next
+//! to huge entries still give exact answers: (1e16, −1e16, 0) projects onto the simplex
+//! as (1, 0, 0), and onto {0 ≤ p ≤ 1, Σp = 1.5} as (1, 0, 0.5).
 
+use super::Thresholds;
 use crate::real::Real;
 
 /// Caller-owned scratch memory: after the first call of a given row length, no
@@ -45,10 +52,10 @@ fn descending(a: &f64, b: &f64) -> std::cmp::Ordering {
 }
 
 impl<'w> TopPrefix<'w> {
-    /// Copies `x` (optionally shifted by `-shift`) into the workspace.
-    pub(crate) fn load<T: Real>(x: &[T], shift: f64, ws: &'w mut Workspace) -> Self {
+    /// Copies `x` into the workspace.
+    pub(crate) fn load<T: Real>(x: &[T], ws: &'w mut Workspace) -> Self {
         ws.values.clear();
-        ws.values.extend(x.iter().map(|v| v.to_f64() - shift));
+        ws.values.extend(x.iter().map(|v| v.to_f64()));
         ws.prefix_sums.clear();
         ws.prefix_sums.push(0.0);
         TopPrefix {
@@ -59,12 +66,12 @@ impl<'w> TopPrefix<'w> {
         }
     }
 
-    /// Copies only the entries of `x` above `bound`, for callers that have proven the
-    /// threshold is at least `bound` (so the other entries are zero in the solution
+    /// Copies only the entries of `x` at or above `bound`, for callers that have proven
+    /// the threshold is at least `bound` (so the other entries are zero in the solution
     /// and need no check): the prefix then treats the candidates as the whole row.
     pub(crate) fn load_above<T: Real>(x: &[T], bound: f64, ws: &'w mut Workspace) -> Self {
         ws.values.clear();
-        ws.values.extend(x.iter().map(|v| v.to_f64()).filter(|&v| v > bound));
+        ws.values.extend(x.iter().map(|v| v.to_f64()).filter(|&v| v >= bound));
         ws.prefix_sums.clear();
         ws.prefix_sums.push(0.0);
         TopPrefix {
@@ -158,8 +165,9 @@ pub(crate) fn capped_sum(d: &[f64], p: &[f64], cap: f64, t: f64) -> f64 {
 /// the `d_i − cap` (an entry reaches the cap). Two binary searches, one over each
 /// sorted list, bracket the root between consecutive breakpoints; there the support
 /// `j` and the capped count `u` are fixed and the equation is linear:
-/// `u·cap + Σ_{u≤i<j} d_i − (j − u)·t = a·t + b`.
-pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> f64 {
+/// `u·cap + Σ_{u≤i<j} d_i − (j − u)·t = a·t + b`, which is solved relative to the
+/// pivot d_u (see the module docs). Returns `t = shift + lower` with `upper = cap`.
+pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> Thresholds {
     let h = |t: f64| capped_sum(d, p, cap, t) - a * t - b;
     let c = d.len();
     // First index whose breakpoint lies at or below the root (h ≥ 0 there).
@@ -190,31 +198,63 @@ pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> f64
     } else {
         0
     };
-    let free = (j - u) as f64 + a;
     let capped = if u > 0 { u as f64 * cap } else { 0.0 };
-    let t = if free > 0.0 {
-        (capped + (p[j] - p[u]) - b) / free
-    } else if lo.is_finite() {
-        lo
+    let (pivot, offset) = if j > u {
+        let pivot = d[u];
+        let free_sum: f64 = d[u..j].iter().map(|&v| v - pivot).sum();
+        (pivot, (capped + free_sum - a * pivot - b) / ((j - u) as f64 + a))
+    } else if a > 0.0 {
+        (0.0, (capped - b) / a)
     } else {
-        hi
+        // No free entries: the sum is constant on the bracket; any t in it works.
+        (0.0, if lo.is_finite() { lo } else { hi })
     };
     // Rounding may push the linear solve a hair outside its bracket.
-    if t < lo {
-        lo
-    } else if t > hi {
-        hi
-    } else {
-        t
-    }
+    let offset = offset.clamp(lo - pivot, hi - pivot);
+    Thresholds { shift: pivot, lower: offset, upper: cap }
 }
 
-/// Writes `clip(x_i − t, lo, hi)` into `out`.
+/// The largest entry of a row.
 #[inline]
-pub(crate) fn write_clipped<T: Real>(x: &[T], t: f64, lo: f64, hi: f64, out: &mut [T]) {
+pub(crate) fn row_max<T: Real>(x: &[T]) -> f64 {
+    x.iter().fold(f64::NEG_INFINITY, |a, &v| {
+        let v = v.to_f64();
+        if v > a {
+            v
+        } else {
+            a
+        }
+    })
+}
+
+/// Writes `clip((x_i − shift) − lower, lo, upper)` into `out`; returns its sum.
+#[inline]
+pub(crate) fn write_clipped<T: Real>(x: &[T], th: &super::Thresholds, lo: f64, out: &mut [T]) -> f64 {
+    let (shift, lower, upper) = (th.shift, th.lower, th.upper);
+    let mut total = 0.0;
     for (o, &v) in out.iter_mut().zip(x) {
-        *o = T::from_f64((v.to_f64() - t).clamp(lo, hi));
+        let p = ((v.to_f64() - shift) - lower).clamp(lo, upper);
+        total += p;
+        *o = T::from_f64(p);
     }
+    total
+}
+
+/// The last line of defence of the equality-constrained projections: the output must
+/// sum to its target up to rounding. It can only fail when the row spans more orders
+/// of magnitude than float64 resolves around the threshold (e.g. |x| ~ 1e20 with
+/// bounds ~1); then we raise instead of returning an infeasible point.
+pub(crate) fn check_sum(problem: &'static str, total: f64, target: f64, bound_scale: f64) -> crate::Result<()> {
+    if (total - target).abs() <= 1e-9 * (target.abs() + bound_scale) {
+        return Ok(());
+    }
+    Err(crate::Error::no_solution(
+        problem,
+        format!(
+            "the projection sums to {total} instead of {target}: x spans more orders of magnitude than float64 \
+             resolves around the threshold; rescale or clip x"
+        ),
+    ))
 }
 
 /// A tolerance for the optimality checks of a search over sorted values: a few
@@ -232,7 +272,7 @@ mod tests {
     fn prefix_grows_and_stays_sorted() {
         let x: Vec<f64> = (0..100).map(|i| ((i * 37) % 101) as f64).collect();
         let mut ws = Workspace::new();
-        let mut tp = TopPrefix::load(&x, 0.0, &mut ws);
+        let mut tp = TopPrefix::load(&x, &mut ws);
         tp.extend_to(5);
         assert_eq!(tp.sorted(), &[100.0, 99.0, 98.0, 97.0, 96.0]);
         assert_eq!(tp.rest_max, 95.0);
@@ -249,10 +289,10 @@ mod tests {
         let d = [3.0, 1.0, 0.5, -1.0];
         let p = [0.0, 3.0, 4.0, 4.5, 3.5];
         // Simplex with r = 1: t = 2, p = (1, 0, 0, 0).
-        let t = capped_root(&d, &p, f64::INFINITY, 0.0, 1.0);
+        let t = capped_root(&d, &p, f64::INFINITY, 0.0, 1.0).threshold();
         assert!((t - 2.0).abs() < 1e-15);
-        // Capped at 0.5, sum 1: (0.5, 0.5, ...) needs t with 1 − t ≥ 0.5 and 0.5 − t ≤ 0 ...
-        let t = capped_root(&d, &p, 0.5, 0.0, 1.0);
+        // Capped at 0.5 with sum 1: the two largest entries are capped.
+        let t = capped_root(&d, &p, 0.5, 0.0, 1.0).threshold();
         assert!((capped_sum(&d, &p, 0.5, t) - 1.0).abs() < 1e-14);
     }
 }

@@ -10,6 +10,8 @@
 //! min-heap gives them in O(n log k) (never a full sort). S_t is accumulated as
 //! (sum over the support outside the k largest) + (suffix sums of the k largest), so
 //! no "total − prefix" difference cancels. For k = 1, μ_y = z_y − η and t = 0: eq. (15).
+//! Every z_i − μ_y is evaluated as (z_i − anchor) + η with anchor = min(z_y, z_[k]), so
+//! scores of any magnitude keep their differences (z = (1e16, −1e16, 0) works).
 
 use super::prefix::Workspace;
 use crate::real::Real;
@@ -18,8 +20,10 @@ use crate::{Error, Result};
 /// Everything the projection and the loss gradient need, for one row.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankmaxState {
-    /// μ_y of eq. (11).
+    /// μ_y of eq. (11) (rounded; computations use `anchor` and `eta`).
     pub mu: f64,
+    /// The margin η.
+    pub eta: f64,
     /// α_y of eq. (12).
     pub alpha: f64,
     /// min(z_y, z_[k]): the score μ_y is anchored to (μ_y = anchor − η). For k = 1
@@ -34,10 +38,15 @@ pub struct RankmaxState {
 }
 
 impl RankmaxState {
+    /// z_i − μ_y, computed as (z_i − anchor) + η.
+    #[inline]
+    pub fn excess(&self, z: f64) -> f64 {
+        (z - self.anchor) + self.eta
+    }
     /// Rankmax(z, y)_i for a score z_i.
     #[inline]
     pub fn prob(&self, z: f64) -> f64 {
-        (self.alpha * (z - self.mu)).clamp(0.0, 1.0)
+        (self.alpha * self.excess(z)).clamp(0.0, 1.0)
     }
     /// S_t, the sum of z_i − μ over the uncapped support.
     #[inline]
@@ -65,9 +74,16 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
     let zy = z[y].to_f64();
     if k == 1 {
         // eq. (15): μ = z_y − η, t = 0, α = 1 / Σ (z_i − μ)_+.
-        let mu = zy - eta;
-        let (support, mass) = support_and_mass(z, mu, f64::INFINITY);
-        return Ok(RankmaxState { mu, alpha: 1.0 / mass.0, anchor: zy, support, capped: 0, cap_score: f64::INFINITY });
+        let (support, mass) = support_and_mass(z, zy, eta, f64::INFINITY);
+        return Ok(RankmaxState {
+            mu: zy - eta,
+            eta,
+            alpha: 1.0 / mass.0,
+            anchor: zy,
+            support,
+            capped: 0,
+            cap_score: f64::INFINITY,
+        });
     }
 
     // The k largest scores, by a size-k min-heap, then sorted descending.
@@ -87,13 +103,14 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
     heap.sort_unstable_by(|a, b| b.total_cmp(a));
     let top = &heap[..];
     let kth = top[k - 1];
-    let mu = zy.min(kth) - eta;
+    let anchor = zy.min(kth);
+    let excess = |v: f64| (v - anchor) + eta;
 
     // Support size, and the mass of the support outside the kept k. Scores tied with
     // z_[k] are kept only as many times as they appear among the k largest.
-    let (support, (mut outside, tied)) = support_and_mass(z, mu, kth);
+    let (support, (mut outside, tied)) = support_and_mass(z, anchor, eta, kth);
     let tied_kept = top.iter().rev().take_while(|&&v| v == kth).count();
-    outside += (tied - tied_kept) as f64 * (kth - mu);
+    outside += (tied - tied_kept) as f64 * excess(kth);
 
     // Suffix sums S_t = outside + Σ_{i=t..k-1} (top_i − μ), then the smallest valid t.
     let suffix = &mut ws.prefix_sums;
@@ -101,35 +118,37 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
     suffix.resize(k + 1, 0.0);
     suffix[k] = outside;
     for t in (0..k).rev() {
-        suffix[t] = suffix[t + 1] + (top[t] - mu);
+        suffix[t] = suffix[t + 1] + excess(top[t]);
     }
     let t = (0..k)
-        .find(|&t| (k - t) as f64 * (top[t] - mu) <= suffix[t])
+        .find(|&t| (k - t) as f64 * excess(top[t]) <= suffix[t])
         .ok_or_else(|| Error::no_solution("rankmax", "no capped count t < k satisfies eq. (12)"))?;
     Ok(RankmaxState {
-        mu,
+        mu: anchor - eta,
+        eta,
         alpha: (k - t) as f64 / suffix[t],
-        anchor: zy.min(kth),
+        anchor,
         support,
         capped: t,
         cap_score: if t > 0 { top[t - 1] } else { f64::INFINITY },
     })
 }
 
-/// One pass over z: the number of scores above μ, the sum of (z_i − μ) over those
-/// strictly below `kth`, and the number equal to `kth` (with `kth = +∞` the sum is
-/// over the whole support). Eight independent lanes let the compiler vectorise the
+/// One pass over z: the number of scores above μ = anchor − η, the sum of
+/// z_i − μ = (z_i − anchor) + η over those strictly below `kth`, and the number equal
+/// to `kth` (with `kth = +∞` the sum is over the whole support). Eight independent lanes let the compiler vectorise the
 /// reduction without reassociating floating-point sums behind our back.
-fn support_and_mass<T: Real>(z: &[T], mu: f64, kth: f64) -> (usize, (f64, usize)) {
+fn support_and_mass<T: Real>(z: &[T], anchor: f64, eta: f64, kth: f64) -> (usize, (f64, usize)) {
     const LANES: usize = 8;
     let mut count = [0usize; LANES];
     let mut tied = [0usize; LANES];
     let mut mass = [0.0f64; LANES];
     let mut accumulate = |lane: usize, v: f64| {
-        let above = v > mu;
+        let excess = (v - anchor) + eta;
+        let above = excess > 0.0;
         count[lane] += above as usize;
         tied[lane] += (above & (v == kth)) as usize;
-        mass[lane] += if above & (v < kth) { v - mu } else { 0.0 };
+        mass[lane] += if above & (v < kth) { excess } else { 0.0 };
     };
     let mut chunks = z.chunks_exact(LANES);
     for chunk in chunks.by_ref() {

@@ -6,7 +6,7 @@
 //! Sparsemax (Martins & Astudillo 2016; the k = 1 case of the (n,k)-simplex, Rankmax
 //! paper eq. (8) with α = 1) is the projection with r = 1.
 
-use super::prefix::{capped_root, write_clipped, TopPrefix, Workspace};
+use super::prefix::{capped_root, check_sum, row_max, write_clipped, TopPrefix, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -26,17 +26,18 @@ pub fn simplex<T: Real>(
     if inequality {
         let positive_sum: f64 = x.iter().map(|v| v.to_f64().max(0.0)).sum();
         if positive_sum <= r {
-            write_clipped(x, 0.0, 0.0, f64::INFINITY, out);
-            return Ok(Thresholds { lower: 0.0, upper: f64::INFINITY });
+            let th = Thresholds { shift: 0.0, lower: 0.0, upper: f64::INFINITY };
+            write_clipped(x, &th, 0.0, out);
+            return Ok(th);
         }
     }
     if r == 0.0 {
         out.iter_mut().for_each(|o| *o = T::from_f64(0.0));
-        return Ok(Thresholds { lower: f64::INFINITY, upper: 0.0 });
+        return Ok(Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 });
     }
-    let t = simplex_threshold(x, r, ws)?;
-    write_clipped(x, t, 0.0, f64::INFINITY, out);
-    Ok(Thresholds { lower: t, upper: f64::INFINITY })
+    let th = simplex_threshold(x, r, ws)?;
+    check_sum("simplex", write_clipped(x, &th, 0.0, out), r, 0.0)?;
+    Ok(th)
 }
 
 /// The threshold `t` with `Σ (x_i − t)_+ = r` (`r > 0`).
@@ -45,9 +46,8 @@ pub fn simplex<T: Real>(
 /// above x_max − r can be in the support: one pass finds the maximum, a second
 /// collects those candidates (usually a handful), and the exact threshold is solved
 /// on them alone. No selection, no verification needed.
-pub(crate) fn simplex_threshold<T: Real>(x: &[T], r: f64, ws: &mut Workspace) -> Result<f64> {
-    let top = x.iter().fold(f64::NEG_INFINITY, |a, v| a.max(v.to_f64()));
-    let mut candidates = TopPrefix::load_above(x, top - r, ws);
+pub(crate) fn simplex_threshold<T: Real>(x: &[T], r: f64, ws: &mut Workspace) -> Result<Thresholds> {
+    let mut candidates = TopPrefix::load_above(x, row_max(x) - r, ws);
     candidates.solve(usize::MAX, |d, p, _| Ok(Some(capped_root(d, p, f64::INFINITY, 0.0, r))))
 }
 

@@ -36,9 +36,9 @@ pub fn topk_cone<T: Real>(
     super::check_row(x, out)?;
     check_k(k, x.len())?;
     check_rho(rho)?;
-    let mut top = TopPrefix::load(x, 0.0, ws);
+    let mut top = TopPrefix::load(x, ws);
     let th = top.solve(first_prefix(k), |d, p, rest| cone_on_prefix(d, p, rest, k, rho))?;
-    write_clipped(x, th.lower, 0.0, th.upper, out);
+    write_clipped(x, &th, 0.0, out);
     Ok(th)
 }
 
@@ -73,21 +73,22 @@ pub(crate) fn cone_on_prefix(
     if c < k {
         return Ok(None);
     }
-    // Lemma 4: zero iff the k largest entries sum to ≤ 0.
-    if p[k] <= 0.0 {
-        return Ok(Some(Thresholds { lower: d[0].max(0.0), upper: 0.0 }));
-    }
     let kf = k as f64;
-    let scale = d[0].abs().max(d[c - 1].abs()).max(p[k].abs() / kf);
+    // Lemma 4: zero iff the k largest entries sum to ≤ 0.
+    let top_k = p[k];
+    if top_k <= 0.0 {
+        return Ok(Some(Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 }));
+    }
+    let scale = d[0].abs().max(d[c - 1].abs()).max(top_k.abs() / kf);
     let tol = check_tolerance(scale);
     let next_after = |j: usize| if j < c { d[j] } else { rest };
 
     // Lemma 3, case 2: U = the k largest, M = ∅.
-    let s = p[k] / (1.0 + rho * kf);
+    let s = top_k / (1.0 + rho * kf);
     let cap = s / kf;
     if d[k - 1] - cap >= next_after(k) - tol {
         let t = d[k - 1] - cap;
-        return Ok((t >= rest).then_some(Thresholds { lower: t, upper: cap }));
+        return Ok((t >= rest).then_some(Thresholds { shift: 0.0, lower: t, upper: cap }));
     }
 
     // Lemma 3, case 3, for each u = |U| < k.
@@ -122,7 +123,7 @@ pub(crate) fn cone_on_prefix(
         // L entries inside the prefix; the ones outside are checked by `t >= rest`.
         let m_ok = d[u] <= upper + tol && d[j - 1] >= t - tol && (j == c || d[j] <= t + tol);
         if u_ok && m_ok {
-            return Ok((t >= rest).then_some(Thresholds { lower: t, upper: s / kf }));
+            return Ok((t >= rest).then_some(Thresholds { shift: 0.0, lower: t, upper: s / kf }));
         }
     }
     Err(Error::no_solution(

@@ -32,11 +32,11 @@ pub fn topk_simplex<T: Real>(
     }
     if r == 0.0 {
         out.iter_mut().for_each(|o| *o = T::from_f64(0.0));
-        return Ok(Thresholds { lower: f64::INFINITY, upper: 0.0 });
+        return Ok(Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 });
     }
-    let mut top = TopPrefix::load(x, 0.0, ws);
+    let mut top = TopPrefix::load(x, ws);
     let th = top.solve(first_prefix(k), |d, p, rest| simplex_on_prefix(d, p, rest, k, r, rho))?;
-    write_clipped(x, th.lower, 0.0, th.upper, out);
+    write_clipped(x, &th, 0.0, out);
     Ok(th)
 }
 
@@ -54,15 +54,17 @@ fn simplex_on_prefix(
     let kf = k as f64;
     let cap = r / kf;
     // The knapsack: Σ clip(x − t, 0, r/k) = r.
-    let t = capped_root(d, p, cap, 0.0, r);
+    let knapsack = capped_root(d, p, cap, 0.0, r);
+    let t = knapsack.threshold();
     if t < rest {
         return Ok(None);
     }
+    // Its multiplier λ = t + (1/k) Σ_U (x_i − t − r/k) − ρr.
     let capped = d.partition_point(|&v| v - cap >= t);
     let lambda = t + (p[capped] - capped as f64 * (t + cap)) / kf - rho * r;
     let tol = check_tolerance(d[0].abs().max(r).max(rho * r));
     if lambda >= -tol {
-        return Ok(Some(Thresholds { lower: t, upper: cap }));
+        return Ok(Some(knapsack));
     }
     // λ < 0: the sum constraint is inactive; the cone solution must have Σp < r.
     match cone_on_prefix(d, p, rest, k, rho)? {

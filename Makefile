@@ -31,6 +31,7 @@ test: test-rust develop typecheck test-python
 
 test-rust:
 	cargo test --quiet
+	cargo clippy --quiet --all-targets --features python -- -D warnings
 
 typecheck: develop
 	$(PY) -m mypy.stubtest toprank._core

@@ -47,6 +47,7 @@ ROW_KINDS = (
     "ties_rounded",  # normal values rounded to multiples of 0.5
     "ties_top",  # the largest value repeated at random positions
     "near_ties",  # a few levels perturbed by 1e-15 … 1e-11 (relative)
+    "ulp_ties",  # a few levels, entries a few ulps apart
     "constant",
     "nonpositive",
     "sparse",  # mostly very negative, a few positive entries
@@ -74,6 +75,10 @@ def random_row(rng: np.random.Generator, m: int, kind: str) -> np.ndarray:
     elif kind == "near_ties":
         levels = rng.normal(size=int(rng.integers(1, 4)))
         x = rng.choice(levels, size=m) * (1.0 + 10.0 ** rng.uniform(-15.0, -11.0) * rng.normal(size=m))
+    elif kind == "ulp_ties":
+        levels = rng.normal(size=int(rng.integers(1, 4)))
+        x = rng.choice(levels, size=m)
+        x = x + np.spacing(x) * rng.integers(-4, 5, size=m)
     elif kind == "constant":
         x = np.full(m, rng.choice([-1.0, 1.0]) * rng.uniform(0.1, 1.0))
     elif kind == "nonpositive":
@@ -875,12 +880,38 @@ def test_capped_simplex_entropy_examples() -> None:
         # The same near tie far below the largest entry (large spread rather than magnitude).
         ([0.0, -1e6, -1e6 + 1.9e-6], 3.0, [1.0, 1.0, 1.0]),
         ([0.0, -1e6, -1e6 + 1.9e-6, -2e6], 3.0, [1.0, 1.0, 1.0, 0.0]),
+        # k = m with a near tie far below the maximum: p = 1 (must not raise).
+        ([0.0, -999999.9999999985, -999999.9999999977, -1000000.0000000044], 4.0, [1.0] * 4),
+        ([0.0, -999999.9999999985, -999999.9999999977, -1000000.0000000044, -3e6], 4.0, [1.0] * 4 + [0.0]),
     ],
 )
 def test_capped_simplex_entropy_near_ties_at_large_magnitude(x: list[float], k: float, expected: list[float]) -> None:
     p = P.capped_simplex_entropy(np.array(x), k)
     np.testing.assert_allclose(p, expected, rtol=0, atol=1e-7)
     assert abs(float(p.sum()) - k) <= 1e-10 * k + 16 * len(x) * EPS * max(abs(v) for v in x)
+
+
+_BOX_HI = 0.05111796279384088
+
+
+@pytest.mark.parametrize(
+    ("func", "x", "args", "expected"),
+    [
+        # Entries a few ulps apart: the threshold's bracket must not collapse (k = 1, ρ = 0:
+        # the simplex with Σp ≤ 0.1, all mass on the largest entry).
+        (P.topk_simplex, [0.2, 0.1999999999999999, 0.19999999999999996, 1.0], (1, 0.1, 0.0), [0.0, 0.0, 0.0, 0.1]),
+        (P.topk_simplex, [0.2, 0.19999999999999996, 0.2, 1.0], (1, 0.1, 0.0), [0.0, 0.0, 0.0, 0.1]),
+        # Four near-equal entries at the cap hi = r/4, the two small ones at 0.
+        (P.box_simplex,
+         [0.09322455444291684, 0.5880743042383856, 0.5880743042383829, 0.09322455444291679, 0.5880743042383857,
+          0.5880743042383871],
+         (_BOX_HI, 0.2044718511753635, 0.0), [0.0, _BOX_HI, _BOX_HI, 0.0, _BOX_HI, _BOX_HI]),
+    ],
+    ids=["topk_simplex-ulp-ties", "topk_simplex-ulp-ties-2", "box_simplex-ulp-ties"],
+)
+def test_ulp_ties_regressions(func: Callable[..., np.ndarray], x: list[float], args: tuple[float, ...],
+                              expected: list[float]) -> None:
+    expect(func(np.array(x), *args), expected, 1.0)
 
 
 def test_parameter_errors() -> None:
@@ -908,4 +939,4 @@ def test_parameter_errors() -> None:
         with pytest.raises(InvalidInputError):
             call()
     with pytest.raises(TypeError):
-        P.simplex(x, 1.0, False, 2)  # type: ignore[misc]  # n_jobs is keyword-only
+        P.simplex(x, 1.0, False, 2)  # type: ignore[call-arg]  # n_jobs is keyword-only

@@ -10,8 +10,9 @@
 //! * z_y > z_[k] (y strictly in the top k): μ = z_κ − η for the index κ of z_[k], so
 //!   ∂L/∂z_i = 1/S for i ∈ M∖{κ} (plus −1/(z_y − μ) for i = y),
 //!   ∂L/∂z_κ = (1 − |M|)/S + 1/(z_y − μ).
-//! (t, s and the membership of M are locally constant; at ties the formulas give one
-//! element of the Clarke subdifferential.) The gradient sums to zero, as eq. (16) notes.
+//!
+//! t, s and the membership of M are locally constant; at ties the formulas give one
+//! element of the Clarke subdifferential. The gradient sums to zero, as eq. (16) notes.
 
 use crate::projections::{rankmax_state, Workspace};
 use crate::real::Real;

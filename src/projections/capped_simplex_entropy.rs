@@ -9,7 +9,7 @@
 //! the solution (j < k). The tail log-sum-exps are accumulated from the smallest kept
 //! entry upwards in the log domain (no "total − prefix" cancellation, no overflow).
 
-use super::prefix::Workspace;
+use super::prefix::{Workspace, Written};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -75,20 +75,25 @@ pub fn capped_simplex_entropy<T: Real>(
         let c = tails[j] - (k - j as f64).ln();
         let capped_ok = j == 0 || at_most(c, top[j - 1]);
         if capped_ok && at_most(top[j], c) {
-            threshold = Some(c);
+            threshold = Some((j, c));
             break;
         }
     }
-    let c = threshold.ok_or_else(|| {
+    let (j, c) = threshold.ok_or_else(|| {
         Error::no_solution("capped_simplex_entropy", format!("no capped count j < k = {k} is consistent"))
     })?;
-    let mut total = 0.0;
+    // The j largest are capped by rank, not by the sign of x − c: a j accepted within
+    // the tolerance must not leave a "capped" entry at exp(−tiny) < 1.
+    let cap_value = if j > 0 { top[j - 1] } else { f64::INFINITY };
+    let (mut total, mut noise) = (0.0, 0.0);
     for (o, &v) in out.iter_mut().zip(x) {
-        let p = ((v.to_f64() - shift) - c).exp().min(1.0);
+        let d = v.to_f64() - shift;
+        let p = if d >= cap_value { 1.0 } else { (d - c).exp().min(1.0) };
         total += p;
+        noise += 4.0 * f64::EPSILON * (d.abs() + c.abs() + 1.0) * p;
         *o = T::from_f64(p);
     }
-    super::prefix::check_sum("capped_simplex_entropy", total, k, 0.0)?;
+    super::prefix::check_sum("capped_simplex_entropy", Written { total, noise }, k, 0.0)?;
     Ok(Thresholds { shift, lower: c, upper: 1.0 })
 }
 

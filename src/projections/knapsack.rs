@@ -128,7 +128,7 @@ fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mu
         // only agree after rounding).
         let noise = 16.0 * f64::EPSILON * magnitude;
         if below <= noise && above <= noise {
-            return t.clamp(t_min, t_max);
+            return if t_min <= t_max { t.clamp(t_min, t_max) } else { t };
         }
         // Fix the side with the larger violation (either is valid when they are equal:
         // then t is optimal and both sides are at their bounds in the optimum).

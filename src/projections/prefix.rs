@@ -206,11 +206,19 @@ pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> Thr
     } else if a > 0.0 {
         (0.0, (capped - b) / a)
     } else {
-        // No free entries: the sum is constant on the bracket; any t in it works.
-        (0.0, if lo.is_finite() { lo } else { hi })
+        // No free entries: the sum is constant on the bracket and any t in it works;
+        // take one away from its ends, where rounding could free an entry.
+        let t = match (lo.is_finite(), hi.is_finite()) {
+            (true, true) => 0.5 * (lo + hi),
+            (false, true) => hi - cap.min(hi.abs().max(1.0)),
+            (true, false) => lo + 1.0 + lo.abs(),
+            (false, false) => 0.0,
+        };
+        (0.0, t)
     };
-    // Rounding may push the linear solve a hair outside its bracket.
-    let offset = offset.clamp(lo - pivot, hi - pivot);
+    // Rounding may push the linear solve a hair outside its bracket (or, for ties a
+    // few ulps apart, invert the bracket itself: then there is nothing to clamp to).
+    let offset = if lo <= hi { offset.clamp(lo - pivot, hi - pivot) } else { offset };
     Thresholds { shift: pivot, lower: offset, upper: cap }
 }
 
@@ -227,25 +235,47 @@ pub(crate) fn row_max<T: Real>(x: &[T]) -> f64 {
     })
 }
 
-/// Writes `clip((x_i − shift) − lower, lo, upper)` into `out`; returns its sum.
+/// The sum of a written projection and the rounding noise that sum may carry.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Written {
+    pub total: f64,
+    /// A bound on the rounding error of `total`: a few ulps of |x_i| + |shift| + |lower|
+    /// per free entry (the data carry that much representation error; clipped entries
+    /// are exact).
+    pub noise: f64,
+}
+
+/// Writes `clip((x_i − shift) − lower, lo, upper)` into `out`.
 #[inline]
-pub(crate) fn write_clipped<T: Real>(x: &[T], th: &super::Thresholds, lo: f64, out: &mut [T]) -> f64 {
+pub(crate) fn write_clipped<T: Real>(x: &[T], th: &super::Thresholds, lo: f64, out: &mut [T]) -> Written {
     let (shift, lower, upper) = (th.shift, th.lower, th.upper);
-    let mut total = 0.0;
+    let (mut total, mut free_magnitude, mut free) = (0.0, 0.0, 0usize);
     for (o, &v) in out.iter_mut().zip(x) {
-        let p = ((v.to_f64() - shift) - lower).clamp(lo, upper);
+        let v = v.to_f64();
+        let raw = (v - shift) - lower;
+        let p = if raw <= lo {
+            lo
+        } else if raw >= upper {
+            upper
+        } else {
+            free_magnitude += v.abs();
+            free += 1;
+            raw
+        };
         total += p;
         *o = T::from_f64(p);
     }
-    total
+    let per_free = shift.abs() + lower.abs();
+    Written { total, noise: 4.0 * f64::EPSILON * (free_magnitude + free as f64 * per_free) }
 }
 
 /// The last line of defence of the equality-constrained projections: the output must
 /// sum to its target up to rounding. It can only fail when the row spans more orders
 /// of magnitude than float64 resolves around the threshold (e.g. |x| ~ 1e20 with
 /// bounds ~1); then we raise instead of returning an infeasible point.
-pub(crate) fn check_sum(problem: &'static str, total: f64, target: f64, bound_scale: f64) -> crate::Result<()> {
-    if (total - target).abs() <= 1e-9 * (target.abs() + bound_scale) {
+pub(crate) fn check_sum(problem: &'static str, written: Written, target: f64, bound_scale: f64) -> crate::Result<()> {
+    let total = written.total;
+    if (total - target).abs() <= 1e-12 * (target.abs() + bound_scale) + written.noise {
         return Ok(());
     }
     Err(crate::Error::no_solution(

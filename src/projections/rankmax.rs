@@ -152,8 +152,8 @@ fn support_and_mass<T: Real>(z: &[T], anchor: f64, eta: f64, kth: f64) -> (usize
     };
     let mut chunks = z.chunks_exact(LANES);
     for chunk in chunks.by_ref() {
-        for lane in 0..LANES {
-            accumulate(lane, chunk[lane].to_f64());
+        for (lane, &v) in chunk.iter().enumerate() {
+            accumulate(lane, v.to_f64());
         }
     }
     for (lane, &v) in chunks.remainder().iter().enumerate() {

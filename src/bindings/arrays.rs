@@ -48,11 +48,15 @@ pub(crate) fn float_shape(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<(bool,
     let arr = obj.cast::<numpy::PyUntypedArray>().map_err(|_| {
         invalid(name, format!("expected a numpy.ndarray of float32 or float64, got {}", type_name(obj)))
     })?;
-    let shape = arr.shape();
-    match shape.len() {
-        1 => Ok((false, 1, shape[0])),
-        2 => Ok((true, shape[0], shape[1])),
-        d => Err(invalid(name, format!("expected a 1-D array or a 2-D batch of rows, got a {d}-D array"))),
+    batch_shape(arr.shape(), name)
+}
+
+/// (is_batch, n_rows, row_len) of a 1-D row or a 2-D batch of rows.
+fn batch_shape(shape: &[usize], name: &str) -> PyResult<(bool, usize, usize)> {
+    match *shape {
+        [m] => Ok((false, 1, m)),
+        [n, m] => Ok((true, n, m)),
+        _ => Err(invalid(name, format!("expected a 1-D array or a 2-D batch of rows, got a {}-D array", shape.len()))),
     }
 }
 
@@ -62,11 +66,7 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 
 fn rows<'a, T: Element + Clone>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &str) -> PyResult<Rows<'a, T>> {
     let shape = arr.shape().to_vec();
-    let (n_rows, row_len) = match shape.len() {
-        1 => (1, shape[0]),
-        2 => (shape[0], shape[1]),
-        d => return Err(invalid(name, format!("expected a 1-D array or a 2-D batch of rows, got a {d}-D array"))),
-    };
+    let (_, n_rows, row_len) = batch_shape(&shape, name)?;
     if n_rows == 0 || row_len == 0 {
         return Err(invalid(name, format!("is empty (shape {shape:?})")));
     }

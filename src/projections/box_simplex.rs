@@ -32,8 +32,7 @@ pub fn box_simplex<T: Real>(
         }
     }
     if hi == 0.0 || r == 0.0 {
-        out.iter_mut().for_each(|o| *o = T::from_f64(0.0));
-        return Ok(Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 });
+        return Ok(super::write_zero(out));
     }
     let mut top = TopPrefix::load(x, ws);
     let th = top.solve(32, |d, p, rest| {

@@ -37,6 +37,11 @@ pub fn capped_simplex_entropy<T: Real>(
     super::check_row(x, out)?;
     super::capped_simplex::check_capped_k(k, x.len())?;
     let m = x.len();
+    if k == m as f64 {
+        // The whole cube corner: every p_i = 1.
+        out.iter_mut().for_each(|o| *o = T::from_f64(1.0));
+        return Ok(Thresholds { shift: 0.0, lower: f64::NEG_INFINITY, upper: 1.0 });
+    }
     let kept = (k.ceil() as usize).min(m);
     // Shift-invariant (c moves with x): work with x − max(x) for precision.
     let shift = super::prefix::row_max(x);
@@ -66,12 +71,13 @@ pub fn capped_simplex_entropy<T: Real>(
     // Comparisons up to the rounding of c_j (a few ulps per accumulated term),
     // relative to the numbers compared: a looser test could accept a neighbouring j
     // and leave Σp off by the tolerance.
+    let slack = |j: usize| 4.0 * (j + 2) as f64 * f64::EPSILON;
     let mut threshold = None;
     for j in 0..kept {
         if (j as f64) >= k {
             break;
         }
-        let at_most = |a: f64, b: f64| a <= b + 4.0 * (j + 2) as f64 * f64::EPSILON * a.abs().max(b.abs()).max(1.0);
+        let at_most = |a: f64, b: f64| a <= b + slack(j) * a.abs().max(b.abs()).max(1.0);
         let c = tails[j] - (k - j as f64).ln();
         let capped_ok = j == 0 || at_most(c, top[j - 1]);
         if capped_ok && at_most(top[j], c) {
@@ -90,7 +96,8 @@ pub fn capped_simplex_entropy<T: Real>(
         let d = v.to_f64() - shift;
         let p = if d >= cap_value { 1.0 } else { (d - c).exp().min(1.0) };
         total += p;
-        noise += 4.0 * f64::EPSILON * (d.abs() + c.abs() + 1.0) * p;
+        // A j accepted within the slack moves each uncapped p by up to that much.
+        noise += slack(j) * (d.abs() + c.abs() + 1.0) * p;
         *o = T::from_f64(p);
     }
     super::prefix::check_sum("capped_simplex_entropy", Written { total, noise }, k, 0.0)?;

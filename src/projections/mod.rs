@@ -48,6 +48,12 @@ impl Thresholds {
     }
 }
 
+/// Writes the zero vector (the projection onto a set of radius 0).
+pub(crate) fn write_zero<T: Real>(out: &mut [T]) -> Thresholds {
+    out.iter_mut().for_each(|o| *o = T::from_f64(0.0));
+    Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 }
+}
+
 pub(crate) fn check_row<T: Real>(x: &[T], out: &[T]) -> Result<()> {
     if x.is_empty() {
         return Err(Error::input("x", "must have at least one entry"));

@@ -54,32 +54,22 @@ fn descending(a: &f64, b: &f64) -> std::cmp::Ordering {
 impl<'w> TopPrefix<'w> {
     /// Copies `x` into the workspace.
     pub(crate) fn load<T: Real>(x: &[T], ws: &'w mut Workspace) -> Self {
-        ws.values.clear();
-        ws.values.extend(x.iter().map(|v| v.to_f64()));
-        ws.prefix_sums.clear();
-        ws.prefix_sums.push(0.0);
-        TopPrefix {
-            values: &mut ws.values,
-            prefix_sums: &mut ws.prefix_sums,
-            sorted_len: 0,
-            rest_max: f64::INFINITY,
-        }
+        Self::from_values(x.iter().map(|v| v.to_f64()), ws)
     }
 
     /// Copies only the entries of `x` at or above `bound`, for callers that have proven
     /// the threshold is at least `bound` (so the other entries are zero in the solution
     /// and need no check): the prefix then treats the candidates as the whole row.
     pub(crate) fn load_above<T: Real>(x: &[T], bound: f64, ws: &'w mut Workspace) -> Self {
+        Self::from_values(x.iter().map(|v| v.to_f64()).filter(|&v| v >= bound), ws)
+    }
+
+    fn from_values(values: impl Iterator<Item = f64>, ws: &'w mut Workspace) -> Self {
         ws.values.clear();
-        ws.values.extend(x.iter().map(|v| v.to_f64()).filter(|&v| v >= bound));
+        ws.values.extend(values);
         ws.prefix_sums.clear();
         ws.prefix_sums.push(0.0);
-        TopPrefix {
-            values: &mut ws.values,
-            prefix_sums: &mut ws.prefix_sums,
-            sorted_len: 0,
-            rest_max: f64::INFINITY,
-        }
+        TopPrefix { values: &mut ws.values, prefix_sums: &mut ws.prefix_sums, sorted_len: 0, rest_max: f64::INFINITY }
     }
 
     pub(crate) fn len(&self) -> usize {

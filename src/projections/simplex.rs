@@ -32,8 +32,7 @@ pub fn simplex<T: Real>(
         }
     }
     if r == 0.0 {
-        out.iter_mut().for_each(|o| *o = T::from_f64(0.0));
-        return Ok(Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 });
+        return Ok(super::write_zero(out));
     }
     let th = simplex_threshold(x, r, ws)?;
     check_sum("simplex", write_clipped(x, &th, 0.0, out), r, 0.0)?;

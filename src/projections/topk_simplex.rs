@@ -31,8 +31,7 @@ pub fn topk_simplex<T: Real>(
         return Err(Error::param("r", format!("must be finite and >= 0, got {r}")));
     }
     if r == 0.0 {
-        out.iter_mut().for_each(|o| *o = T::from_f64(0.0));
-        return Ok(Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 });
+        return Ok(super::write_zero(out));
     }
     let mut top = TopPrefix::load(x, ws);
     let th = top.solve(first_prefix(k), |d, p, rest| simplex_on_prefix(d, p, rest, k, r, rho))?;

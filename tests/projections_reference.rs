@@ -207,3 +207,20 @@ fn box_simplex_with_bias_matches_bisection() {
         assert_close(&out, &want, s, &format!("box simplex hi={hi} r={r} rho={rho} x={x:?}"));
     }
 }
+
+#[test]
+fn non_finite_rows_terminate() {
+    // The kernels assume finite input (the bindings check), but must never hang or
+    // panic on NaN or infinity: they return something or an error.
+    let mut ws = Workspace::new();
+    let mut out = vec![0.0; 4];
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let x = [0.5, bad, -0.2, 0.1];
+        let _ = knapsack(&x, 0.0, 1.0, 1.5, &mut out, &mut ws);
+        let _ = simplex(&x, 1.0, false, &mut out, &mut ws);
+        let _ = capped_simplex(&x, 2.0, &mut out, &mut ws);
+        let _ = topk_cone(&x, 2, 1.0, &mut out, &mut ws);
+        let _ = topk_simplex(&x, 2, 1.0, 1.0, &mut out, &mut ws);
+        let _ = box_simplex(&x, 0.5, 1.0, 1.0, &mut out, &mut ws);
+    }
+}

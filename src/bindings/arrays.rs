@@ -79,22 +79,26 @@ fn rows<'a, T: Element + Clone>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &str) 
     Ok(Rows { data, n_rows, row_len, shape })
 }
 
-fn check_finite<T: Real>(data: &[T], name: &'static str) -> crate::Result<()> {
+/// Checks one row for NaN and infinity. Called per row inside the parallel batch right
+/// after the kernel has read the same row (so the check runs on all threads and finds
+/// the row in cache); a failed check wins over the kernel's result, which is dropped.
+/// The kernels cannot panic or loop on non-finite input, and a panic would be caught.
+fn check_finite<T: Real>(row: &[T], index: usize, name: &'static str) -> crate::Result<()> {
     // v·0 is 0 for finite v and NaN otherwise; lane-wise sums vectorise.
     const LANES: usize = 8;
     let mut acc = [0.0f64; LANES];
-    let mut chunks = data.chunks_exact(LANES);
+    let mut chunks = row.chunks_exact(LANES);
     for chunk in chunks.by_ref() {
-        for lane in 0..LANES {
-            acc[lane] += chunk[lane].to_f64() * 0.0;
+        for (a, v) in acc.iter_mut().zip(chunk) {
+            *a += v.to_f64() * 0.0;
         }
     }
     let tail: f64 = chunks.remainder().iter().map(|v| v.to_f64() * 0.0).sum();
     if acc.iter().sum::<f64>() + tail == 0.0 {
         return Ok(());
     }
-    let i = data.iter().position(|v| !v.to_f64().is_finite()).unwrap_or(0);
-    Err(Error::InvalidInput { name, reason: format!("contains NaN or infinity (at flat index {i})") })
+    let column = row.iter().position(|v| !v.to_f64().is_finite()).unwrap_or(0);
+    Err(Error::InvalidInput { name, reason: format!("contains NaN or infinity (row {index}, column {column})") })
 }
 
 /// Runs `work` without the GIL on the requested pool; a panic becomes InternalError.
@@ -167,8 +171,11 @@ pub(crate) fn map_rows<'py, K: RowMap>(
             let mut guard = out.readwrite();
             let out_slice = guard.as_slice_mut().map_err(|e| InternalError::new_err(e.to_string()))?;
             run_detached(py, n_jobs, || {
-                check_finite(data, name)?;
-                batch::map_rows(data, row_len, out_slice, |i, r, o, ws| kernel.row(i, r, o, ws))
+                batch::map_rows(data, row_len, out_slice, |i, r, o, ws| {
+                    let result = kernel.row(i, r, o, ws);
+                    check_finite(r, i, name)?;
+                    result
+                })
             })?;
         }
         Ok(out.into_any())
@@ -192,9 +199,12 @@ pub(crate) fn loss_rows<'py, K: RowLoss>(
             let mut guard = grad.readwrite();
             let grad_slice = guard.as_slice_mut().map_err(|e| InternalError::new_err(e.to_string()))?;
             run_detached(py, n_jobs, || {
-                check_finite(data, name)?;
                 let mut loss = vec![T::from_f64(0.0); n_rows];
-                batch::loss_rows(data, row_len, &mut loss, grad_slice, |i, r, g, ws| kernel.row(i, r, g, ws))?;
+                batch::loss_rows(data, row_len, &mut loss, grad_slice, |i, r, g, ws| {
+                    let result = kernel.row(i, r, g, ws);
+                    check_finite(r, i, name)?;
+                    result
+                })?;
                 Ok(loss)
             })?
         };
@@ -215,9 +225,12 @@ pub(crate) fn value_rows<'py, K: RowValue>(
         let data: &[T] = &rows.data;
         let (n_rows, row_len) = (rows.n_rows, rows.row_len);
         let values = run_detached(py, n_jobs, || {
-            check_finite(data, name)?;
             let mut values = vec![T::from_f64(0.0); n_rows];
-            batch::reduce_rows(data, row_len, &mut values, |i, r, ws| kernel.row(i, r, ws))?;
+            batch::reduce_rows(data, row_len, &mut values, |i, r, ws| {
+                let result = kernel.row(i, r, ws);
+                check_finite(r, i, name)?;
+                result
+            })?;
             Ok(values)
         })?;
         if rows.is_batch() {

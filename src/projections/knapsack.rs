@@ -128,7 +128,7 @@ fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mu
         // only agree after rounding).
         let noise = 16.0 * f64::EPSILON * magnitude;
         if below <= noise && above <= noise {
-            return if t_min <= t_max { t.clamp(t_min, t_max) } else { t };
+            return if t_min <= t_max { t.max(t_min).min(t_max) } else { t };
         }
         // Fix the side with the larger violation (either is valid when they are equal:
         // then t is optimal and both sides are at their bounds in the optimum).
@@ -148,6 +148,11 @@ fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mu
                 free[kept] = v;
                 kept += 1;
             }
+        }
+        if fixed == 0 {
+            // Only possible with NaN in x (every comparison false): stop rather than
+            // spin; the caller reports the non-finite input.
+            return t;
         }
         r_free -= fixed as f64 * if fix_low { lo } else { hi };
         n = kept;

@@ -208,7 +208,8 @@ pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> Thr
     };
     // Rounding may push the linear solve a hair outside its bracket (or, for ties a
     // few ulps apart, invert the bracket itself: then there is nothing to clamp to).
-    let offset = if lo <= hi { offset.clamp(lo - pivot, hi - pivot) } else { offset };
+    // `max`/`min` rather than `clamp`, which panics on NaN bounds.
+    let offset = if lo <= hi { offset.max(lo - pivot).min(hi - pivot) } else { offset };
     Thresholds { shift: pivot, lower: offset, upper: cap }
 }
 
@@ -243,15 +244,11 @@ pub(crate) fn write_clipped<T: Real>(x: &[T], th: &super::Thresholds, lo: f64, o
     for (o, &v) in out.iter_mut().zip(x) {
         let v = v.to_f64();
         let raw = (v - shift) - lower;
-        let p = if raw <= lo {
-            lo
-        } else if raw >= upper {
-            upper
-        } else {
-            free_magnitude += v.abs();
-            free += 1;
-            raw
-        };
+        // Branch-free: whether an entry is clipped is unpredictable.
+        let p = raw.max(lo).min(upper);
+        let is_free = (raw > lo) & (raw < upper);
+        free_magnitude += if is_free { v.abs() } else { 0.0 };
+        free += is_free as usize;
         total += p;
         *o = T::from_f64(p);
     }

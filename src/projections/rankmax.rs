@@ -74,11 +74,11 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
     let zy = z[y].to_f64();
     if k == 1 {
         // eq. (15): μ = z_y − η, t = 0, α = 1 / Σ (z_i − μ)_+.
-        let (support, mass) = support_and_mass(z, zy, eta, f64::INFINITY);
+        let (support, mass) = support_mass(z, zy, eta);
         return Ok(RankmaxState {
             mu: zy - eta,
             eta,
-            alpha: 1.0 / mass.0,
+            alpha: 1.0 / mass,
             anchor: zy,
             support,
             capped: 0,
@@ -86,31 +86,72 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
         });
     }
 
-    // The k largest scores, by a size-k min-heap, then sorted descending.
+    // One pass finds the k largest scores (a size-k min-heap) and, betting that y is
+    // not above z_[k] (then μ = z_y − η is known up front), the support and its mass
+    // for that μ.
     let heap = &mut ws.values;
     heap.clear();
     heap.extend(z[..k].iter().map(|v| v.to_f64()));
     for i in (0..k / 2).rev() {
         sift_down(heap, i);
     }
-    for &v in &z[k..] {
-        let v = v.to_f64();
+    let (mut support, mut mass) = support_mass(&z[..k], zy, eta);
+    // Most scores never enter the heap: blocks are tested by their maximum (lane-wise,
+    // vectorisable) and only the blocks that beat the current k-th largest are walked.
+    const BLOCK: usize = 16;
+    let offer = |v: f64, heap: &mut Vec<f64>| {
         if v > heap[0] {
             heap[0] = v;
             sift_down(heap, 0);
         }
+    };
+    const HALF: usize = BLOCK / 2;
+    let mut lane_count = [0usize; HALF];
+    let mut lane_mass = [0.0f64; HALF];
+    let mut blocks = z[k..].chunks_exact(BLOCK);
+    for block in blocks.by_ref() {
+        let mut lane_max = [f64::NEG_INFINITY; HALF];
+        for lane in 0..HALF {
+            let (a, b) = (block[lane].to_f64(), block[lane + HALF].to_f64());
+            let (ea, eb) = ((a - zy) + eta, (b - zy) + eta);
+            lane_count[lane] += (ea > 0.0) as usize + (eb > 0.0) as usize;
+            lane_mass[lane] += if ea > 0.0 { ea } else { 0.0 };
+            lane_mass[lane] += if eb > 0.0 { eb } else { 0.0 };
+            lane_max[lane] = if a > b { a } else { b };
+        }
+        let block_max = lane_max.iter().fold(f64::NEG_INFINITY, |m, &v| if v > m { v } else { m });
+        if block_max > heap[0] {
+            for &v in block {
+                offer(v.to_f64(), heap);
+            }
+        }
     }
+    for &v in blocks.remainder() {
+        offer(v.to_f64(), heap);
+    }
+    let (tail_support, tail_mass) = support_mass(blocks.remainder(), zy, eta);
+    support += lane_count.iter().sum::<usize>() + tail_support;
+    mass += lane_mass.iter().sum::<f64>() + tail_mass;
     heap.sort_unstable_by(|a, b| b.total_cmp(a));
     let top = &heap[..];
     let kth = top[k - 1];
     let anchor = zy.min(kth);
     let excess = |v: f64| (v - anchor) + eta;
 
-    // Support size, and the mass of the support outside the kept k. Scores tied with
-    // z_[k] are kept only as many times as they appear among the k largest.
-    let (support, (mut outside, tied)) = support_and_mass(z, anchor, eta, kth);
-    let tied_kept = top.iter().rev().take_while(|&&v| v == kth).count();
-    outside += (tied - tied_kept) as f64 * excess(kth);
+    // The mass of the support outside the kept k. If the bet held, it is the pass's
+    // mass minus the k kept entries' — unless that difference cancels (the kept mass
+    // dominates), in which case, as when y is above z_[k], a second pass sums it
+    // directly. Scores tied with z_[k] are kept only as often as among the k largest.
+    let kept_mass: f64 = top.iter().map(|&v| excess(v)).sum();
+    let outside = if zy <= kth && mass - kept_mass >= 1e-4 * mass {
+        mass - kept_mass
+    } else {
+        let (exact_support, (mut outside, tied)) = support_and_mass(z, anchor, eta, kth);
+        support = exact_support;
+        let tied_kept = top.iter().rev().take_while(|&&v| v == kth).count();
+        outside += (tied - tied_kept) as f64 * excess(kth);
+        outside
+    };
 
     // Suffix sums S_t = outside + Σ_{i=t..k-1} (top_i − μ), then the smallest valid t.
     let suffix = &mut ws.prefix_sums;
@@ -132,6 +173,31 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
         capped: t,
         cap_score: if t > 0 { top[t - 1] } else { f64::INFINITY },
     })
+}
+
+/// The number of scores above μ = anchor − η and the sum of their excess
+/// (z_i − anchor) + η: eq. (12)'s support and mass when nothing is capped. Two entries
+/// per lane per step keep eight independent vector-friendly accumulators busy.
+fn support_mass<T: Real>(z: &[T], anchor: f64, eta: f64) -> (usize, f64) {
+    const LANES: usize = 8;
+    let mut count = [0usize; LANES];
+    let mut mass = [0.0f64; LANES];
+    let mut chunks = z.chunks_exact(2 * LANES);
+    for chunk in chunks.by_ref() {
+        for lane in 0..LANES {
+            let a = (chunk[lane].to_f64() - anchor) + eta;
+            let b = (chunk[lane + LANES].to_f64() - anchor) + eta;
+            count[lane] += (a > 0.0) as usize + (b > 0.0) as usize;
+            mass[lane] += if a > 0.0 { a } else { 0.0 };
+            mass[lane] += if b > 0.0 { b } else { 0.0 };
+        }
+    }
+    for &v in chunks.remainder() {
+        let e = (v.to_f64() - anchor) + eta;
+        count[0] += (e > 0.0) as usize;
+        mass[0] += if e > 0.0 { e } else { 0.0 };
+    }
+    (count.iter().sum(), mass.iter().sum())
 }
 
 /// One pass over z: the number of scores above μ = anchor − η, the sum of

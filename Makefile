@@ -49,7 +49,7 @@ bench-rust:
 	cargo bench --bench projections
 
 bench-compare: develop
-	$(PY) benches/compare/projections.py --write BENCHMARKS.md
+	$(PY) benches/compare/projections.py --write BENCHMARKS.md --criterion target/criterion
 
 # An abi3 manylinux wheel built with zig (from the ziglang PyPI package), installed
 # into a fresh venv without Rust and imported there.

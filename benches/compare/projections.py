@@ -477,11 +477,54 @@ def markdown(rows: list[Row], info: dict[str, str], args: argparse.Namespace) ->
     return "\n".join(out)
 
 
+def criterion_section(directory: str) -> list[str]:
+    """The criterion size grid (``cargo bench --bench projections``) as a Markdown table.
+
+    Reads each benchmark's ``benchmark.json`` and ``new/estimates.json`` under
+    ``directory`` (criterion's output, ``target/criterion``): mean time per call (one
+    row) and per element.
+    """
+    import glob
+    import json
+
+    entries = []
+    for meta_path in glob.glob(os.path.join(directory, "**", "new", "benchmark.json"), recursive=True):
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+        with open(os.path.join(os.path.dirname(meta_path), "estimates.json"), encoding="utf-8") as f:
+            mean_ns = json.load(f)["mean"]["point_estimate"]
+        elements = (meta.get("throughput") or {}).get("Elements")
+        entries.append((meta["group_id"], meta.get("value_str") or "", mean_ns, elements))
+    if not entries:
+        return []
+
+    def size_key(entry: tuple[str, str, float, int | None]) -> tuple[str, int, int]:
+        group, value, _, _ = entry
+        fields = dict(part.split("=", 1) for part in value.split("/") if "=" in part)
+        to_int = lambda v: int(v) if v.isdigit() else 0  # noqa: E731
+        return group, to_int(fields.get("m", "0")), to_int(fields.get("k", "0"))
+
+    out = [
+        "## Criterion size grid (Rust, one row per call, one thread)",
+        "",
+        "Produced by `cargo bench --bench projections` (standard-normal rows, a reused workspace); "
+        "mean time per row and per element.",
+        "",
+        "| kernel | size | time/row | ns/element |",
+        "|---|---|---:|---:|",
+    ]
+    for group, value, mean_ns, elements in sorted(entries, key=size_key):
+        per_element = f"{mean_ns / elements:.2f}" if elements else "—"
+        out.append(f"| {group} | {value} | {fmt_time(mean_ns * 1e-9)} | {per_element} |")
+    return out + [""]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", metavar="PATH", help="also write the results as Markdown to PATH")
     parser.add_argument("--quick", action="store_true", help="small batches and few repeats (smoke test)")
     parser.add_argument("--repeats", type=int, default=None, help="timed rounds per comparison (default 7; 3 with --quick)")
+    parser.add_argument("--criterion", metavar="DIR", help="append the criterion results found in DIR (target/criterion)")
     args = parser.parse_args()
     args.repeats = args.repeats or (3 if args.quick else 7)
     q = args.quick
@@ -513,7 +556,10 @@ def main() -> int:
         print("\n(quick mode: small batches and few repeats; the timings and verdicts are not measurements)")
     if args.write:
         with open(args.write, "w", encoding="utf-8") as f:
-            f.write(markdown(rows, info, args))
+            text = markdown(rows, info, args)
+            if args.criterion:
+                text += "\n" + "\n".join(criterion_section(args.criterion))
+            f.write(text)
         print(f"\nwrote {args.write}")
     return 0
 

@@ -28,7 +28,7 @@ where
     T: Real,
     F: Fn(usize, &[T], &mut [T], &mut Workspace) -> Result<()> + Sync,
 {
-    let n = check_shape(x, m, "x")?;
+    check_shape(x, m, "x")?;
     if out.len() != x.len() {
         return Err(Error::input("out", "must have the shape of x"));
     }
@@ -36,9 +36,7 @@ where
         .zip(out.par_chunks_mut(m))
         .enumerate()
         .with_min_len(rows_per_task(m))
-        .try_for_each_init(|| Workspace::with_capacity(m), |ws, (i, (row, out_row))| f(i, row, out_row, ws))?;
-    debug_assert_eq!(n, out.len() / m);
-    Ok(())
+        .try_for_each_init(|| Workspace::with_capacity(m), |ws, (i, (row, out_row))| f(i, row, out_row, ws))
 }
 
 /// For each row `i`: `loss[i] = f(i, z[i], grad[i])`, the kernel writing the gradient row.

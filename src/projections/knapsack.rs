@@ -107,21 +107,20 @@ fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mu
     free.extend(x.iter().map(|v| v.to_f64()));
     let mut n = free.len();
     let mut r_free = r;
+    let mut sum: f64 = free.iter().sum();
     // Any valid threshold keeps the fixed variables at their bounds:
     // t ≥ x_i − lo for those fixed low, t ≤ x_i − hi for those fixed high.
     let (mut t_min, mut t_max) = (f64::NEG_INFINITY, f64::INFINITY);
+    // The loops are branch-free: which side of the box an entry falls on is
+    // unpredictable, and mispredictions would cost more than the arithmetic.
     while n > 0 {
-        let sum: f64 = free[..n].iter().sum();
         let t = (sum - r_free) / n as f64;
         let (mut below, mut above, mut magnitude) = (0.0, 0.0, r_free.abs());
         for &v in &free[..n] {
             let p = v - t;
             magnitude += p.abs();
-            if p < lo {
-                below += lo - p;
-            } else if p > hi {
-                above += p - hi;
-            }
+            below += (lo - p).max(0.0);
+            above += (p - hi).max(0.0);
         }
         // Done when no variable leaves the box, up to the rounding noise of the sums
         // (an exact `below == above` test would also stop on two large violations that
@@ -131,30 +130,34 @@ fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mu
             return if t_min <= t_max { t.max(t_min).min(t_max) } else { t };
         }
         // Fix the side with the larger violation (either is valid when they are equal:
-        // then t is optimal and both sides are at their bounds in the optimum).
+        // then t is optimal and both sides are at their bounds in the optimum), and
+        // compact the free set in place, summing what stays free for the next round.
         let fix_low = below >= above;
-        let mut kept = 0;
-        let mut fixed = 0usize;
+        let (bound, sign) = if fix_low { (lo, 1.0) } else { (hi, -1.0) };
+        let (mut kept, mut kept_sum, mut fixed_extreme) = (0usize, 0.0, f64::NEG_INFINITY);
         for i in 0..n {
             let v = free[i];
-            let p = v - t;
-            if fix_low && p <= lo {
-                t_min = t_min.max(v - lo);
-                fixed += 1;
-            } else if !fix_low && p >= hi {
-                t_max = t_max.min(v - hi);
-                fixed += 1;
-            } else {
-                free[kept] = v;
-                kept += 1;
-            }
+            // fix_low: p ≤ lo  ⇔  (lo − p) ≥ 0;  fix high: p ≥ hi  ⇔  (p − hi) ≥ 0.
+            let at_bound = sign * (bound - (v - t)) >= 0.0;
+            free[kept] = v;
+            kept += (!at_bound) as usize;
+            kept_sum += if at_bound { 0.0 } else { v };
+            let extreme = sign * v;
+            fixed_extreme = if at_bound && extreme > fixed_extreme { extreme } else { fixed_extreme };
         }
+        let fixed = n - kept;
         if fixed == 0 {
             // Only possible with NaN in x (every comparison false): stop rather than
             // spin; the caller reports the non-finite input.
             return t;
         }
-        r_free -= fixed as f64 * if fix_low { lo } else { hi };
+        if fix_low {
+            t_min = t_min.max(fixed_extreme - lo);
+        } else {
+            t_max = t_max.min(-fixed_extreme - hi);
+        }
+        r_free -= fixed as f64 * bound;
+        sum = kept_sum;
         n = kept;
     }
     // Every variable sits at a bound: any t in [t_min, t_max] reproduces them.

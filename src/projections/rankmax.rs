@@ -8,8 +8,11 @@
 //! entries capped at 1: t = min{t ∈ [0, k−1] : (k − t)(z_[t+1] − μ_y) ≤ S_t},
 //! S_t = Σ_{i=t+1..s}(z_[i] − μ_y). Only the k largest scores are needed: a size-k
 //! min-heap gives them in O(n log k) (never a full sort). S_t is accumulated as
-//! (sum over the support outside the k largest) + (suffix sums of the k largest), so
-//! no "total − prefix" difference cancels. For k = 1, μ_y = z_y − η and t = 0: eq. (15).
+//! (mass of the support outside the k largest) + (suffix sums of the k largest). That
+//! outside mass comes from the same pass as the heap (total minus the kept k) only
+//! when the difference keeps at least 1e-4 of the total, i.e. loses at most ~1e-12
+//! relative; otherwise, or when y is above z_[k], a second pass sums it directly.
+//! For k = 1, μ_y = z_y − η and t = 0: eq. (15).
 //! Every z_i − μ_y is evaluated as (z_i − anchor) + η with anchor = min(z_y, z_[k]), so
 //! scores of any magnitude keep their differences (z = (1e16, −1e16, 0) works).
 
@@ -99,13 +102,13 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
     // Most scores never enter the heap: blocks are tested by their maximum (lane-wise,
     // vectorisable) and only the blocks that beat the current k-th largest are walked.
     const BLOCK: usize = 16;
+    const HALF: usize = BLOCK / 2;
     let offer = |v: f64, heap: &mut Vec<f64>| {
         if v > heap[0] {
             heap[0] = v;
             sift_down(heap, 0);
         }
     };
-    const HALF: usize = BLOCK / 2;
     let mut lane_count = [0usize; HALF];
     let mut lane_mass = [0.0f64; HALF];
     let mut blocks = z[k..].chunks_exact(BLOCK);

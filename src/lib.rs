@@ -9,10 +9,13 @@
 //! The Python bindings (`toprank._core`) are compiled only with the `python` feature.
 
 pub mod batch;
+pub mod data;
 mod error;
 pub mod losses;
 pub mod projections;
 mod real;
+mod rng;
+pub mod solvers;
 
 pub use error::{Error, Result};
 pub use real::Real;

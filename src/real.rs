@@ -5,6 +5,8 @@
 pub trait Real: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
     fn to_f64(self) -> f64;
     fn from_f64(v: f64) -> Self;
+    /// The slice itself when the element type is `f64` (lets readers skip a copy).
+    fn as_f64_slice(x: &[Self]) -> Option<&[f64]>;
 }
 
 impl Real for f64 {
@@ -16,6 +18,10 @@ impl Real for f64 {
     fn from_f64(v: f64) -> Self {
         v
     }
+    #[inline(always)]
+    fn as_f64_slice(x: &[Self]) -> Option<&[f64]> {
+        Some(x)
+    }
 }
 
 impl Real for f32 {
@@ -26,5 +32,9 @@ impl Real for f32 {
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
         v as f32
+    }
+    #[inline(always)]
+    fn as_f64_slice(_: &[Self]) -> Option<&[f64]> {
+        None
     }
 }

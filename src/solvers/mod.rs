@@ -1,0 +1,8 @@
+//! Training algorithms. Each solver states its optimisation problem and optimality
+//! conditions above its code; all report progress and poll for interruption through a
+//! [`Monitor`].
+
+mod monitor;
+pub mod sdca;
+
+pub use monitor::{Monitor, Progress, Silent, Status};

@@ -1,0 +1,56 @@
+//! How a solver talks to its caller while it runs: progress reports at each duality-gap
+//! check, and a cheap, frequent question "should I stop?" (Ctrl-C from Python, a time
+//! budget...). Kept as a trait so the core has no idea Python exists.
+
+use std::time::Duration;
+
+/// Why a solver stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// The relative duality gap fell below the tolerance.
+    Converged,
+    /// The epoch (iteration) budget ran out first.
+    MaxEpochs,
+    /// The dual objective stopped increasing before the gap closed (round-off floor).
+    NoProgress,
+    /// The monitor asked to stop (e.g. KeyboardInterrupt).
+    Interrupted,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Converged => "converged",
+            Status::MaxEpochs => "max_epochs",
+            Status::NoProgress => "no_progress",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One duality-gap check.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    pub epoch: usize,
+    pub primal: f64,
+    pub dual: f64,
+    /// Relative duality gap (P − D) / max(|P|, |D|).
+    pub gap: f64,
+    pub elapsed: Duration,
+}
+
+/// Receives progress and decides about early stops.
+pub trait Monitor {
+    /// Called at every gap check.
+    fn report(&mut self, _progress: &Progress) {}
+    /// Polled often (every few milliseconds of work); `true` stops the solver.
+    fn should_stop(&mut self) -> bool {
+        false
+    }
+}
+
+/// A monitor that never reports and never stops.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Silent;
+
+impl Monitor for Silent {}

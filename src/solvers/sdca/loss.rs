@@ -1,0 +1,72 @@
+//! The interface between Prox-SDCA and a multiclass loss.
+//!
+//! Conventions (Lapin, Hein, Schiele 2015, Theorem 1 and Proposition 4, with
+//! λ = 1/(C n) folded into per-example weights c_i = C · sample_weight_i · class_weight_{y_i}):
+//!
+//!   primal  P(W) = ½‖W‖² + Σ_i c_i L(Wᵀx_i; y_i)
+//!   dual    D(A) = Σ_i −c_i L*(−a_i^{\y}/c_i) − ½‖W(A)‖²,   W(A) = Σ_i x_i a_iᵀ,
+//!
+//! where a_i ∈ ℝ^m has a_{y_i,i} = ⟨1, x⟩ and a_i^{\y} = −x for x in c_i times the dual
+//! set of the loss (so ⟨1, a_i⟩ = 0). A loss provides its primal value, the dual term
+//! −c L*(x/c), and the exact maximiser of D over a_i with every other a_j fixed.
+
+use crate::projections::Workspace;
+use crate::Result;
+
+/// Scratch vectors of length m − 1 (and the projection workspace) for one thread.
+#[derive(Debug, Default, Clone)]
+pub struct LossWorkspace {
+    pub(crate) b: Vec<f64>,
+    pub(crate) p: Vec<f64>,
+    pub(crate) extra: Vec<f64>,
+    pub(crate) projection: Workspace,
+}
+
+impl LossWorkspace {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// A loss that Prox-SDCA can optimise.
+pub trait SdcaLoss: Sync {
+    /// Human-readable name (progress lines, errors).
+    fn name(&self) -> &'static str;
+
+    /// Checks the loss parameters against the number of classes m.
+    fn check(&self, m: usize) -> Result<()>;
+
+    /// The primal loss L(s; y) of one score row (without the weight c_i).
+    fn primal(&self, scores: &[f64], y: usize, ws: &mut LossWorkspace) -> Result<f64>;
+
+    /// The dual term −c · L*(x / c) of a feasible dual row `a` (a_y = ⟨1, x⟩, a^{\y} = −x).
+    fn dual(&self, a: &[f64], y: usize, c: f64) -> f64;
+
+    /// Maximises D(A) over the row a_i = `a` with every other row fixed:
+    ///   max_a  −c L*(x/c) − ⟨q, a⟩ − (kii/2)‖a‖²
+    /// where q = Wᵀx_i − kii·a_i^{old} are the scores without example i's own
+    /// contribution and kii = ⟨x_i, x_i⟩ (> 0, or ≥ 0 for smooth losses). Overwrites `a`.
+    fn update(&self, q: &[f64], kii: f64, y: usize, c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()>;
+}
+
+/// Writes the dual row from the reduced vector x over the classes j ≠ y.
+pub(crate) fn write_dual_row(x: &[f64], y: usize, a: &mut [f64]) {
+    let mut total = 0.0;
+    let mut src = x.iter();
+    for (j, aj) in a.iter_mut().enumerate() {
+        if j != y {
+            let v = *src.next().expect("x has m - 1 entries");
+            *aj = -v;
+            total += v;
+        }
+    }
+    a[y] = total;
+}
+
+/// Fills `out` with `f(q_j, q_y)` over the classes j ≠ y (the reduced vectors of
+/// Proposition 4 all have this form).
+pub(crate) fn reduced(q: &[f64], y: usize, out: &mut Vec<f64>, f: impl Fn(f64, f64) -> f64) {
+    let qy = q[y];
+    out.clear();
+    out.extend(q.iter().enumerate().filter(|&(j, _)| j != y).map(|(_, &qj)| f(qj, qy)));
+}

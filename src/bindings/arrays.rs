@@ -102,7 +102,7 @@ fn check_finite<T: Real>(row: &[T], index: usize, name: &'static str) -> crate::
 }
 
 /// Runs `work` without the GIL on the requested pool; a panic becomes InternalError.
-fn run_detached<R: Send>(
+pub(crate) fn run_detached<R: Send>(
     py: Python<'_>,
     n_jobs: Option<usize>,
     work: impl FnOnce() -> crate::Result<R> + Send,

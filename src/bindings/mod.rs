@@ -4,6 +4,7 @@
 
 mod arrays;
 mod errors;
+mod sdca;
 mod threads;
 
 use pyo3::prelude::*;
@@ -192,5 +193,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(softmax_loss, m)?)?;
     m.add_function(wrap_pyfunction!(sparsemax_loss, m)?)?;
     m.add_function(wrap_pyfunction!(topk_hinge, m)?)?;
+    m.add_function(wrap_pyfunction!(sdca::sdca_fit_linear, m)?)?;
     Ok(())
 }

@@ -38,7 +38,7 @@ struct Block {
 }
 
 /// CoCoA+ over `n_blocks` blocks on the current rayon pool (see the module docs).
-pub fn solve_cocoa<D: Design, L: SdcaLoss>(
+pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     model: &mut LinearModel<D>,
     loss: &L,
     ex: &Examples,
@@ -118,7 +118,7 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss>(
 }
 
 /// One σ'-scaled SDCA step of example i in a block; appends the new a_i to `block.rows`.
-fn local_step<D: Design, L: SdcaLoss>(
+fn local_step<D: Design, L: SdcaLoss + ?Sized>(
     model: &LinearModel<D>,
     loss: &L,
     ex: &Examples,

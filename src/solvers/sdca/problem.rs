@@ -61,7 +61,7 @@ impl Objectives {
 const GAP_CHUNK: usize = 256;
 
 /// P = ½‖W‖² + Σ c_i L_i and D = Σ dual_i − ½‖W‖², on all threads of the current pool.
-pub fn objectives<M: ScoreModel, L: SdcaLoss>(model: &M, loss: &L, ex: &Examples, a: &[f64]) -> Result<Objectives> {
+pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(model: &M, loss: &L, ex: &Examples, a: &[f64]) -> Result<Objectives> {
     let (n, m) = (model.n_rows(), model.n_classes());
     let parts: Vec<Result<[f64; 3]>> = (0..n.div_ceil(GAP_CHUNK))
         .into_par_iter()

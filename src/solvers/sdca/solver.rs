@@ -111,7 +111,7 @@ pub(crate) fn drive(
 /// Serial Prox-SDCA. `a` is the n × m dual matrix (row-major), zero or a feasible warm
 /// start whose W the model already holds. Returns when converged, out of epochs,
 /// stalled or interrupted; `a` and the model hold the final iterate.
-pub fn solve<M: ScoreModel, L: SdcaLoss>(
+pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
     model: &mut M,
     loss: &L,
     ex: &Examples,
@@ -152,7 +152,7 @@ pub fn solve<M: ScoreModel, L: SdcaLoss>(
 
 /// One exact coordinate step on example i: returns after W and a_i are updated.
 #[allow(clippy::too_many_arguments)]
-fn sdca_step<M: ScoreModel + ?Sized, L: SdcaLoss>(
+fn sdca_step<M: ScoreModel + ?Sized, L: SdcaLoss + ?Sized>(
     model: &mut M,
     loss: &L,
     ex: &Examples,

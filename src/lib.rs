@@ -10,6 +10,7 @@
 
 pub mod batch;
 pub mod data;
+pub mod linalg;
 mod error;
 pub mod losses;
 pub mod projections;

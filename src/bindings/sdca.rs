@@ -152,7 +152,7 @@ fn run_dense<T: Real + numpy::Element>(
 #[pyfunction]
 #[pyo3(signature = (
     x, y, c, n_classes, *, loss, k, smoothing, bias, tol, max_epochs, check_every, seed,
-    n_jobs=None, parallel=None, dual_coef=None, callback=None
+    n_jobs=None, parallel=None, shrinking=true, dual_coef=None, callback=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sdca_fit_linear<'py>(
@@ -171,6 +171,7 @@ pub(crate) fn sdca_fit_linear<'py>(
     seed: u64,
     n_jobs: Option<i64>,
     parallel: Option<bool>,
+    shrinking: bool,
     dual_coef: Option<PyReadonlyArray2<'py, f64>>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -188,7 +189,7 @@ pub(crate) fn sdca_fit_linear<'py>(
         Some(a) => return Err(invalid("dual_coef", format!("must have shape ({n}, {n_classes}), got {:?}", a.shape()))),
         None => vec![0.0; n * n_classes],
     };
-    let opts = SdcaOptions { tol, max_epochs, check_every, seed };
+    let opts = SdcaOptions { tol, max_epochs, check_every, seed, shrinking };
     let job = LinearJob { loss: &*loss, y: &y, c, m: n_classes, bias, opts, parallel, dual };
     let mut monitor = PyMonitor::new(callback);
     let fit = if x.hasattr("indptr")? {

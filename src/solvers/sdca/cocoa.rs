@@ -1,13 +1,18 @@
-//! Parallel Prox-SDCA: CoCoA+ (Ma, Smith, Jaggi et al. 2015) with exact local SDCA steps.
+//! Parallel Prox-SDCA: CoCoA/CoCoA+ (Jaggi et al. 2014; Ma, Smith, Jaggi et al. 2015) with
+//! exact local SDCA steps and, for quadratic duals, an exact line search.
 //!
-//! Each epoch the examples are shuffled and split into B blocks, one per thread. A round
-//! lets every block run SDCA steps on its next H examples against a local copy
-//! u_b = W + σ'·ΔW_b, with the curvature kii replaced by σ'·kii; then the changes are
-//! added: W ← W + Σ_b ΔW_b. With σ' = B ("adding" aggregation) each local problem is a
-//! lower bound on the dual increase of its own changes, so D(A) never decreases and the
-//! iterates converge to the same optimum as serial SDCA (CoCoA+ Theorem 2); the stopping
-//! rule (relative duality gap ≤ tol) is the same. For example i in block b, the local
-//! step is the loss's exact update with q = u_bᵀx_i − σ'·kii·a_i and curvature σ'·kii.
+//! Each epoch the (active) examples are shuffled and split into B blocks, one per
+//! thread. A round lets every block run SDCA steps on its next H examples against a
+//! local copy u_b = W + σ'·ΔW_b with the curvature kii replaced by σ'·kii (for example
+//! i: the loss's exact update with q = u_bᵀx_i − σ'·kii·a_i); then the blocks' changes
+//! are combined: (A, W) ← (A, W) + t·(ΔA, Σ_b ΔW_b).
+//! * Losses whose dual terms are quadratic (the hinge losses): σ' = 1 and t maximises
+//!   D exactly along the segment (`step_length`). t = 1/B is CoCoA's averaging, which
+//!   converges; the line search does at least as well each round, so D never decreases
+//!   and the iterates converge to the serial optimum. When the blocks' changes barely
+//!   interact, t ≈ 1 and a round is worth B serial rounds.
+//! * Other losses: σ' = B and t = 1 (CoCoA+ "adding"), safe by CoCoA+ Lemma 4.
+//! The stopping rule (relative duality gap ≤ tol over all examples) is the serial one.
 //!
 //! Reproducibility: the partition, orders and sums depend only on the seed and B, never
 //! on thread timing.
@@ -57,8 +62,13 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     if a.len() != n * m {
         return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {}", a.len())));
     }
-    let sigma = n_blocks as f64;
+    // Quadratic duals get the exact line search with σ' = 1; others the safe σ' = B.
+    let line_search = loss.dual_is_quadratic();
+    let sigma = if line_search { 1.0 } else { n_blocks as f64 };
+    let mut total = vec![0.0; model.weights().len()];
+    let mut mid = vec![0.0; m];
     let mut order: Vec<usize> = (0..n).filter(|&i| ex.c[i] > 0.0).collect();
+    let active = std::cell::RefCell::new(vec![true; n]);
     let width = model.weights().len();
     let mut blocks: Vec<Block> = (0..n_blocks)
         .map(|_| Block {
@@ -78,6 +88,11 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
         |epoch, monitor| {
             let mut model = model_cell.borrow_mut();
             let mut a = a_cell.borrow_mut();
+            if opts.shrinking {
+                let active = active.borrow();
+                order.clear();
+                order.extend((0..n).filter(|&i| active[i] && ex.c[i] > 0.0));
+            }
             SplitMix64::derive(opts.seed, epoch as u64).shuffle(&mut order);
             let per_block = order.len().div_ceil(n_blocks);
             let parts: Vec<&[usize]> = order.chunks(per_block.max(1)).collect();
@@ -99,22 +114,65 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
                     }
                     Ok::<(), Error>(())
                 })?;
-                // Write the new dual rows back and add the blocks' changes (u_b − W)/σ'.
-                let mut total = vec![0.0; width];
-                for (block, part) in blocks.iter().zip(&parts) {
-                    for (k, &i) in part[span(part)].iter().enumerate() {
-                        a[i * m..(i + 1) * m].copy_from_slice(&block.rows[k * m..(k + 1) * m]);
-                    }
+                // ΔW = Σ_b (u_b − W)/σ', then the step length t along (ΔA, ΔW).
+                total.iter_mut().for_each(|t| *t = 0.0);
+                for block in &blocks {
                     for ((t, &u), &w0) in total.iter_mut().zip(&block.u).zip(model.weights()) {
                         *t += (u - w0) / sigma;
                     }
                 }
-                model.weights_mut().iter_mut().zip(&total).for_each(|(w, t)| *w += t);
+                let changes = || {
+                    blocks.iter().zip(&parts).flat_map(|(block, part)| {
+                        part[span(part)].iter().enumerate().map(move |(k, &i)| (i, &block.rows[k * m..(k + 1) * m]))
+                    })
+                };
+                let t = if line_search {
+                    step_length(loss, ex, &a, changes(), model.weights(), &total, &mut mid)
+                } else {
+                    1.0
+                };
+                for (i, new) in changes() {
+                    a[i * m..(i + 1) * m].iter_mut().zip(new).for_each(|(old, &v)| *old += t * (v - *old));
+                }
+                crate::linalg::axpy(t, &total, model.weights_mut());
             }
             Ok(false)
         },
-        || objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow()),
+        || objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow(), &mut active.borrow_mut()),
     )
+}
+
+/// The step t ∈ [0, 1] maximising D(A + tΔA) for a loss whose dual terms are
+/// quadratic along the segment (so three evaluations, at t = 0, ½, 1, give them exactly):
+///   D(A + tΔA) − D(A) = (α − ⟨W, ΔW⟩) t + (β − ½‖ΔW‖²) t².
+/// Every point of the segment is feasible (the dual sets are convex).
+fn step_length<'r, L: SdcaLoss + ?Sized>(
+    loss: &L,
+    ex: &Examples,
+    a: &[f64],
+    changes: impl Iterator<Item = (usize, &'r [f64])>,
+    w: &[f64],
+    dw: &[f64],
+    mid: &mut [f64],
+) -> f64 {
+    let m = mid.len();
+    let (mut f_half, mut f_one) = (0.0, 0.0);
+    for (i, new) in changes {
+        let (old, y, c) = (&a[i * m..(i + 1) * m], ex.y[i], ex.c[i]);
+        mid.iter_mut().zip(old.iter().zip(new)).for_each(|(h, (&o, &v))| *h = 0.5 * (o + v));
+        let d0 = loss.dual(old, y, c);
+        f_half += loss.dual(mid, y, c) - d0;
+        f_one += loss.dual(new, y, c) - d0;
+    }
+    let slope = (4.0 * f_half - f_one) - crate::linalg::dot(w, dw);
+    let curvature = (2.0 * f_one - 4.0 * f_half) - 0.5 * crate::linalg::dot(dw, dw);
+    if curvature < 0.0 {
+        (-slope / (2.0 * curvature)).clamp(0.0, 1.0)
+    } else if slope + curvature > 0.0 {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 /// One σ'-scaled SDCA step of example i in a block; appends the new a_i to `block.rows`.

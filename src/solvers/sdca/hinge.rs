@@ -59,6 +59,10 @@ impl SdcaLoss for TopKHinge {
         Ok(())
     }
 
+    fn dual_is_quadratic(&self) -> bool {
+        true
+    }
+
     fn primal(&self, scores: &[f64], y: usize, ws: &mut LossWorkspace) -> Result<f64> {
         let gamma = self.smoothing;
         if gamma == 0.0 {

@@ -36,6 +36,12 @@ pub trait SdcaLoss: Sync {
     /// Checks the loss parameters against the number of classes m.
     fn check(&self, m: usize) -> Result<()>;
 
+    /// Whether the dual term is (at most) quadratic in a, so the parallel solver may use
+    /// an exact line search (see `cocoa.rs`).
+    fn dual_is_quadratic(&self) -> bool {
+        false
+    }
+
     /// The primal loss L(s; y) of one score row (without the weight c_i).
     fn primal(&self, scores: &[f64], y: usize, ws: &mut LossWorkspace) -> Result<f64>;
 

@@ -116,6 +116,6 @@ impl<D: Design> ScoreModel for LinearModel<'_, D> {
         self.w = w;
     }
     fn sq_norm_w(&self, _from_scores: f64) -> f64 {
-        crate::data::dot(&self.w, &self.w)
+        crate::linalg::dot(&self.w, &self.w)
     }
 }

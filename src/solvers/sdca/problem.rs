@@ -61,24 +61,40 @@ impl Objectives {
 const GAP_CHUNK: usize = 256;
 
 /// P = ½‖W‖² + Σ c_i L_i and D = Σ dual_i − ½‖W‖², on all threads of the current pool.
-pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(model: &M, loss: &L, ex: &Examples, a: &[f64]) -> Result<Objectives> {
+///
+/// Also marks in `active` the examples worth visiting in the next epochs: all but
+/// those with a_i = 0 and zero loss, whose exact step is (almost always) a_i = 0 again.
+/// Skipping them is LIBLINEAR's "shrinking"; it never affects correctness because every
+/// gap check evaluates all examples and re-activates any that became violated.
+pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(
+    model: &M,
+    loss: &L,
+    ex: &Examples,
+    a: &[f64],
+    active: &mut [bool],
+) -> Result<Objectives> {
     let (n, m) = (model.n_rows(), model.n_classes());
-    let parts: Vec<Result<[f64; 3]>> = (0..n.div_ceil(GAP_CHUNK))
-        .into_par_iter()
+    let parts: Vec<Result<[f64; 3]>> = active
+        .par_chunks_mut(GAP_CHUNK)
+        .enumerate()
         .map_init(
             || (LossWorkspace::new(), RowBuf::new(), vec![0.0; m]),
-            |(ws, buf, s), chunk| {
+            |(ws, buf, s), (chunk, flags)| {
                 let mut sums = [0.0f64; 3]; // Σ c L, Σ dual, Σ ⟨a_i, s_i⟩
-                for i in chunk * GAP_CHUNK..((chunk + 1) * GAP_CHUNK).min(n) {
+                let start = chunk * GAP_CHUNK;
+                for (i, flag) in (start..(start + GAP_CHUNK).min(n)).zip(flags.iter_mut()) {
                     let c = ex.c[i];
+                    *flag = false;
                     if c == 0.0 {
                         continue;
                     }
                     let ai = &a[i * m..(i + 1) * m];
                     model.scores(i, a, s, buf);
-                    sums[0] += c * loss.primal(s, ex.y[i], ws)?;
+                    let li = loss.primal(s, ex.y[i], ws)?;
+                    sums[0] += c * li;
                     sums[1] += loss.dual(ai, ex.y[i], c);
-                    sums[2] += crate::data::dot(ai, s);
+                    sums[2] += crate::linalg::dot(ai, s);
+                    *flag = li > 0.0 || ai.iter().any(|&v| v != 0.0);
                 }
                 Ok(sums)
             },

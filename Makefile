@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare wheel clean
+.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm wheel clean
 
 all: test
 
@@ -50,10 +50,22 @@ demo: develop
 data: develop
 	$(PY) -m toprank.datasets fetch
 
-bench: bench-rust bench-compare
+# bench-svm runs after bench-compare (from the recipe, not as a prerequisite, so even
+# `make -j` keeps the order): projections.py rewrites BENCHMARKS.md as a whole, while
+# topk_svm.py replaces only its own marked section.
+bench: bench-rust bench-sdca bench-compare
+	$(MAKE) --no-print-directory bench-svm
 
 bench-rust:
 	cargo bench --bench projections
+
+# Serial SDCA epoch and gap evaluation (criterion; results in target/criterion-sdca).
+bench-sdca:
+	cargo bench --bench sdca
+
+# TopKSVC vs LIBLINEAR Crammer–Singer on Fashion-MNIST and a synthetic problem (~5 min).
+bench-svm: develop
+	$(PY) benches/compare/topk_svm.py --write BENCHMARKS.md --criterion target/criterion-sdca
 
 bench-compare: develop
 	$(PY) benches/compare/projections.py --write BENCHMARKS.md --criterion target/criterion

@@ -24,6 +24,8 @@ __all__ = [
     "sparsemax_loss",
     "topk_hinge",
     "sdca_fit_linear",
+    "sdca_fit_kernel",
+    "kernel_cross",
 ]
 
 __version__: str
@@ -76,3 +78,37 @@ def sdca_fit_linear(
     dual_coef: NDArray[np.float64] | None = None,
     callback: _Progress | None = None,
 ) -> dict[str, Any]: ...
+
+def sdca_fit_kernel(
+    x: NDArray[np.floating[Any]],
+    y: NDArray[np.int64],
+    c: NDArray[np.float64],
+    n_classes: int,
+    *,
+    kernel: str,
+    gamma: float,
+    degree: int,
+    coef0: float,
+    cache_size: float,
+    loss: str,
+    k: int,
+    smoothing: float,
+    tol: float,
+    max_epochs: int,
+    check_every: int,
+    seed: int,
+    n_jobs: int | None = None,
+    shrinking: bool = True,
+    dual_coef: NDArray[np.float64] | None = None,
+    callback: _Progress | None = None,
+) -> dict[str, Any]: ...
+def kernel_cross(
+    z: NDArray[np.float64],
+    x: NDArray[np.float64],
+    *,
+    kernel: str,
+    gamma: float,
+    degree: int,
+    coef0: float,
+    n_jobs: int | None = None,
+) -> NDArray[np.float64]: ...

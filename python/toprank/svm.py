@@ -133,6 +133,10 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     ----------
     coef_ : ndarray of shape (n_classes, n_features)
         Weights (linear kernel only).
+    support_ : ndarray of int
+        Training examples with a nonzero dual row (kernels other than linear).
+    support_vectors_ : ndarray of shape (n_support, n_features)
+        Their feature vectors (kernel="rbf"/"poly"), used for prediction.
     intercept_ : ndarray of shape (n_classes,)
         Intercepts (zeros when ``fit_intercept=False`` or for kernels).
     classes_ : ndarray of shape (n_classes,)
@@ -283,7 +287,19 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             self.coef_ = np.ascontiguousarray(W[:, :d])
             self.intercept_ = W[:, d] * params["intercept_scaling"] if self.fit_intercept else np.zeros(m)
         else:
-            raise InvalidInputError(f"kernel: {self.kernel!r} is not available in this build")
+            if self.kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
+                raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
+            self._gamma = self._resolve_gamma(Xv)
+            cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
+            degree = _int(self.degree, "degree", low=1)
+            coef0 = _real(self.coef0, "coef0", low=-np.inf, strict=False)
+            result = _core.sdca_fit_kernel(Xv, y64, c, m, kernel=self.kernel, gamma=self._gamma, degree=degree,
+                                           coef0=coef0, cache_size=cache, **common)
+            dual = result["dual_coef"]
+            self.support_ = np.flatnonzero(np.any(dual != 0, axis=1))
+            if self.kernel != "precomputed":
+                self.support_vectors_ = np.ascontiguousarray(Xv[self.support_], dtype=np.float64)
+            self.intercept_ = np.zeros(m)
         self.classes_ = classes
         self.dual_coef_ = result["dual_coef"]
         self._c = c
@@ -305,6 +321,14 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 stacklevel=2,
             )
         return self
+
+    def _resolve_gamma(self, X: Any) -> float:
+        if self.kernel in ("precomputed", "linear"):
+            return 1.0
+        if self.gamma is None:
+            var = float(np.asarray(X, dtype=np.float64).var())
+            return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        return _real(self.gamma, "gamma", low=0.0, strict=True)
 
     @staticmethod
     def _canonical_csr(X: Any) -> Any:
@@ -337,8 +361,17 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
+        sparse_ok = "csr" if self.kernel == "linear" else False
+        Xv: Any = validate_data(self, X, accept_sparse=sparse_ok, dtype=[np.float64, np.float32], reset=False)
+        if self.kernel == "linear":
+            scores = safe_sparse_dot(Xv, self.coef_.T, dense_output=True) + self.intercept_
+        elif self.kernel == "precomputed":
+            scores = np.asarray(Xv, dtype=np.float64) @ self.dual_coef_
+        else:
+            K = _core.kernel_cross(np.ascontiguousarray(Xv, dtype=np.float64), self.support_vectors_,
+                                   kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),
+                                   coef0=float(self.coef0), n_jobs=as_jobs(self.n_jobs))
+            scores = K @ self.dual_coef_[self.support_]
         return np.asarray(scores, dtype=np.float64)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -351,7 +384,8 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The class with the highest score."""
-        return np.asarray(self.classes_[np.argmax(self._scores(X), axis=1)])
+        scores = self._scores(X)
+        return np.asarray(self.classes_[np.argmax(scores, axis=1)])
 
     def predict_topk(self, X: ArrayLike, k: int | None = None) -> NDArray[Any]:
         """The k highest-scoring classes per sample, best first; shape (n_samples, k).

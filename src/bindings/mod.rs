@@ -4,6 +4,7 @@
 
 mod arrays;
 mod errors;
+mod monitor;
 mod sdca;
 mod threads;
 
@@ -194,5 +195,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sparsemax_loss, m)?)?;
     m.add_function(wrap_pyfunction!(topk_hinge, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_linear, m)?)?;
+    m.add_function(wrap_pyfunction!(sdca::sdca_fit_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(sdca::kernel_cross, m)?)?;
     Ok(())
 }

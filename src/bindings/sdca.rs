@@ -2,66 +2,21 @@
 //! run the whole solve without the GIL on the requested pool, poll Ctrl-C and report
 //! progress through a Python callback, return plain arrays and numbers.
 
-use std::time::{Duration, Instant};
-
 use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::errors::invalid;
+use super::monitor::{run_interruptible, PyMonitor};
 use super::threads;
 use crate::data::{CsrIndex, CsrRows, DenseRows, Design};
+use crate::kernels::{ColumnCache, DataKernel, KernelFunction, KernelSource, PrecomputedKernel};
 use crate::losses::TopKVariant;
-use crate::solvers::sdca::{self, Examples, LinearModel, SdcaLoss, SdcaOptions, SdcaReport, TopKHinge};
-use crate::solvers::{Monitor, Progress};
+use crate::solvers::sdca::{self, Examples, KernelModel, LinearModel, SdcaLoss, SdcaOptions, SdcaReport, Softmax, TopKEntropy, TopKHinge};
 use crate::Real;
 
 /// Below this many examples a parallel (CoCoA+) solve does not pay for its rounds.
 const PARALLEL_MIN_ROWS: usize = 10_000;
-
-/// How often the solver thread takes the GIL to check for Ctrl-C.
-const SIGNAL_POLL: Duration = Duration::from_millis(100);
-
-/// Forwards progress to a Python callable and Ctrl-C (or a callback exception) to the
-/// solver as a stop request; the Python error is re-raised after the solve.
-pub(crate) struct PyMonitor {
-    callback: Option<Py<PyAny>>,
-    last_poll: Instant,
-    pub(crate) error: Option<PyErr>,
-}
-
-impl PyMonitor {
-    pub(crate) fn new(callback: Option<Py<PyAny>>) -> Self {
-        Self { callback, last_poll: Instant::now(), error: None }
-    }
-}
-
-impl Monitor for PyMonitor {
-    fn report(&mut self, p: &Progress) {
-        if self.error.is_some() {
-            return;
-        }
-        if let Some(cb) = &self.callback {
-            let args = (p.epoch, p.primal, p.dual, p.gap, p.elapsed.as_secs_f64());
-            if let Err(e) = Python::attach(|py| cb.call1(py, args).map(|_| ())) {
-                self.error = Some(e);
-            }
-        }
-    }
-
-    fn should_stop(&mut self) -> bool {
-        if self.error.is_some() {
-            return true;
-        }
-        if self.last_poll.elapsed() >= SIGNAL_POLL {
-            self.last_poll = Instant::now();
-            if let Err(e) = Python::attach(|py| py.check_signals()) {
-                self.error = Some(e);
-            }
-        }
-        self.error.is_some()
-    }
-}
 
 /// The loss named by the facade.
 pub(crate) fn make_loss(loss: &str, k: usize, smoothing: f64) -> PyResult<Box<dyn SdcaLoss>> {
@@ -69,7 +24,11 @@ pub(crate) fn make_loss(loss: &str, k: usize, smoothing: f64) -> PyResult<Box<dy
     Ok(match loss {
         "alpha" => hinge(TopKVariant::Alpha),
         "beta" => hinge(TopKVariant::Beta),
-        other => return Err(invalid("loss", format!("must be 'alpha' or 'beta', got {other:?}"))),
+        "softmax" => Box::new(Softmax),
+        "entropy" => Box::new(TopKEntropy { k }),
+        other => {
+            return Err(invalid("loss", format!("must be 'alpha', 'beta', 'softmax' or 'entropy', got {other:?}")))
+        }
     })
 }
 
@@ -93,7 +52,7 @@ struct LinearFit {
 }
 
 impl LinearJob<'_> {
-    fn run<D: Design>(mut self, x: &D, monitor: &mut PyMonitor) -> crate::Result<LinearFit> {
+    fn run<D: Design>(mut self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<LinearFit> {
         let n = x.n_rows();
         let mut model = LinearModel::new(x, self.m, self.bias);
         let width = model.row_width();
@@ -121,13 +80,13 @@ fn run_csr<T: Real + numpy::Element, I: CsrIndex + numpy::Element>(
     n_features: usize,
     job: LinearJob<'_>,
     threads: Option<usize>,
-    monitor: &mut PyMonitor,
+    callback: Option<Py<PyAny>>,
 ) -> PyResult<LinearFit> {
     let data = x.getattr("data")?.extract::<PyReadonlyArray1<'_, T>>()?;
     let indices = x.getattr("indices")?.extract::<PyReadonlyArray1<'_, I>>()?;
     let indptr = x.getattr("indptr")?.extract::<PyReadonlyArray1<'_, I>>()?;
     let (data, indices, indptr) = (data.as_slice()?, indices.as_slice()?, indptr.as_slice()?);
-    super::arrays::run_detached(x.py(), threads, || {
+    run_interruptible(x.py(), threads, callback, |monitor| {
         let design = CsrRows::new(indptr, indices, data, n_features)?;
         job.run(&design, monitor)
     })
@@ -137,12 +96,12 @@ fn run_dense<T: Real + numpy::Element>(
     x: &Bound<'_, PyAny>,
     job: LinearJob<'_>,
     threads: Option<usize>,
-    monitor: &mut PyMonitor,
+    callback: Option<Py<PyAny>>,
 ) -> PyResult<LinearFit> {
     let arr = x.extract::<PyReadonlyArray2<'_, T>>()?;
     let (n, d) = (arr.shape()[0], arr.shape()[1]);
     let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous (the facade copies other layouts)"))?;
-    super::arrays::run_detached(x.py(), threads, || {
+    run_interruptible(x.py(), threads, callback, |monitor| {
         let design = DenseRows::new(data, n, d)?;
         job.run(&design, monitor)
     })
@@ -177,43 +136,31 @@ pub(crate) fn sdca_fit_linear<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let threads = threads::resolve(n_jobs)?;
     let loss = make_loss(loss, k, smoothing)?;
-    let y: Vec<usize> = y
-        .as_array()
-        .iter()
-        .map(|&v| usize::try_from(v).map_err(|_| invalid("y", format!("label {v} is negative"))))
-        .collect::<PyResult<_>>()?;
+    let y = labels_of(&y)?;
     let c = c.as_slice()?;
     let n = y.len();
-    let dual = match &dual_coef {
-        Some(a) if a.shape() == [n, n_classes] => a.as_array().iter().copied().collect(),
-        Some(a) => return Err(invalid("dual_coef", format!("must have shape ({n}, {n_classes}), got {:?}", a.shape()))),
-        None => vec![0.0; n * n_classes],
-    };
+    let dual = initial_dual(dual_coef.as_ref(), n, n_classes)?;
     let opts = SdcaOptions { tol, max_epochs, check_every, seed, shrinking };
     let job = LinearJob { loss: &*loss, y: &y, c, m: n_classes, bias, opts, parallel, dual };
-    let mut monitor = PyMonitor::new(callback);
     let fit = if x.hasattr("indptr")? {
         let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
         let dtype = x.getattr("data")?.getattr("dtype")?.str()?.to_string();
         let itype = x.getattr("indices")?.getattr("dtype")?.str()?.to_string();
         match (dtype.as_str(), itype.as_str()) {
-            ("float64", "int32") => run_csr::<f64, i32>(x, d, job, threads, &mut monitor),
-            ("float64", "int64") => run_csr::<f64, i64>(x, d, job, threads, &mut monitor),
-            ("float32", "int32") => run_csr::<f32, i32>(x, d, job, threads, &mut monitor),
-            ("float32", "int64") => run_csr::<f32, i64>(x, d, job, threads, &mut monitor),
+            ("float64", "int32") => run_csr::<f64, i32>(x, d, job, threads, callback),
+            ("float64", "int64") => run_csr::<f64, i64>(x, d, job, threads, callback),
+            ("float32", "int32") => run_csr::<f32, i32>(x, d, job, threads, callback),
+            ("float32", "int64") => run_csr::<f32, i64>(x, d, job, threads, callback),
             _ => Err(invalid("X", format!("sparse data must be float32/float64 with int32/int64 indices, got {dtype}/{itype}"))),
         }
     } else {
         let dtype = x.getattr("dtype")?.str()?.to_string();
         match dtype.as_str() {
-            "float64" => run_dense::<f64>(x, job, threads, &mut monitor),
-            "float32" => run_dense::<f32>(x, job, threads, &mut monitor),
+            "float64" => run_dense::<f64>(x, job, threads, callback),
+            "float32" => run_dense::<f32>(x, job, threads, callback),
             other => Err(invalid("X", format!("must be float32 or float64, got {other}"))),
         }
     };
-    if let Some(err) = monitor.error.take() {
-        return Err(err);
-    }
     let fit = fit?;
     report_dict(py, fit.report, fit.dual, n, n_classes, Some((fit.coef, fit.width)))
 }
@@ -245,4 +192,152 @@ pub(crate) fn report_dict<'py>(
         report.history.iter().map(|p| (p.epoch, p.primal, p.dual, p.gap, p.elapsed.as_secs_f64())).collect();
     out.set_item("history", history)?;
     Ok(out)
+}
+
+/// The kernel function named by the facade ("precomputed" is handled by the caller).
+fn kernel_function(kernel: &str, gamma: f64, degree: u32, coef0: f64) -> PyResult<KernelFunction> {
+    let f = match kernel {
+        "linear" => KernelFunction::Linear,
+        "rbf" => KernelFunction::Rbf { gamma },
+        "poly" => KernelFunction::Poly { gamma, degree, coef0 },
+        other => return Err(invalid("kernel", format!("must be 'linear', 'rbf', 'poly' or 'precomputed', got {other:?}"))),
+    };
+    f.check().map_err(super::errors::to_py)?;
+    Ok(f)
+}
+
+/// Kernel Prox-SDCA on any kernel source (scores A·K_i, no intercept).
+#[allow(clippy::too_many_arguments)]
+fn solve_kernel<S: KernelSource + ?Sized>(
+    source: &S,
+    loss: &dyn SdcaLoss,
+    ex: &Examples,
+    m: usize,
+    cache_mb: f64,
+    mut dual: Vec<f64>,
+    opts: &SdcaOptions,
+    monitor: &mut PyMonitor<'_>,
+) -> crate::Result<(Vec<f64>, SdcaReport)> {
+    let cache = ColumnCache::new(source.n(), cache_mb)?;
+    let mut model = KernelModel::new(source, m, None, cache)?;
+    model.sync_dual(&dual)?;
+    let report = sdca::solve(&mut model, loss, ex, &mut dual, opts, monitor)?;
+    Ok((dual, report))
+}
+
+/// Kernel Prox-SDCA fit: `x` is the dense training data, or the n × n Gram matrix for
+/// kernel="precomputed" (any C-contiguous float array, e.g. an `np.memmap`; not copied).
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, c, n_classes, *, kernel, gamma, degree, coef0, cache_size, loss, k, smoothing, tol,
+    max_epochs, check_every, seed, n_jobs=None, shrinking=true, dual_coef=None, callback=None
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sdca_fit_kernel<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray1<'py, i64>,
+    c: PyReadonlyArray1<'py, f64>,
+    n_classes: usize,
+    kernel: &str,
+    gamma: f64,
+    degree: u32,
+    coef0: f64,
+    cache_size: f64,
+    loss: &str,
+    k: usize,
+    smoothing: f64,
+    tol: f64,
+    max_epochs: usize,
+    check_every: usize,
+    seed: u64,
+    n_jobs: Option<i64>,
+    shrinking: bool,
+    dual_coef: Option<PyReadonlyArray2<'py, f64>>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let threads = threads::resolve(n_jobs)?;
+    let loss = make_loss(loss, k, smoothing)?;
+    let y = labels_of(&y)?;
+    let c = c.as_slice()?;
+    let (n, m) = (y.len(), n_classes);
+    let dual = initial_dual(dual_coef.as_ref(), n, m)?;
+    let opts = SdcaOptions { tol, max_epochs, check_every, seed, shrinking };
+    let ex = Examples { y: &y, c };
+    let loss = &*loss;
+    let f = if kernel == "precomputed" { None } else { Some(kernel_function(kernel, gamma, degree, coef0)?) };
+    macro_rules! fit_dtype {
+        ($t:ty) => {{
+            let arr = x.extract::<PyReadonlyArray2<'_, $t>>()?;
+            let (rows, cols) = (arr.shape()[0], arr.shape()[1]);
+            let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous (the facade copies other layouts)"))?;
+            run_interruptible(py, threads, callback, |monitor| match f {
+                None => {
+                    let gram = PrecomputedKernel::new(data, rows, cols)?;
+                    gram.check_symmetric(1e-6)?;
+                    solve_kernel(&gram, loss, &ex, m, cache_size, dual, &opts, monitor)
+                }
+                Some(f) => {
+                    let design = DenseRows::new(data, rows, cols)?;
+                    let source = DataKernel::new(&design, f)?;
+                    solve_kernel(&source, loss, &ex, m, cache_size, dual, &opts, monitor)
+                }
+            })?
+        }};
+    }
+    let dtype = x.getattr("dtype")?.str()?.to_string();
+    let (dual, report) = match dtype.as_str() {
+        "float64" => fit_dtype!(f64),
+        "float32" => fit_dtype!(f32),
+        other => return Err(invalid("X", format!("must be float32 or float64, got {other}"))),
+    };
+    report_dict(py, report, dual, n, m, None)
+}
+
+/// K(z_r, x_j) for all test rows r and training rows j: the (n_z, n_x) cross kernel that
+/// kernel models predict with.
+#[pyfunction]
+#[pyo3(signature = (z, x, *, kernel, gamma, degree, coef0, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn kernel_cross<'py>(
+    py: Python<'py>,
+    z: PyReadonlyArray2<'py, f64>,
+    x: PyReadonlyArray2<'py, f64>,
+    kernel: &str,
+    gamma: f64,
+    degree: u32,
+    coef0: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let threads = threads::resolve(n_jobs)?;
+    let f = kernel_function(kernel, gamma, degree, coef0)?;
+    let (nz, nx, d) = (z.shape()[0], x.shape()[0], x.shape()[1]);
+    let zs = z.as_slice().map_err(|_| invalid("X", "must be C-contiguous"))?;
+    let xs = x.as_slice().map_err(|_| invalid("X_fit", "must be C-contiguous"))?;
+    let zd = z.shape()[1];
+    let out = super::arrays::run_detached(py, threads, || {
+        let train = DenseRows::new(xs, nx, d)?;
+        let test = DenseRows::new(zs, nz, zd)?;
+        let source = DataKernel::new(&train, f)?;
+        let mut out = vec![0.0; nz * nx];
+        source.cross_into(&test, 0..nz, &mut out)?;
+        Ok(out)
+    })?;
+    let arr = ndarray::Array2::from_shape_vec((nz, nx), out).map_err(|e| invalid("output", e.to_string()))?;
+    Ok(numpy::IntoPyArray::into_pyarray(arr, py))
+}
+
+fn labels_of(y: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
+    y.as_array()
+        .iter()
+        .map(|&v| usize::try_from(v).map_err(|_| invalid("y", format!("label {v} is negative"))))
+        .collect()
+}
+
+fn initial_dual(dual_coef: Option<&PyReadonlyArray2<'_, f64>>, n: usize, m: usize) -> PyResult<Vec<f64>> {
+    match dual_coef {
+        Some(a) if a.shape() == [n, m] => Ok(a.as_array().iter().copied().collect()),
+        Some(a) => Err(invalid("dual_coef", format!("must have shape ({n}, {m}), got {:?}", a.shape()))),
+        None => Ok(vec![0.0; n * m]),
+    }
 }

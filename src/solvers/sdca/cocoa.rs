@@ -12,6 +12,7 @@
 //!   and the iterates converge to the serial optimum. When the blocks' changes barely
 //!   interact, t ≈ 1 and a round is worth B serial rounds.
 //! * Other losses: σ' = B and t = 1 (CoCoA+ "adding"), safe by CoCoA+ Lemma 4.
+//!
 //! The stopping rule (relative duality gap ≤ tol over all examples) is the serial one.
 //!
 //! Reproducibility: the partition, orders and sums depend only on the seed and B, never

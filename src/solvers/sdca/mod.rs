@@ -2,14 +2,20 @@
 
 mod cocoa;
 mod hinge;
+mod kernel_model;
 mod loss;
 mod model;
 mod problem;
+mod softmax;
 mod solver;
+mod topk_entropy;
 
 pub use cocoa::solve_cocoa;
 pub use hinge::TopKHinge;
+pub use kernel_model::KernelModel;
 pub use loss::{LossWorkspace, SdcaLoss};
 pub use model::{LinearModel, ScoreModel};
 pub use problem::{objectives, Examples, Objectives};
+pub use softmax::Softmax;
 pub use solver::{solve, SdcaOptions, SdcaReport};
+pub use topk_entropy::TopKEntropy;

@@ -1,0 +1,178 @@
+//! Criterion benchmarks of serial Prox-SDCA on a seeded synthetic problem: one epoch
+//! (with the duality-gap check that ends every `solve`) and one gap evaluation alone,
+//! for the top-k hinge α with k = 1 (Crammer–Singer), C = 1.
+//!
+//! Problem: n = 5000 examples, d = 256 features, m = 100 classes; x_i = μ_{y_i} + 5·ε_i
+//! with class centres μ_c ~ N(0, I) and noise ε_i ~ N(0, I), scaled so that ‖x‖ ≈ 1.
+//! * `dense_f64`: the rows as a dense row-major f64 matrix;
+//! * `csr_f64_1pct`: the same construction with each entry kept with probability 1%
+//!   (at least one per row), as a CSR matrix with i32 indices, rescaled so ‖x‖ ≈ 1.
+//!
+//! Both start from a warm iterate (5 serial epochs from zero), so the timed epoch sees
+//! a realistic mix of changing and unchanged dual rows. `epoch+gap` runs
+//! `solve(max_epochs = 1, check_every = 1, shrinking = false)`: a full pass over all n
+//! examples plus the final gap evaluation, so one epoch ≈ `epoch+gap` − `gap`. `gap`
+//! is `objectives` on the same iterate. Everything runs on a one-thread rayon pool.
+//!
+//! Results go to `<target>/criterion-sdca` (not `target/criterion`, whose contents
+//! `benches/compare/projections.py` tabulates as per-row projection timings) unless
+//! `CRITERION_HOME` is set. About 30 s in all:
+//!     cargo bench --bench sdca
+//! One case:  cargo bench --bench sdca -- 'dense_f64/gap'
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use toprank::data::{CsrRows, DenseRows, Design};
+use toprank::losses::TopKVariant;
+use toprank::solvers::sdca::{objectives, solve, Examples, LinearModel, SdcaOptions, TopKHinge};
+use toprank::solvers::Silent;
+
+const N: usize = 5000;
+const D: usize = 256;
+const M: usize = 100;
+const SIGMA: f64 = 5.0;
+const DENSITY: f64 = 0.01;
+const WARM_EPOCHS: usize = 5;
+const SEED: u64 = 0x7364_6361_2d62_656e;
+
+/// splitmix64 (Steele, Lea, Flood 2014) with Box–Muller normals.
+struct Rng {
+    state: u64,
+    spare: Option<f64>,
+}
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng { state: seed, spare: None }
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in (0, 1].
+    fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) * n as f64) as usize % n
+    }
+
+    fn normal(&mut self) -> f64 {
+        if let Some(v) = self.spare.take() {
+            return v;
+        }
+        let radius = (-2.0 * self.uniform().ln()).sqrt();
+        let angle = std::f64::consts::TAU * self.uniform();
+        self.spare = Some(radius * angle.sin());
+        radius * angle.cos()
+    }
+}
+
+struct Problem {
+    dense: Vec<f64>,
+    indptr: Vec<i32>,
+    indices: Vec<i32>,
+    values: Vec<f64>,
+    y: Vec<usize>,
+    c: Vec<f64>,
+}
+
+fn problem() -> Problem {
+    let mut rng = Rng::new(SEED);
+    let centres: Vec<f64> = (0..M * D).map(|_| rng.normal()).collect();
+    let y: Vec<usize> = (0..N).map(|_| rng.below(M)).collect();
+    let scale = 1.0 / (D as f64 * (1.0 + SIGMA * SIGMA)).sqrt();
+    let sparse_scale = scale / DENSITY.sqrt();
+    let mut dense = Vec::with_capacity(N * D);
+    let (mut indptr, mut indices, mut values) = (vec![0i32], Vec::new(), Vec::new());
+    for &yi in &y {
+        let forced = rng.below(D);
+        for j in 0..D {
+            let v = centres[yi * D + j] + SIGMA * rng.normal();
+            dense.push(v * scale);
+            if j == forced || rng.uniform() <= DENSITY {
+                indices.push(j as i32);
+                values.push(v * sparse_scale);
+            }
+        }
+        indptr.push(indices.len() as i32);
+    }
+    Problem { dense, indptr, indices, values, y, c: vec![1.0; N] }
+}
+
+fn options(max_epochs: usize) -> SdcaOptions {
+    SdcaOptions { tol: 1e-12, max_epochs, check_every: max_epochs, seed: 42, shrinking: false }
+}
+
+/// Benchmarks `epoch+gap` and `gap` for one design matrix, from a warm iterate.
+fn bench_design<X: Design>(c: &mut Criterion, name: &str, x: &X, ex: &Examples) {
+    let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
+    let mut model = LinearModel::new(x, M, None);
+    let mut a = vec![0.0; N * M];
+    solve(&mut model, &loss, ex, &mut a, &options(WARM_EPOCHS), &mut Silent).expect("warm-up solve");
+    let w0 = model.weights().to_vec();
+
+    let mut group = c.benchmark_group("sdca");
+    group.bench_function(format!("{name}/epoch+gap"), |b| {
+        b.iter_batched(
+            || {
+                let mut m = LinearModel::new(x, M, None);
+                m.weights_mut().copy_from_slice(&w0);
+                (m, a.clone())
+            },
+            |(mut m, mut a)| {
+                let report = solve(&mut m, &loss, ex, &mut a, &options(1), &mut Silent).expect("solve");
+                black_box(report.objectives.primal);
+                (m, a)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    let mut active = vec![true; N];
+    group.bench_function(format!("{name}/gap"), |b| {
+        b.iter(|| black_box(objectives(&model, &loss, ex, &a, &mut active).expect("objectives")))
+    });
+    group.finish();
+}
+
+fn bench_sdca(c: &mut Criterion) {
+    let p = problem();
+    let ex = Examples { y: &p.y, c: &p.c };
+    // Serial: the gap evaluation would otherwise use every core. (An error only means
+    // the global pool already exists.)
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(1).build_global();
+    let dense = DenseRows::new(&p.dense, N, D).expect("dense design");
+    bench_design(c, "dense_f64", &dense, &ex);
+    let csr = CsrRows::new(&p.indptr, &p.indices, &p.values, D).expect("csr design");
+    bench_design(c, "csr_f64_1pct", &csr, &ex);
+}
+
+fn config() -> Criterion {
+    let c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    if std::env::var_os("CRITERION_HOME").is_some() {
+        return c;
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    c.output_directory(&target.join("criterion-sdca"))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = bench_sdca
+}
+criterion_main!(benches);

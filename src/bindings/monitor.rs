@@ -1,0 +1,99 @@
+//! Long solves from Python: progress lines through a Python callable, and Ctrl-C.
+//!
+//! CPython runs signal handlers only on its main thread, and a solve with `n_jobs` set
+//! runs on a rayon worker. So the solve runs on a helper thread while the calling
+//! thread (without the GIL) polls `check_signals` every 50 ms; a pending
+//! KeyboardInterrupt (or any exception from a signal handler) sets an atomic flag that
+//! the solver's [`Monitor`] reads between examples, and is re-raised after the solve.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+
+use super::errors::{to_py, InternalError};
+use super::threads;
+use crate::solvers::{Monitor, Progress};
+
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Forwards progress to a Python callable; stops when asked to by the signal poller or
+/// when the callable raised (its exception is re-raised after the solve).
+pub(crate) struct PyMonitor<'a> {
+    callback: Option<Py<PyAny>>,
+    stop: &'a AtomicBool,
+    pub(crate) error: Option<PyErr>,
+}
+
+impl Monitor for PyMonitor<'_> {
+    fn report(&mut self, p: &Progress) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(cb) = &self.callback {
+            let args = (p.epoch, p.primal, p.dual, p.gap, p.elapsed.as_secs_f64());
+            if let Err(e) = Python::attach(|py| cb.call1(py, args).map(|_| ())) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn should_stop(&mut self) -> bool {
+        self.error.is_some() || self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// Runs `work` without the GIL on the requested pool, interruptible by Ctrl-C: a
+/// signal exception or an exception raised by `callback` wins over the result; a Rust
+/// error becomes its Python exception; a panic becomes InternalError.
+pub(crate) fn run_interruptible<R: Send>(
+    py: Python<'_>,
+    n_jobs: Option<usize>,
+    callback: Option<Py<PyAny>>,
+    work: impl FnOnce(&mut PyMonitor<'_>) -> crate::Result<R> + Send,
+) -> PyResult<R> {
+    let stop = AtomicBool::new(false);
+    let (outcome, signal) = py.detach(|| {
+        std::thread::scope(|scope| {
+            let solver = scope.spawn(|| {
+                let mut monitor = PyMonitor { callback, stop: &stop, error: None };
+                let result = catch_unwind(AssertUnwindSafe(|| threads::install(n_jobs, || work(&mut monitor))));
+                (result, monitor.error)
+            });
+            let mut signal = None;
+            while !solver.is_finished() {
+                std::thread::sleep(SIGNAL_POLL);
+                if signal.is_none() {
+                    if let Err(e) = Python::attach(|py| py.check_signals()) {
+                        signal = Some(e);
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            (solver.join(), signal)
+        })
+    });
+    if let Some(err) = signal {
+        return Err(err);
+    }
+    let (result, callback_error) = match outcome {
+        Ok(pair) => pair,
+        Err(_) => return Err(InternalError::new_err("toprank solver thread failed")),
+    };
+    if let Some(err) = callback_error {
+        return Err(err);
+    }
+    match result {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(to_py(err)),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(InternalError::new_err(format!("toprank core panicked: {what}")))
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Where kernel columns come from: the one interface the kernel solvers (top-k SVM,
+//! TopPush/Pat&Mat, M3L) and the column cache use.
+//!
+//! A source is an n × n symmetric positive semidefinite matrix K that is never stored
+//! unless the caller stored it ([`super::PrecomputedKernel`]); [`super::DataKernel`]
+//! computes entries from the examples on demand. Every method takes `&self` and is
+//! thread-safe, so the duality-gap passes can ask for kernel values on all threads.
+
+use rayon::prelude::*;
+
+/// An n × n kernel matrix read by columns.
+pub trait KernelSource: Sync {
+    /// Number of examples n.
+    fn n(&self) -> usize;
+
+    /// K(i, i), precomputed once (O(1)).
+    fn diag(&self, i: usize) -> f64;
+
+    /// out[j] = K(j, i) for all j (`out.len() == n`). Serial, no cache; callable from
+    /// any thread.
+    fn column_into(&self, i: usize, out: &mut [f64]);
+
+    /// out[t] = K(rows[t], i) (`out.len() == rows.len()`): the part of column i that a
+    /// caller needs, e.g. only the examples with nonzero dual variables. Serial.
+    ///
+    /// Gives bit-for-bit the values of [`KernelSource::column_into`] (and of
+    /// [`KernelSource::columns_into`]), so cached and uncached paths agree exactly.
+    fn entries_into(&self, i: usize, rows: &[usize], out: &mut [f64]);
+
+    /// Several columns as one computation on the current rayon pool: column `idx[b]`
+    /// goes to `out[b·n .. (b+1)·n]` (column-major). The default runs `column_into` on
+    /// the columns in parallel; [`super::DataKernel`] blocks the work so that each
+    /// example is read once per block of columns instead of once per column.
+    fn columns_into(&self, idx: &[usize], out: &mut [f64]) {
+        let n = self.n();
+        assert_eq!(out.len(), idx.len() * n, "columns_into: output must hold idx.len() columns of n entries");
+        if n == 0 {
+            return;
+        }
+        out.par_chunks_mut(n).zip(idx.par_iter()).for_each(|(col, &i)| self.column_into(i, col));
+    }
+}
+
+impl<S: KernelSource + ?Sized> KernelSource for &S {
+    fn n(&self) -> usize {
+        (**self).n()
+    }
+    fn diag(&self, i: usize) -> f64 {
+        (**self).diag(i)
+    }
+    fn column_into(&self, i: usize, out: &mut [f64]) {
+        (**self).column_into(i, out)
+    }
+    fn entries_into(&self, i: usize, rows: &[usize], out: &mut [f64]) {
+        (**self).entries_into(i, rows, out)
+    }
+    fn columns_into(&self, idx: &[usize], out: &mut [f64]) {
+        (**self).columns_into(idx, out)
+    }
+}

@@ -1,22 +1,38 @@
 //! The softmax (multinomial logistic) loss for Prox-SDCA (Lapin, Hein, Schiele 2016, §2.2;
 //! Shalev-Shwartz and Zhang's Prox-SDCA for smooth losses).
 //!
-//! Loss:  L(s; y) = log Σ_j exp(s_j − s_y)   (log-sum-exp with the max shift, ln_1p).
-//! Dual:  with z ∈ ℝ^m, z_j = x_j (j ≠ y), z_y = c − ⟨1, x⟩, z ≥ 0 (so z ∈ c·simplex),
-//!   −c L*(x/c) = −Σ_j z_j log(z_j / c)   (0 log 0 = 0).
-//! SDCA step: with v_j = q_j − q_y and K = kii ≥ 0, maximise over z ≥ 0, Σz = c
-//!   −Σ_j z_j log(z_j/c) + ⟨v, z^{\y}⟩ − (K/2)‖z^{\y}‖² − (K/2)(c − z_y)².
-//! KKT (the entropy keeps z > 0, so only Σz = c is active, multiplier μ): for every j,
-//!   log z_j + K z_j = D + w_j,   w_j = v_j (j ≠ y),  w_y = K c,   D = log c − 1 − μ,
-//! i.e. z_j = X(D + w_j) with X(θ) = ω(θ + log K)/K = exp(θ − ω(θ + log K)), ω the Wright
-//! omega function (ω + log ω = t). X is increasing and convex, so F(D) = Σ_j X(D + w_j) − c
-//! is too: Newton from D₀ = log c + Kc − max w (where F ≥ 0) decreases monotonically to the
-//! root; `increasing_root` adds a bracket and bisection as a safeguard. K = 0 (or Kc
-//! underflowing) is the closed form z = c · softmax(w') with w'_j = v_j, w'_y = 0.
-//! Accuracy: the iterate is normalised to Σz = c and x is clipped so that ⟨1, x⟩ ≤ c.
+//! Loss: L(s; y) = log Σ_j exp(s_j − s_y) over all m classes (no margin).
+//! Dual: z ∈ ℝ^m with z_j = x_j (j ≠ y), z_y = c − ⟨1, x⟩, so z ∈ c·simplex, and
+//!   −c L*(x/c) = −Σ_j z_j log(z_j/c)   (0 log 0 = 0).
+//! SDCA step: with v_j = q_j − q_y, −⟨q, a⟩ = ⟨v, z^{\y}⟩ and ‖a‖² = ‖z^{\y}‖² + (c − z_y)².
+//! In ζ = z/c and κ = kii·c the step is c times
+//!   max_{ζ ∈ simplex}  −Σ_j ζ_j log ζ_j + ⟨v, ζ^{\y}⟩ − (κ/2)(‖ζ^{\y}‖² + (1 − ζ_y)²).
+//! Strictly concave; the entropy keeps ζ > 0, so only Σζ = 1 is active. KKT (multiplier τ):
+//!   log ζ_j + κ ζ_j = v_j − τ  (j ≠ y),     log ζ_y + κ ζ_y = κ − τ,
+//! i.e. κ ζ_j = ω(log κ + v_j − τ), ω the Wright omega function (ω + log ω = t).
+//! Unknown: σ = logit(s), s = 1 − ζ_y = Σ_{j≠y} ζ_j, so that s = e^{−softplus(−σ)} and
+//! log ζ_y = −softplus(σ) are exact at both ends. The y equation gives τ explicitly,
+//! τ(σ) = softplus(σ) + κ s, and with θ = τ − log κ the mass condition Σ_{j≠y} ζ_j = s is
+//!   Ψ(σ) = log Σ_{j≠y} ω(v_j − θ(σ)) − log κ − log s = 0,
+//!   Ψ'(σ) = −r s (1 + κ ζ_y) − ζ_y < 0,   r = Σ ω'/Σ ω ∈ (0, 1],  ω' = ω/(1 + ω).
+//! One pass over the classes per evaluation, and no cancellation: κ s is formed directly,
+//! never as κ − κζ_y (which loses the non-y mass when κ ~ 1e12). As ω(t) < e^t,
+//! Ψ(σ) ≤ lse(v) − σ − κ s, so the root σ_B of σ + κ s(σ) = lse(v) (a scalar equation,
+//! exact when every ω(t) ≈ e^t) is a right end; `decreasing_root` runs safeguarded Newton
+//! from there (stepping left until Ψ > 0, then bracketed, bisecting when Newton leaves the
+//! bracket or stalls). Where ω ≈ e^t, Ψ is linear in σ, so few steps are needed. Then
+//! ζ_j = ω(v_j − θ)/κ, rescaled to Σ = s. No root found → `Error::NoSolution`.
+//! κ < 1e-17 (including kii = 0): the quadratic moves every log ζ_j by at most 2κ, below
+//! half an ulp, so the step is the closed form ζ = softmax(w') with w'_j = v_j, w'_y = 0.
 
 use super::loss::{reduced, write_dual_row, LossWorkspace, SdcaLoss};
 use crate::{Error, Result};
+
+/// Below this κ = kii·c the step is the closed-form softmax (see the module comment).
+pub(super) const KAPPA_NEGLIGIBLE: f64 = 1e-17;
+/// Iteration cap of the safeguarded 1-D solvers (Newton converges in a handful; bisection
+/// from any finite bracket reaches adjacent floats in fewer than 2100 halvings).
+pub(super) const MAX_ITER: usize = 2200;
 
 /// The softmax (cross-entropy) loss.
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,7 +51,11 @@ impl SdcaLoss for Softmax {
     }
 
     fn primal(&self, scores: &[f64], y: usize, _ws: &mut LossWorkspace) -> Result<f64> {
-        Ok(log_sum_exp_rel(scores, y))
+        check_finite(scores)?;
+        let (jmax, top) =
+            scores.iter().enumerate().fold((0, f64::NEG_INFINITY), |(i, t), (j, &s)| if s > t { (j, s) } else { (i, t) });
+        let rest: f64 = scores.iter().enumerate().filter(|&(j, _)| j != jmax).map(|(_, &s)| (s - top).exp()).sum();
+        Ok((top - scores[y]) + rest.ln_1p())
     }
 
     fn dual(&self, a: &[f64], y: usize, c: f64) -> f64 {
@@ -46,242 +66,324 @@ impl SdcaLoss for Softmax {
         let LossWorkspace { b, p, .. } = ws;
         reduced(q, y, b, |qj, qy| qj - qy);
         p.resize(b.len(), 0.0);
-        softmax_step(b, kii, c, p)?;
+        let zy = softmax_step(b, kii * c, p)?;
+        let total = zy + p.iter().sum::<f64>();
+        p.iter_mut().for_each(|x| *x *= c / total);
         write_dual_row(p, y, a);
         Ok(())
     }
 }
 
-/// log Σ_j exp(s_j − s_y), exact for any finite scores (max shift and ln_1p).
-pub(super) fn log_sum_exp_rel(s: &[f64], y: usize) -> f64 {
-    let (jmax, top) = s.iter().enumerate().fold((0, f64::NEG_INFINITY), |(i, t), (j, &v)| if v > t { (j, v) } else { (i, t) });
-    let rest: f64 = s.iter().enumerate().filter(|&(j, _)| j != jmax).map(|(_, &v)| (v - top).exp()).sum();
-    (top - s[y]) + rest.ln_1p()
+pub(super) fn check_finite(v: &[f64]) -> Result<()> {
+    match v.iter().find(|x| !x.is_finite()) {
+        Some(x) => Err(Error::no_solution("entropy SDCA loss", format!("non-finite score {x}"))),
+        None => Ok(()),
+    }
 }
 
-/// The entropy dual term −Σ_j z_j log(z_j / c) of a dual row (z_j = −a_j, z_y = c − a_y).
+/// −Σ_j z_j log(z_j/c) of a dual row (z_j = −a_j for j ≠ y, z_y = c − a_y). A z/c that
+/// underflows to 0 contributes 0 (|z log(z/c)| < 1e-300 there), never −0·∞.
 pub(super) fn entropy_dual(a: &[f64], y: usize, c: f64) -> f64 {
     if c <= 0.0 {
         return 0.0;
     }
-    let mut h = 0.0;
-    for (j, &aj) in a.iter().enumerate() {
+    a.iter().enumerate().fold(0.0, |h, (j, &aj)| {
         let z = if j == y { c - aj } else { -aj };
-        if z > 0.0 {
-            h -= z * (z / c).ln();
+        let r = z / c;
+        if r > 0.0 {
+            h - z * r.ln()
+        } else {
+            h
         }
-    }
-    h
+    })
 }
 
-/// The Wright omega function: the solution ω > 0 of ω + ln ω = t, for every t
-/// (ω(−∞) = 0, ω(+∞) = +∞). Initial guess e^t (t ≤ −37, already exact), ln(1 + e^t)
-/// (t ≤ 1) or t − ln t (t > 1), refined by Fritsch–Shafer–Crowley steps (fourth order;
-/// Lawrence, Corless, Jeffrey 2012, Algorithm 917).
-pub(super) fn wright_omega(t: f64) -> f64 {
-    if t.is_nan() || t == f64::INFINITY {
-        return t;
-    }
-    if t < -37.0 {
-        // ω = e^{t − ω} with ω < 1e-16: e^t is exact to rounding.
+/// log(1 + e^x) without overflow or cancellation.
+pub(super) fn softplus(x: f64) -> f64 {
+    x.max(0.0) + (-x.abs()).exp().ln_1p()
+}
+
+/// The Wright omega function ω(t) = W₀(e^t), the solution ω > 0 of ω + log ω = t.
+/// Initial guess: the series of W(e^t) in e^t (t < −2), the series about t = 1 (ω(1) = 1,
+/// up to t = 3) or t − log t + log t / t; then Fritsch–Shafer–Crowley steps (fourth order;
+/// Lawrence, Corless, Jeffrey 2012, Algorithm 917), written without overflow.
+pub(super) fn omega(t: f64) -> f64 {
+    if t < -40.0 {
+        // ω = e^{t − ω} with ω < 5e-18: e^t is exact to rounding (and underflows to 0).
         return t.exp();
     }
-    let mut w = if t > 1.0 { t - t.ln() } else { t.exp().ln_1p() };
-    for _ in 0..8 {
+    if t > 1e18 || t.is_nan() {
+        // ω = t − log t + O(log t / t): the correction is below an ulp (and ∞ stays ∞).
+        return if t.is_finite() { t - t.ln() } else { t };
+    }
+    let mut w = if t < -2.0 {
+        let x = t.exp();
+        x * (1.0 - x * (1.0 - 1.5 * x))
+    } else if t <= 3.0 {
+        let d = t - 1.0;
+        1.0 + d * (0.5 + d * (1.0 / 16.0 - d * (1.0 / 192.0 + d * (1.0 / 3072.0 - d * 13.0 / 61440.0))))
+    } else {
+        let l = t.ln();
+        t - l + l / t
+    };
+    // Two steps: the initial relative error is below 4%, and each step raises it to the
+    // fourth power (the unit test checks the residual over the whole range).
+    for _ in 0..2 {
         let r = (t - w) - w.ln();
         let w1 = 1.0 + w;
-        let qq = 2.0 * w1 * (w1 + 2.0 / 3.0 * r);
-        let eps = r / w1 * (1.0 + r / (qq - 2.0 * r));
-        w *= 1.0 + eps;
-        if eps.abs() <= 4.0 * f64::EPSILON {
-            break;
-        }
+        let e = r / w1;
+        let base = 1.0 + 2.0 * e / 3.0;
+        w *= 1.0 + e * (base - e / (2.0 * w1)) / (base - e / w1);
     }
     w
 }
 
-/// X(θ) = the solution x > 0 of ln x + K x = θ, with `ln_k` = ln K (−∞ when K = 0).
-/// Returns (x, ln x, ω = K x); dX/dθ = x / (1 + ω).
-#[inline]
-pub(super) fn solve_log_linear(theta: f64, kii: f64, ln_k: f64) -> (f64, f64, f64) {
-    let w = wright_omega(theta + ln_k);
-    let lx = theta - w;
-    let x = if w < 1.0 { lx.exp() } else { w / kii };
-    (x, lx, w)
+/// log Σ_j ω(v_j − θ) and r = Σ ω'/Σ ω ∈ (0, 1] (ω' = ω/(1 + ω)), given max v and
+/// lse(v). If every t_j = v_j − θ is below −40, ω = e^t to rounding and the sum is
+/// lse(v) − θ in closed form (no underflow, r = 1).
+pub(super) fn log_mass(v: &[f64], vmax: f64, lse: f64, theta: f64) -> (f64, f64) {
+    if vmax - theta < -40.0 {
+        return (lse - theta, 1.0);
+    }
+    let (s, d) = v.iter().fold((0.0, 0.0), |(s, d), &vj| {
+        let o = omega(vj - theta);
+        (s + o, d + o / (1.0 + o))
+    });
+    (s.ln(), d / s)
 }
 
-/// A root of an increasing function, given as x ↦ (F(x), F'(x)), by Newton's method from
-/// x0 inside a bracket [lo, hi] (F(lo) < 0 < F(hi)) that is grown by doubling steps while
-/// one side is unknown; bisection whenever Newton leaves the bracket or stalls (|F| not
-/// halved). Converges to the last representable digits; None on NaN or no convergence.
-pub(super) fn increasing_root(mut f: impl FnMut(f64) -> (f64, f64), x0: f64) -> Option<f64> {
-    let (mut lo, mut hi) = (f64::NEG_INFINITY, f64::INFINITY);
-    let (mut x, mut step, mut prev) = (x0, 1.0, f64::INFINITY);
-    for _ in 0..500 {
-        let (fx, dfx) = f(x);
-        if fx.is_nan() {
-            return None;
+/// (max v, log Σ e^{v_j}) of a nonempty slice.
+pub(super) fn max_lse(v: &[f64]) -> (f64, f64) {
+    let vmax = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (vmax, vmax + v.iter().map(|&x| (x - vmax).exp()).sum::<f64>().ln())
+}
+
+/// The root of a strictly decreasing f (σ ↦ (f, f')) given a point `hi` with f(hi) ≤ 0:
+/// safeguarded Newton; while no point with f > 0 is known, steps left are taken as they
+/// come (doubling if Newton fails), then bisection whenever Newton leaves the bracket or
+/// |f| does not halve. Stops when the Newton step is below 4 ulps of σ.
+pub(super) fn decreasing_root(mut f: impl FnMut(f64) -> Result<(f64, f64)>, hi: f64) -> Result<f64> {
+    let (mut lo, mut hi, mut x) = (f64::NEG_INFINITY, hi, hi);
+    let (mut step, mut prev) = (1.0, f64::INFINITY);
+    for _ in 0..MAX_ITER {
+        let (fx, dfx) = f(x)?;
+        if !(fx.is_finite() && dfx < 0.0) {
+            return Err(Error::no_solution("entropy SDCA step", format!("f({x}) = {fx}, f' = {dfx}")));
         }
         if fx == 0.0 {
-            return Some(x);
+            return Ok(x);
         }
         if fx > 0.0 {
-            hi = x;
-        } else {
             lo = x;
+        } else {
+            hi = x;
         }
         let newton = x - fx / dfx;
-        let next = if newton.is_finite() && newton > lo && newton < hi && fx.abs() <= 0.5 * prev {
+        let tol = 4.0 * f64::EPSILON * x.abs().max(1.0);
+        if (newton - x).abs() <= tol || hi - lo <= tol {
+            return Ok(x);
+        }
+        x = if newton > lo && newton < hi && fx.abs() <= 0.5 * prev {
             newton
-        } else if lo.is_finite() && hi.is_finite() {
+        } else if lo.is_finite() {
             0.5 * (lo + hi)
         } else {
             step *= 2.0;
-            if fx > 0.0 {
-                x - step
-            } else {
-                x + step
-            }
+            hi - step
         };
         prev = fx.abs();
-        let tol = 4.0 * f64::EPSILON * (1.0 + x.abs());
-        if (next - x).abs() <= tol || hi - lo <= tol {
-            return Some(next);
-        }
-        x = next;
     }
-    None
+    Err(Error::no_solution("entropy SDCA step", "the mass equation did not converge"))
 }
 
-/// Scales z = (x, z_y) to Σz = c, then makes sure ⟨1, x⟩ ≤ c despite rounding.
-pub(super) fn normalise(x: &mut [f64], zy: f64, c: f64) -> Result<()> {
-    let total = zy + x.iter().sum::<f64>();
-    if !(total > 0.0 && total.is_finite()) {
-        return Err(Error::no_solution("entropy SDCA step", format!("the step has total mass {total}")));
-    }
-    x.iter_mut().for_each(|v| *v *= c / total);
-    let s: f64 = x.iter().sum();
-    if s > c {
-        x.iter_mut().for_each(|v| *v *= c / s);
-    }
-    Ok(())
+/// The root of σ + w·sigmoid(σ) = target (w ≥ 0; slope ≥ 1, so it lies in
+/// [target − w, target]): the right end for the mass equations, which is their exact root
+/// when every ω is in its exponential regime.
+pub(super) fn exp_regime_root(target: f64, w: f64) -> Result<f64> {
+    decreasing_root(
+        |s| {
+            let (p, q) = ((-softplus(-s)).exp(), (-softplus(s)).exp());
+            Ok((target - s - w * p, -1.0 - w * p * q))
+        },
+        target,
+    )
 }
 
-/// The softmax SDCA step over the reduced vector v (v_j = q_j − q_y, j ≠ y): writes the
-/// maximiser x = z^{\y} (see the module comment).
-pub(super) fn softmax_step(v: &[f64], kii: f64, c: f64, x: &mut [f64]) -> Result<()> {
-    let kc = kii * c;
-    if kc < 1e-18 {
-        // K = 0 (or K c below rounding): z = c · softmax(v, 0); the quadratic term moves
-        // the optimum by a relative O(K c).
-        let top = v.iter().fold(0.0f64, |t, &vj| t.max(vj));
-        for (xj, &vj) in x.iter_mut().zip(v) {
-            *xj = (vj - top).exp();
-        }
-        return normalise(x, (-top).exp(), c);
+/// The softmax step in ζ-coordinates: writes ζ_j (j ≠ y) into `zeta`, returns ζ_y.
+pub(super) fn softmax_step(v: &[f64], kappa: f64, zeta: &mut [f64]) -> Result<f64> {
+    check_finite(v)?;
+    if !(kappa >= 0.0 && kappa.is_finite()) {
+        return Err(Error::no_solution("softmax step", format!("kii·c = {kappa}")));
     }
-    let ln_k = kii.ln();
-    let wmax = v.iter().fold(kc, |t, &vj| t.max(vj));
-    let eval = |d: f64| {
-        let (zy, _, oy) = solve_log_linear(d + kc, kii, ln_k);
-        let (mut f, mut df) = (zy - c, zy / (1.0 + oy));
-        for &vj in v {
-            let (xj, _, oj) = solve_log_linear(d + vj, kii, ln_k);
-            f += xj;
-            df += xj / (1.0 + oj);
+    if kappa < KAPPA_NEGLIGIBLE {
+        let top = v.iter().fold(0.0f64, |t, &x| t.max(x));
+        let zy = (-top).exp();
+        let mut total = zy;
+        for (z, &vj) in zeta.iter_mut().zip(v) {
+            *z = (vj - top).exp();
+            total += *z;
         }
-        (f, df)
-    };
-    let d = increasing_root(eval, c.ln() + kc - wmax)
-        .ok_or_else(|| Error::no_solution("softmax SDCA step", format!("no root of the mass equation (kii = {kii}, c = {c})")))?;
-    for (xj, &vj) in x.iter_mut().zip(v) {
-        *xj = solve_log_linear(d + vj, kii, ln_k).0;
+        zeta.iter_mut().for_each(|z| *z /= total);
+        return Ok(zy / total);
     }
-    normalise(x, solve_log_linear(d + kc, kii, ln_k).0, c)
+    let ((vmax, lse), ln_kappa) = (max_lse(v), kappa.ln());
+    let theta_of = |sigma: f64| softplus(sigma) + kappa * (-softplus(-sigma)).exp() - ln_kappa;
+    let sigma = decreasing_root(
+        |sigma| {
+            let (s, zy) = ((-softplus(-sigma)).exp(), (-softplus(sigma)).exp());
+            let (lm, r) = log_mass(v, vmax, lse, theta_of(sigma));
+            Ok((lm - ln_kappa + softplus(-sigma), -r * s * (1.0 + kappa * zy) - zy))
+        },
+        exp_regime_root(lse, kappa)?,
+    )?;
+    let theta = theta_of(sigma);
+    let mut mass = 0.0;
+    for (z, &vj) in zeta.iter_mut().zip(v) {
+        *z = omega(vj - theta) / kappa;
+        mass += *z;
+    }
+    // Make Σ_{j≠y} ζ_j = s = 1 − ζ_y exact (the root is exact to a few ulps of σ).
+    let s = (-softplus(-sigma)).exp();
+    if mass > 0.0 && mass.is_finite() {
+        zeta.iter_mut().for_each(|z| *z *= s / mass);
+    }
+    Ok((-softplus(sigma)).exp())
 }
 
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
 
-    pub(crate) fn objective<L: SdcaLoss>(loss: &L, q: &[f64], kii: f64, y: usize, c: f64, a: &[f64]) -> f64 {
+    pub(in crate::solvers::sdca) fn objective<L: SdcaLoss>(loss: &L, q: &[f64], kii: f64, y: usize, c: f64, a: &[f64]) -> f64 {
         let qa: f64 = q.iter().zip(a).map(|(q, a)| q * a).sum();
-        let aa: f64 = a.iter().map(|v| v * v).sum();
-        loss.dual(a, y, c) - qa - 0.5 * kii * aa
+        loss.dual(a, y, c) - qa - 0.5 * kii * a.iter().map(|v| v * v).sum::<f64>()
     }
 
-    /// The Frank–Wolfe gap max_{x' ∈ c·Δ_k} ⟨∇Φ(x), x' − x⟩ at the step's x: an upper bound
-    /// on (optimal − attained) objective, since the objective is concave.
-    pub(crate) fn frank_wolfe_gap(q: &[f64], kii: f64, y: usize, c: f64, a: &[f64], k: usize) -> f64 {
-        let s = a[y];
-        let zy = c - s;
-        let mut g: Vec<f64> = Vec::new();
-        let mut gx = 0.0;
-        for (j, &aj) in a.iter().enumerate().filter(|&(j, _)| j != y) {
-            let x = -aj;
-            let gj = (zy / x).ln() + (q[j] - q[y]) - kii * (x + s);
-            gx += gj * x;
-            g.push(gj);
-        }
-        g.sort_by(|a, b| b.total_cmp(a));
-        let top: f64 = g[..k].iter().sum();
-        c * (top / k as f64).max(0.0) - gx
-    }
-
-    pub(crate) fn uniform(rng: &mut crate::rng::SplitMix64) -> f64 {
+    pub(in crate::solvers::sdca) fn uniform(rng: &mut crate::rng::SplitMix64) -> f64 {
         (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    #[test]
-    fn wright_omega_solves_its_equation() {
-        let mut t = -700.0;
-        while t < 1e300 {
-            let w = wright_omega(t);
-            assert!(w > 0.0 && w.is_finite(), "t = {t}");
-            let res = (w - t) + w.ln();
-            assert!(res.abs() <= 4.0 * f64::EPSILON * t.abs().max(1.0), "t = {t}, residual {res}");
-            t = if t < -1.0 {
-                t / 1.37
-            } else if t < 1.0 {
-                t + 0.173
-            } else {
-                t * 1.93
-            };
+    /// An independent solve of the step in x = ζ^{\y} (ζ_y = 1 − Σx eliminated):
+    /// max H(x) + ⟨v, x⟩ − (κ/2)(‖x‖² + (Σx)²) [s.t. x_j ≤ Σx/k] by damped Newton on the
+    /// log-barrier problem, barrier weight 1e-1 → 1e-13. k = n: x_j = s/n, bisection on s.
+    pub(in crate::solvers::sdca) fn reference_step(v: &[f64], kappa: f64, k: Option<usize>) -> Vec<f64> {
+        let n = v.len();
+        let nf = n as f64;
+        if k == Some(n) {
+            let mean = v.iter().sum::<f64>() / nf;
+            let slope = |s: f64| (nf * (1.0 - s) / s).ln() + mean - kappa * s * (1.0 + 1.0 / nf);
+            let (mut lo, mut hi) = (0.0f64, 1.0f64);
+            for _ in 0..3000 {
+                let mid = 0.5 * (lo + hi);
+                if mid <= lo || mid >= hi {
+                    break;
+                }
+                *(if slope(mid) > 0.0 { &mut lo } else { &mut hi }) = mid;
+            }
+            return vec![0.5 * (lo + hi) / nf; n];
         }
-        for t in [-745.0, -740.0, -720.5] {
-            assert_eq!(wright_omega(t), f64::exp(t));
+        let kf = k.map(|k| k as f64);
+        let value = |x: &[f64], mu: f64| {
+            let s: f64 = x.iter().sum();
+            if x.iter().any(|&t| t <= 0.0) || s >= 1.0 || kf.is_some_and(|kf| x.iter().any(|&t| s / kf - t <= 0.0)) {
+                return f64::NEG_INFINITY;
+            }
+            let mut f = -(1.0 - s) * (1.0 - s).ln() - 0.5 * kappa * s * s;
+            for (&xj, &vj) in x.iter().zip(v) {
+                f += -xj * xj.ln() + vj * xj - 0.5 * kappa * xj * xj + kf.map_or(0.0, |kf| mu * (s / kf - xj).ln());
+            }
+            f
+        };
+        let mut x = vec![0.5 / nf; n];
+        let mut mu = 0.1;
+        loop {
+            for _ in 0..200 {
+                let s: f64 = x.iter().sum();
+                let ib: Vec<f64> = x.iter().map(|&t| kf.map_or(0.0, |kf| 1.0 / (s / kf - t))).collect();
+                let (sb, sb2) = (ib.iter().sum::<f64>(), ib.iter().map(|b| b * b).sum::<f64>());
+                let kf = kf.unwrap_or(1.0);
+                let mut g: Vec<f64> =
+                    (0..n).map(|j| ((1.0 - s) / x[j]).ln() + v[j] - kappa * (x[j] + s) + mu * (sb / kf - ib[j])).collect();
+                let mut h: Vec<Vec<f64>> = (0..n)
+                    .map(|j| {
+                        (0..n)
+                            .map(|l| {
+                                let d = if j == l { 1.0 / x[j] + kappa + mu * ib[j] * ib[j] } else { 0.0 };
+                                d + 1.0 / (1.0 - s) + kappa + mu * (sb2 / (kf * kf) - (ib[j] * ib[j] + ib[l] * ib[l]) / kf)
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let g0 = g.clone();
+                // Gaussian elimination with partial pivoting: h d = g.
+                for col in 0..n {
+                    let piv = (col..n).max_by(|&a, &b| h[a][col].abs().total_cmp(&h[b][col].abs())).unwrap();
+                    h.swap(col, piv);
+                    g.swap(col, piv);
+                    let (pivot_row, pivot_g) = (h[col].clone(), g[col]);
+                    for (hr, gr) in h.iter_mut().zip(g.iter_mut()).skip(col + 1) {
+                        let f = hr[col] / pivot_row[col];
+                        hr.iter_mut().zip(&pivot_row).skip(col).for_each(|(a, b)| *a -= f * b);
+                        *gr -= f * pivot_g;
+                    }
+                }
+                let mut d = vec![0.0; n];
+                for row in (0..n).rev() {
+                    d[row] = (g[row] - (row + 1..n).map(|l| h[row][l] * d[l]).sum::<f64>()) / h[row][row];
+                }
+                let dec: f64 = g0.iter().zip(&d).map(|(a, b)| a * b).sum();
+                if dec <= 1e-24 {
+                    break;
+                }
+                let f0 = value(&x, mu);
+                let mut step = 1.0;
+                loop {
+                    let xn: Vec<f64> = x.iter().zip(&d).map(|(a, b)| a + step * b).collect();
+                    if value(&xn, mu) >= f0 + 0.25 * step * dec - 1e-15 * f0.abs() {
+                        x = xn;
+                        break;
+                    }
+                    step *= 0.5;
+                    if step < 1e-20 {
+                        break; // No progress left at this precision.
+                    }
+                }
+                if step < 1e-20 {
+                    break;
+                }
+            }
+            if k.is_none() || mu < 1e-12 {
+                return x;
+            }
+            mu *= 0.01;
         }
-        assert_eq!(wright_omega(1.0), 1.0);
-        assert!((wright_omega(1e300) - 1e300).abs() <= 1e285);
-        assert_eq!(wright_omega(f64::NEG_INFINITY), 0.0);
     }
 
-    /// Mirror ascent (entropic steps 1/(1 + Kc), linear rate) on the full z: a generic solve.
-    fn mirror_ascent(q: &[f64], kii: f64, y: usize, c: f64) -> Vec<f64> {
-        let m = q.len();
-        let mut lz = vec![(c / m as f64).ln(); m];
-        let eta = 1.0 / (1.0 + kii * c);
-        for _ in 0..40000 {
-            let z: Vec<f64> = lz.iter().map(|l| l.exp()).collect();
-            for j in 0..m {
-                let grad = if j == y { kii * (c - z[y]) } else { q[j] - q[y] - kii * z[j] };
-                lz[j] = (1.0 - eta) * lz[j] + eta * (c.ln() + grad);
+    #[test]
+    fn omega_solves_its_equation() {
+        let mut t = -745.0;
+        while t < 1e300 {
+            let w = omega(t);
+            assert!(w >= 0.0 && w.is_finite(), "t = {t}");
+            if t < -40.0 {
+                assert_eq!(w, t.exp());
+            } else {
+                let res = (w - t) + w.ln();
+                assert!(res.abs() <= 4.0 * f64::EPSILON * t.abs().max(1.0), "t = {t}, residual {res}");
             }
-            let top = lz.iter().fold(f64::NEG_INFINITY, |t, &l| t.max(l));
-            let lse = top + lz.iter().map(|l| (l - top).exp()).sum::<f64>().ln();
-            let mut moved = 0.0f64;
-            for (l, old) in lz.iter_mut().zip(&z) {
-                *l += c.ln() - lse;
-                moved = moved.max((*l - old.ln()).abs());
-            }
-            if moved < 1e-15 {
-                break;
-            }
+            t = if t < -1.0 {
+                t / 1.13
+            } else if t < 1.0 {
+                t + 0.0173
+            } else {
+                t * 1.37
+            };
         }
-        let mut a: Vec<f64> = lz.iter().map(|l| -l.exp()).collect();
-        a[y] = 0.0;
-        a[y] = -a.iter().sum::<f64>();
-        a
+        assert_eq!(omega(1.0), 1.0);
+        assert!((omega(0.0) - 0.567_143_290_409_783_8).abs() <= 2e-16);
+        assert_eq!(omega(1e300), 1e300);
+        assert_eq!(omega(f64::NEG_INFINITY), 0.0);
+        assert_eq!(omega(f64::INFINITY), f64::INFINITY);
     }
 
     #[test]
@@ -291,23 +393,31 @@ pub(super) mod tests {
         for m in [2, 3, 7] {
             for kii in [0.0, 0.3, 5.0] {
                 for c in [1e-3, 1.0, 50.0] {
-                    let y = m / 2;
-                    let q: Vec<f64> = (0..m).map(|_| 4.0 * uniform(&mut rng) - 2.0).collect();
-                    let mut a = vec![0.0; m];
-                    Softmax.update(&q, kii, y, c, &mut a, &mut ws).unwrap();
-                    let best = objective(&Softmax, &q, kii, y, c, &a);
-                    let scale = 1.0 + best.abs();
-                    let gap = frank_wolfe_gap(&q, kii, y, c, &a, 1);
-                    assert!(gap <= 1e-10 * scale, "m {m} K {kii} c {c}: gap {gap}");
-                    let generic = objective(&Softmax, &q, kii, y, c, &mirror_ascent(&q, kii, y, c));
-                    assert!((generic - best).abs() <= 1e-9 * scale, "m {m} K {kii} c {c}: {best} vs {generic}");
-                    for _ in 0..300 {
-                        let mut x: Vec<f64> = (0..m - 1).map(|_| uniform(&mut rng)).collect();
-                        let s: f64 = x.iter().sum::<f64>() / (c * uniform(&mut rng));
-                        x.iter_mut().for_each(|v| *v /= s);
-                        let mut b = vec![0.0; m];
-                        write_dual_row(&x, y, &mut b);
-                        assert!(objective(&Softmax, &q, kii, y, c, &b) <= best + 1e-12 * scale);
+                    for trial in 0..3 {
+                        let (y, spread) = (trial % m, [1.0, 3.0, 8.0][trial]);
+                        let q: Vec<f64> = (0..m).map(|_| spread * (2.0 * uniform(&mut rng) - 1.0)).collect();
+                        let mut a = vec![0.0; m];
+                        Softmax.update(&q, kii, y, c, &mut a, &mut ws).unwrap();
+                        let best = objective(&Softmax, &q, kii, y, c, &a);
+                        let scale = best.abs() + c;
+                        let mut v = Vec::new();
+                        reduced(&q, y, &mut v, |qj, qy| qj - qy);
+                        let x: Vec<f64> = reference_step(&v, kii * c, None).iter().map(|t| c * t).collect();
+                        let mut r = vec![0.0; m];
+                        write_dual_row(&x, y, &mut r);
+                        let generic = objective(&Softmax, &q, kii, y, c, &r);
+                        assert!((generic - best).abs() <= 1e-9 * scale, "m {m} K {kii} c {c}: {best} vs {generic}");
+                        for i in 0..200 {
+                            let mut x: Vec<f64> = (0..m - 1).map(|_| uniform(&mut rng)).collect();
+                            let s: f64 = x.iter().sum::<f64>() / (c * uniform(&mut rng));
+                            x.iter_mut().for_each(|t| *t /= s);
+                            let mut b = vec![0.0; m];
+                            write_dual_row(&x, y, &mut b);
+                            // Every other point also moves only slightly away from the step.
+                            let w = if i % 2 == 0 { 1e-4 } else { 1.0 };
+                            b.iter_mut().zip(&a).for_each(|(bj, aj)| *bj = w * *bj + (1.0 - w) * aj);
+                            assert!(objective(&Softmax, &q, kii, y, c, &b) <= best + 1e-13 * scale);
+                        }
                     }
                 }
             }
@@ -322,35 +432,41 @@ pub(super) mod tests {
             let direct = s.iter().map(|v| (v - s[y]).exp()).sum::<f64>().ln();
             let l = Softmax.primal(&s, y, &mut ws).unwrap();
             assert!((l - direct).abs() <= 1e-15 * direct.abs().max(1.0));
-            for c in [1e-3, 1.0, 50.0] {
-                // With q = s and K = 0 the step attains c L(s) = max_x −c L*(x/c) − ⟨s, a⟩.
-                let mut a = vec![0.0; 4];
-                Softmax.update(&s, 0.0, y, c, &mut a, &mut ws).unwrap();
-                let fy = objective(&Softmax, &s, 0.0, y, c, &a);
-                assert!((fy - c * l).abs() <= 1e-13 * c * l.max(1.0), "{fy} vs {}", c * l);
-            }
+            // q = s, K = 0, c = 1: the step attains L(s) = max_x −L*(x) − ⟨s, a⟩.
+            let mut a = vec![0.0; 4];
+            Softmax.update(&s, 0.0, y, 1.0, &mut a, &mut ws).unwrap();
+            let fy = objective(&Softmax, &s, 0.0, y, 1.0, &a);
+            assert!((fy - l).abs() <= 1e-14 * l.max(1.0), "{fy} vs {l}");
         }
         let tiny = Softmax.primal(&[40.0, 0.0], 0, &mut ws).unwrap();
         assert!((tiny / (-40.0f64).exp() - 1.0).abs() < 1e-14);
+        assert!(Softmax.primal(&[f64::NAN, 0.0], 0, &mut ws).is_err());
     }
 
     #[test]
     fn extreme_inputs_stay_finite_and_feasible() {
         let mut ws = LossWorkspace::new();
-        let rows: [&[f64]; 5] = [&[1e6, -1e6], &[-1e6, 1e6], &[1e6, 1e6, -1e6], &[0.0, 0.0, 0.0, 0.0], &[-1e6, 3.0, 3.0, 1e6]];
+        let rows: [&[f64]; 6] = [&[1e6, -1e6], &[-1e6, 1e6], &[1e6, 1e6, -1e6], &[0.0; 4], &[-1e6, 3.0, 3.0, 1e6], &[5.0, 5.0]];
         for q in rows {
             let m = q.len();
             for y in [0, m - 1] {
                 assert!(Softmax.primal(q, y, &mut ws).unwrap().is_finite());
-                for kii in [0.0, 1e-12, 0.3, 1e6] {
+                for kii in [0.0, 1e-20, 1e-12, 0.3, 1e6] {
                     for c in [1e-6, 1.0, 1e6] {
                         let mut a = vec![0.0; m];
                         Softmax.update(q, kii, y, c, &mut a, &mut ws).unwrap();
                         assert!(a.iter().all(|v| v.is_finite()), "{q:?} {kii} {c}: {a:?}");
-                        assert!(a[y] <= c && a.iter().enumerate().all(|(j, &v)| j == y || v <= 0.0));
+                        assert!(a[y] <= c * (1.0 + 1e-15) && a.iter().enumerate().all(|(j, &v)| j == y || v <= 0.0));
                         assert!(Softmax.dual(&a, y, c).is_finite());
-                        if q.iter().all(|&v| v == 0.0) {
-                            // Ties: every x_j (j ≠ y) is the same.
+                        let best = objective(&Softmax, q, kii, y, c, &a);
+                        let tol = 1e-12 * (best.abs() + c + q.iter().zip(&a).map(|(q, a)| (q * a).abs()).sum::<f64>());
+                        let mut b = vec![0.0; m];
+                        for w in [1e-6, 1e-3, 0.5] {
+                            // Towards the vertex x = 0 (a = 0), which is feasible.
+                            b.iter_mut().zip(&a).for_each(|(bj, aj)| *bj = (1.0 - w) * aj);
+                            assert!(objective(&Softmax, q, kii, y, c, &b) <= best + tol);
+                        }
+                        if q.iter().all(|&v| v == q[0]) {
                             let x0 = a[if y == 0 { 1 } else { 0 }];
                             assert!(a.iter().enumerate().all(|(j, &v)| j == y || (v - x0).abs() <= 1e-14 * x0.abs()));
                         }
@@ -358,5 +474,8 @@ pub(super) mod tests {
                 }
             }
         }
+        assert!(Softmax.update(&[f64::NAN, 0.0], 1.0, 0, 1.0, &mut [0.0; 2], &mut ws).is_err());
+        // A subnormal z with z/c underflowing to 0 must not give −0·∞.
+        assert!(Softmax.dual(&[50.0, -5e-323, -50.0], 0, 1e6).is_finite());
     }
 }

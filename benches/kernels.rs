@@ -121,9 +121,8 @@ fn kernels(c: &mut Criterion) {
             assert_eq!(cache.misses(), BLOCK as u64);
 
             // 10% of the dual rows nonzero, all 64 query columns cached.
-            let a: Vec<f64> = (0..n * CLASSES)
-                .map(|v| if (v / CLASSES) % 10 == 3 { rng.normal() } else { 0.0 })
-                .collect();
+            let a: Vec<f64> =
+                (0..n * CLASSES).map(|v| if (v / CLASSES) % 10 == 3 { rng.normal() } else { 0.0 }).collect();
             let mut model = KernelModel::new(&kernel, CLASSES, None, cache).expect("model");
             model.sync_dual(&a).expect("dual");
             let (mut s, mut buf) = (vec![0.0; CLASSES], RowBuf::new());

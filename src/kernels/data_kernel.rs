@@ -1,19 +1,22 @@
 //! Kernel columns computed on the fly from a design matrix (dense `f32`/`f64` or CSR).
 //!
-//! Every entry is k(x_j, x_i) = `f.from_dot(⟨x_j, x_i⟩, ‖x_j‖², ‖x_i‖²)` where the inner
-//! product is taken between example j and example i *densified* into an `f64`
-//! buffer (dense rows: the register-blocked products of `dot.rs`; sparse rows:
-//! `Row::dot`) (sparse rows are scattered into a zeroed buffer of width d and cleared again
-//! in O(nnz)). The squared norms are computed by that same inner product, so every
-//! path (`column_into`, `entries_into`, blocked `columns_into`, the diagonal) gives
-//! bit-for-bit the same values and an RBF diagonal is exactly 1.
+//! Every entry is k(x_j, x_i) = `f.from_dot(⟨x_j, x_i⟩, ‖x_j‖², ‖x_i‖²)`, computed in two
+//! passes: `f.prepare` per entry, then `f.finish` over the whole slice (the RBF's exp is
+//! vectorised there). The inner product is taken between example j and example i
+//! *densified* into an `f64` buffer (sparse rows are scattered into a zeroed buffer of
+//! width d and cleared again in O(nnz)): dense rows with the register-blocked products
+//! of `dot.rs`, sparse rows with `Row::dot`. The squared norms are computed by that same
+//! inner product, so every path (`column_into`, `entries_into`, blocked `columns_into`,
+//! `cross_into`, the diagonal) gives bit-for-bit the same values, and an RBF diagonal is
+//! exactly 1. (A design's rows are taken to be all dense or all sparse, as for
+//! `DenseRows` and `CsrRows`; row 0 decides.)
 //!
 //! Blocking: one column costs a pass over all of X, which for large n·d is bound by
 //! memory bandwidth. `columns_into` densifies a block of up to 64 query rows (at most
-//! ~512 KB, so it stays in L2) and streams X once per block, computing every entry of
-//! the block from each example while it is in L1 (four block rows per pass over it);
-//! rows of X are split into parallel tasks of ~64k multiply-adds. Each entry is computed the same way whatever the split,
-//! so results do not depend on the thread count.
+//! ~512 KB, so it stays in L2) and streams X once per block in parallel tasks of ~64k
+//! multiply-adds; within a task, each group of four query rows (in L1) meets every row
+//! of the task (in L2). Each entry is computed the same way whatever the split, so
+//! results do not depend on the thread count.
 
 use std::cell::RefCell;
 use std::ops::Range;
@@ -33,6 +36,9 @@ const MAX_BLOCK: usize = 64;
 const TASK_WORK: usize = 1 << 16;
 /// Fewest rows of X per parallel task.
 const MIN_TASK_ROWS: usize = 16;
+/// Fewest features for the tiled dense path (below, X's rows are cheap to re-read and
+/// per-entry overheads dominate: row groups against each query row are faster).
+const TILE_MIN_FEATURES: usize = 32;
 
 /// The kernel matrix of the rows of a design matrix, computed on demand. Only the
 /// squared norms and the diagonal (O(n)) are stored.
@@ -74,7 +80,10 @@ impl<'a, D: Design> DataKernel<'a, D> {
         if let Some((i, v)) = diag.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v >= 0.0)) {
             return Err(Error::input(
                 "X",
-                format!("kernel diagonal K[{i}, {i}] = {v} must be finite and >= 0 ({} kernel not positive semidefinite?)", f.name()),
+                format!(
+                    "kernel diagonal K[{i}, {i}] = {v} must be finite and >= 0 ({} kernel not positive semidefinite?)",
+                    f.name()
+                ),
             ));
         }
         let nnz: usize = (0..n).map(|i| x.row_nnz(i)).sum();
@@ -110,22 +119,41 @@ impl<'a, D: Design> DataKernel<'a, D> {
             return Err(Error::input("X", format!("rows {rows:?} out of range for {} examples", z.n_rows())));
         }
         if out.len() != rows.len() * self.n() {
-            return Err(Error::input("out", format!("must hold {} x {} values, got {}", rows.len(), self.n(), out.len())));
+            return Err(Error::input(
+                "out",
+                format!("must hold {} x {} values, got {}", rows.len(), self.n(), out.len()),
+            ));
         }
         let idx: Vec<usize> = rows.collect();
         self.block_into(z, &idx, out, block_len(self.x.n_features()));
         Ok(())
     }
 
-    /// out[b·n + j] = k(x_j, q_{idx[b]}), in blocks of `bsz` query rows.
+    /// out[b·n + j] = k(x_j, q_{idx[b]}): in blocks of `bsz` query rows whose parallel
+    /// tasks are ranges of rows of X, or (dense X with d < 32 and enough columns) one
+    /// parallel task per column.
     fn block_into<Q: Design>(&self, q: &Q, idx: &[usize], out: &mut [f64], bsz: usize) {
         let n = self.n();
         assert_eq!(out.len(), idx.len() * n, "columns_into: output must hold idx.len() columns of n entries");
         if idx.is_empty() {
             return;
         }
+        let d = self.x.n_features();
+        if self.dense_rows && d < TILE_MIN_FEATURES && idx.len() >= 2 * rayon::current_num_threads() {
+            // Short rows: re-reading X per column costs little, so columns run in
+            // parallel whole (no per-task overhead).
+            out.par_chunks_mut(n).zip(idx.par_iter()).for_each_init(
+                || (RowBuf::new(), <[RowBuf; 4]>::default(), Densified::new(1, d)),
+                |(buf, bufs, dense), (col, &i)| {
+                    let r = q.row(i, buf);
+                    dense.load(0, r);
+                    self.fill_rows(dense.slot(0), row_dot(r, dense.slot(0)), |t| t, col, bufs);
+                },
+            );
+            return;
+        }
         let bsz = bsz.clamp(1, idx.len());
-        let mut dense = Densified::new(bsz, self.x.n_features());
+        let mut dense = Densified::new(bsz, d);
         let mut q_sq = vec![0.0; bsz];
         let mut buf = RowBuf::new();
         for (block, out_block) in idx.chunks(bsz).zip(out.chunks_mut(bsz * n)) {
@@ -136,7 +164,8 @@ impl<'a, D: Design> DataKernel<'a, D> {
             }
             let rows = (TASK_WORK / (self.row_work * block.len())).clamp(MIN_TASK_ROWS, n.max(MIN_TASK_ROWS));
             // Task t owns rows t·rows.. of every column of the block.
-            let mut tasks: Vec<Vec<&mut [f64]>> = (0..n.div_ceil(rows)).map(|_| Vec::with_capacity(block.len())).collect();
+            let mut tasks: Vec<Vec<&mut [f64]>> =
+                (0..n.div_ceil(rows)).map(|_| Vec::with_capacity(block.len())).collect();
             for col in out_block.chunks_mut(n) {
                 for (task, piece) in tasks.iter_mut().zip(col.chunks_mut(rows)) {
                     task.push(piece);
@@ -153,11 +182,11 @@ impl<'a, D: Design> DataKernel<'a, D> {
     /// One task of `block_into`: pieces[b][jj] = k(x_{start + jj}, q_b) for the block's
     /// densified query rows q_b.
     ///
-    /// Dense X and at least four query rows: the task's rows are densified into `tile`
-    /// (~100 KB, stays in L2) and visited once per group of four query rows (~25 KB for
-    /// d = 784, stays in L1), so each L2 load of x_j feeds four multiply-adds. Fewer
-    /// query rows: row groups of four against each query row. Sparse X: row by row
-    /// (each row converted once for the whole block).
+    /// Dense X, at least four query rows and d ≥ 32: the task's rows are densified into
+    /// `tile` (~100 KB, stays in L2) and visited once per group of four query rows (~25 KB
+    /// for d = 784, stays in L1), so each L2 load of x_j feeds four multiply-adds. Other
+    /// dense cases: row groups of four against each query row. Sparse X: row by row (each
+    /// row converted once for the whole block).
     fn block_task(
         &self,
         start: usize,
@@ -169,7 +198,7 @@ impl<'a, D: Design> DataKernel<'a, D> {
     ) {
         let len = pieces[0].len();
         let (sq, f) = (&self.sq[start..start + len], self.f);
-        if self.dense_rows && q_sq.len() < 4 {
+        if self.dense_rows && (q_sq.len() < 4 || self.x.n_features() < TILE_MIN_FEATURES) {
             for (b, piece) in pieces.iter_mut().enumerate() {
                 self.fill_rows(dense.slot(b), q_sq[b], |t| start + t, piece, bufs);
             }
@@ -179,9 +208,10 @@ impl<'a, D: Design> DataKernel<'a, D> {
             for (jj, &sq_j) in sq.iter().enumerate() {
                 let r = self.x.row(start + jj, &mut bufs[0]);
                 for (b, piece) in pieces.iter_mut().enumerate() {
-                    piece[jj] = f.from_dot(row_dot(r, dense.slot(b)), sq_j, q_sq[b]);
+                    piece[jj] = f.prepare(row_dot(r, dense.slot(b)), sq_j, q_sq[b]);
                 }
             }
+            pieces.iter_mut().for_each(|piece| f.finish(piece));
             return;
         }
         if tile.d != self.x.n_features() || tile.full.len() < len {
@@ -196,16 +226,17 @@ impl<'a, D: Design> DataKernel<'a, D> {
             for (jj, &sq_j) in sq.iter().enumerate() {
                 let v = dot4(tile.slot(jj), ys);
                 for k in 0..4 {
-                    pieces[b + k][jj] = f.from_dot(v[k], sq_j, q_sq[b + k]);
+                    pieces[b + k][jj] = f.prepare(v[k], sq_j, q_sq[b + k]);
                 }
             }
             b += 4;
         }
         for b in b..q_sq.len() {
             for (jj, &sq_j) in sq.iter().enumerate() {
-                pieces[b][jj] = f.from_dot(dot1(tile.slot(jj), dense.slot(b)), sq_j, q_sq[b]);
+                pieces[b][jj] = f.prepare(dot1(tile.slot(jj), dense.slot(b)), sq_j, q_sq[b]);
             }
         }
+        pieces.iter_mut().for_each(|piece| f.finish(piece));
     }
 
     /// out[t] = k(x_{row(t)}, x_i) for t < out.len(), serial, with this thread's scratch.
@@ -230,14 +261,15 @@ impl<'a, D: Design> DataKernel<'a, D> {
                 _ => r.map(|r| row_dot(r, q)),
             };
             for k in 0..4 {
-                out[t + k] = self.f.from_dot(dots[k], self.sq[js[k]], sq_q);
+                out[t + k] = self.f.prepare(dots[k], self.sq[js[k]], sq_q);
             }
             t += 4;
         }
         for (t, o) in out.iter_mut().enumerate().skip(t) {
             let j = row(t);
-            *o = self.f.from_dot(row_dot(self.x.row(j, b0), q), self.sq[j], sq_q);
+            *o = self.f.prepare(row_dot(self.x.row(j, b0), q), self.sq[j], sq_q);
         }
+        self.f.finish(out);
     }
 }
 
@@ -319,6 +351,7 @@ impl Densified {
         }
     }
 
+    #[inline]
     fn slot(&self, s: usize) -> &[f64] {
         &self.data[s * self.d..(s + 1) * self.d]
     }
@@ -417,8 +450,15 @@ mod tests {
                     assert!(col.iter().zip(&blocked[b * n..(b + 1) * n]).all(|(u, v)| u.to_bits() == v.to_bits()));
                 }
             }
-            let mut blocked = vec![0.0; idx.len() * n];
-            k.columns_into(&idx, &mut blocked);
+            // Public entry point: whole-column tasks (7 columns) or row tasks (1, 2).
+            for cols in [&idx[..], &idx[..1], &idx[..2]] {
+                let mut blocked = vec![0.0; cols.len() * n];
+                k.columns_into(cols, &mut blocked);
+                for (b, &i) in cols.iter().enumerate() {
+                    k.column_into(i, &mut col);
+                    assert_eq!(&blocked[b * n..(b + 1) * n], &col[..]);
+                }
+            }
             let mut cross = vec![0.0; 3 * n];
             k.cross_into(x, 2..5, &mut cross).unwrap();
             for r in 0..3 {
@@ -446,11 +486,13 @@ mod tests {
 
     #[test]
     fn dense_blocks_over_several_tasks() {
-        let (n, d) = (2500, 8);
+        // d large enough for the tiled path, n for several tasks; 9 columns: two groups
+        // of four and one left over.
+        let (n, d) = (2500, TILE_MIN_FEATURES + 3);
         let x: Vec<f32> = random_dense(n, d, 1.0, 7).iter().map(|&v| v as f32).collect();
         let rows = DenseRows::new(&x, n, d).unwrap();
-        let k = DataKernel::new(&rows, KernelFunction::Rbf { gamma: 0.8 }).unwrap();
-        assert!(TASK_WORK / (k.row_work * 9) < n / 2); // several tasks
+        let k = DataKernel::new(&rows, KernelFunction::Rbf { gamma: 0.05 }).unwrap();
+        assert!(TASK_WORK / (k.row_work * 9) < n / 2);
         let idx = [0, 2499, 17, 1000, 5, 6, 7, 8, 9];
         let mut blocked = vec![0.0; idx.len() * n];
         k.columns_into(&idx, &mut blocked);

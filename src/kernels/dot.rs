@@ -14,7 +14,7 @@
 use crate::data::Row;
 
 /// ⟨r, y⟩ for a row and a dense `f64` vector of the row's width (or wider).
-#[inline]
+#[inline(always)]
 pub(super) fn row_dot(r: Row, y: &[f64]) -> f64 {
     match r {
         Row::Dense(x) => dot1(x, &y[..x.len()]),
@@ -23,7 +23,7 @@ pub(super) fn row_dot(r: Row, y: &[f64]) -> f64 {
 }
 
 /// ⟨x, y⟩ (equal lengths).
-#[inline]
+#[inline(always)]
 pub(super) fn dot1(x: &[f64], y: &[f64]) -> f64 {
     assert_eq!(x.len(), y.len());
     #[cfg(target_arch = "x86_64")]
@@ -37,7 +37,7 @@ pub(super) fn dot1(x: &[f64], y: &[f64]) -> f64 {
 }
 
 /// [⟨x, y_0⟩, …, ⟨x, y_3⟩], each bit-identical to [`dot1`] (equal lengths).
-#[inline]
+#[inline(always)]
 pub(super) fn dot4(x: &[f64], ys: [&[f64]; 4]) -> [f64; 4] {
     assert!(ys.iter().all(|y| y.len() == x.len()));
     #[cfg(target_arch = "x86_64")]

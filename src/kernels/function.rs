@@ -12,6 +12,7 @@
 //! Linear and RBF kernels are positive semidefinite; `Poly` is for integer degrees and
 //! coef0 ≥ 0 (with coef0 < 0 it may not be, as in scikit-learn, whose checks we mirror).
 
+use super::vexp::exp_nonpos_slice;
 use crate::{Error, Result};
 
 /// A kernel function (see the module docs for the formulas).
@@ -48,14 +49,33 @@ impl KernelFunction {
         }
     }
 
-    /// k(x, y) from ⟨x, y⟩ = `dot`, ‖x‖² = `sq_x` and ‖y‖² = `sq_y`.
-    #[inline(always)]
+    /// k(x, y) from ⟨x, y⟩ = `dot`, ‖x‖² = `sq_x` and ‖y‖² = `sq_y`
+    /// (= [`Self::finish`] of [`Self::prepare`]: the same value as the kernel sources).
     pub fn from_dot(&self, dot: f64, sq_x: f64, sq_y: f64) -> f64 {
+        let mut v = [self.prepare(dot, sq_x, sq_y)];
+        self.finish(&mut v);
+        v[0]
+    }
+
+    /// First stage of an entry, per value: Linear ⟨x, y⟩; RBF −γ·max(0, ‖x‖² + ‖y‖² −
+    /// 2⟨x, y⟩); Poly γ⟨x, y⟩ + coef0.
+    #[inline(always)]
+    pub fn prepare(&self, dot: f64, sq_x: f64, sq_y: f64) -> f64 {
         match *self {
             KernelFunction::Linear => dot,
-            KernelFunction::Rbf { gamma } => (-gamma * (sq_x + sq_y - 2.0 * dot).max(0.0)).exp(),
+            KernelFunction::Rbf { gamma } => -gamma * (sq_x + sq_y - 2.0 * dot).max(0.0),
+            KernelFunction::Poly { gamma, coef0, .. } => gamma * dot + coef0,
+        }
+    }
+
+    /// Second stage, in place over a slice of [`Self::prepare`]d values: identity, exp
+    /// (vectorised, see `vexp.rs`), or the integer power.
+    pub fn finish(&self, v: &mut [f64]) {
+        match *self {
+            KernelFunction::Linear => {}
+            KernelFunction::Rbf { .. } => exp_nonpos_slice(v),
             // `check` guarantees degree fits an i32.
-            KernelFunction::Poly { gamma, degree, coef0 } => (gamma * dot + coef0).powi(degree as i32),
+            KernelFunction::Poly { degree, .. } => v.iter_mut().for_each(|x| *x = x.powi(degree as i32)),
         }
     }
 

@@ -19,6 +19,7 @@ mod dot;
 mod function;
 mod precomputed;
 mod source;
+mod vexp;
 
 pub use cache::ColumnCache;
 pub use data_kernel::DataKernel;

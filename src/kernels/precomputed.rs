@@ -43,7 +43,9 @@ impl<'a, T: Real> PrecomputedKernel<'a, T> {
         if let Some((i, v)) = diag.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v >= 0.0)) {
             return Err(Error::input(
                 "X",
-                format!("precomputed kernel diagonal K[{i}, {i}] = {v} must be finite and >= 0 (not positive semidefinite)"),
+                format!(
+                    "precomputed kernel diagonal K[{i}, {i}] = {v} must be finite and >= 0 (not positive semidefinite)"
+                ),
             ));
         }
         Ok(Self { k, n, diag })

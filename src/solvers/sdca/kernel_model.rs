@@ -63,7 +63,10 @@ impl<'a, S: KernelSource + ?Sized> KernelModel<'a, S> {
     pub fn new(source: &'a S, m: usize, bias: Option<f64>, cache: ColumnCache) -> Result<Self> {
         let n = source.n();
         if cache.n() != n {
-            return Err(Error::param("cache", format!("holds columns of length {}, the kernel has n = {n}", cache.n())));
+            return Err(Error::param(
+                "cache",
+                format!("holds columns of length {}, the kernel has n = {n}", cache.n()),
+            ));
         }
         if m == 0 {
             return Err(Error::input("y", "needs at least one class"));
@@ -102,6 +105,13 @@ impl<'a, S: KernelSource + ?Sized> KernelModel<'a, S> {
     /// Gives the cache back (its columns stay valid for the same kernel).
     pub fn into_cache(self) -> ColumnCache {
         self.cache
+    }
+
+    /// Loads the kernel columns of the examples `idx` into the cache in one blocked,
+    /// parallel computation (e.g. the next examples of an epoch's order), instead of one
+    /// column per cache miss. Returns the number of columns computed.
+    pub fn prefetch(&mut self, idx: &[usize]) -> usize {
+        self.cache.prefetch(idx, self.source)
     }
 
     /// Rows that may have a_j ≠ 0 (a superset of the nonzero rows until the next pruning).
@@ -157,7 +167,14 @@ impl<'a, S: KernelSource + ?Sized> KernelModel<'a, S> {
 }
 
 /// s = Σ_t k(t, j_t) a_{j_t} + b²σ over the support list j_0, j_1, ... (in order).
-fn accumulate(support: &[usize], kernel: impl Fn(usize, usize) -> f64, a: &[f64], b2: f64, sum_a: &[f64], s: &mut [f64]) {
+fn accumulate(
+    support: &[usize],
+    kernel: impl Fn(usize, usize) -> f64,
+    a: &[f64],
+    b2: f64,
+    sum_a: &[f64],
+    s: &mut [f64],
+) {
     let m = s.len();
     s.fill(0.0);
     for (t, &j) in support.iter().enumerate() {
@@ -186,6 +203,9 @@ impl<S: KernelSource + ?Sized> ScoreModel for KernelModel<'_, S> {
 
     fn scores(&self, i: usize, a: &[f64], s: &mut [f64], _buf: &mut RowBuf) {
         let (support, b2, sum_a) = (&self.support[..], self.b2, &self.sum_a[..]);
+        if support.is_empty() {
+            return accumulate(support, |_, _| 0.0, a, b2, sum_a, s);
+        }
         if let Some(col) = self.cache.peek(i) {
             return accumulate(support, |_, j| col[j], a, b2, sum_a, s);
         }
@@ -287,6 +307,9 @@ mod tests {
                 assert_eq!(model.sq_norm(i), 1.0 + b2);
             }
             assert_eq!((model.cache().misses(), model.cache().hits()), (n as u64 + 2, 1));
+            assert_eq!(model.prefetch(&[8, 9, 4]), 1); // 4 is cached and kept: room for 8 only
+            model.scores_mut(9, &a, &mut s2, &mut buf);
+            assert_eq!(model.cache().misses(), n as u64 + 4);
             let sigma: Vec<f64> = (0..m).map(|c| b2 * (0..n).map(|j| a[j * m + c]).sum::<f64>()).collect();
             assert!(close(&model.intercept(&a), &sigma, 1e-12));
 

@@ -88,11 +88,11 @@ def run(name: str, cv_rows: int, tol: float) -> dict[str, Any]:
             C, cv = choose_C(Xtr, ytr, k, loss, cv_rows, tol)
             est = model(k, loss, C, tol).fit(Xtr, ytr)
             scores = est.decision_function(Xte)
-            acc = {kk: float(top_k_accuracy(yte, scores, kk)) for kk in range(1, 11)}
+            acc = {str(kk): float(top_k_accuracy(yte, scores, kk)) for kk in range(1, 11)}  # JSON keys
             out["runs"].append({"loss": loss, "k": k, "C": C, "cv": cv, "test": acc, "epochs": est.n_iter_,
                                 "status": est.status_, "gap": est.duality_gap_,
                                 "seconds": time.perf_counter() - start})
-            print(f"{name:14s} {loss:5s} k={k:2d} C={C:<5g} " + " ".join(f"{100 * acc[kk]:5.1f}" for kk in REPORT_KS)
+            print(f"{name:14s} {loss:5s} k={k:2d} C={C:<5g} " + " ".join(f"{100 * acc[str(kk)]:5.1f}" for kk in REPORT_KS)
                   + f"  ({est.n_iter_} epochs, {est.status_}, {time.perf_counter() - start:.0f}s)", flush=True)
     return out
 
@@ -105,7 +105,7 @@ def table(results: dict[str, Any], command: str) -> str:
                   "|---|---|---|" + "---|" * len(REPORT_KS)]
         for run in res["runs"]:
             lines.append(f"| {run['loss']} | {run['k']} | {run['C']:g} | "
-                         + " | ".join(f"{100 * run['test'][kk]:.1f}" for kk in REPORT_KS) + " |")
+                         + " | ".join(f"{100 * run['test'][str(kk)]:.1f}" for kk in REPORT_KS) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -116,14 +116,15 @@ def main() -> None:
     parser.add_argument("--cv-rows", type=int, default=10000)
     parser.add_argument("--tol", type=float, default=1e-2)
     parser.add_argument("--write", type=Path, default=None, help="README to update between the markers")
+    parser.add_argument("--table-only", action="store_true", help="rewrite the table from the saved JSON, no fits")
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
     json_path = Path(__file__).with_suffix(".json")
     results: dict[str, Any] = json.loads(json_path.read_text()) if json_path.exists() else {}
-    for name in args.sets:  # saved after each set, so a long run keeps what it finished
+    for name in [] if args.table_only else args.sets:  # saved after each set: a long run keeps what it finished
         results[name] = run(name, args.cv_rows, args.tol)
         json_path.write_text(json.dumps(results, indent=1))
-    command = "python experiments/topk_svm_accuracy.py --write README.md"
+    command = "python experiments/topk_svm_accuracy.py --cv-rows 6000 --write README.md"
     text = table(results, command)
     print(text)
     if args.write:

@@ -107,7 +107,12 @@ pub(crate) fn run_detached<R: Send>(
     n_jobs: Option<usize>,
     work: impl FnOnce() -> crate::Result<R> + Send,
 ) -> PyResult<R> {
-    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(|| threads::install(n_jobs, work))));
+    caught_to_py(py.detach(|| catch_unwind(AssertUnwindSafe(|| threads::install(n_jobs, work)))))
+}
+
+/// A core result caught with `catch_unwind` as a Python result: errors map through
+/// `to_py`, a panic becomes InternalError with the panic message.
+pub(crate) fn caught_to_py<R>(outcome: std::thread::Result<crate::Result<R>>) -> PyResult<R> {
     match outcome {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => Err(to_py(err)),

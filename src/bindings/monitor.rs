@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 
-use super::errors::{to_py, InternalError};
+use super::errors::InternalError;
 use super::threads;
 use crate::solvers::{Monitor, Progress};
 
@@ -84,16 +84,5 @@ pub(crate) fn run_interruptible<R: Send>(
     if let Some(err) = callback_error {
         return Err(err);
     }
-    match result {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(err)) => Err(to_py(err)),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(InternalError::new_err(format!("toprank core panicked: {what}")))
-        }
-    }
+    super::arrays::caught_to_py(result)
 }

@@ -23,9 +23,8 @@ use rayon::prelude::*;
 use super::loss::{LossWorkspace, SdcaLoss};
 use super::model::LinearModel;
 use super::problem::{objectives, Examples};
-use super::solver::{drive, SdcaOptions, SdcaReport};
+use super::solver::{drive, epoch_order, SdcaOptions, SdcaReport};
 use crate::data::{Design, RowBuf};
-use crate::rng::SplitMix64;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
 
@@ -89,12 +88,7 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
         |epoch, monitor| {
             let mut model = model_cell.borrow_mut();
             let mut a = a_cell.borrow_mut();
-            if opts.shrinking {
-                let active = active.borrow();
-                order.clear();
-                order.extend((0..n).filter(|&i| active[i] && ex.c[i] > 0.0));
-            }
-            SplitMix64::derive(opts.seed, epoch as u64).shuffle(&mut order);
+            epoch_order(&mut order, &active.borrow(), ex, opts, epoch);
             let per_block = order.len().div_ceil(n_blocks);
             let parts: Vec<&[usize]> = order.chunks(per_block.max(1)).collect();
             let rounds = per_block.div_ceil(ROUND_EXAMPLES);

@@ -110,6 +110,16 @@ pub(crate) fn drive(
     unreachable!("the last epoch always decides a status")
 }
 
+/// This epoch's visiting order: the examples with c_i > 0 (only the active ones when
+/// shrinking), shuffled by the epoch's own seeded stream. Shared by both loops.
+pub(crate) fn epoch_order(order: &mut Vec<usize>, active: &[bool], ex: &Examples, opts: &SdcaOptions, epoch: usize) {
+    if opts.shrinking {
+        order.clear();
+        order.extend((0..active.len()).filter(|&i| active[i] && ex.c[i] > 0.0));
+    }
+    SplitMix64::derive(opts.seed, epoch as u64).shuffle(order);
+}
+
 /// Serial Prox-SDCA. `a` is the n × m dual matrix (row-major), zero or a feasible warm
 /// start whose W the model already holds. Returns when converged, out of epochs,
 /// stalled or interrupted; `a` and the model hold the final iterate.
@@ -140,12 +150,7 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
         |epoch, monitor| {
             let mut model = model_cell.borrow_mut();
             let mut a = a_cell.borrow_mut();
-            if opts.shrinking {
-                let active = active.borrow();
-                order.clear();
-                order.extend((0..n).filter(|&i| active[i] && ex.c[i] > 0.0));
-            }
-            SplitMix64::derive(opts.seed, epoch as u64).shuffle(&mut order);
+            epoch_order(&mut order, &active.borrow(), ex, opts, epoch);
             for (visited, &i) in order.iter().enumerate() {
                 if visited % POLL_EVERY == 0 && monitor.should_stop() {
                     return Ok(true);

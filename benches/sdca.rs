@@ -27,7 +27,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use toprank::data::{CsrRows, DenseRows, Design};
 use toprank::losses::TopKVariant;
-use toprank::solvers::sdca::{objectives, solve, Examples, LinearModel, SdcaOptions, TopKHinge};
+use toprank::solvers::sdca::{objectives, solve, ActiveSet, Examples, LinearModel, SdcaOptions, TopKHinge};
 use toprank::solvers::Silent;
 
 const N: usize = 5000;
@@ -137,9 +137,9 @@ fn bench_design<X: Design>(c: &mut Criterion, name: &str, x: &X, ex: &Examples) 
             BatchSize::LargeInput,
         )
     });
-    let mut active = vec![true; N];
+    let mut active = ActiveSet::new(N);
     group.bench_function(format!("{name}/gap"), |b| {
-        b.iter(|| black_box(objectives(&model, &loss, ex, &a, &mut active).expect("objectives")))
+        b.iter(|| black_box(objectives(&model, &loss, ex, &a, &mut active, false).expect("objectives")))
     });
     group.finish();
 }

@@ -7,7 +7,7 @@
 //! [`RowBuf`] (dense `f32`, CSR). Converting once per row costs O(nnz) and lets every
 //! inner product run on contiguous `f64` data.
 
-use crate::linalg::{axpy, dot};
+use crate::linalg::{axpy, dot, dot4};
 use crate::real::Real;
 use crate::{Error, Result};
 
@@ -27,6 +27,35 @@ impl Row<'_> {
             Row::Sparse { indices, values } => {
                 indices.iter().zip(values).map(|(&j, &v)| v * w[j as usize]).sum()
             }
+        }
+    }
+
+    /// out[t] = ⟨x, w_c⟩ for c = classes[t], where w_c = w[c·stride..] is row c of a
+    /// row-major weight matrix (rows at least as wide as x). Four rows at a time share
+    /// one pass over x; every value equals [`Row::dot`] with that row bit for bit.
+    pub fn dot_rows(&self, w: &[f64], stride: usize, classes: &[u32], out: &mut [f64]) {
+        assert_eq!(classes.len(), out.len());
+        let row = |c: u32| &w[c as usize * stride..];
+        let (blocks, rest) = classes.split_at(classes.len() - classes.len() % 4);
+        let (out_blocks, out_rest) = out.split_at_mut(blocks.len());
+        for (cs, o) in blocks.chunks_exact(4).zip(out_blocks.chunks_exact_mut(4)) {
+            let ws = [row(cs[0]), row(cs[1]), row(cs[2]), row(cs[3])];
+            let v = match *self {
+                Row::Dense(x) => dot4(x, ws.map(|w| &w[..x.len()])),
+                Row::Sparse { indices, values } => {
+                    let mut s = [0.0; 4];
+                    for (&j, &v) in indices.iter().zip(values) {
+                        for (sk, wk) in s.iter_mut().zip(&ws) {
+                            *sk += v * wk[j as usize];
+                        }
+                    }
+                    s
+                }
+            };
+            o.copy_from_slice(&v);
+        }
+        for (&c, o) in rest.iter().zip(out_rest) {
+            *o = self.dot(row(c));
         }
     }
 
@@ -69,6 +98,11 @@ pub trait Design: Sync {
     fn n_features(&self) -> usize;
     /// Row `i` in `f64`, borrowed from the matrix or converted into `buf`.
     fn row<'s>(&'s self, i: usize, buf: &'s mut RowBuf) -> Row<'s>;
+    /// Rows `rows` as one dense row-major `f64` block (borrowed, or converted into
+    /// `buf`), for blocked matrix products; `None` for sparse designs.
+    fn dense_block<'s>(&'s self, _rows: std::ops::Range<usize>, _buf: &'s mut RowBuf) -> Option<&'s [f64]> {
+        None
+    }
     /// Number of stored entries of row `i`.
     fn row_nnz(&self, i: usize) -> usize;
 }
@@ -111,6 +145,15 @@ impl<T: Real> Design for DenseRows<'_, T> {
         buf.values.clear();
         buf.values.extend(x.iter().map(|v| v.to_f64()));
         Row::Dense(&buf.values)
+    }
+    fn dense_block<'s>(&'s self, rows: std::ops::Range<usize>, buf: &'s mut RowBuf) -> Option<&'s [f64]> {
+        let x = &self.data[rows.start * self.n_features..rows.end * self.n_features];
+        if let Some(x64) = T::as_f64_slice(x) {
+            return Some(x64);
+        }
+        buf.values.clear();
+        buf.values.extend(x.iter().map(|v| v.to_f64()));
+        Some(&buf.values)
     }
     fn row_nnz(&self, _i: usize) -> usize {
         self.n_features
@@ -223,6 +266,28 @@ mod tests {
             let (r1, r2) = (d.row(i, &mut b1), s.row(i, &mut b2));
             assert_eq!(r1.dot(&w), r2.dot(&w));
             assert_eq!(r1.sq_norm(), r2.sq_norm());
+        }
+    }
+
+    #[test]
+    fn dot_rows_equals_row_dot_bit_for_bit() {
+        let (d, m, stride) = (19, 11, 20);
+        let x: Vec<f64> = (0..d).map(|t| if t % 3 == 0 { 0.0 } else { (t as f64 * 0.77).sin() }).collect();
+        let w: Vec<f64> = (0..m * stride).map(|t| (t as f64 * 0.31).cos()).collect();
+        let dense = DenseRows::new(&x, 1, d).unwrap();
+        let nz: Vec<i32> = (0..d as i32).filter(|&t| x[t as usize] != 0.0).collect();
+        let vals: Vec<f64> = nz.iter().map(|&t| x[t as usize]).collect();
+        let indptr = [0i32, nz.len() as i32];
+        let csr = CsrRows::new(&indptr, &nz, &vals, d).unwrap();
+        let (mut b1, mut b2) = (RowBuf::new(), RowBuf::new());
+        for row in [dense.row(0, &mut b1), csr.row(0, &mut b2)] {
+            for classes in [(0..m as u32).collect::<Vec<u32>>(), vec![1, 4, 5, 9, 10], vec![7]] {
+                let mut out = vec![0.0; classes.len()];
+                row.dot_rows(&w, stride, &classes, &mut out);
+                for (&c, &o) in classes.iter().zip(&out) {
+                    assert_eq!(o.to_bits(), row.dot(&w[c as usize * stride..]).to_bits());
+                }
+            }
         }
     }
 

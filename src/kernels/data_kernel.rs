@@ -5,7 +5,7 @@
 //! vectorised there). The inner product is taken between example j and example i
 //! *densified* into an `f64` buffer (sparse rows are scattered into a zeroed buffer of
 //! width d and cleared again in O(nnz)): dense rows with the register-blocked products
-//! of `dot.rs`, sparse rows with `Row::dot`. The squared norms are computed by that same
+//! of `crate::linalg`, sparse rows with `Row::dot`. The squared norms are computed by that same
 //! inner product, so every path (`column_into`, `entries_into`, blocked `columns_into`,
 //! `cross_into`, the diagonal) gives bit-for-bit the same values, and an RBF diagonal is
 //! exactly 1. (A design's rows are taken to be all dense or all sparse, as for
@@ -23,7 +23,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::dot::{dot1, dot4, row_dot};
+use crate::linalg::{dot, dot4};
 use super::{KernelFunction, KernelSource};
 use crate::data::{Design, Row, RowBuf};
 use crate::{Error, Result};
@@ -72,7 +72,7 @@ impl<'a, D: Design> DataKernel<'a, D> {
                 |(buf, dense), i| {
                     let r = x.row(i, buf);
                     dense.load(0, r);
-                    row_dot(r, dense.slot(0))
+                    r.dot(dense.slot(0))
                 },
             )
             .collect();
@@ -147,7 +147,7 @@ impl<'a, D: Design> DataKernel<'a, D> {
                 |(buf, bufs, dense), (col, &i)| {
                     let r = q.row(i, buf);
                     dense.load(0, r);
-                    self.fill_rows(dense.slot(0), row_dot(r, dense.slot(0)), |t| t, col, bufs);
+                    self.fill_rows(dense.slot(0), r.dot(dense.slot(0)), |t| t, col, bufs);
                 },
             );
             return;
@@ -160,7 +160,7 @@ impl<'a, D: Design> DataKernel<'a, D> {
             for (b, &i) in block.iter().enumerate() {
                 let r = q.row(i, &mut buf);
                 dense.load(b, r);
-                q_sq[b] = row_dot(r, dense.slot(b));
+                q_sq[b] = r.dot(dense.slot(b));
             }
             let rows = (TASK_WORK / (self.row_work * block.len())).clamp(MIN_TASK_ROWS, n.max(MIN_TASK_ROWS));
             // Task t owns rows t·rows.. of every column of the block.
@@ -208,7 +208,7 @@ impl<'a, D: Design> DataKernel<'a, D> {
             for (jj, &sq_j) in sq.iter().enumerate() {
                 let r = self.x.row(start + jj, &mut bufs[0]);
                 for (b, piece) in pieces.iter_mut().enumerate() {
-                    piece[jj] = f.prepare(row_dot(r, dense.slot(b)), sq_j, q_sq[b]);
+                    piece[jj] = f.prepare(r.dot(dense.slot(b)), sq_j, q_sq[b]);
                 }
             }
             pieces.iter_mut().for_each(|piece| f.finish(piece));
@@ -233,7 +233,7 @@ impl<'a, D: Design> DataKernel<'a, D> {
         }
         for b in b..q_sq.len() {
             for (jj, &sq_j) in sq.iter().enumerate() {
-                pieces[b][jj] = f.prepare(dot1(tile.slot(jj), dense.slot(b)), sq_j, q_sq[b]);
+                pieces[b][jj] = f.prepare(dot(tile.slot(jj), dense.slot(b)), sq_j, q_sq[b]);
             }
         }
         pieces.iter_mut().for_each(|piece| f.finish(piece));
@@ -258,7 +258,7 @@ impl<'a, D: Design> DataKernel<'a, D> {
             let r = [self.x.row(js[0], b0), self.x.row(js[1], b1), self.x.row(js[2], b2), self.x.row(js[3], b3)];
             let dots = match r {
                 [Row::Dense(a), Row::Dense(b), Row::Dense(c), Row::Dense(d)] => dot4(q, [a, b, c, d]),
-                _ => r.map(|r| row_dot(r, q)),
+                _ => r.map(|r| r.dot(q)),
             };
             for k in 0..4 {
                 out[t + k] = self.f.prepare(dots[k], self.sq[js[k]], sq_q);
@@ -267,7 +267,7 @@ impl<'a, D: Design> DataKernel<'a, D> {
         }
         for (t, o) in out.iter_mut().enumerate().skip(t) {
             let j = row(t);
-            *o = self.f.prepare(row_dot(self.x.row(j, b0), q), self.sq[j], sq_q);
+            *o = self.f.prepare(self.x.row(j, b0).dot(q), self.sq[j], sq_q);
         }
         self.f.finish(out);
     }

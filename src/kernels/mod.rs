@@ -15,7 +15,6 @@
 
 mod cache;
 mod data_kernel;
-mod dot;
 mod function;
 mod precomputed;
 mod source;

@@ -20,26 +20,35 @@
 
 use rayon::prelude::*;
 
-use super::loss::{LossWorkspace, SdcaLoss};
-use super::model::LinearModel;
-use super::problem::{objectives, Examples};
-use super::solver::{drive, epoch_order, SdcaOptions, SdcaReport};
-use crate::data::{Design, RowBuf};
+use super::loss::SdcaLoss;
+use super::model::{LinearModel, ScoreModel};
+use super::problem::{objectives, ActiveSet, Examples};
+use super::solver::{drive, epoch_order, restricted_step, SdcaOptions, SdcaReport, StepScratch};
+use crate::data::Design;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
 
 /// Examples per block between two aggregations.
-const ROUND_EXAMPLES: usize = 512;
+const ROUND_EXAMPLES: usize = 1024;
+
+/// Entries of W per task of the parallel aggregation (fixed: sums do not depend on the
+/// thread count).
+const AGGREGATE_CHUNK: usize = 4096;
 
 struct Block {
     /// Local weights u_b.
     u: Vec<f64>,
     /// New dual rows of the examples this block visited in the current round.
     rows: Vec<f64>,
-    ws: LossWorkspace,
-    buf: RowBuf,
-    s: Vec<f64>,
-    delta: Vec<f64>,
+    step: StepScratch,
+    /// Midpoint row for the line search.
+    mid: Vec<f64>,
+    /// This round's Σ D_i(a_i + ½Δa_i) − D_i(a_i) and Σ D_i(a_i + Δa_i) − D_i(a_i) over
+    /// the block's examples (the dual terms of the line search, see `step_length`).
+    dual_half: f64,
+    dual_one: f64,
+    /// The positions in the block's part of the examples of its latest round.
+    span: std::ops::Range<usize>,
 }
 
 /// CoCoA+ over `n_blocks` blocks on the current rayon pool (see the module docs).
@@ -53,7 +62,7 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     monitor: &mut dyn Monitor,
 ) -> Result<SdcaReport> {
     let n = model.design().n_rows();
-    let m = super::model::ScoreModel::n_classes(model);
+    let m = model.n_classes();
     loss.check(m)?;
     ex.check(n, m)?;
     if n_blocks < 2 {
@@ -66,18 +75,18 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     let line_search = loss.dual_is_quadratic();
     let sigma = if line_search { 1.0 } else { n_blocks as f64 };
     let mut total = vec![0.0; model.weights().len()];
-    let mut mid = vec![0.0; m];
     let mut order: Vec<usize> = (0..n).filter(|&i| ex.c[i] > 0.0).collect();
-    let active = std::cell::RefCell::new(vec![true; n]);
+    let active = std::cell::RefCell::new(ActiveSet::new(n));
     let width = model.weights().len();
     let mut blocks: Vec<Block> = (0..n_blocks)
         .map(|_| Block {
             u: vec![0.0; width],
             rows: Vec::new(),
-            ws: LossWorkspace::new(),
-            buf: RowBuf::new(),
-            s: vec![0.0; m],
-            delta: vec![0.0; m],
+            step: StepScratch::new(m),
+            mid: vec![0.0; m],
+            dual_half: 0.0,
+            dual_one: 0.0,
+            span: 0..0,
         })
         .collect();
     let model_cell = std::cell::RefCell::new(model);
@@ -88,79 +97,170 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
         |epoch, monitor| {
             let mut model = model_cell.borrow_mut();
             let mut a = a_cell.borrow_mut();
-            epoch_order(&mut order, &active.borrow(), ex, opts, epoch);
-            let per_block = order.len().div_ceil(n_blocks);
-            let parts: Vec<&[usize]> = order.chunks(per_block.max(1)).collect();
-            let rounds = per_block.div_ceil(ROUND_EXAMPLES);
-            for round in 0..rounds {
-                if monitor.should_stop() {
-                    return Ok(true);
-                }
-                let span = |part: &[usize]| {
-                    let lo = (round * ROUND_EXAMPLES).min(part.len());
-                    lo..((round + 1) * ROUND_EXAMPLES).min(part.len())
-                };
-                let (w, model_ref, a_ref) = (model.weights(), &**model, &**a);
-                blocks.par_iter_mut().zip(parts.par_iter()).try_for_each(|(block, part)| {
-                    block.u.copy_from_slice(w);
-                    block.rows.clear();
-                    for &i in &part[span(part)] {
-                        local_step(model_ref, loss, ex, i, &a_ref[i * m..(i + 1) * m], sigma, block)?;
-                    }
-                    Ok::<(), Error>(())
-                })?;
-                // ΔW = Σ_b (u_b − W)/σ', then the step length t along (ΔA, ΔW).
-                total.iter_mut().for_each(|t| *t = 0.0);
-                for block in &blocks {
-                    for ((t, &u), &w0) in total.iter_mut().zip(&block.u).zip(model.weights()) {
-                        *t += (u - w0) / sigma;
-                    }
-                }
-                let changes = || {
-                    blocks.iter().zip(&parts).flat_map(|(block, part)| {
-                        part[span(part)].iter().enumerate().map(move |(k, &i)| (i, &block.rows[k * m..(k + 1) * m]))
-                    })
-                };
-                let t = if line_search {
-                    step_length(loss, ex, &a, changes(), model.weights(), &total, &mut mid)
-                } else {
-                    1.0
-                };
-                for (i, new) in changes() {
-                    a[i * m..(i + 1) * m].iter_mut().zip(new).for_each(|(old, &v)| *old += t * (v - *old));
-                }
-                crate::linalg::axpy(t, &total, model.weights_mut());
-            }
-            Ok(false)
+            let active = active.borrow();
+            epoch_order(&mut order, &active, ex, opts, epoch);
+            // W leaves the model for the epoch (the blocks only need the design from it).
+            let mut w = std::mem::take(&mut model.w);
+            let setup = Epoch { model: &**model, loss, ex, active: &active, sigma, line_search };
+            let result = setup.epoch(&order, &mut blocks, &mut a, &mut w, &mut total, monitor);
+            model.w = w;
+            result
         },
-        || objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow(), &mut active.borrow_mut()),
+        || objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow(), &mut active.borrow_mut(), opts.shrinking),
     )
 }
 
+/// What every round of an epoch shares.
+struct Epoch<'r, D: Design, L: SdcaLoss + ?Sized> {
+    model: &'r LinearModel<'r, D>,
+    loss: &'r L,
+    ex: &'r Examples<'r>,
+    active: &'r ActiveSet,
+    sigma: f64,
+    line_search: bool,
+}
+
+impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
+    /// One epoch over `order` (this epoch's shuffled examples), split into one part per
+    /// block. Returns whether the monitor asked to stop; (A, W) are consistent either way.
+    ///
+    /// Round r's combination (A, W) += t·(ΔA, ΔW) is applied lazily, fused into round
+    /// r + 1's two parallel passes — one over the blocks (u_b = W + tΔW, the block's
+    /// rows of round r, then its local steps) and one over W by chunks (W += tΔW, then
+    /// the new ΔW and its inner products) — so a round has no serial O(round) or O(W)
+    /// work. `pending` holds t while round r's new rows are still in the blocks and its
+    /// ΔW in `total`.
+    fn epoch(
+        &self,
+        order: &[usize],
+        blocks: &mut [Block],
+        a: &mut [f64],
+        w: &mut [f64],
+        total: &mut [f64],
+        monitor: &mut dyn Monitor,
+    ) -> Result<bool> {
+        let m = self.model.n_classes();
+        let per_block = order.len().div_ceil(blocks.len()).max(1);
+        let parts: Vec<&[usize]> = order.chunks(per_block).collect();
+        let rows = DisjointRows::new(a, m);
+        let mut pending: Option<f64> = None;
+        for round in 0..per_block.div_ceil(ROUND_EXAMPLES) {
+            if monitor.should_stop() {
+                self.flush(pending, &parts, blocks, &rows, w, total);
+                return Ok(true);
+            }
+            let (w_now, dw) = (&*w, &*total);
+            blocks.par_iter_mut().zip(parts.par_iter()).try_for_each(|(block, part)| {
+                match pending {
+                    Some(t) => {
+                        block.u.iter_mut().zip(w_now.iter().zip(dw)).for_each(|(u, (&w, &d))| *u = w + t * d);
+                        self.commit(block, part, &rows, t);
+                    }
+                    None => block.u.copy_from_slice(w_now),
+                }
+                block.rows.clear();
+                block.span = span(part, round);
+                (block.dual_half, block.dual_one) = (0.0, 0.0);
+                for &i in &part[block.span.clone()] {
+                    // SAFETY: parts are disjoint and each block writes only rows of its
+                    // previous round's examples (above), never this round's.
+                    let a_old = unsafe { rows.row_ref(i) };
+                    self.local_step(i, a_old, block)?;
+                }
+                Ok::<(), Error>(())
+            })?;
+            // W += t_prev ΔW_prev, then ΔW = Σ_b (u_b − W)/σ' with ⟨W, ΔW⟩ and ‖ΔW‖².
+            let locals: Vec<&[f64]> = blocks.iter().map(|b| &b.u[..]).collect();
+            let products: Vec<[f64; 2]> = w
+                .par_chunks_mut(AGGREGATE_CHUNK)
+                .zip(total.par_chunks_mut(AGGREGATE_CHUNK))
+                .enumerate()
+                .map(|(chunk, (w, dw))| {
+                    if let Some(t) = pending {
+                        crate::linalg::axpy(t, dw, w);
+                    }
+                    let lo = chunk * AGGREGATE_CHUNK;
+                    for (j, d) in dw.iter_mut().enumerate() {
+                        *d = locals.iter().map(|u| u[lo + j] - w[j]).sum::<f64>() / self.sigma;
+                    }
+                    [crate::linalg::dot(w, dw), crate::linalg::dot(dw, dw)]
+                })
+                .collect();
+            // Summed in chunk and block order: t does not depend on the thread count.
+            let (w_dw, dw_dw) = products.iter().fold((0.0, 0.0), |(p, q), v| (p + v[0], q + v[1]));
+            pending = Some(if self.line_search { step_length(blocks, w_dw, dw_dw) } else { 1.0 });
+        }
+        self.flush(pending, &parts, blocks, &rows, w, total);
+        Ok(false)
+    }
+
+    /// Applies a pending combination: every block's rows, and W += tΔW.
+    fn flush(&self, pending: Option<f64>, parts: &[&[usize]], blocks: &[Block], rows: &DisjointRows, w: &mut [f64], total: &[f64]) {
+        if let Some(t) = pending {
+            blocks.par_iter().zip(parts.par_iter()).for_each(|(block, part)| self.commit(block, part, rows, t));
+            w.par_chunks_mut(AGGREGATE_CHUNK)
+                .zip(total.par_chunks(AGGREGATE_CHUNK))
+                .for_each(|(w, dw)| crate::linalg::axpy(t, dw, w));
+        }
+    }
+
+    /// a_i += t (new_i − a_i) for the examples of the block's last round.
+    fn commit(&self, block: &Block, part: &[usize], rows: &DisjointRows, t: f64) {
+        let m = self.model.n_classes();
+        for (&i, new) in part[block.span.clone()].iter().zip(block.rows.chunks_exact(m)) {
+            // SAFETY: parts are disjoint, so no other thread touches row i meanwhile.
+            let ai = unsafe { rows.row(i) };
+            // Only the step's classes can have changed.
+            for &c in self.active.classes(i).unwrap_or(self.model.all_classes()) {
+                let c = c as usize;
+                ai[c] += t * (new[c] - ai[c]);
+            }
+        }
+    }
+
+    /// One σ'-scaled SDCA step of example i in a block; appends the new a_i to
+    /// `block.rows` and, for the line search, its dual-term changes at t = ½ and 1.
+    fn local_step(&self, i: usize, a_old: &[f64], block: &mut Block) -> Result<()> {
+        let (model, ex) = (self.model, self.ex);
+        let classes = self.active.classes(i).unwrap_or(model.all_classes());
+        let kii = model.sq_norm(i);
+        let k = classes.len();
+        let step = &mut block.step;
+        model.scores_with(&block.u, i, classes, &mut step.s[..k], &mut step.buf);
+        let start = block.rows.len();
+        block.rows.extend_from_slice(a_old);
+        let ai = &mut block.rows[start..];
+        if restricted_step(self.loss, ex, i, classes, kii, self.sigma, ai, step)? {
+            model.apply_with(&mut block.u, i, &step.delta, self.sigma, &mut step.buf);
+            if self.line_search {
+                let (y, c) = (ex.y[i], ex.c[i]);
+                block.mid.iter_mut().zip(a_old.iter().zip(ai.iter())).for_each(|(h, (&o, &v))| *h = 0.5 * (o + v));
+                let d0 = self.loss.dual(a_old, y, c);
+                block.dual_half += self.loss.dual(&block.mid, y, c) - d0;
+                block.dual_one += self.loss.dual(ai, y, c) - d0;
+            }
+        }
+        classes.iter().for_each(|&c| step.delta[c as usize] = 0.0);
+        Ok(())
+    }
+}
+
+/// The examples of `part` in round `round`.
+fn span(part: &[usize], round: usize) -> std::ops::Range<usize> {
+    let lo = (round * ROUND_EXAMPLES).min(part.len());
+    lo..((round + 1) * ROUND_EXAMPLES).min(part.len())
+}
+
 /// The step t ∈ [0, 1] maximising D(A + tΔA) for a loss whose dual terms are
-/// quadratic along the segment (so three evaluations, at t = 0, ½, 1, give them exactly):
+/// quadratic along the segment (so their values at t = ½ and 1, summed by the blocks,
+/// give them exactly):
 ///   D(A + tΔA) − D(A) = (α − ⟨W, ΔW⟩) t + (β − ½‖ΔW‖²) t².
 /// Every point of the segment is feasible (the dual sets are convex).
-fn step_length<'r, L: SdcaLoss + ?Sized>(
-    loss: &L,
-    ex: &Examples,
-    a: &[f64],
-    changes: impl Iterator<Item = (usize, &'r [f64])>,
-    w: &[f64],
-    dw: &[f64],
-    mid: &mut [f64],
-) -> f64 {
-    let m = mid.len();
-    let (mut f_half, mut f_one) = (0.0, 0.0);
-    for (i, new) in changes {
-        let (old, y, c) = (&a[i * m..(i + 1) * m], ex.y[i], ex.c[i]);
-        mid.iter_mut().zip(old.iter().zip(new)).for_each(|(h, (&o, &v))| *h = 0.5 * (o + v));
-        let d0 = loss.dual(old, y, c);
-        f_half += loss.dual(mid, y, c) - d0;
-        f_one += loss.dual(new, y, c) - d0;
-    }
-    let slope = (4.0 * f_half - f_one) - crate::linalg::dot(w, dw);
-    let curvature = (2.0 * f_one - 4.0 * f_half) - 0.5 * crate::linalg::dot(dw, dw);
+fn step_length(blocks: &[Block], w_dw: f64, dw_dw: f64) -> f64 {
+    // Summed in block order: the value does not depend on thread timing.
+    let (f_half, f_one) = blocks.iter().fold((0.0, 0.0), |(h, o), b| (h + b.dual_half, o + b.dual_one));
+    let slope = (4.0 * f_half - f_one) - w_dw;
+    let curvature = (2.0 * f_one - 4.0 * f_half) - 0.5 * dw_dw;
     if curvature < 0.0 {
         (-slope / (2.0 * curvature)).clamp(0.0, 1.0)
     } else if slope + curvature > 0.0 {
@@ -170,30 +270,42 @@ fn step_length<'r, L: SdcaLoss + ?Sized>(
     }
 }
 
-/// One σ'-scaled SDCA step of example i in a block; appends the new a_i to `block.rows`.
-fn local_step<D: Design, L: SdcaLoss + ?Sized>(
-    model: &LinearModel<D>,
-    loss: &L,
-    ex: &Examples,
-    i: usize,
-    a_old: &[f64],
-    sigma: f64,
-    block: &mut Block,
-) -> Result<()> {
-    let kii = super::model::ScoreModel::sq_norm(model, i);
-    model.scores_with(&block.u, i, &mut block.s, &mut block.buf);
-    block.s.iter_mut().zip(a_old).for_each(|(sj, &aj)| *sj -= sigma * kii * aj);
-    let start = block.rows.len();
-    block.rows.extend_from_slice(a_old);
-    let ai = &mut block.rows[start..];
-    loss.update(&block.s, sigma * kii, ex.y[i], ex.c[i], ai, &mut block.ws)?;
-    let mut changed = false;
-    for ((d, &new), &old) in block.delta.iter_mut().zip(ai.iter()).zip(a_old) {
-        *d = new - old;
-        changed |= *d != 0.0;
+/// Mutable access to distinct rows of the dual matrix from several threads.
+struct DisjointRows<'a> {
+    ptr: *mut f64,
+    n_rows: usize,
+    m: usize,
+    /// Holds the matrix's mutable borrow while rows are handed out.
+    _matrix: std::marker::PhantomData<&'a mut [f64]>,
+}
+
+// SAFETY: a `DisjointRows` hands out a row only through the unsafe `row`, whose callers
+// guarantee that no two threads use the same row at the same time.
+unsafe impl Sync for DisjointRows<'_> {}
+
+impl<'a> DisjointRows<'a> {
+    fn new(a: &'a mut [f64], m: usize) -> Self {
+        Self { ptr: a.as_mut_ptr(), n_rows: a.len() / m, m, _matrix: std::marker::PhantomData }
     }
-    if changed {
-        model.apply_with(&mut block.u, i, &block.delta, sigma, &mut block.buf);
+
+    /// Row i, shared.
+    ///
+    /// # Safety
+    /// No thread may write row i while the returned slice is used.
+    unsafe fn row_ref(&self, i: usize) -> &[f64] {
+        assert!(i < self.n_rows, "row {i} out of range");
+        // SAFETY: in bounds (asserted); the absence of writers is the caller's contract.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(i * self.m), self.m) }
     }
-    Ok(())
+
+    /// Row i.
+    ///
+    /// # Safety
+    /// No other reference to row i may be alive while the returned one is used.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn row(&self, i: usize) -> &mut [f64] {
+        assert!(i < self.n_rows, "row {i} out of range");
+        // SAFETY: in bounds (asserted); exclusivity is the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i * self.m), self.m) }
+    }
 }

@@ -53,6 +53,19 @@ pub trait SdcaLoss: Sync {
     /// where q = Wᵀx_i − kii·a_i^{old} are the scores without example i's own
     /// contribution and kii = ⟨x_i, x_i⟩ (> 0, or ≥ 0 for smooth losses). Overwrites `a`.
     fn update(&self, q: &[f64], kii: f64, y: usize, c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()>;
+
+    /// Class shrinking (see `problem::ActiveSet`): appends to `out`, in ascending order,
+    /// the classes the next steps of an example should score and may change — y, every
+    /// class with a_j ≠ 0, and those close enough to enter the dual support — given its
+    /// full scores s = Wᵀx_i, kii, c and dual row a; returns Ok(false) (after appending
+    /// anything) when every class must stay. The rest keep a_j = 0 until the next
+    /// check, so a loss may shrink only if its update, restricted to any class subset
+    /// holding the top k + 1 classes, is still its exact step over that subset.
+    /// Default: never (smooth losses keep every a_j ≠ 0).
+    #[allow(clippy::too_many_arguments)]
+    fn active_classes(&self, _s: &[f64], _kii: f64, _y: usize, _c: f64, _a: &[f64], _out: &mut Vec<u32>, _ws: &mut LossWorkspace) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// Writes the dual row from the reduced vector x over the classes j ≠ y.

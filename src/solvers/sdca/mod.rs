@@ -15,7 +15,7 @@ pub use hinge::TopKHinge;
 pub use kernel_model::KernelModel;
 pub use loss::{LossWorkspace, SdcaLoss};
 pub use model::{LinearModel, ScoreModel};
-pub use problem::{objectives, Examples, Objectives};
+pub use problem::{objectives, ActiveSet, Examples, Objectives};
 pub use softmax::Softmax;
 pub use solver::{solve, SdcaOptions, SdcaReport};
 pub use topk_entropy::TopKEntropy;

@@ -60,50 +60,115 @@ impl Objectives {
 /// partial sums added in order, so the value does not depend on the thread count.
 const GAP_CHUNK: usize = 256;
 
+/// Rows scored together in the gap pass ([`ScoreModel::scores_block`]).
+const SCORE_BLOCK: usize = 64;
+
+/// What the epochs between two gap checks visit (LIBLINEAR's "shrinking", refreshed by
+/// every gap check from the full scores): the examples worth a step, and for each of
+/// them the classes worth scoring.
+///
+/// * An example with a_i = 0 and zero loss is skipped: its exact step is (almost
+///   always) a_i = 0 again.
+/// * Class shrinking (losses whose dual rows are sparse, see
+///   [`SdcaLoss::active_classes`]): a step then scores and changes only the listed
+///   classes, keeping a_ij = 0 for the others — an exact step over a subspace that
+///   contains the current row, so D still never decreases.
+///
+/// Neither affects correctness: every gap check evaluates all examples and all classes
+/// and re-activates whatever became violated; the solver stops only on the full gap.
+#[derive(Debug, Clone)]
+pub struct ActiveSet {
+    pub(crate) examples: Vec<bool>,
+    /// Example i's classes are `classes[starts[i]..starts[i + 1]]`; an empty range
+    /// means all of them (y is always listed, so a real list is never empty).
+    starts: Vec<usize>,
+    classes: Vec<u32>,
+}
+
+impl ActiveSet {
+    /// Everything active.
+    pub fn new(n: usize) -> Self {
+        Self { examples: vec![true; n], starts: vec![0; n + 1], classes: Vec::new() }
+    }
+
+    /// Example i's class list (ascending), or `None` for all classes.
+    #[inline]
+    pub fn classes(&self, i: usize) -> Option<&[u32]> {
+        let range = self.starts[i]..self.starts[i + 1];
+        (!range.is_empty()).then(|| &self.classes[range])
+    }
+
+    /// Mean number of classes a step scores (m when nothing is shrunk).
+    pub fn mean_classes(&self, m: usize) -> f64 {
+        let n = self.examples.len().max(1);
+        let listed = (0..self.examples.len()).filter(|&i| self.classes(i).is_none()).count();
+        (self.classes.len() + listed * m) as f64 / n as f64
+    }
+}
+
 /// P = ½‖W‖² + Σ c_i L_i and D = Σ dual_i − ½‖W‖², on all threads of the current pool.
 ///
-/// Also marks in `active` the examples worth visiting in the next epochs: all but
-/// those with a_i = 0 and zero loss, whose exact step is (almost always) a_i = 0 again.
-/// Skipping them is LIBLINEAR's "shrinking"; it never affects correctness because every
-/// gap check evaluates all examples and re-activates any that became violated.
+/// Also rebuilds `active` (see [`ActiveSet`]); class lists only if `shrink_classes`.
 pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(
     model: &M,
     loss: &L,
     ex: &Examples,
     a: &[f64],
-    active: &mut [bool],
+    active: &mut ActiveSet,
+    shrink_classes: bool,
 ) -> Result<Objectives> {
-    let (n, m) = (model.n_rows(), model.n_classes());
-    let parts: Vec<Result<[f64; 3]>> = active
+    let m = model.n_classes();
+    type Part = ([f64; 3], Vec<u32>, Vec<u32>); // sums, class lists, list lengths
+    let parts: Vec<Result<Part>> = active
+        .examples
         .par_chunks_mut(GAP_CHUNK)
         .enumerate()
         .map_init(
-            || (LossWorkspace::new(), RowBuf::new(), vec![0.0; m]),
-            |(ws, buf, s), (chunk, flags)| {
+            || (LossWorkspace::new(), RowBuf::new(), vec![0.0; SCORE_BLOCK * m]),
+            |(ws, buf, block), (chunk, flags)| {
                 let mut sums = [0.0f64; 3]; // Σ c L, Σ dual, Σ ⟨a_i, s_i⟩
+                let (mut classes, mut lens) = (Vec::new(), Vec::with_capacity(flags.len()));
                 let start = chunk * GAP_CHUNK;
-                for (i, flag) in (start..(start + GAP_CHUNK).min(n)).zip(flags.iter_mut()) {
-                    let c = ex.c[i];
-                    *flag = false;
-                    if c == 0.0 {
-                        continue;
+                for (lo, flags) in (start..).step_by(SCORE_BLOCK).zip(flags.chunks_mut(SCORE_BLOCK)) {
+                    let rows = lo..lo + flags.len();
+                    model.scores_block(rows.clone(), a, &mut block[..flags.len() * m], buf);
+                    for ((i, flag), s) in rows.zip(flags.iter_mut()).zip(block.chunks_exact(m)) {
+                        let c = ex.c[i];
+                        let before = classes.len();
+                        *flag = false;
+                        if c > 0.0 {
+                            let ai = &a[i * m..(i + 1) * m];
+                            let li = loss.primal(s, ex.y[i], ws)?;
+                            sums[0] += c * li;
+                            sums[1] += loss.dual(ai, ex.y[i], c);
+                            sums[2] += crate::linalg::dot(ai, s);
+                            *flag = li > 0.0 || ai.iter().any(|&v| v != 0.0);
+                            if *flag
+                                && shrink_classes
+                                && !loss.active_classes(s, model.sq_norm(i), ex.y[i], c, ai, &mut classes, ws)?
+                            {
+                                classes.truncate(before);
+                            }
+                        }
+                        lens.push((classes.len() - before) as u32);
                     }
-                    let ai = &a[i * m..(i + 1) * m];
-                    model.scores(i, a, s, buf);
-                    let li = loss.primal(s, ex.y[i], ws)?;
-                    sums[0] += c * li;
-                    sums[1] += loss.dual(ai, ex.y[i], c);
-                    sums[2] += crate::linalg::dot(ai, s);
-                    *flag = li > 0.0 || ai.iter().any(|&v| v != 0.0);
                 }
-                Ok(sums)
+                Ok((sums, classes, lens))
             },
         )
         .collect();
     let mut total = [0.0f64; 3];
+    active.classes.clear();
+    active.starts.clear();
+    active.starts.push(0);
     for part in parts {
-        let part = part?;
-        total.iter_mut().zip(part).for_each(|(t, p)| *t += p);
+        let (sums, classes, lens) = part?;
+        total.iter_mut().zip(sums).for_each(|(t, p)| *t += p);
+        active.classes.extend_from_slice(&classes);
+        for len in lens {
+            let last = *active.starts.last().expect("starts begins with 0");
+            active.starts.push(last + len as usize);
+        }
     }
     let half_w2 = 0.5 * model.sq_norm_w(total[2]);
     Ok(Objectives { primal: half_w2 + total[0], dual: total[1] - half_w2 })

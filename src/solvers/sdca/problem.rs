@@ -143,9 +143,12 @@ pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(
                             sums[1] += loss.dual(ai, ex.y[i], c);
                             sums[2] += crate::linalg::dot(ai, s);
                             *flag = li > 0.0 || ai.iter().any(|&v| v != 0.0);
+                            // A list longer than m/2 saves little scoring and costs memory
+                            // (at most a quarter of A's this way): use all classes then.
                             if *flag
                                 && shrink_classes
-                                && !loss.active_classes(s, model.sq_norm(i), ex.y[i], c, ai, &mut classes, ws)?
+                                && (!loss.active_classes(s, model.sq_norm(i), ex.y[i], c, ai, &mut classes, ws)?
+                                    || 2 * (classes.len() - before) > m)
                             {
                                 classes.truncate(before);
                             }

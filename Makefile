@@ -63,7 +63,7 @@ bench-rust:
 bench-sdca:
 	cargo bench --bench sdca
 
-# TopKSVC vs LIBLINEAR Crammer–Singer on Fashion-MNIST and a synthetic problem (~5 min).
+# TopKSVC vs LIBLINEAR Crammer–Singer on Fashion-MNIST and a synthetic problem (~8 min).
 bench-svm: develop
 	$(PY) benches/compare/topk_svm.py --write BENCHMARKS.md --criterion target/criterion-sdca
 

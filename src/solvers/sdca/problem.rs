@@ -98,11 +98,16 @@ impl ActiveSet {
         (!range.is_empty()).then(|| &self.classes[range])
     }
 
-    /// Mean number of classes a step scores (m when nothing is shrunk).
+    /// Mean number of classes a step scores over the active examples (m when nothing
+    /// is shrunk).
     pub fn mean_classes(&self, m: usize) -> f64 {
-        let n = self.examples.len().max(1);
-        let listed = (0..self.examples.len()).filter(|&i| self.classes(i).is_none()).count();
-        (self.classes.len() + listed * m) as f64 / n as f64
+        let active = (0..self.examples.len()).filter(|&i| self.examples[i]);
+        let (count, total) = active.fold((0usize, 0usize), |(c, t), i| (c + 1, t + self.classes(i).map_or(m, <[u32]>::len)));
+        if count == 0 {
+            m as f64
+        } else {
+            total as f64 / count as f64
+        }
     }
 }
 

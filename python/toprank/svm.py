@@ -71,6 +71,12 @@ def _int(value: Any, name: str, *, low: int) -> int:
     return int(value)
 
 
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+
 def _choice(value: Any, name: str, options: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in options:
         raise InvalidInputError(f"{name}: must be one of {options}, got {value!r}")
@@ -114,6 +120,11 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Maximum number of passes over the data.
     check_every : int, default=5
         Epochs between two duality-gap checks.
+    shrinking : bool, default=True
+        Between two checks, skip the examples with zero loss and zero dual variables
+        and (hinge losses) score only the classes near each example's dual support, as
+        LIBLINEAR does; every check re-admits whatever became violated, so the solution
+        is the same. Turn off only to compare or debug.
     cache_size : float, default=1024
         Kernel column cache in MB (kernel="rbf"/"poly").
     warm_start : bool, default=False
@@ -170,6 +181,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         tol: float = 1e-3,
         max_epochs: int = 1000,
         check_every: int = 5,
+        shrinking: bool = True,
         cache_size: float = 1024,
         warm_start: bool = False,
         random_state: int | np.random.RandomState | None = None,
@@ -190,6 +202,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.tol = tol
         self.max_epochs = max_epochs
         self.check_every = check_every
+        self.shrinking = shrinking
         self.cache_size = cache_size
         self.warm_start = warm_start
         self.random_state = random_state
@@ -214,6 +227,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             "tol": _real(self.tol, "tol", low=0.0, strict=True),
             "max_epochs": _int(self.max_epochs, "max_epochs", low=1),
             "check_every": _int(self.check_every, "check_every", low=1),
+            "shrinking": _flag(self.shrinking, "shrinking"),
             "intercept_scaling": _real(self.intercept_scaling, "intercept_scaling", low=0.0, strict=True),
             "n_jobs": as_jobs(self.n_jobs),
         }
@@ -273,6 +287,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             tol=params["tol"],
             max_epochs=params["max_epochs"],
             check_every=params["check_every"],
+            shrinking=params["shrinking"],
             seed=seed,
             n_jobs=params["n_jobs"],
             dual_coef=dual0,

@@ -50,9 +50,9 @@ demo: develop
 data: develop
 	$(PY) -m toprank.datasets fetch
 
-# bench-svm runs after bench-compare (from the recipe, not as a prerequisite, so even
-# `make -j` keeps the order): projections.py rewrites BENCHMARKS.md as a whole, while
-# topk_svm.py replaces only its own marked section.
+# BENCHMARKS.md is shared: projections.py writes the file but keeps every marked
+# <!-- name:begin/end --> section, and topk_svm.py replaces only its own. bench-svm still
+# runs last (from the recipe, so even `make -j` keeps the order) to keep the layout.
 bench: bench-rust bench-sdca bench-compare
 	$(MAKE) --no-print-directory bench-svm
 

@@ -41,6 +41,7 @@ import functools  # noqa: E402
 import gc  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
+import re  # noqa: E402
 import shlex  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -555,10 +556,18 @@ def main() -> int:
     if q:
         print("\n(quick mode: small batches and few repeats; the timings and verdicts are not measurements)")
     if args.write:
+        text = markdown(rows, info, args)
+        if args.criterion:
+            text += "\n" + "\n".join(criterion_section(args.criterion))
+        # Keep the sections other scripts own (between their <!-- name:begin/end --> markers).
+        try:
+            with open(args.write, encoding="utf-8") as f:
+                old = f.read()
+        except FileNotFoundError:
+            old = ""
+        for block in re.finditer(r"<!-- ([\w-]+):begin -->.*?<!-- \1:end -->", old, flags=re.S):
+            text = text.rstrip("\n") + "\n\n" + block.group(0) + "\n"
         with open(args.write, "w", encoding="utf-8") as f:
-            text = markdown(rows, info, args)
-            if args.criterion:
-                text += "\n" + "\n".join(criterion_section(args.criterion))
             f.write(text)
         print(f"\nwrote {args.write}")
     return 0

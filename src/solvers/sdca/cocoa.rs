@@ -38,7 +38,8 @@ const AGGREGATE_CHUNK: usize = 4096;
 struct Block {
     /// Local weights u_b.
     u: Vec<f64>,
-    /// New dual rows of the examples this block visited in the current round.
+    /// New dual rows of the examples of the block's latest round (committed to A, scaled
+    /// by that round's t, at the start of the next round or by `flush`).
     rows: Vec<f64>,
     step: StepScratch,
     /// Midpoint row for the line search.
@@ -122,7 +123,8 @@ struct Epoch<'r, D: Design, L: SdcaLoss + ?Sized> {
 
 impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
     /// One epoch over `order` (this epoch's shuffled examples), split into one part per
-    /// block. Returns whether the monitor asked to stop; (A, W) are consistent either way.
+    /// block. Returns whether the monitor asked to stop; (A, W) are consistent
+    /// (W = XᵀA) whenever it returns Ok. On Err the solve is abandoned.
     ///
     /// Round r's combination (A, W) += t·(ΔA, ΔW) is applied lazily, fused into round
     /// r + 1's two parallel passes — one over the blocks (u_b = W + tΔW, the block's
@@ -140,11 +142,13 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
         monitor: &mut dyn Monitor,
     ) -> Result<bool> {
         let m = self.model.n_classes();
-        let per_block = order.len().div_ceil(blocks.len()).max(1);
-        let parts: Vec<&[usize]> = order.chunks(per_block).collect();
+        // Exactly one part per block (sizes differ by at most one), so every block's u_b
+        // and line-search terms belong to this round.
+        let (len, b) = (order.len(), blocks.len());
+        let parts: Vec<&[usize]> = (0..b).map(|k| &order[k * len / b..(k + 1) * len / b]).collect();
         let rows = DisjointRows::new(a, m);
         let mut pending: Option<f64> = None;
-        for round in 0..per_block.div_ceil(ROUND_EXAMPLES) {
+        for round in 0..len.div_ceil(b).div_ceil(ROUND_EXAMPLES) {
             if monitor.should_stop() {
                 self.flush(pending, &parts, blocks, &rows, w, total);
                 return Ok(true);
@@ -153,7 +157,7 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
             blocks.par_iter_mut().zip(parts.par_iter()).try_for_each(|(block, part)| {
                 match pending {
                     Some(t) => {
-                        block.u.iter_mut().zip(w_now.iter().zip(dw)).for_each(|(u, (&w, &d))| *u = w + t * d);
+                        block.u.iter_mut().zip(w_now.iter().zip(dw)).for_each(|(u, (&w, &d))| *u = advanced(w, t, d));
                         self.commit(block, part, &rows, t);
                     }
                     None => block.u.copy_from_slice(w_now),
@@ -177,7 +181,7 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
                 .enumerate()
                 .map(|(chunk, (w, dw))| {
                     if let Some(t) = pending {
-                        crate::linalg::axpy(t, dw, w);
+                        w.iter_mut().zip(dw.iter()).for_each(|(w, &d)| *w = advanced(*w, t, d));
                     }
                     let lo = chunk * AGGREGATE_CHUNK;
                     for (j, d) in dw.iter_mut().enumerate() {
@@ -200,7 +204,7 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
             blocks.par_iter().zip(parts.par_iter()).for_each(|(block, part)| self.commit(block, part, rows, t));
             w.par_chunks_mut(AGGREGATE_CHUNK)
                 .zip(total.par_chunks(AGGREGATE_CHUNK))
-                .for_each(|(w, dw)| crate::linalg::axpy(t, dw, w));
+                .for_each(|(w, dw)| w.iter_mut().zip(dw).for_each(|(w, &d)| *w = advanced(*w, t, d)));
         }
     }
 
@@ -243,6 +247,14 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
         classes.iter().for_each(|&c| step.delta[c as usize] = 0.0);
         Ok(())
     }
+}
+
+/// W + tΔW for one entry, in plain (unfused) arithmetic: the blocks' copies u_b and the
+/// aggregated W are computed by this one function, so they agree bit for bit and
+/// u_b − W is exactly the block's own change.
+#[inline]
+fn advanced(w: f64, t: f64, dw: f64) -> f64 {
+    w + t * dw
 }
 
 /// The examples of `part` in round `round`.

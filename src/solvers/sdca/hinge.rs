@@ -130,14 +130,16 @@ impl SdcaLoss for TopKHinge {
         let before = out.len();
         out.extend((0..m).filter(|&j| j == y || a[j] != 0.0 || stepped[j] != 0.0 || q[j] >= cut).map(|j| j as u32));
         ws.extra = scratch;
-        result.map(|()| out.len() - before < m)
+        // A list needs more than k classes for the restricted step (k < its m − 1 + 1).
+        let kept = out.len() - before;
+        result.map(|()| kept < m && kept > self.k)
     }
 }
 
 /// How far (in score units: the hinge margin is 1) below the step's threshold a class
 /// may lie and still be kept by class shrinking. Late in a solve score differences move
 /// by ~0.01–0.1 per epoch; a class that rises faster is re-admitted at the next check.
-pub(crate) const CLASS_MARGIN: f64 = 0.5;
+const CLASS_MARGIN: f64 = 0.5;
 
 /// A maximiser of the linear ⟨v, x⟩ over c·S (S the alpha or beta dual set).
 fn top_k_vertex(v: &[f64], k: usize, variant: TopKVariant, c: f64, out: &mut [f64]) {

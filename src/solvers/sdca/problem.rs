@@ -100,7 +100,8 @@ impl ActiveSet {
 
     /// Mean number of classes a step scores over the active examples (m when nothing
     /// is shrunk).
-    pub fn mean_classes(&self, m: usize) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn mean_classes(&self, m: usize) -> f64 {
         let active = (0..self.examples.len()).filter(|&i| self.examples[i]);
         let (count, total) = active.fold((0usize, 0usize), |(c, t), i| (c + 1, t + self.classes(i).map_or(m, <[u32]>::len)));
         if count == 0 {

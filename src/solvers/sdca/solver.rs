@@ -35,7 +35,8 @@ pub struct SdcaOptions {
     /// Epochs between two duality-gap checks.
     pub check_every: usize,
     pub seed: u64,
-    /// Skip examples with a_i = 0 and zero loss between gap checks (see `objectives`).
+    /// Between gap checks, skip examples with a_i = 0 and zero loss, and (losses with
+    /// sparse dual rows) score only each example's listed classes (see `ActiveSet`).
     pub shrinking: bool,
 }
 
@@ -274,8 +275,8 @@ mod tests {
     }
 
     /// The class lists of a gap check keep every class the exact full step would
-    /// change: the step restricted to them equals the full step, bit for bit, at every
-    /// example of a partly solved problem, for both losses, k and smoothing.
+    /// change: the step restricted to them equals the full step (to rounding, 1e-12) at
+    /// every example of a partly solved problem, for both losses, k and smoothing.
     #[test]
     fn restricted_step_at_a_check_equals_the_full_step() {
         let (n, d, m) = (300, 5, 12);

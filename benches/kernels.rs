@@ -24,6 +24,9 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod common;
+
+use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rayon::prelude::*;
 use toprank::data::{DenseRows, RowBuf};
@@ -36,33 +39,11 @@ const BLOCK: usize = 64;
 const CLASSES: usize = 10;
 const SEED: u64 = 0x6b65_726e_656c_7321;
 
-/// splitmix64 (Steele, Lea, Flood 2014) with Box–Muller normals.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in (0, 1].
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    fn normal(&mut self) -> f64 {
-        (-2.0 * self.uniform().ln()).sqrt() * (std::f64::consts::TAU * self.uniform()).cos()
-    }
-}
-
 fn kernels(c: &mut Criterion) {
     let f = KernelFunction::Rbf { gamma: 1.0 };
     for n in NS {
         for d in DS {
-            let mut rng = Rng(SEED ^ (n * d) as u64);
+            let mut rng = Rng::new(SEED ^ (n * d) as u64);
             let scale = 1.0 / (d as f64).sqrt();
             let x: Vec<f64> = (0..n * d).map(|_| scale * rng.normal()).collect();
             let design = DenseRows::new(&x, n, d).expect("design");

@@ -2,7 +2,7 @@
 //! losses (value + gradient), one row at a time with a reused `Workspace`, over
 //! m ∈ {100, 1000, 10⁴, 10⁵} and k ∈ {1, 5, 50} (k < m).
 //!
-//! Inputs are standard normal rows from an inline seeded generator (splitmix64 +
+//! Inputs are standard normal rows from a seeded generator (`common::Rng`: splitmix64 +
 //! Box–Muller), so runs are reproducible without extra dependencies. Each benchmark
 //! cycles through a small pool of distinct rows (so branch predictors cannot learn a
 //! single row); labels (`y`) are the middle-ranked entry of each row.
@@ -18,6 +18,9 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+mod common;
+
+use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use toprank::losses::{rankmax_loss, softmax_loss, sparsemax_loss};
 use toprank::projections::{
@@ -31,41 +34,6 @@ const KS: [usize; 3] = [1, 5, 50];
 const POOL_ROWS: usize = 8;
 const SEED: u64 = 0x746f_7072_616e_6b21;
 
-/// splitmix64 (Steele, Lea, Flood 2014) with Box–Muller normals.
-struct Normal {
-    state: u64,
-    spare: Option<f64>,
-}
-
-impl Normal {
-    fn new(seed: u64) -> Self {
-        Normal { state: seed, spare: None }
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in (0, 1]: never 0, so the logarithm below is finite.
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    fn sample(&mut self) -> f64 {
-        if let Some(v) = self.spare.take() {
-            return v;
-        }
-        let radius = (-2.0 * self.uniform().ln()).sqrt();
-        let angle = std::f64::consts::TAU * self.uniform();
-        self.spare = Some(radius * angle.sin());
-        radius * angle.cos()
-    }
-}
-
 /// One input row and its label (the index of the row's middle-ranked entry).
 struct Row {
     x: Vec<f64>,
@@ -73,10 +41,10 @@ struct Row {
 }
 
 fn rows(m: usize) -> Vec<Row> {
-    let mut rng = Normal::new(SEED ^ (m as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    let mut rng = Rng::new(SEED ^ (m as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
     (0..POOL_ROWS)
         .map(|_| {
-            let x: Vec<f64> = (0..m).map(|_| rng.sample()).collect();
+            let x: Vec<f64> = (0..m).map(|_| rng.normal()).collect();
             let mut order: Vec<usize> = (0..m).collect();
             order.select_nth_unstable_by(m / 2, |&a, &b| x[b].total_cmp(&x[a]));
             Row { y: order[m / 2], x }

@@ -24,6 +24,9 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod common;
+
+use common::Rng;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use toprank::data::{CsrRows, DenseRows, Design};
 use toprank::losses::TopKVariant;
@@ -37,45 +40,6 @@ const SIGMA: f64 = 5.0;
 const DENSITY: f64 = 0.01;
 const WARM_EPOCHS: usize = 5;
 const SEED: u64 = 0x7364_6361_2d62_656e;
-
-/// splitmix64 (Steele, Lea, Flood 2014) with Box–Muller normals.
-struct Rng {
-    state: u64,
-    spare: Option<f64>,
-}
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng { state: seed, spare: None }
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in (0, 1].
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) * n as f64) as usize % n
-    }
-
-    fn normal(&mut self) -> f64 {
-        if let Some(v) = self.spare.take() {
-            return v;
-        }
-        let radius = (-2.0 * self.uniform().ln()).sqrt();
-        let angle = std::f64::consts::TAU * self.uniform();
-        self.spare = Some(radius * angle.sin());
-        radius * angle.cos()
-    }
-}
 
 struct Problem {
     dense: Vec<f64>,

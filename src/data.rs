@@ -138,26 +138,24 @@ impl<T: Real> Design for DenseRows<'_, T> {
         self.n_features
     }
     fn row<'s>(&'s self, i: usize, buf: &'s mut RowBuf) -> Row<'s> {
-        let x = self.slice(i);
-        if let Some(x64) = T::as_f64_slice(x) {
-            return Row::Dense(x64);
-        }
-        buf.values.clear();
-        buf.values.extend(x.iter().map(|v| v.to_f64()));
-        Row::Dense(&buf.values)
+        Row::Dense(as_f64(self.slice(i), buf))
     }
     fn dense_block<'s>(&'s self, rows: std::ops::Range<usize>, buf: &'s mut RowBuf) -> Option<&'s [f64]> {
-        let x = &self.data[rows.start * self.n_features..rows.end * self.n_features];
-        if let Some(x64) = T::as_f64_slice(x) {
-            return Some(x64);
-        }
-        buf.values.clear();
-        buf.values.extend(x.iter().map(|v| v.to_f64()));
-        Some(&buf.values)
+        Some(as_f64(&self.data[rows.start * self.n_features..rows.end * self.n_features], buf))
     }
     fn row_nnz(&self, _i: usize) -> usize {
         self.n_features
     }
+}
+
+/// `x` as `f64`: borrowed when it already is, else converted into `buf`.
+fn as_f64<'s, T: Real>(x: &'s [T], buf: &'s mut RowBuf) -> &'s [f64] {
+    if let Some(x64) = T::as_f64_slice(x) {
+        return x64;
+    }
+    buf.values.clear();
+    buf.values.extend(x.iter().map(|v| v.to_f64()));
+    &buf.values
 }
 
 /// An index type of a CSR matrix (scipy uses `i32` or `i64`).

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::{objectives, ActiveSet, Examples};
-use super::solver::{drive, epoch_order, restricted_step, SdcaOptions, SdcaReport, StepScratch};
+use super::solver::{check_problem, drive, epoch_order, restricted_step, SdcaOptions, SdcaReport, StepScratch};
 use crate::data::Design;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
@@ -64,13 +64,9 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
 ) -> Result<SdcaReport> {
     let n = model.design().n_rows();
     let m = model.n_classes();
-    loss.check(m)?;
-    ex.check(n, m)?;
+    check_problem(loss, ex, a, n, m)?;
     if n_blocks < 2 {
         return Err(Error::param("n_blocks", "CoCoA+ needs at least 2 blocks"));
-    }
-    if a.len() != n * m {
-        return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {}", a.len())));
     }
     // Quadratic duals get the exact line search with σ' = 1; others the safe σ' = B.
     let line_search = loss.dual_is_quadratic();

@@ -118,6 +118,17 @@ pub(crate) fn drive(
     unreachable!("the last epoch always decides a status")
 }
 
+/// The checks both loops start with: the loss against m, the labels and weights, and
+/// the shape of the dual matrix.
+pub(crate) fn check_problem<L: SdcaLoss + ?Sized>(loss: &L, ex: &Examples, a: &[f64], n: usize, m: usize) -> Result<()> {
+    loss.check(m)?;
+    ex.check(n, m)?;
+    if a.len() != n * m {
+        return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {}", a.len())));
+    }
+    Ok(())
+}
+
 /// This epoch's visiting order: the examples with c_i > 0 (only the active ones when
 /// shrinking), shuffled by the epoch's own seeded stream. Shared by both loops.
 pub(crate) fn epoch_order(order: &mut Vec<usize>, active: &ActiveSet, ex: &Examples, opts: &SdcaOptions, epoch: usize) {
@@ -140,11 +151,7 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
     monitor: &mut dyn Monitor,
 ) -> Result<SdcaReport> {
     let (n, m) = (model.n_rows(), model.n_classes());
-    loss.check(m)?;
-    ex.check(n, m)?;
-    if a.len() != n * m {
-        return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {}", a.len())));
-    }
+    check_problem(loss, ex, a, n, m)?;
     let mut order: Vec<usize> = (0..n).filter(|&i| ex.c[i] > 0.0).collect();
     let active = std::cell::RefCell::new(ActiveSet::new(n));
     let mut step = StepScratch::new(m);

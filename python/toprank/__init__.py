@@ -9,13 +9,16 @@ A Rust core with a typed Python facade:
   gradients, and the top-k hinge losses;
 * :mod:`toprank.svm` — :class:`TopKSVC`, the top-k multiclass SVM (and top-k entropy /
   softmax classifiers) trained by Prox-SDCA;
+* :mod:`toprank.attop` — :class:`TopPush`, :class:`TopPushK` and :class:`PatMat`,
+  kernel classifiers for ranking at the top, trained in the dual;
 * :mod:`toprank.metrics` — top-k accuracy, precision/recall/AP at k, precision at a
   recall level, Hamming loss.
 """
 
-from toprank import exceptions, losses, metrics, projections, svm
+from toprank import attop, exceptions, losses, metrics, projections, svm
 from toprank._core import __version__
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
+from toprank.attop import PatMat, TopPush, TopPushK
 from toprank.svm import TopKSVC
 
 __all__ = [
@@ -25,7 +28,11 @@ __all__ = [
     "metrics",
     "projections",
     "svm",
+    "attop",
     "TopKSVC",
+    "TopPush",
+    "TopPushK",
+    "PatMat",
     "InvalidInputError",
     "InfeasibleError",
     "NoSolutionError",

@@ -26,6 +26,7 @@ __all__ = [
     "sdca_fit_linear",
     "sdca_fit_kernel",
     "kernel_cross",
+    "attop_fit",
 ]
 
 __version__: str
@@ -112,3 +113,26 @@ def kernel_cross(
     coef0: float,
     n_jobs: int | None = None,
 ) -> NDArray[np.float64]: ...
+def attop_fit(
+    x: NDArray[np.floating[Any]],
+    positive: NDArray[np.bool_],
+    *,
+    method: str,
+    k: int,
+    tau: float,
+    surrogate: str,
+    scale: float,
+    c: float,
+    kernel: str,
+    gamma: float,
+    degree: int,
+    coef0: float,
+    cache_size: float,
+    tol: float,
+    max_iter: int,
+    check_every: int,
+    seed: int,
+    reuse: float = 0.5,
+    n_jobs: int | None = None,
+    callback: _Progress | None = None,
+) -> dict[str, Any]: ...

@@ -3,6 +3,7 @@
 //! without the GIL (`arrays.rs`). Docstrings live in the typed facade (`python/toprank`).
 
 mod arrays;
+mod attop;
 mod errors;
 mod monitor;
 mod sdca;
@@ -194,6 +195,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(softmax_loss, m)?)?;
     m.add_function(wrap_pyfunction!(sparsemax_loss, m)?)?;
     m.add_function(wrap_pyfunction!(topk_hinge, m)?)?;
+    m.add_function(wrap_pyfunction!(attop::attop_fit, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_linear, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::kernel_cross, m)?)?;

@@ -195,7 +195,7 @@ pub(crate) fn report_dict<'py>(
 }
 
 /// The kernel function named by the facade ("precomputed" is handled by the caller).
-fn kernel_function(kernel: &str, gamma: f64, degree: u32, coef0: f64) -> PyResult<KernelFunction> {
+pub(crate) fn kernel_function(kernel: &str, gamma: f64, degree: u32, coef0: f64) -> PyResult<KernelFunction> {
     let f = match kernel {
         "linear" => KernelFunction::Linear,
         "rbf" => KernelFunction::Rbf { gamma },

@@ -2,6 +2,7 @@
 //! conditions above its code; all report progress and poll for interruption through a
 //! [`Monitor`].
 
+pub mod attop;
 mod monitor;
 pub mod sdca;
 

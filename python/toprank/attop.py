@@ -1,0 +1,349 @@
+"""Ranking at the top with kernels (Mácha, Adam, Šmídl 2020): TopPush, TopPushK, Pat&Mat.
+
+These binary classifiers push the positives above a threshold ``t`` that is itself a
+function of the scores, so they optimise the top of the ranking rather than accuracy:
+
+    minimise ½‖w‖² + C Σ_{i positive} l(t − f(x_i))
+
+* :class:`TopPush` — ``t`` is the largest negative score;
+* :class:`TopPushK` — ``t`` is the mean of the ``K`` largest negative scores;
+* :class:`PatMat` — ``t`` is the surrogate top-``tau`` quantile: Σ_{j negative}
+  l(f(x_j) − t) = n·tau (n = all training examples, as in the paper).
+
+``l`` is the truncated quadratic (max{0, 1 + θz})² or the hinge max{0, 1 + θz}, θ =
+``scale``. The model is f(x) = Σ_i σ_i v_i k(x, x_i) (σ = ±1 by class); the solver
+maximises the dual (Theorems 2.1, 2.2) two coordinates at a time (Algorithm 3.1), with
+group steps for ties at the coupled bounds, and stops on the relative duality gap.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._tags import Tags
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from toprank import _core
+from toprank._validation import as_jobs
+from toprank.exceptions import InvalidInputError
+from toprank.svm import _choice, _int, _real
+
+__all__ = ["PatMat", "TopPush", "TopPushK"]
+
+_KERNELS = ("rbf", "linear", "poly", "precomputed")
+_SURROGATES = ("quadratic", "hinge")
+
+
+class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+    """Shared fitting and prediction of the three methods (see the module docs)."""
+
+    _method = "toppushk"
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        surrogate: str = "quadratic",
+        scale: float = 1.0,
+        kernel: str = "rbf",
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        pos_label: Any = None,
+        tol: float = 1e-3,
+        max_iter: int = 100_000,
+        check_every: int = 100,
+        cache_size: float = 1024,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.C = C
+        self.surrogate = surrogate
+        self.scale = scale
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.pos_label = pos_label
+        self.tol = tol
+        self.max_iter = max_iter
+        self.check_every = check_every
+        self.cache_size = cache_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.classifier_tags.multi_class = False
+        # They optimise the top of the ranking, not accuracy: a threshold above most
+        # negatives classifies many positives as negative by design.
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    def _method_params(self) -> tuple[int, float]:
+        """(K, tau) for the solver."""
+        raise NotImplementedError
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> _RankingAtTop:
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (float32/float64 C-ordered arrays are used in place); for
+            ``kernel="precomputed"`` the (n_samples, n_samples) Gram matrix (possibly an
+            ``np.memmap``).
+        y : array-like of shape (n_samples,)
+            Two classes; ``pos_label`` (default: the greater label) is the positive one.
+        """
+        _choice(self.kernel, "kernel", _KERNELS)
+        _choice(self.surrogate, "surrogate", _SURROGATES)
+        k, tau = self._method_params()
+        C = _real(self.C, "C", low=0.0, strict=True)
+        scale = _real(self.scale, "scale", low=0.0, strict=True)
+        tol = _real(self.tol, "tol", low=0.0, strict=True)
+        max_iter = _int(self.max_iter, "max_iter", low=1)
+        check_every = _int(self.check_every, "check_every", low=1)
+        cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
+        Xv: Any
+        Xv, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if len(classes) != 2:
+            raise InvalidInputError(
+                f"y: Only binary classification is supported. {type(self).__name__} needs exactly 2 classes, "
+                f"got {len(classes)}"
+            )
+        pos_label = classes[1] if self.pos_label is None else self.pos_label
+        if pos_label not in classes:
+            raise InvalidInputError(f"pos_label: {pos_label!r} is not one of the classes {classes.tolist()}")
+        if self.kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
+            raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
+        positive = np.ascontiguousarray(y == pos_label)
+        self._gamma = self._resolve_gamma(Xv)
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        result = _core.attop_fit(
+            Xv, positive, method=self._method, k=k, tau=tau, surrogate=self.surrogate, scale=scale, c=C,
+            kernel=self.kernel, gamma=self._gamma, degree=_int(self.degree, "degree", low=1),
+            coef0=_real(self.coef0, "coef0", low=-np.inf, strict=False), cache_size=cache, tol=tol,
+            max_iter=max_iter, check_every=check_every, seed=seed, n_jobs=as_jobs(self.n_jobs),
+            callback=self._progress if self.verbose else None,
+        )
+        v = result["dual_coef"]
+        signed = np.where(positive, v, -v)
+        self.classes_ = classes
+        self.pos_label_ = pos_label
+        self.support_ = np.flatnonzero(v != 0)
+        self.dual_coef_ = signed[self.support_]
+        if self.kernel == "linear":
+            self.coef_ = np.asarray(Xv[self.support_], dtype=np.float64).T @ self.dual_coef_
+        elif self.kernel != "precomputed":
+            self.support_vectors_ = np.ascontiguousarray(Xv[self.support_], dtype=np.float64)
+        self.threshold_ = float(result["threshold"])
+        self.n_iter_ = int(result["iterations"])
+        self.primal_objective_ = float(result["primal"])
+        self.dual_objective_ = float(result["dual"])
+        self.duality_gap_ = float(result["gap"])
+        self.status_ = str(result["status"])
+        self.history_ = list(result["history"])
+        if self.status_ in ("max_epochs", "no_progress"):
+            warnings.warn(
+                f"{type(self).__name__} stopped with status {self.status_!r} after {self.n_iter_} iterations at a "
+                f"relative duality gap of {self.duality_gap_:.3g} (tol={self.tol}); increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def _resolve_gamma(self, X: Any) -> float:
+        if self.kernel in ("precomputed", "linear"):
+            return 1.0
+        if self.gamma is None:
+            var = float(np.asarray(X, dtype=np.float64).var())
+            return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        return _real(self.gamma, "gamma", low=0.0, strict=True)
+
+    def _progress(self, it: int, primal: float, dual: float, gap: float, seconds: float) -> None:
+        print(
+            f"[{type(self).__name__}] iteration {it:7d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  "
+            f"{seconds:.2f}s",
+            file=sys.stdout,
+            flush=True,
+        )
+
+    def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:
+        """The ranking scores f(x) = Σ_i σ_i v_i k(x, x_i) (eq. 15); higher is more positive."""
+        check_is_fitted(self)
+        Xv: Any = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        if self.kernel == "linear":
+            return np.asarray(np.asarray(Xv, dtype=np.float64) @ self.coef_, dtype=np.float64)
+        if self.kernel == "precomputed":
+            return np.asarray(np.asarray(Xv, dtype=np.float64)[:, self.support_] @ self.dual_coef_, dtype=np.float64)
+        if len(self.support_) == 0:
+            return np.zeros(Xv.shape[0])
+        K = _core.kernel_cross(np.ascontiguousarray(Xv, dtype=np.float64), self.support_vectors_,
+                               kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),
+                               coef0=float(self.coef0), n_jobs=as_jobs(self.n_jobs))
+        return np.asarray(K @ self.dual_coef_, dtype=np.float64)
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """f(x) − threshold_, oriented towards ``classes_[1]`` (scikit-learn's convention):
+        > 0 is a prediction of ``classes_[1]``. The order is that of :meth:`score_samples`
+        when ``pos_label`` is ``classes_[1]``, reversed otherwise."""
+        margin = self.score_samples(X) - self.threshold_
+        return margin if self.pos_label_ == self.classes_[1] else -margin
+
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """``pos_label`` where f(x) is above the training threshold ``threshold_``."""
+        margin = self.score_samples(X) - self.threshold_
+        negative = self.classes_[0] if self.classes_[1] == self.pos_label_ else self.classes_[1]
+        return np.asarray(np.where(margin > 0, self.pos_label_, negative))
+
+
+_COMMON_DOC = """
+    Parameters
+    ----------
+    {own}C : float, default=1.0
+        Weight of the positives' surrogate losses.
+    surrogate : {{"quadratic", "hinge"}}, default="quadratic"
+        Truncated quadratic (max{{0, 1 + θz}})² or hinge max{{0, 1 + θz}}.
+    scale : float, default=1.0
+        θ of the surrogate.
+    kernel : {{"rbf", "linear", "poly", "precomputed"}}, default="rbf"
+        Gaussian exp(−gamma‖x − x'‖²), linear, polynomial (gamma⟨x, x'⟩ + coef0)^degree,
+        or a precomputed Gram matrix.
+    gamma : float, default=None
+        Kernel coefficient; ``None`` means 1 / (n_features · X.var()).
+    degree : int, default=3
+    coef0 : float, default=1.0
+    pos_label : label, default=None
+        The positive class; ``None`` takes the greater of the two labels.
+    tol : float, default=1e-3
+        Stop when (P − D) ≤ tol · max(|P|, |D|) (relative duality gap).
+    max_iter : int, default=100000
+        Maximum number of two-coordinate iterations.
+    check_every : int, default=100
+        Iterations between two duality-gap checks.
+    cache_size : float, default=1024
+        Kernel column cache in MB.
+    random_state : int, RandomState or None, default=None
+        Seeds the starting point and the choice of k in each iteration.
+    n_jobs : int or None, default=None
+        Threads for kernel columns. ``None`` uses all cores.
+    verbose : int, default=0
+        If > 0, print a line per duality-gap check.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    pos_label_ : label
+    support_ : ndarray of int
+        Training examples with a nonzero dual variable.
+    dual_coef_ : ndarray of shape (n_support,)
+        σ_i v_i: α_i of the positives, −β_j of the negatives.
+    support_vectors_ : ndarray of shape (n_support, n_features)
+        (kernel="rbf"/"poly").
+    coef_ : ndarray of shape (n_features,)
+        w (kernel="linear" only).
+    threshold_ : float
+        The method's threshold t on the training scores; ``predict`` compares with it.
+    primal_objective_, dual_objective_, duality_gap_ : float
+    n_iter_ : int
+    status_ : str
+        ``"converged"``, ``"max_epochs"`` (out of iterations) or ``"no_progress"``.
+    history_ : list of tuple
+        (iteration, primal, dual, relative gap, seconds) at each gap check.
+"""
+
+
+class TopPushK(_RankingAtTop):
+    __doc__ = (
+        "TopPushK: push the positives above the mean of the K highest-scoring negatives.\n"
+        + _COMMON_DOC.format(own="K : int, default=5\n        Number of top negatives (1 ≤ K < number of negatives).\n    ")
+    )
+
+    def __init__(
+        self,
+        K: int = 5,
+        C: float = 1.0,
+        surrogate: str = "quadratic",
+        scale: float = 1.0,
+        kernel: str = "rbf",
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        pos_label: Any = None,
+        tol: float = 1e-3,
+        max_iter: int = 100_000,
+        check_every: int = 100,
+        cache_size: float = 1024,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.K = K
+        super().__init__(C=C, surrogate=surrogate, scale=scale, kernel=kernel, gamma=gamma, degree=degree,
+                         coef0=coef0, pos_label=pos_label, tol=tol, max_iter=max_iter, check_every=check_every,
+                         cache_size=cache_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+
+    def _method_params(self) -> tuple[int, float]:
+        return _int(self.K, "K", low=1), 0.0
+
+
+class TopPush(_RankingAtTop):
+    __doc__ = (
+        "TopPush: push the positives above the highest-scoring negative (TopPushK with K = 1).\n"
+        + _COMMON_DOC.format(own="")
+    )
+
+    def _method_params(self) -> tuple[int, float]:
+        return 1, 0.0
+
+
+class PatMat(_RankingAtTop):
+    __doc__ = (
+        "Pat&Mat: push the positives above the surrogate top-tau quantile of the negatives.\n"
+        + _COMMON_DOC.format(own="tau : float, default=0.01\n        Quantile level in (0, 1).\n    ")
+    )
+
+    _method = "patmat"
+
+    def __init__(
+        self,
+        tau: float = 0.01,
+        C: float = 1.0,
+        surrogate: str = "quadratic",
+        scale: float = 1.0,
+        kernel: str = "rbf",
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        pos_label: Any = None,
+        tol: float = 1e-3,
+        max_iter: int = 100_000,
+        check_every: int = 100,
+        cache_size: float = 1024,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.tau = tau
+        super().__init__(C=C, surrogate=surrogate, scale=scale, kernel=kernel, gamma=gamma, degree=degree,
+                         coef0=coef0, pos_label=pos_label, tol=tol, max_iter=max_iter, check_every=check_every,
+                         cache_size=cache_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+
+    def _method_params(self) -> tuple[int, float]:
+        tau = _real(self.tau, "tau", low=0.0, strict=True)
+        if tau >= 1.0:
+            raise InvalidInputError(f"tau: must lie in the open interval (0, 1), got {self.tau!r}")
+        return 1, tau

@@ -1,0 +1,121 @@
+//! Bindings of the ranking-at-the-top solvers (TopPush, TopPushK, Pat&Mat): the kernel
+//! from the data or a precomputed Gram matrix (not copied), the whole solve without the
+//! GIL, Ctrl-C and progress as for Prox-SDCA.
+
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::errors::invalid;
+use super::monitor::{run_interruptible, PyMonitor};
+use super::sdca::kernel_function;
+use super::threads;
+use crate::data::DenseRows;
+use crate::kernels::{ColumnCache, DataKernel, KernelSource, PrecomputedKernel};
+use crate::solvers::attop::{solve_attop, AtTop, AtTopOptions, AtTopReport, AtTopSolution, Method, Surrogate};
+
+fn problem(method: &str, k: usize, tau: f64, surrogate: &str, scale: f64, c: f64) -> PyResult<AtTop> {
+    let method = match method {
+        "toppushk" => Method::TopPushK { k },
+        "patmat" => Method::PatMat { tau },
+        other => return Err(invalid("method", format!("must be 'toppushk' or 'patmat', got {other:?}"))),
+    };
+    let surrogate = match surrogate {
+        "quadratic" => Surrogate::Quadratic,
+        "hinge" => Surrogate::Hinge,
+        other => return Err(invalid("surrogate", format!("must be 'quadratic' or 'hinge', got {other:?}"))),
+    };
+    Ok(AtTop { method, surrogate, scale, c })
+}
+
+fn solve_on<S: KernelSource + ?Sized>(
+    source: &S,
+    problem: &AtTop,
+    positive: &[bool],
+    cache_mb: f64,
+    opts: &AtTopOptions,
+    monitor: &mut PyMonitor<'_>,
+) -> crate::Result<(AtTopSolution, AtTopReport)> {
+    let mut cache = ColumnCache::new(source.n(), cache_mb)?;
+    solve_attop(problem, source, &mut cache, positive, opts, monitor)
+}
+
+/// Fits TopPushK (K = 1: TopPush) or Pat&Mat; `x` is the dense training data, or the
+/// n × n Gram matrix for kernel="precomputed" (any C-contiguous float array, e.g. an
+/// `np.memmap`). `positive[i]` is true for the positive class.
+#[pyfunction]
+#[pyo3(signature = (
+    x, positive, *, method, k, tau, surrogate, scale, c, kernel, gamma, degree, coef0, cache_size,
+    tol, max_iter, check_every, seed, reuse=0.5, n_jobs=None, callback=None
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attop_fit<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    positive: PyReadonlyArray1<'py, bool>,
+    method: &str,
+    k: usize,
+    tau: f64,
+    surrogate: &str,
+    scale: f64,
+    c: f64,
+    kernel: &str,
+    gamma: f64,
+    degree: u32,
+    coef0: f64,
+    cache_size: f64,
+    tol: f64,
+    max_iter: usize,
+    check_every: usize,
+    seed: u64,
+    reuse: f64,
+    n_jobs: Option<i64>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let threads = threads::resolve(n_jobs)?;
+    let problem = problem(method, k, tau, surrogate, scale, c)?;
+    if !(0.0..=1.0).contains(&reuse) {
+        return Err(invalid("reuse", format!("must lie in [0, 1], got {reuse}")));
+    }
+    let opts = AtTopOptions { tol, max_iter, check_every, seed, reuse };
+    let positive = positive.as_slice()?;
+    let f = if kernel == "precomputed" { None } else { Some(kernel_function(kernel, gamma, degree, coef0)?) };
+    macro_rules! fit_dtype {
+        ($t:ty) => {{
+            let arr = x.extract::<PyReadonlyArray2<'_, $t>>()?;
+            let (rows, cols) = (arr.shape()[0], arr.shape()[1]);
+            let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous (the facade copies other layouts)"))?;
+            run_interruptible(py, threads, callback, |monitor| match f {
+                None => {
+                    let gram = PrecomputedKernel::new(data, rows, cols)?;
+                    gram.check_symmetric(1e-6)?;
+                    solve_on(&gram, &problem, positive, cache_size, &opts, monitor)
+                }
+                Some(f) => {
+                    let design = DenseRows::new(data, rows, cols)?;
+                    let source = DataKernel::new(&design, f)?;
+                    solve_on(&source, &problem, positive, cache_size, &opts, monitor)
+                }
+            })?
+        }};
+    }
+    let dtype = x.getattr("dtype")?.str()?.to_string();
+    let (solution, report) = match dtype.as_str() {
+        "float64" => fit_dtype!(f64),
+        "float32" => fit_dtype!(f32),
+        other => return Err(invalid("X", format!("must be float32 or float64, got {other}"))),
+    };
+    let out = PyDict::new(py);
+    out.set_item("dual_coef", numpy::PyArray1::from_vec(py, solution.v))?;
+    out.set_item("decision", numpy::PyArray1::from_vec(py, solution.f))?;
+    out.set_item("threshold", report.objectives.threshold)?;
+    out.set_item("status", report.status.as_str())?;
+    out.set_item("iterations", report.iterations)?;
+    out.set_item("primal", report.objectives.primal)?;
+    out.set_item("dual", report.objectives.dual)?;
+    out.set_item("gap", report.objectives.relative_gap())?;
+    let history: Vec<(usize, f64, f64, f64, f64)> =
+        report.history.iter().map(|p| (p.epoch, p.primal, p.dual, p.gap, p.elapsed.as_secs_f64())).collect();
+    out.set_item("history", history)?;
+    Ok(out)
+}

@@ -1,0 +1,9 @@
+//! Ranking at the top with kernels (Mácha, Adam, Šmídl 2020; DESIGN §3.3): TopPush,
+//! TopPushK and Pat&Mat, solved in the dual by two-coordinate ascent (Algorithm 3.1).
+
+mod objective;
+mod solver;
+mod step;
+
+pub use objective::{AtTop, AtTopObjectives, Method, Surrogate};
+pub use solver::{solve_attop, AtTopOptions, AtTopReport, AtTopSolution};

@@ -1,0 +1,639 @@
+//! Two-coordinate dual ascent for ranking at the top (Mácha, Adam, Šmídl 2020,
+//! Algorithm 3.1) on any kernel.
+//!
+//! Problem: the duals (7) (TopPushK) and (12) (Pat&Mat) as written in `objective.rs`.
+//! Each iteration picks k (uniformly, or — with probability `reuse` — the previous
+//! partner, whose kernel column is still cached), scans every partner l in O(n) for the
+//! exact step of update rules (17) (`step.rs`), takes the pair with the largest dual
+//! gain and updates v and the decision values f with the two kernel columns K_·k, K_·l:
+//!   f ← f + σ_kΔ (K_·k − K_·l).
+//! The coupled bounds need Σα (kept in O(1)) and the largest β other than the moved ones
+//! (an ordered set of β: O(log n) per step); Pat&Mat's δ* needs Σβ² (O(1)).
+//!
+//! Optimality: weak duality P(w(v)) ≥ D(v) for every feasible v; every step raises D (or
+//! leaves it), and the loop stops when (P − D) ≤ tol · max(|P|, |D|), evaluated every
+//! `check_every` iterations in O(n) (plus a sort for Pat&Mat's threshold) from f.
+//! Where two-coordinate moves cannot raise D although the gap is open (D stalls), the
+//! status says `no_progress` instead of pretending convergence.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use super::objective::{AtTop, AtTopObjectives, Method, Surrogate};
+use super::step::{Line, Term};
+use crate::kernels::{ColumnCache, KernelSource};
+use crate::rng::SplitMix64;
+use crate::solvers::{Monitor, Progress, Status};
+use crate::{Error, Result};
+
+/// Solver settings.
+#[derive(Debug, Clone, Copy)]
+pub struct AtTopOptions {
+    /// Relative duality-gap tolerance.
+    pub tol: f64,
+    pub max_iter: usize,
+    /// Iterations between two gap checks.
+    pub check_every: usize,
+    pub seed: u64,
+    /// Probability of taking the last partner as the next k.
+    pub reuse: f64,
+}
+
+/// What a solve did.
+#[derive(Debug, Clone)]
+pub struct AtTopReport {
+    pub status: Status,
+    pub iterations: usize,
+    pub objectives: AtTopObjectives,
+    pub history: Vec<Progress>,
+}
+
+/// The solution: dual variables (α on positives, β on negatives, in example order) and
+/// the decision values f(x_i) on the training examples.
+#[derive(Debug, Clone)]
+pub struct AtTopSolution {
+    pub v: Vec<f64>,
+    pub f: Vec<f64>,
+}
+
+/// Solves the dual of `problem` on the examples of `kernel`, `positive[i]` giving the
+/// class of example i. Starts from a small feasible point (Algorithm 3.1, step 1).
+pub fn solve_attop<S: KernelSource + ?Sized>(
+    problem: &AtTop,
+    kernel: &S,
+    cache: &mut ColumnCache,
+    positive: &[bool],
+    opts: &AtTopOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<(AtTopSolution, AtTopReport)> {
+    let n = kernel.n();
+    if positive.len() != n {
+        return Err(Error::input("y", format!("has {} labels for {n} examples", positive.len())));
+    }
+    let n_pos = positive.iter().filter(|&&p| p).count();
+    problem.check(n_pos, n - n_pos)?;
+    if !(opts.tol > 0.0 && opts.tol.is_finite()) {
+        return Err(Error::param("tol", format!("must be finite and > 0, got {}", opts.tol)));
+    }
+    if opts.max_iter == 0 || opts.check_every == 0 {
+        return Err(Error::param("max_iter", "max_iter and check_every must be >= 1"));
+    }
+    let mut state = State::start(problem, kernel, cache, positive, opts.seed);
+    let mut rng = SplitMix64::derive(opts.seed, 1);
+    let start = Instant::now();
+    let mut history = Vec::new();
+    let mut last_dual = f64::NEG_INFINITY;
+    let mut partner: Option<usize> = None;
+    let check = |it: usize, state: &State, history: &mut Vec<Progress>, monitor: &mut dyn Monitor| {
+        let obj = problem.objectives(&state.v, &state.f, positive);
+        let progress = Progress { epoch: it, primal: obj.primal, dual: obj.dual, gap: obj.relative_gap(), elapsed: start.elapsed() };
+        history.push(progress);
+        monitor.report(&progress);
+        obj
+    };
+    for it in 1..=opts.max_iter {
+        if monitor.should_stop() {
+            let obj = check(it - 1, &state, &mut history, monitor);
+            return Ok((state.into_solution(), AtTopReport { status: Status::Interrupted, iterations: it - 1, objectives: obj, history }));
+        }
+        let reuse = partner.filter(|_| rng.next_f64() < opts.reuse);
+        let k = reuse.or_else(|| state.most_violating()).unwrap_or_else(|| rng.below(n));
+        partner = state.iterate(k, cache, kernel);
+        if partner.is_none() || it % opts.check_every == 0 {
+            state.rescale();
+            state.group_iterate(cache, kernel);
+        }
+        if it % opts.check_every == 0 || it == opts.max_iter {
+            let obj = check(it, &state, &mut history, monitor);
+            let status = if obj.relative_gap() <= opts.tol {
+                Some(Status::Converged)
+            } else if obj.dual <= last_dual {
+                Some(Status::NoProgress)
+            } else if it == opts.max_iter {
+                Some(Status::MaxEpochs)
+            } else {
+                None
+            };
+            last_dual = obj.dual;
+            if let Some(status) = status {
+                return Ok((state.into_solution(), AtTopReport { status, iterations: it, objectives: obj, history }));
+            }
+        }
+    }
+    unreachable!("the last iteration always decides a status")
+}
+
+/// The iterate and its bookkeeping.
+struct State<'p> {
+    problem: &'p AtTop,
+    positive: &'p [bool],
+    v: Vec<f64>,
+    f: Vec<f64>,
+    diag: Vec<f64>,
+    sum_alpha: f64,
+    sum_beta_sq: f64,
+    /// β of the negatives ordered by value (bits of β ≥ 0, index), kept only where the
+    /// largest β matters (TopPushK with K ≥ 2, Pat&Mat with the hinge).
+    betas: Option<BTreeSet<(u64, u32)>>,
+    /// n·τ (Pat&Mat).
+    mass: f64,
+}
+
+fn key(b: f64) -> u64 {
+    if b > 0.0 {
+        b.to_bits()
+    } else {
+        0
+    }
+}
+
+impl<'p> State<'p> {
+    /// A feasible start with few nonzeros (so f costs a few kernel columns): α_p = a on
+    /// one positive and β = a spread evenly over K negatives (TopPushK; β ≤ Σα/K holds
+    /// with equality) or ⌈nτ⌉ + 1 (Pat&Mat), with a = Cθ/2 (inside the hinge box).
+    fn start<S: KernelSource + ?Sized>(problem: &'p AtTop, kernel: &S, cache: &mut ColumnCache, positive: &'p [bool], seed: u64) -> Self {
+        let n = positive.len();
+        let mut rng = SplitMix64::derive(seed, 0);
+        let pos: Vec<usize> = (0..n).filter(|&i| positive[i]).collect();
+        let mut neg: Vec<usize> = (0..n).filter(|&i| !positive[i]).collect();
+        rng.shuffle(&mut neg);
+        let a = 0.5 * problem.c * problem.scale;
+        let mut v = vec![0.0; n];
+        v[pos[rng.below(pos.len())]] = a;
+        // Pat&Mat: over ⌈nτ⌉ + 1 negatives, where the max/norm penalty on β is small
+        // enough for the first steps to pay (a single β would cost nτ·β/θ at once).
+        let spread = match problem.method {
+            Method::TopPushK { k } => k,
+            Method::PatMat { .. } => (problem.quantile_mass(n).ceil() as usize + 1).min(neg.len()),
+        };
+        neg[..spread].iter().for_each(|&j| v[j] = a / spread as f64);
+        let mut f = vec![0.0; n];
+        for j in (0..n).filter(|&j| v[j] != 0.0) {
+            let col = cache.get(j, kernel);
+            let coef = if positive[j] { v[j] } else { -v[j] };
+            f.iter_mut().zip(col).for_each(|(fi, &kij)| *fi += coef * kij);
+        }
+        let needs_order = matches!(
+            (problem.method, problem.surrogate),
+            (Method::TopPushK { k: 2.. }, _) | (Method::PatMat { .. }, Surrogate::Hinge)
+        );
+        let betas = needs_order.then(|| (0..n).filter(|&j| !positive[j]).map(|j| (key(v[j]), j as u32)).collect());
+        let sum_beta_sq = (0..n).filter(|&j| !positive[j]).map(|j| v[j] * v[j]).sum();
+        let diag = (0..n).map(|i| kernel.diag(i)).collect();
+        Self { problem, positive, v, f, diag, sum_alpha: a, sum_beta_sq, betas, mass: problem.quantile_mass(n) }
+    }
+
+    fn into_solution(self) -> AtTopSolution {
+        AtTopSolution { v: self.v, f: self.f }
+    }
+
+    /// The largest β over the negatives other than `skip` (0 if there is none).
+    fn top_betas(&self) -> [(f64, usize); 3] {
+        let mut out = [(0.0, usize::MAX); 3];
+        if let Some(set) = &self.betas {
+            for (slot, &(bits, j)) in out.iter_mut().zip(set.iter().rev()) {
+                *slot = (f64::from_bits(bits), j as usize);
+            }
+        }
+        out
+    }
+
+    /// The dual term of a positive's or a negative's coordinate (see `step.rs`); the
+    /// same for every coordinate of a class, so scans compute it once.
+    fn term(&self, positive: bool) -> Term {
+        let p = self.problem;
+        let theta = p.scale;
+        if positive {
+            return match p.surrogate {
+                Surrogate::Quadratic => Term { c1: 1.0 / theta, c2: 1.0 / (4.0 * p.c * theta * theta), cap: f64::INFINITY },
+                Surrogate::Hinge => Term { c1: 1.0 / theta, c2: 0.0, cap: p.c * theta },
+            };
+        }
+        match (p.method, p.surrogate) {
+            (Method::TopPushK { .. }, _) => Term { c1: 0.0, c2: 0.0, cap: f64::INFINITY },
+            (Method::PatMat { .. }, Surrogate::Hinge) => Term { c1: 1.0 / theta, c2: 0.0, cap: f64::INFINITY },
+            (Method::PatMat { .. }, Surrogate::Quadratic) => {
+                if self.sum_beta_sq > 0.0 {
+                    // −β²/(4δθ²) at the current δ* = ‖β‖/(2θ√(nτ)) (the paper's C.2).
+                    let delta = self.sum_beta_sq.sqrt() / (2.0 * theta * self.mass.sqrt());
+                    Term { c1: 1.0 / theta, c2: 1.0 / (4.0 * delta * theta * theta), cap: f64::INFINITY }
+                } else {
+                    // β = 0: the exact term is (1 − √(nτ))·β/θ for the one β that moves.
+                    Term { c1: (1.0 - self.mass.sqrt()) / theta, c2: 0.0, cap: f64::INFINITY }
+                }
+            }
+        }
+    }
+
+    /// The best step of pair (k, l): (Δ, gain).
+    #[inline]
+    fn pair_step(&self, k: usize, l: usize, kkl: f64, terms: &[Term; 2], top: &[(f64, usize); 3]) -> Option<(f64, f64)> {
+        let (pk, pl) = (self.positive[k], self.positive[l]);
+        let sign_k = if pk { 1.0 } else { -1.0 };
+        let q = self.diag[k] + self.diag[l] - 2.0 * kkl;
+        let mut line = Line::new(q, sign_k * (self.f[k] - self.f[l]));
+        let sl = if pk == pl { -1.0 } else { 1.0 };
+        line.add(terms[usize::from(pk)], self.v[k], 1.0);
+        line.add(terms[usize::from(pl)], self.v[l], sl);
+        let largest_other = |skip: [usize; 2]| top.iter().find(|(_, j)| !skip.contains(j)).map_or(0.0, |&(b, _)| b);
+        match self.problem.method {
+            Method::TopPushK { k: kk } if kk >= 2 => {
+                let kf = kk as f64;
+                if pk != pl {
+                    // Rule (17b): Σα grows by Δ; the moved β and every other must stay ≤ Σα/K.
+                    let m = if pk { l } else { k };
+                    let cap_grow = (self.sum_alpha - kf * self.v[m]) / (kf - 1.0);
+                    line.bound(kf * largest_other([m, usize::MAX]) - self.sum_alpha, cap_grow);
+                } else if !pk {
+                    // Rule (17c): both β stay ≤ Σα/K.
+                    let cap = self.sum_alpha / kf;
+                    line.bound(self.v[l] - cap, cap - self.v[k]);
+                }
+                line.solve()
+            }
+            Method::PatMat { .. } if self.problem.surrogate == Surrogate::Hinge && !(pk && pl) => {
+                let c = self.mass / self.problem.scale;
+                let mut pieces = [(largest_other([k, l]), 0.0), (0.0, 0.0), (0.0, 0.0)];
+                let mut len = 1;
+                if !pk {
+                    pieces[len] = (self.v[k], 1.0);
+                    len += 1;
+                }
+                if !pl {
+                    pieces[len] = (self.v[l], sl);
+                    len += 1;
+                }
+                line.solve_with_max(c, &pieces[..len])
+            }
+            _ => line.solve(),
+        }
+    }
+
+    /// The first coordinate of LIBSVM's maximal violating pair (Fan, Chen, Lin 2005,
+    /// WSS 1) for max D s.t. Σ σ_i v_i = 0: the i that can move towards σ_i (a positive
+    /// up, a negative down) with the largest σ_i ∂D/∂v_i. The partner scan then picks
+    /// the best exact step with it (second-order, as WSS 2). Coupled bounds are only
+    /// approximated here; the exact step and the group steps handle them.
+    fn most_violating(&self) -> Option<usize> {
+        let terms = [self.term(false), self.term(true)];
+        let mut best: Option<(usize, f64)> = None;
+        for j in 0..self.v.len() {
+            let term = terms[usize::from(self.positive[j])];
+            let x = self.v[j];
+            let can_move = if self.positive[j] { x < term.cap } else { x > 0.0 };
+            if !can_move {
+                continue;
+            }
+            let slope = term.c1 - 2.0 * term.c2 * x;
+            // σ_j ∂D/∂v_j = −f_j + σ_j h'_j(v_j).
+            let score = if self.positive[j] { slope - self.f[j] } else { -slope - self.f[j] };
+            if best.is_none_or(|(_, s)| score > s) {
+                best = Some((j, score));
+            }
+        }
+        best.map(|(j, _)| j)
+    }
+
+    /// The scaling move v ← ρv (f ← ρf) with the best ρ ≥ 0: it keeps Σα = Σβ and the
+    /// coupled bounds (β ≤ Σα/K is scale-invariant), and changes every variable at once,
+    /// which two-coordinate steps cannot do when several β are tied at a coupled bound.
+    /// Along it the dual is −½Aρ² + Bρ (the β terms of Pat&Mat are homogeneous).
+    fn rescale(&mut self) {
+        let p = self.problem;
+        let theta = p.scale;
+        let n = self.v.len();
+        let w2: f64 = (0..n).map(|i| if self.positive[i] { self.v[i] * self.f[i] } else { -self.v[i] * self.f[i] }).sum::<f64>();
+        let (mut a, mut b) = (w2.max(0.0), 0.0);
+        let mut rho_max = f64::INFINITY;
+        let (mut sum_beta, mut max_beta) = (0.0, 0.0f64);
+        for i in 0..n {
+            let x = self.v[i];
+            if self.positive[i] {
+                b += x / theta;
+                match p.surrogate {
+                    Surrogate::Quadratic => a += x * x / (2.0 * p.c * theta * theta),
+                    Surrogate::Hinge if x > 0.0 => rho_max = rho_max.min(p.c * theta / x),
+                    Surrogate::Hinge => {}
+                }
+            } else {
+                sum_beta += x;
+                max_beta = max_beta.max(x);
+            }
+        }
+        if let Method::PatMat { .. } = p.method {
+            b += sum_beta / theta
+                - match p.surrogate {
+                    Surrogate::Quadratic => self.mass.sqrt() * self.sum_beta_sq.sqrt() / theta,
+                    Surrogate::Hinge => self.mass * max_beta / theta,
+                };
+        }
+        if a <= 0.0 {
+            return;
+        }
+        // Never towards v = 0: from there no step of the coupled problems pays (all β tied
+        // at 0); a stalled iterate shrinks at most by half per move instead.
+        let rho = (b / a).clamp(0.5, 2.0).min(rho_max);
+        let gain = -0.5 * a * (rho * rho - 1.0) + b * (rho - 1.0);
+        if !(gain > 0.0 && rho.is_finite() && rho > 0.0) {
+            return;
+        }
+        self.v.iter_mut().for_each(|x| *x *= rho);
+        self.f.iter_mut().for_each(|x| *x *= rho);
+        self.sum_alpha *= rho;
+        self.sum_beta_sq *= rho * rho;
+        if let Some(set) = &mut self.betas {
+            *set = (0..n).filter(|&j| !self.positive[j]).map(|j| (key(self.v[j]), j as u32)).collect();
+        }
+    }
+
+    /// The β tied at a coupled bound, largest first: at the cap Σα/K (TopPushK, K ≥ 2) or
+    /// at the maximum (Pat&Mat with the hinge). Empty when the bound is not coupled.
+    fn tied(&self) -> Vec<usize> {
+        let Some(set) = &self.betas else { return Vec::new() };
+        let Some(&(top, _)) = set.iter().next_back() else { return Vec::new() };
+        let level = match self.problem.method {
+            Method::TopPushK { k } => self.sum_alpha / k as f64,
+            Method::PatMat { .. } => f64::from_bits(top),
+        };
+        if level <= 0.0 {
+            return Vec::new();
+        }
+        set.iter().rev().take_while(|&&(b, _)| f64::from_bits(b) >= level * (1.0 - 1e-12)).map(|&(_, j)| j as usize).collect()
+    }
+
+    /// A group step for ties at a coupled bound, which no two-coordinate step can leave:
+    /// the tied β move together, by c_T·Δ each, with one partner l scanned over all
+    /// examples (TopPushK also moves one positive p, chosen by its dual gradient), with
+    /// coefficients that keep Σα = Σβ:
+    ///   TopPushK:  α_p −Δ, tied −Δ/K (they stay on the cap (Σα − Δ)/K), β_l −(1 − |T|/K)Δ
+    ///   Pat&Mat:   tied −Δ, partner −|T|Δ (a positive) or +|T|Δ (an untied negative)
+    /// The 1-D problem is that of `step.rs` with the direction e = Σ c_j σ_j φ(x_j):
+    /// q = ‖e‖² from the aggregated column u = Σ c_j σ_j K_·j, g = ⟨w, e⟩. Costs |T| + 1
+    /// kernel columns; used only when the pair steps stall. Returns whether it moved.
+    fn group_iterate<S: KernelSource + ?Sized>(&mut self, cache: &mut ColumnCache, kernel: &S) -> bool {
+        let tied = self.tied();
+        if tied.is_empty() {
+            return false;
+        }
+        let n = self.v.len();
+        let mut in_group = vec![false; n];
+        tied.iter().for_each(|&j| in_group[j] = true);
+        let t = tied.len() as f64;
+        let sign = |j: usize| if self.positive[j] { 1.0 } else { -1.0 };
+        // The largest untied β (two of them, so one partner can be excluded).
+        let untied: Vec<(f64, usize)> = self
+            .betas
+            .as_ref()
+            .map(|set| set.iter().rev().filter(|&&(_, j)| !in_group[j as usize]).take(2).map(|&(b, j)| (f64::from_bits(b), j as usize)).collect())
+            .unwrap_or_default();
+        let largest_untied = |skip: usize| untied.iter().find(|&&(_, j)| j != skip).map_or(0.0, |&(b, _)| b);
+        let terms = [self.term(false), self.term(true)];
+        let gradient = |j: usize| -sign(j) * self.f[j] + {
+            let term = terms[usize::from(self.positive[j])];
+            term.c1 - 2.0 * term.c2 * self.v[j]
+        };
+        let mut orientations: Vec<Vec<(usize, f64)>> = Vec::new();
+        let base: Vec<(usize, f64)> = match self.problem.method {
+            Method::TopPushK { k } => tied.iter().map(|&j| (j, -1.0 / k as f64)).collect(),
+            Method::PatMat { .. } => tied.iter().map(|&j| (j, -1.0)).collect(),
+        };
+        if let Method::TopPushK { .. } = self.problem.method {
+            // α_p goes down for Δ > 0 (best: smallest gradient) or up for Δ < 0 (largest).
+            let cap = terms[1].cap;
+            let down = (0..n).filter(|&j| self.positive[j] && self.v[j] > 0.0).min_by(|&a, &b| gradient(a).total_cmp(&gradient(b)));
+            let up = (0..n).filter(|&j| self.positive[j] && self.v[j] < cap).max_by(|&a, &b| gradient(a).total_cmp(&gradient(b)));
+            for p in [down, up].into_iter().flatten() {
+                let mut members = base.clone();
+                members.push((p, -1.0));
+                in_group[p] = true;
+                orientations.push(members);
+            }
+        } else {
+            orientations.push(base);
+        }
+        let mut best: Option<(usize, Option<usize>, f64, f64)> = None; // (orientation, partner, Δ, gain)
+        let mut columns: Vec<Vec<f64>> = Vec::with_capacity(orientations.len());
+        for (o, members) in orientations.iter().enumerate() {
+            let mut u = vec![0.0; n];
+            for &(j, c) in members {
+                let col = cache.get(j, kernel);
+                let coef = c * sign(j);
+                u.iter_mut().zip(col).for_each(|(ui, &kij)| *ui += coef * kij);
+            }
+            let ee: f64 = members.iter().map(|&(j, c)| c * sign(j) * u[j]).sum();
+            let wg: f64 = members.iter().map(|&(j, c)| c * sign(j) * self.f[j]).sum();
+            let mut line = Line::new(ee, wg);
+            for &(j, c) in members {
+                let mut term = terms[usize::from(self.positive[j])];
+                if !self.positive[j] {
+                    // Tied β stay on their coupled bound by construction.
+                    term.cap = f64::INFINITY;
+                }
+                line.add(term, self.v[j], c);
+            }
+            let mass_c = self.mass / self.problem.scale;
+            let top_tied = self.v[tied[0]];
+            let mut consider = |l: Option<usize>, line: Line| {
+                let step = match self.problem.method {
+                    Method::TopPushK { k } => {
+                        let kf = k as f64;
+                        let mut line = line;
+                        // Every untied β stays ≤ (Σα − Δ)/K.
+                        line.bound(f64::NEG_INFINITY, self.sum_alpha - kf * largest_untied(l.unwrap_or(usize::MAX)));
+                        if let Some(l) = l {
+                            let slack = 1.0 - (t + 1.0) / kf;
+                            if slack > 0.0 {
+                                line.bound((self.v[l] - self.sum_alpha / kf) / slack, f64::INFINITY);
+                            }
+                        }
+                        line.solve()
+                    }
+                    Method::PatMat { .. } => {
+                        let mut pieces = [(top_tied, -1.0), (largest_untied(l.unwrap_or(usize::MAX)), 0.0), (0.0, 0.0)];
+                        let len = match l {
+                            Some(l) if !self.positive[l] => {
+                                pieces[2] = (self.v[l], t);
+                                3
+                            }
+                            _ => 2,
+                        };
+                        line.solve_with_max(mass_c, &pieces[..len])
+                    }
+                };
+                if let Some((delta, gain)) = step {
+                    if best.is_none_or(|(_, _, _, g)| gain > g) {
+                        best = Some((o, l, delta, gain));
+                    }
+                }
+            };
+            let partner_coef = |l: usize| -> Option<f64> {
+                if in_group[l] {
+                    return None;
+                }
+                match self.problem.method {
+                    Method::TopPushK { k } => (!self.positive[l] && t < k as f64).then(|| -(1.0 - t / k as f64)),
+                    Method::PatMat { .. } => Some(if self.positive[l] { -t } else { t }),
+                }
+            };
+            if matches!(self.problem.method, Method::TopPushK { k } if t >= k as f64) {
+                consider(None, line);
+            }
+            for (l, &ul) in u.iter().enumerate() {
+                let Some(cl) = partner_coef(l) else { continue };
+                let mut with_l = line;
+                with_l.a += 2.0 * cl * sign(l) * ul + cl * cl * self.diag[l];
+                with_l.b += cl * sign(l) * self.f[l];
+                with_l.add(terms[usize::from(self.positive[l])], self.v[l], cl);
+                consider(Some(l), with_l);
+            }
+            columns.push(u);
+        }
+        let Some((o, partner, delta, _)) = best else { return false };
+        let mut moves = orientations.swap_remove(o);
+        let mut u = columns.swap_remove(o);
+        if let Some(l) = partner {
+            let cl = match self.problem.method {
+                Method::TopPushK { k } => -(1.0 - t / k as f64),
+                Method::PatMat { .. } => if self.positive[l] { -t } else { t },
+            };
+            let col = cache.get(l, kernel);
+            let coef = cl * sign(l);
+            u.iter_mut().zip(col).for_each(|(ui, &kij)| *ui += coef * kij);
+            moves.push((l, cl));
+        }
+        self.f.iter_mut().zip(&u).for_each(|(fi, &ui)| *fi += delta * ui);
+        for (j, c) in moves {
+            self.set(j, self.v[j] + c * delta);
+        }
+        true
+    }
+
+    /// v_j ← x (clamped at 0) with the bookkeeping of Σα, Σβ² and the order of β.
+    fn set(&mut self, j: usize, x: f64) {
+        let (old, new) = (self.v[j], x.max(0.0));
+        self.v[j] = new;
+        if self.positive[j] {
+            self.sum_alpha += new - old;
+        } else {
+            self.sum_beta_sq = (self.sum_beta_sq + new * new - old * old).max(0.0);
+            if let Some(set) = &mut self.betas {
+                set.remove(&(key(old), j as u32));
+                set.insert((key(new), j as u32));
+            }
+        }
+    }
+
+    /// One iteration with first coordinate k; returns the partner taken, if any.
+    fn iterate<S: KernelSource + ?Sized>(&mut self, k: usize, cache: &mut ColumnCache, kernel: &S) -> Option<usize> {
+        let top = self.top_betas();
+        let terms = [self.term(false), self.term(true)];
+        let col_k = cache.get(k, kernel);
+        let mut best: Option<(usize, f64, f64)> = None;
+        for (l, &kkl) in col_k.iter().enumerate() {
+            if l == k {
+                continue;
+            }
+            if let Some((delta, gain)) = self.pair_step(k, l, kkl, &terms, &top) {
+                if best.is_none_or(|(_, _, g)| gain > g) {
+                    best = Some((l, delta, gain));
+                }
+            }
+        }
+        let (l, delta, _) = best?;
+        let (pk, pl) = (self.positive[k], self.positive[l]);
+        let dl = if pk == pl { -delta } else { delta };
+        let (col_k, col_l) = cache.get_pair(k, l, kernel);
+        let coef = if pk { delta } else { -delta };
+        self.f.iter_mut().zip(col_k.iter().zip(col_l)).for_each(|(fi, (&a, &b))| *fi += coef * (a - b));
+        self.set(k, self.v[k] + delta);
+        self.set(l, self.v[l] + dl);
+        Some(l)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::DenseRows;
+    use crate::kernels::{DataKernel, KernelFunction};
+    use crate::solvers::Silent;
+
+    /// Two overlapping Gaussian classes in d dimensions (positives shifted by 0.7).
+    fn problem(n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<bool>) {
+        let mut rng = SplitMix64::new(seed);
+        let positive: Vec<bool> = (0..n).map(|i| i % 5 < 2).collect();
+        let x = (0..n * d)
+            .map(|t| {
+                let (u1, u2) = (rng.next_f64().max(1e-300), rng.next_f64());
+                (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos() + if positive[t / d] { 0.7 } else { 0.0 }
+            })
+            .collect();
+        (x, positive)
+    }
+
+    /// Every method and surrogate closes the duality gap on a problem with ties at the
+    /// coupled bounds (TopPushK's cap, Pat&Mat's max), the dual never decreases between
+    /// checks, and the returned point is feasible: Σα = Σβ, v ≥ 0 and the bounds hold.
+    #[test]
+    fn every_method_closes_the_gap_and_stays_feasible() {
+        let (n, d) = (60, 4);
+        let (x, positive) = problem(n, d, 3);
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let kernel = DataKernel::new(&rows, KernelFunction::Linear).unwrap();
+        for method in [Method::TopPushK { k: 1 }, Method::TopPushK { k: 3 }, Method::PatMat { tau: 0.1 }] {
+            for surrogate in [Surrogate::Quadratic, Surrogate::Hinge] {
+                let problem = AtTop { method, surrogate, scale: 1.3, c: 0.7 };
+                let mut cache = ColumnCache::new(n, 10.0).unwrap();
+                let opts = AtTopOptions { tol: 1e-7, max_iter: 200_000, check_every: 50, seed: 2, reuse: 0.5 };
+                let (sol, report) = solve_attop(&problem, &kernel, &mut cache, &positive, &opts, &mut Silent).unwrap();
+                let what = format!("{method:?} {surrogate:?}");
+                assert!(report.objectives.relative_gap() <= 1e-7, "{what}: {:?} {:?}", report.status, report.objectives);
+                let duals: Vec<f64> = report.history.iter().map(|p| p.dual).collect();
+                assert!(duals.windows(2).all(|w| w[1] >= w[0] - 1e-12 * w[0].abs()), "{what}: dual decreased {duals:?}");
+                let sum_alpha: f64 = (0..n).filter(|&i| positive[i]).map(|i| sol.v[i]).sum();
+                let sum_beta: f64 = (0..n).filter(|&i| !positive[i]).map(|i| sol.v[i]).sum();
+                assert!((sum_alpha - sum_beta).abs() <= 1e-9 * sum_alpha.max(1.0), "{what}: {sum_alpha} vs {sum_beta}");
+                assert!(sol.v.iter().all(|&v| v >= 0.0), "{what}: negative dual variable");
+                if surrogate == Surrogate::Hinge {
+                    assert!((0..n).filter(|&i| positive[i]).all(|i| sol.v[i] <= problem.c * problem.scale * (1.0 + 1e-12)));
+                }
+                if let Method::TopPushK { k } = method {
+                    let cap = sum_alpha / k as f64;
+                    assert!((0..n).filter(|&i| !positive[i]).all(|i| sol.v[i] <= cap * (1.0 + 1e-9)), "{what}: β above Σα/K");
+                }
+                // f is maintained incrementally; it must equal K(σ ⊙ v).
+                let mut col = vec![0.0; n];
+                let mut exact = vec![0.0; n];
+                for j in (0..n).filter(|&j| sol.v[j] != 0.0) {
+                    kernel.column_into(j, &mut col);
+                    let coef = if positive[j] { sol.v[j] } else { -sol.v[j] };
+                    exact.iter_mut().zip(&col).for_each(|(e, &c)| *e += coef * c);
+                }
+                for (a, b) in sol.f.iter().zip(&exact) {
+                    assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "{what}: f drifted: {a} vs {b}");
+                }
+            }
+        }
+    }
+
+    /// Parameters and labels are checked before any work.
+    #[test]
+    fn bad_parameters_are_rejected() {
+        let (x, positive) = problem(10, 2, 1);
+        let rows = DenseRows::new(&x, 10, 2).unwrap();
+        let kernel = DataKernel::new(&rows, KernelFunction::Linear).unwrap();
+        let opts = AtTopOptions { tol: 1e-3, max_iter: 10, check_every: 5, seed: 0, reuse: 0.0 };
+        let run = |method, c, scale, labels: &[bool]| {
+            let problem = AtTop { method, surrogate: Surrogate::Hinge, scale, c };
+            let mut cache = ColumnCache::new(10, 1.0).unwrap();
+            solve_attop(&problem, &kernel, &mut cache, labels, &opts, &mut Silent).map(|_| ())
+        };
+        let err = |r: Result<()>| r.unwrap_err().to_string();
+        assert!(err(run(Method::TopPushK { k: 6 }, 1.0, 1.0, &positive)).starts_with("K:"));
+        assert!(err(run(Method::PatMat { tau: 1.0 }, 1.0, 1.0, &positive)).starts_with("tau:"));
+        assert!(err(run(Method::TopPushK { k: 1 }, 0.0, 1.0, &positive)).starts_with("C:"));
+        assert!(err(run(Method::TopPushK { k: 1 }, 1.0, -1.0, &positive)).starts_with("scale:"));
+        assert!(err(run(Method::TopPushK { k: 1 }, 1.0, 1.0, &[true; 10])).starts_with("y:"));
+        assert!(err(run(Method::TopPushK { k: 1 }, 1.0, 1.0, &[true; 3])).starts_with("y:"));
+    }
+}

@@ -41,6 +41,9 @@ __all__ = ["PatMat", "TopPush", "TopPushK"]
 _KERNELS = ("rbf", "linear", "poly", "precomputed")
 _SURROGATES = ("quadratic", "hinge")
 
+# Relative margin by which `threshold_` exceeds the method's t (see `fit`).
+_TIE = 1e-12
+
 
 class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared fitting and prediction of the three methods (see the module docs)."""
@@ -149,7 +152,11 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             self.coef_ = np.asarray(Xv[self.support_], dtype=np.float64).T @ self.dual_coef_
         elif self.kernel != "precomputed":
             self.support_vectors_ = np.ascontiguousarray(Xv[self.support_], dtype=np.float64)
-        self.threshold_ = float(result["threshold"])
+        # At the optimum the top negatives sit exactly on t (TopPush: the largest is t), and
+        # recomputed scores differ from the solver's in the last bits: raise t by far more
+        # than rounding and far less than any score difference, so ties stay negative.
+        t = float(result["threshold"])
+        self.threshold_ = t + _TIE * (1.0 + abs(t))
         self.n_iter_ = int(result["iterations"])
         self.primal_objective_ = float(result["primal"])
         self.dual_objective_ = float(result["dual"])
@@ -256,7 +263,9 @@ _COMMON_DOC = """
     coef_ : ndarray of shape (n_features,)
         w (kernel="linear" only).
     threshold_ : float
-        The method's threshold t on the training scores; ``predict`` compares with it.
+        The method's threshold t on the training scores, raised by 1e-12·(1 + |t|) so that
+        training negatives tied at t (TopPush puts the top one there) stay negative
+        despite rounding; ``predict`` is ``pos_label`` where ``score_samples`` exceeds it.
     primal_objective_, dual_objective_, duality_gap_ : float
     n_iter_ : int
     status_ : str

@@ -17,6 +17,8 @@
 //! status says `no_progress` instead of pretending convergence.
 
 use std::collections::BTreeSet;
+
+use rayon::prelude::*;
 use std::time::Instant;
 
 use super::objective::{AtTop, AtTopObjectives, Method, Surrogate};
@@ -137,6 +139,25 @@ struct State<'p> {
     betas: Option<BTreeSet<(u64, u32)>>,
     /// n·τ (Pat&Mat).
     mass: f64,
+    /// The negatives' and the positives' indices, ascending: the partner scan runs one
+    /// loop per class, so the class of l is a constant inside each loop.
+    classes: [Vec<u32>; 2],
+}
+
+/// Partners per task of the parallel scan (fixed, so the pick is independent of the
+/// thread count; ties go to the smaller index in every order of reduction).
+const SCAN_CHUNK: usize = 4096;
+
+/// Below this many partners of a class the scan runs on one thread.
+const PARALLEL_SCAN: usize = 16_384;
+
+/// (l, Δ, gain) of the better of two candidate steps; ties to the smaller l.
+fn better(a: Option<(usize, f64, f64)>, b: Option<(usize, f64, f64)>) -> Option<(usize, f64, f64)> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if y.2 > x.2 || (y.2 == x.2 && y.0 < x.0) { y } else { x }),
+        (x, None) => x,
+        (None, y) => y,
+    }
 }
 
 fn key(b: f64) -> u64 {
@@ -180,7 +201,9 @@ impl<'p> State<'p> {
         let betas = needs_order.then(|| (0..n).filter(|&j| !positive[j]).map(|j| (key(v[j]), j as u32)).collect());
         let sum_beta_sq = (0..n).filter(|&j| !positive[j]).map(|j| v[j] * v[j]).sum();
         let diag = (0..n).map(|i| kernel.diag(i)).collect();
-        Self { problem, positive, v, f, diag, sum_alpha: a, sum_beta_sq, betas, mass: problem.quantile_mass(n) }
+        let class = |p: bool| (0..n as u32).filter(|&i| positive[i as usize] == p).collect();
+        let classes = [class(false), class(true)];
+        Self { problem, positive, v, f, diag, sum_alpha: a, sum_beta_sq, betas, mass: problem.quantile_mass(n), classes }
     }
 
     fn into_solution(self) -> AtTopSolution {
@@ -225,10 +248,10 @@ impl<'p> State<'p> {
         }
     }
 
-    /// The best step of pair (k, l): (Δ, gain).
-    #[inline]
-    fn pair_step(&self, k: usize, l: usize, kkl: f64, terms: &[Term; 2], top: &[(f64, usize); 3]) -> Option<(f64, f64)> {
-        let (pk, pl) = (self.positive[k], self.positive[l]);
+    /// The best step of pair (k, l), l of class `pl`: (Δ, gain).
+    #[inline(always)]
+    fn pair_step(&self, k: usize, l: usize, pl: bool, kkl: f64, terms: &[Term; 2], top: &[(f64, usize); 3]) -> Option<(f64, f64)> {
+        let pk = self.positive[k];
         let sign_k = if pk { 1.0 } else { -1.0 };
         let q = self.diag[k] + self.diag[l] - 2.0 * kkl;
         let mut line = Line::new(q, sign_k * (self.f[k] - self.f[l]));
@@ -528,18 +551,19 @@ impl<'p> State<'p> {
         let top = self.top_betas();
         let terms = [self.term(false), self.term(true)];
         let col_k = cache.get(k, kernel);
-        let mut best: Option<(usize, f64, f64)> = None;
-        for (l, &kkl) in col_k.iter().enumerate() {
-            if l == k {
-                continue;
+        let scan = |list: &[u32], pl: bool| {
+            let run = |chunk: &[u32]| {
+                chunk.iter().map(|&l| l as usize).filter(|&l| l != k).fold(None, |best, l| {
+                    better(best, self.pair_step(k, l, pl, col_k[l], &terms, &top).map(|(d, g)| (l, d, g)))
+                })
+            };
+            if list.len() >= PARALLEL_SCAN && rayon::current_num_threads() > 1 {
+                list.par_chunks(SCAN_CHUNK).map(run).reduce(|| None, better)
+            } else {
+                run(list)
             }
-            if let Some((delta, gain)) = self.pair_step(k, l, kkl, &terms, &top) {
-                if best.is_none_or(|(_, _, g)| gain > g) {
-                    best = Some((l, delta, gain));
-                }
-            }
-        }
-        let (l, delta, _) = best?;
+        };
+        let (l, delta, _) = better(scan(&self.classes[1], true), scan(&self.classes[0], false))?;
         let (pk, pl) = (self.positive[k], self.positive[l]);
         let dl = if pk == pl { -delta } else { delta };
         let (col_k, col_l) = cache.get_pair(k, l, kernel);

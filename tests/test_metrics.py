@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import hamming_loss as sk_hamming_loss
+from sklearn.metrics import precision_recall_curve as sk_precision_recall_curve
 from sklearn.metrics import top_k_accuracy_score
 
 from toprank import metrics
@@ -271,6 +272,121 @@ def test_precision_at_recall_matches_brute_force() -> None:
             assert metrics.precision_at_recall(y, s, r) == pytest.approx(ref_precision_at_recall(y, s, r), rel=1e-15)
 
 
+# ----------------------------------------------------------------------------- precision_recall_curve
+
+
+def random_binary_scores(rng: np.random.Generator, trial: int) -> tuple[np.ndarray, np.ndarray]:
+    """0/1 labels with both classes and scores with (for most trials) many ties."""
+    n = int(rng.integers(2, 60))
+    y = (rng.random(n) < rng.uniform(0.1, 0.9)).astype(np.int64)
+    y[rng.choice(n, 2, replace=False)] = [0, 1]
+    kind = trial % 4
+    if kind == 0:
+        s: np.ndarray = rng.integers(0, 5, n).astype(np.float64)  # heavy ties
+    elif kind == 1:
+        s = rng.integers(-3, 3, n)  # integer dtype
+    elif kind == 2:
+        s = (np.round(rng.random(n) * 8) / 8).astype(np.float32)
+    else:
+        s = rng.standard_normal(n)  # (almost surely) no ties
+    return y, s
+
+
+def sk_curve(y: Any, s: Any, pos_label: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    p, r, t = sk_precision_recall_curve(y, s, pos_label=pos_label)
+    return np.asarray(p), np.asarray(r), np.asarray(t)
+
+
+def test_precision_recall_curve_hand_example_with_ties() -> None:
+    s = [0.9, 0.8, 0.8, 0.7, 0.6]
+    y = [1, 0, 1, 0, 1]
+    p, r, t = metrics.precision_recall_curve(y, s)
+    # Thresholds ascending; the tied 0.8 block is one point (TP 2, N 3); then (1, 0).
+    assert t.tolist() == [0.6, 0.7, 0.8, 0.9]
+    assert p.tolist() == pytest.approx([3 / 5, 2 / 4, 2 / 3, 1 / 1, 1.0], rel=1e-15)
+    assert r.tolist() == pytest.approx([1.0, 2 / 3, 2 / 3, 1 / 3, 0.0], rel=1e-15)
+    assert p.dtype == r.dtype == np.float64
+    # All tied: one threshold, predicting everything.
+    p, r, t = metrics.precision_recall_curve([0, 1, 1], [2, 2, 2])
+    assert t.tolist() == [2] and p.tolist() == pytest.approx([2 / 3, 1.0]) and r.tolist() == [1.0, 0.0]
+
+
+def test_precision_recall_curve_matches_sklearn_random_with_ties() -> None:
+    rng = np.random.default_rng(10)
+    for trial in range(120):
+        y, s = random_binary_scores(rng, trial)
+        p, r, t = metrics.precision_recall_curve(y, s)
+        sp_, sr, st = sk_curve(y, s)
+        # Same points, same order, same floating-point values.
+        assert np.array_equal(p, sp_) and np.array_equal(r, sr) and np.array_equal(t, st)
+        assert t.dtype == s.dtype
+        assert len(p) == len(r) == len(t) + 1 == len(np.unique(s)) + 1
+        # Other encodings of the same labels.
+        for yy in (y.astype(bool), y.astype(np.float32), 2 * y - 1, y.tolist()):
+            p2, r2, t2 = metrics.precision_recall_curve(yy, s.tolist() if trial % 2 else s)
+            assert np.array_equal(p2, p) and np.array_equal(r2, r) and np.array_equal(t2, t)
+
+
+def test_precision_recall_curve_follows_definition_20() -> None:
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        y, s = random_binary_scores(rng, trial)
+        p, r, t = metrics.precision_recall_curve(y, s)
+        assert np.all(np.diff(t) > 0) and np.all(np.diff(r) <= 0)
+        assert (p[-1], r[-1], r[0]) == (1.0, 0.0, 1.0)
+        n_pos = int(y.sum())
+        for i, thr in enumerate(t):
+            pred = s >= thr
+            tp = int((pred & (y == 1)).sum())
+            assert p[i] == tp / int(pred.sum())
+            assert r[i] == tp / n_pos
+
+
+def test_precision_recall_curve_pos_label_matches_sklearn() -> None:
+    rng = np.random.default_rng(12)
+    for trial in range(30):
+        y, s = random_binary_scores(rng, trial)
+        names = np.where(y == 1, "cat", "dog")
+        for pos in ("cat", "dog"):
+            got = metrics.precision_recall_curve(names, s, pos_label=pos)
+            for a, b in zip(got, sk_curve(names, s, pos_label=pos)):
+                assert np.array_equal(a, b)
+        # pos_label=0 makes the 0s positive; pos_label=1 is the default.
+        flipped = metrics.precision_recall_curve(y, s, pos_label=0)
+        for a, b in zip(flipped, metrics.precision_recall_curve(1 - y, s)):
+            assert np.array_equal(a, b)
+        for a, b in zip(metrics.precision_recall_curve(y, s, pos_label=1), metrics.precision_recall_curve(y, s)):
+            assert np.array_equal(a, b)
+        plus_minus = metrics.precision_recall_curve(2 * y - 1, s, pos_label=-1)
+        for a, b in zip(plus_minus, sk_curve(2 * y - 1, s, pos_label=-1)):
+            assert np.array_equal(a, b)
+
+
+def test_precision_recall_curve_consistent_with_precision_at_recall() -> None:
+    # precision_at_recall(r) is the precision of the largest threshold with recall >= r:
+    # on the curve (thresholds ascending), the last index i < m with recall[i] >= r.
+    rng = np.random.default_rng(13)
+    for trial in range(80):
+        y, s = random_binary_scores(rng, trial)
+        p, r, t = metrics.precision_recall_curve(y, s)
+        levels = np.concatenate([r[:-1], [1e-9, 0.1, 0.25, 1 / 3, 0.5, 0.8, 1.0], rng.uniform(0, 1, 5)])
+        for level in levels:
+            if level <= 0:
+                continue
+            i = int(np.flatnonzero(r[:-1] >= level)[-1])
+            assert metrics.precision_at_recall(y, s, float(level)) == p[i]
+            assert metrics.precision_at_recall(y, s, float(level)) == ref_precision_at_recall(y, s, float(level))
+
+
+def test_precision_recall_curve_does_not_modify_inputs() -> None:
+    y = np.array([1, 0, 1, 0])
+    s = np.array([0.3, 0.3, 0.1, 0.2])
+    y0, s0 = y.copy(), s.copy()
+    _, _, t = metrics.precision_recall_curve(y, s)
+    t[0] = 99.0  # the thresholds are a new array
+    assert np.array_equal(y, y0) and np.array_equal(s, s0)
+
+
 # ----------------------------------------------------------------------------- hamming_loss
 
 
@@ -367,6 +483,29 @@ BAD_CALLS: list[tuple[str, str, Any]] = [
     ("par recall > 1", "recall", lambda: metrics.precision_at_recall([0, 1], [0.1, 0.2], 1.5)),
     ("par recall nan", "recall", lambda: metrics.precision_at_recall([0, 1], [0.1, 0.2], float("nan"))),
     ("par recall str", "recall", lambda: metrics.precision_at_recall([0, 1], [0.1, 0.2], "0.5")),
+    # precision_recall_curve
+    ("prc all negative", "y_true", lambda: metrics.precision_recall_curve([0, 0, 0], [0.1, 0.2, 0.3])),
+    ("prc all positive", "y_true", lambda: metrics.precision_recall_curve([1, 1, 1], [0.1, 0.2, 0.3])),
+    ("prc one string class", "y_true", lambda: metrics.precision_recall_curve(["a", "a"], [0.1, 0.2], pos_label="a")),
+    ("prc nan", "scores", lambda: metrics.precision_recall_curve([0, 1], [0.1, np.nan])),
+    ("prc inf", "scores", lambda: metrics.precision_recall_curve([0, 1], [np.inf, 0.2])),
+    ("prc complex", "scores", lambda: metrics.precision_recall_curve([0, 1], [0.1, 1j])),
+    ("prc string scores", "scores", lambda: metrics.precision_recall_curve([0, 1], ["a", "b"])),
+    ("prc 2d scores", "scores", lambda: metrics.precision_recall_curve([0, 1], [[0.1, 0.2]])),
+    ("prc empty", "scores", lambda: metrics.precision_recall_curve([], [])),
+    ("prc length mismatch", "scores", lambda: metrics.precision_recall_curve([0, 1], [0.1, 0.2, 0.3])),
+    ("prc y 2d", "y_true", lambda: metrics.precision_recall_curve([[0, 1]], [0.1, 0.2])),
+    ("prc three classes", "y_true", lambda: metrics.precision_recall_curve([0, 1, 2], [0.1, 0.2, 0.3])),
+    ("prc three strings", "y_true", lambda: metrics.precision_recall_curve(["a", "b", "c"], [1, 2, 3], pos_label="a")),
+    ("prc not 0/1", "y_true", lambda: metrics.precision_recall_curve([0, 2, 2], [0.1, 0.2, 0.3])),
+    ("prc -1/0", "y_true", lambda: metrics.precision_recall_curve([-1, 0, 0], [0.1, 0.2, 0.3])),
+    ("prc strings no pos_label", "y_true", lambda: metrics.precision_recall_curve(["a", "b"], [0.1, 0.2])),
+    ("prc nan label", "y_true", lambda: metrics.precision_recall_curve([0.0, np.nan, 1.0], [0.1, 0.2, 0.3])),
+    ("prc complex label", "y_true", lambda: metrics.precision_recall_curve(np.array([0, 1j]), [0.1, 0.2])),
+    ("prc mixed labels", "y_true", lambda: metrics.precision_recall_curve(np.array(["a", 1], dtype=object), [0.1, 0.2], pos_label=1)),
+    ("prc ragged labels", "y_true", lambda: metrics.precision_recall_curve([[0, 1], [1]], [0.1, 0.2])),
+    ("prc pos_label absent", "pos_label", lambda: metrics.precision_recall_curve([0, 1], [0.1, 0.2], pos_label=2)),
+    ("prc pos_label type", "pos_label", lambda: metrics.precision_recall_curve(["a", "b"], [0.1, 0.2], pos_label=1)),
     # hamming_loss
     ("hl shape mismatch", "y_pred", lambda: metrics.hamming_loss(Y3, Y3[:, :2])),
     ("hl sparse shape mismatch", "y_pred", lambda: metrics.hamming_loss(Y3, sp.csr_matrix(Y3[:1]))),

@@ -6,6 +6,8 @@
   multi-label ranking metrics averaged over rows;
 * :func:`precision_at_recall` — precision at the first threshold reaching a recall
   level ("accuracy at the top", as in the TopPush and Pat&Mat papers);
+* :func:`precision_recall_curve` — the binary precision-recall curve, with the same
+  values and output layout as :func:`sklearn.metrics.precision_recall_curve`;
 * :func:`hamming_loss` — fraction of wrong entries of a multi-label indicator matrix.
 
 Ranking convention for the multi-label metrics: in each row the labels are ordered by
@@ -24,7 +26,8 @@ Multi-label ground truth ``y_true`` may be given as
   pass ``np.asarray(y)`` to have a nested list read as an indicator matrix.
 
 Every bad input (NaN/inf or complex scores, mismatched shapes, empty input, ``k`` or
-``recall`` out of range, labels that are not 0/1, ...) raises
+``recall`` out of range, labels that are not 0/1, a binary ``y_true`` with a single
+class where a curve needs both, ...) raises
 :class:`toprank.exceptions.InvalidInputError`, a ``ValueError`` whose message starts
 with the name of the offending argument, e.g. ``"k: must be in [1, 5], got 7"``.
 SciPy and scikit-learn are not needed at runtime.
@@ -47,6 +50,7 @@ __all__ = [
     "recall_at_k",
     "average_precision_at_k",
     "precision_at_recall",
+    "precision_recall_curve",
     "hamming_loss",
 ]
 
@@ -219,6 +223,63 @@ def _nonempty_rows(nrel: IntArray) -> BoolArray:
     return has
 
 
+def _binary_target(y_true: ArrayLike, n: int, name: str = "y_true") -> NDArray[Any]:
+    """``y_true`` as a 1-D array of n labels (the caller has validated the n scores)."""
+    y = _as_array(y_true, name)
+    if y.ndim != 1:
+        raise InvalidInputError(f"{name}: expected a 1-D array, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise InvalidInputError(f"scores: expected {y.shape[0]} entries (one per label in {name}), got {n}")
+    return y
+
+
+def _positive_mask(y: NDArray[Any], pos_label: object, name: str = "y_true") -> BoolArray:
+    """Which entries of the 1-D label array ``y`` are positive.
+
+    ``pos_label=None``: the labels must lie in {0, 1} or {-1, 1} (or be booleans) and the
+    positives are the 1s. Otherwise ``y`` may hold any two comparable labels, one of
+    which is ``pos_label``.
+    """
+    if y.dtype.kind == "c":
+        raise InvalidInputError(f"{name}: expected class labels, got dtype {y.dtype}")
+    if y.dtype.kind == "f" and not bool(np.isfinite(y).all()):
+        raise InvalidInputError(f"{name}: contains NaN or infinite values")
+    try:
+        classes, inv = np.unique(y, return_inverse=True)
+    except TypeError as exc:  # incomparable labels (e.g. str and int in an object array)
+        raise InvalidInputError(f"{name}: labels cannot be compared ({exc})") from exc
+    if classes.size > 2:
+        raise InvalidInputError(f"{name}: expected binary labels, got {classes.size} distinct values")
+    values = classes.tolist()
+    if pos_label is None:
+        if y.dtype.kind == "b":
+            return y.astype(np.bool_, copy=False)
+        if y.dtype.kind not in "iuf" or not (set(values) <= {0, 1} or set(values) <= {-1, 1}):
+            raise InvalidInputError(
+                f"{name}: with pos_label=None the labels must be in {{0, 1}} or {{-1, 1}}, got {values}; "
+                "pass pos_label to name the positive class"
+            )
+        return np.asarray(y == 1, dtype=np.bool_)
+    try:
+        index = values.index(pos_label)
+    except ValueError:
+        raise InvalidInputError(f"pos_label: {pos_label!r} is not one of the labels of {name} {values}") from None
+    return np.asarray(inv.ravel() == index, dtype=np.bool_)
+
+
+def _tie_blocks(yb: BoolArray, s: NDArray[Any]) -> tuple[NDArray[Any], IntArray, IntArray]:
+    """The distinct scores t in decreasing order, with TP(t) and N(t).
+
+    TP(t) and N(t) count the positives and all examples scoring ≥ t: each block of tied
+    scores enters the prediction as a whole.
+    """
+    order = np.argsort(s, kind="stable")[::-1]
+    ss = s[order]
+    tp = np.cumsum(yb[order], dtype=np.int64)
+    ends = np.flatnonzero(np.append(ss[1:] != ss[:-1], True))  # last index of each tie block
+    return ss[ends], tp[ends], ends.astype(np.int64) + 1
+
+
 # --------------------------------------------------------------------------- metrics
 
 
@@ -389,13 +450,60 @@ def precision_at_recall(y_true: ArrayLike, scores: ArrayLike, recall: float) -> 
     if not 0.0 < r <= 1.0:  # also rejects NaN
         raise InvalidInputError(f"recall: must be in (0, 1], got {r}")
 
-    order = np.argsort(s, kind="stable")[::-1]
-    ss = s[order]
-    tp = np.cumsum(yb[order], dtype=np.int64)
-    ends = np.flatnonzero(np.append(ss[1:] != ss[:-1], True))  # last index of each tie block
-    tp_end = tp[ends]
-    first = int(np.argmax(tp_end / n_pos >= r))  # exists: the last block has recall 1
-    return float(tp_end[first]) / float(ends[first] + 1)
+    _, tp, n_pred = _tie_blocks(yb, s)
+    first = int(np.argmax(tp / n_pos >= r))  # exists: the last block has recall 1
+    return float(tp[first]) / float(n_pred[first])
+
+
+def precision_recall_curve(
+    y_true: ArrayLike, scores: ArrayLike, pos_label: object = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
+    """Precision and recall of the ranking by decreasing score, at every distinct score.
+
+    For a threshold t, with TP(t) and N(t) the positives and all examples scoring ≥ t
+    and P the number of positives (eq. (20) of the kernel ranking-at-the-top paper)::
+
+        precision(t) = TP(t) / N(t),    recall(t) = TP(t) / P.
+
+    The thresholds are the distinct values of ``scores``, so a block of tied scores
+    enters the prediction as a whole.
+
+    Output layout (that of :func:`sklearn.metrics.precision_recall_curve` with its
+    defaults, whose values this reproduces exactly):
+
+    * ``thresholds``: the m distinct scores in *increasing* order, with the dtype of
+      ``scores`` (booleans as uint8);
+    * ``precision``, ``recall``: float64 arrays of length m + 1; entry i < m is the
+      point of ``thresholds[i]``, so recall is non-increasing from ``recall[0] = 1``
+      (the lowest threshold predicts everything positive), and the last entry is the
+      conventional end point precision 1, recall 0, which has no threshold (nothing is
+      predicted positive).
+
+    Consistency with :func:`precision_at_recall`: for 0 < r ≤ 1,
+    ``precision_at_recall(y_true, scores, r) == precision[i]`` for the largest i < m
+    with ``recall[i] >= r`` (the largest threshold reaching recall r), i.e. the value
+    at r of the step function drawn by ``plot(recall, precision, drawstyle="steps-post")``.
+
+    ``y_true``: (n,) binary labels. With ``pos_label=None`` they must lie in {0, 1} or
+    {-1, 1} (or be booleans) and 1/True is the positive class; otherwise ``y_true``
+    may hold any two labels (strings included) and ``pos_label`` names the positive one.
+    ``scores``: (n,) finite real numbers, higher meaning more likely positive (e.g.
+    ``score_samples`` of :class:`toprank.TopPush`). Both classes must be present:
+    without positives recall is undefined, and without negatives the curve is
+    degenerate (scikit-learn only warns in the first case and accepts the second).
+    """
+    s = _scores(scores, 1)
+    y = _binary_target(y_true, int(s.shape[0]))
+    yb = _positive_mask(y, pos_label)
+    n_pos = int(np.count_nonzero(yb))
+    if n_pos == 0:
+        raise InvalidInputError("y_true: no positive examples (a single class), recall is undefined")
+    if n_pos == yb.size:
+        raise InvalidInputError("y_true: no negative examples (a single class), the curve is degenerate")
+    thresholds, tp, n_pred = _tie_blocks(yb, s)
+    precision: NDArray[np.float64] = np.append((tp / n_pred)[::-1], 1.0)
+    recall: NDArray[np.float64] = np.append((tp / n_pos)[::-1], 0.0)
+    return precision, recall, thresholds[::-1].copy()
 
 
 def hamming_loss(y_true: object, y_pred: object) -> float:

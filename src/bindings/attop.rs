@@ -35,9 +35,10 @@ fn solve_on<S: KernelSource + ?Sized>(
     cache_mb: f64,
     opts: &AtTopOptions,
     monitor: &mut PyMonitor<'_>,
-) -> crate::Result<(AtTopSolution, AtTopReport)> {
+) -> crate::Result<(AtTopSolution, AtTopReport, [u64; 2])> {
     let mut cache = ColumnCache::new(source.n(), cache_mb)?;
-    solve_attop(problem, source, &mut cache, positive, opts, monitor)
+    let (solution, report) = solve_attop(problem, source, &mut cache, positive, opts, monitor)?;
+    Ok((solution, report, [cache.hits(), cache.misses()]))
 }
 
 /// Fits TopPushK (K = 1: TopPush) or Pat&Mat; `x` is the dense training data, or the
@@ -100,7 +101,7 @@ pub(crate) fn attop_fit<'py>(
         }};
     }
     let dtype = x.getattr("dtype")?.str()?.to_string();
-    let (solution, report) = match dtype.as_str() {
+    let (solution, report, cache) = match dtype.as_str() {
         "float64" => fit_dtype!(f64),
         "float32" => fit_dtype!(f32),
         other => return Err(invalid("X", format!("must be float32 or float64, got {other}"))),
@@ -117,5 +118,7 @@ pub(crate) fn attop_fit<'py>(
     let history: Vec<(usize, f64, f64, f64, f64)> =
         report.history.iter().map(|p| (p.epoch, p.primal, p.dual, p.gap, p.elapsed.as_secs_f64())).collect();
     out.set_item("history", history)?;
+    out.set_item("cache_hits", cache[0])?;
+    out.set_item("cache_misses", cache[1])?;
     Ok(out)
 }

@@ -2,11 +2,17 @@
 //! Algorithm 3.1) on any kernel.
 //!
 //! Problem: the duals (7) (TopPushK) and (12) (Pat&Mat) as written in `objective.rs`.
-//! Each iteration picks k (uniformly, or — with probability `reuse` — the previous
-//! partner, whose kernel column is still cached), scans every partner l in O(n) for the
-//! exact step of update rules (17) (`step.rs`), takes the pair with the largest dual
-//! gain and updates v and the decision values f with the two kernel columns K_·k, K_·l:
+//! Each iteration picks the first coordinate k — the maximal violating one of LIBSVM's
+//! working-set selection, or, with probability `reuse`, the previous partner, whose
+//! kernel column is still cached (the paper picks k at random) — scans every partner l
+//! in O(n) for the exact step of update rules (17) (`step.rs`), takes the pair with the
+//! largest dual gain and updates v and the decision values f with the two kernel columns
+//! K_·k, K_·l:
 //!   f ← f + σ_kΔ (K_·k − K_·l).
+//! When no pair improves, and at every check, two moves that change many coordinates at
+//! once follow: the best rescaling v ← ρv, and a group step for the β tied at a coupled
+//! bound (TopPushK's cap Σα/K, Pat&Mat-hinge's max β). Without them the pair steps stall
+//! at such ties with the gap open — the residual gap the paper reports for Pat&Mat.
 //! The coupled bounds need Σα (kept in O(1)) and the largest β other than the moved ones
 //! (an ordered set of β: O(log n) per step); Pat&Mat's δ* needs Σβ² (O(1)).
 //!
@@ -77,8 +83,11 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
     if !(opts.tol > 0.0 && opts.tol.is_finite()) {
         return Err(Error::param("tol", format!("must be finite and > 0, got {}", opts.tol)));
     }
-    if opts.max_iter == 0 || opts.check_every == 0 {
-        return Err(Error::param("max_iter", "max_iter and check_every must be >= 1"));
+    if opts.max_iter == 0 {
+        return Err(Error::param("max_iter", "must be >= 1"));
+    }
+    if opts.check_every == 0 {
+        return Err(Error::param("check_every", "must be >= 1"));
     }
     let mut state = State::start(problem, kernel, cache, positive, opts.seed);
     let mut rng = SplitMix64::derive(opts.seed, 1);

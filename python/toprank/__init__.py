@@ -12,10 +12,11 @@ A Rust core with a typed Python facade:
 * :mod:`toprank.attop` — :class:`TopPush`, :class:`TopPushK` and :class:`PatMat`,
   kernel classifiers for ranking at the top, trained in the dual;
 * :mod:`toprank.metrics` — top-k accuracy, precision/recall/AP at k, precision at a
-  recall level, Hamming loss.
+  recall level, the precision-recall curve, Hamming loss;
+* :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use).
 """
 
-from toprank import attop, exceptions, losses, metrics, projections, svm
+from toprank import attop, exceptions, losses, metrics, plotting, projections, svm
 from toprank._core import __version__
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.attop import PatMat, TopPush, TopPushK
@@ -26,6 +27,7 @@ __all__ = [
     "exceptions",
     "losses",
     "metrics",
+    "plotting",
     "projections",
     "svm",
     "attop",

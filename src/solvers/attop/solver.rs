@@ -561,10 +561,21 @@ impl<'p> State<'p> {
         let terms = [self.term(false), self.term(true)];
         let col_k = cache.get(k, kernel);
         let scan = |list: &[u32], pl: bool| {
+            // The first of the largest gains (so ties go to the smaller l, as in `better`).
             let run = |chunk: &[u32]| {
-                chunk.iter().map(|&l| l as usize).filter(|&l| l != k).fold(None, |best, l| {
-                    better(best, self.pair_step(k, l, pl, col_k[l], &terms, &top).map(|(d, g)| (l, d, g)))
-                })
+                let (mut best_l, mut best_delta, mut best_gain) = (usize::MAX, 0.0, 0.0);
+                for &l in chunk {
+                    let l = l as usize;
+                    if l == k {
+                        continue;
+                    }
+                    if let Some((delta, gain)) = self.pair_step(k, l, pl, col_k[l], &terms, &top) {
+                        if gain > best_gain {
+                            (best_l, best_delta, best_gain) = (l, delta, gain);
+                        }
+                    }
+                }
+                (best_l != usize::MAX).then_some((best_l, best_delta, best_gain))
             };
             if list.len() >= PARALLEL_SCAN && rayon::current_num_threads() > 1 {
                 list.par_chunks(SCAN_CHUNK).map(run).reduce(|| None, better)

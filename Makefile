@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm wheel clean
+.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop wheel clean
 
 all: test
 
@@ -51,10 +51,12 @@ data: develop
 	$(PY) -m toprank.datasets fetch
 
 # BENCHMARKS.md is shared: projections.py writes the file but keeps every marked
-# <!-- name:begin/end --> section, and topk_svm.py replaces only its own. bench-svm still
-# runs last (from the recipe, so even `make -j` keeps the order) to keep the layout.
+# <!-- name:begin/end --> section, and topk_svm.py and attop.py replace only their own.
+# bench-svm and bench-attop still run last (from the recipe, so even `make -j` keeps the
+# order) to keep the layout.
 bench: bench-rust bench-sdca bench-compare
 	$(MAKE) --no-print-directory bench-svm
+	$(MAKE) --no-print-directory bench-attop
 
 bench-rust:
 	cargo bench --bench projections
@@ -66,6 +68,10 @@ bench-sdca:
 # TopKSVC vs LIBLINEAR Crammer–Singer on Fashion-MNIST and a synthetic problem (~8 min).
 bench-svm: develop
 	$(PY) benches/compare/topk_svm.py --write BENCHMARKS.md --criterion target/criterion-sdca
+
+# TopPush: one iteration vs the memory floor, against SVC, peak memory at n = 50,000 (~6 min).
+bench-attop: develop
+	$(PY) benches/compare/attop.py --write BENCHMARKS.md
 
 bench-compare: develop
 	$(PY) benches/compare/projections.py --write BENCHMARKS.md --criterion target/criterion

@@ -28,13 +28,13 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
-    /// Uniform integer in `0..bound` (Lemire's multiply-shift; the bias is below 2⁻³²
-    /// for the sizes we shuffle, irrelevant for an example order).
     /// Uniform in [0, 1) (53 random bits).
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
+    /// Uniform integer in `0..bound` (Lemire's multiply-shift; the bias is below 2⁻³²
+    /// for the sizes we shuffle, irrelevant for an example order).
     pub fn below(&mut self, bound: usize) -> usize {
         ((self.next_u64() as u128 * bound as u128) >> 64) as usize
     }

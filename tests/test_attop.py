@@ -663,3 +663,21 @@ def test_convergence_warning_when_out_of_iterations():
         est = PatMat(tau=0.1, tol=1e-12, max_iter=10, check_every=5, random_state=0).fit(X, y)
     assert est.status_ == "max_epochs" and est.n_iter_ <= 10
     assert est.duality_gap_ > 1e-12
+
+
+def test_parallel_partner_scan_matches_one_thread():
+    # Above 16,384 partners per class the scan runs in parallel chunks; the pick (largest
+    # gain, ties to the smaller index) must not depend on the thread count.
+    rng = np.random.default_rng(5)
+    n = 40_000
+    X = rng.normal(size=(n, 3))
+    pos = np.ascontiguousarray(rng.random(n) < 0.5)
+    X[pos] += 0.8
+    kw = dict(method="toppushk", k=1, tau=0.0, surrogate="quadratic", scale=1.0, c=1.0, kernel="rbf", gamma=0.5,
+              degree=3, coef0=0.0, cache_size=200.0, tol=1e-12, max_iter=40, check_every=20, seed=3)
+    one = _core.attop_fit(X, pos, n_jobs=1, **kw)
+    two = _core.attop_fit(X, pos, n_jobs=2, **kw)
+    assert one["iterations"] == two["iterations"] == 40
+    assert np.count_nonzero(one["dual_coef"]) > 2
+    np.testing.assert_array_equal(one["dual_coef"], two["dual_coef"])
+    np.testing.assert_array_equal(one["decision"], two["decision"])

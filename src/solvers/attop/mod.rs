@@ -1,6 +1,7 @@
 //! Ranking at the top with kernels (Mácha, Adam, Šmídl 2020; DESIGN §3.3): TopPush,
 //! TopPushK and Pat&Mat, solved in the dual by two-coordinate ascent (Algorithm 3.1).
 
+mod group;
 mod objective;
 mod solver;
 mod step;

@@ -111,7 +111,8 @@ impl AtTop {
         }
     }
 
-    /// h(a) of one positive's dual variable (−C·l*(a/C)); −∞ outside the domain.
+    /// h(a) of one positive's dual variable, −C·l*(a/C), for a in its domain (a ≥ 0, and
+    /// a ≤ Cθ for the hinge: the solver's bounds keep it there).
     pub(crate) fn positive_term(&self, a: f64) -> f64 {
         let theta = self.scale;
         match self.surrogate {
@@ -124,7 +125,8 @@ impl AtTop {
     pub fn threshold(&self, neg: &mut [f64], n: usize) -> f64 {
         match self.method {
             Method::TopPushK { k } => {
-                let k = k.min(neg.len());
+                // `check` rejects k = 0; clamp anyway so this public method cannot panic.
+                let k = k.clamp(1, neg.len().max(1));
                 neg.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
                 neg[..k].iter().sum::<f64>() / k as f64
             }
@@ -171,17 +173,18 @@ impl AtTop {
 /// (truncated quadratic) in r = t − b_m ≤ 0, solved with the pivot b_m for accuracy.
 pub(crate) fn surrogate_quantile(u: &[f64], surrogate: Surrogate, theta: f64, mass: f64) -> f64 {
     let inv = 1.0 / theta;
-    // F(b_m) with raw running sums of the first m − 1 values of b (only for the search).
+    // F(b_j) from running sums of y_i = u_i − u_0 ≤ 0 (differences b_i − b_j = y_i − y_j are
+    // then formed from numbers of the scores' spread, not of their magnitude).
     let (mut s, mut q) = (0.0f64, 0.0f64);
     let mut m = 1;
     for (j, &uj) in u.iter().enumerate().skip(1) {
-        let (bj, prev) = (uj + inv, u[j - 1] + inv);
+        let (yj, prev) = (uj - u[0], u[j - 1] - u[0]);
         s += prev;
         q += prev * prev;
         let jf = j as f64;
         let at = match surrogate {
-            Surrogate::Hinge => theta * (s - jf * bj),
-            Surrogate::Quadratic => theta * theta * (q - 2.0 * bj * s + jf * bj * bj).max(0.0),
+            Surrogate::Hinge => theta * (s - jf * yj),
+            Surrogate::Quadratic => theta * theta * (q - 2.0 * yj * s + jf * yj * yj).max(0.0),
         };
         if at > mass {
             break;

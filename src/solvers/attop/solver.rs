@@ -11,8 +11,8 @@
 //!   f ← f + σ_kΔ (K_·k − K_·l).
 //! When no pair improves, and at every check, two moves that change many coordinates at
 //! once follow: the best rescaling v ← ρv, and a group step for the β tied at a coupled
-//! bound (TopPushK's cap Σα/K, Pat&Mat-hinge's max β). Without them the pair steps stall
-//! at such ties with the gap open — the residual gap the paper reports for Pat&Mat.
+//! bound (TopPushK's cap Σα/K, Pat&Mat-hinge's max β; `group.rs`). Without them the pair
+//! steps stall at such ties with the gap open.
 //! The coupled bounds need Σα (kept in O(1)) and the largest β other than the moved ones
 //! (an ordered set of β: O(log n) per step); Pat&Mat's δ* needs Σβ² (O(1)).
 //!
@@ -95,6 +95,7 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
     let mut history = Vec::new();
     let mut last_dual = f64::NEG_INFINITY;
     let mut partner: Option<usize> = None;
+    let mut stalled = false;
     let check = |it: usize, state: &State, history: &mut Vec<Progress>, monitor: &mut dyn Monitor| {
         let obj = problem.objectives(&state.v, &state.f, positive);
         let progress = Progress { epoch: it, primal: obj.primal, dual: obj.dual, gap: obj.relative_gap(), elapsed: start.elapsed() };
@@ -107,10 +108,17 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
             let obj = check(it - 1, &state, &mut history, monitor);
             return Ok((state.into_solution(), AtTopReport { status: Status::Interrupted, iterations: it - 1, objectives: obj, history }));
         }
-        let reuse = partner.filter(|_| rng.next_f64() < opts.reuse);
-        let k = reuse.or_else(|| state.most_violating()).unwrap_or_else(|| rng.below(n));
+        // After a scan that found no step, k is random until one does: the maximal
+        // violating coordinate ignores the coupled bounds and would be picked again.
+        let k = if stalled {
+            rng.below(n)
+        } else {
+            let reuse = partner.filter(|_| rng.next_f64() < opts.reuse);
+            reuse.or_else(|| state.most_violating()).unwrap_or_else(|| rng.below(n))
+        };
         partner = state.iterate(k, cache, kernel);
-        if partner.is_none() || it % opts.check_every == 0 {
+        stalled = partner.is_none();
+        if stalled || it % opts.check_every == 0 {
             state.rescale();
             state.group_iterate(cache, kernel);
         }
@@ -135,22 +143,22 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
 }
 
 /// The iterate and its bookkeeping.
-struct State<'p> {
-    problem: &'p AtTop,
-    positive: &'p [bool],
-    v: Vec<f64>,
-    f: Vec<f64>,
-    diag: Vec<f64>,
-    sum_alpha: f64,
-    sum_beta_sq: f64,
+pub(super) struct State<'p> {
+    pub(super) problem: &'p AtTop,
+    pub(super) positive: &'p [bool],
+    pub(super) v: Vec<f64>,
+    pub(super) f: Vec<f64>,
+    pub(super) diag: Vec<f64>,
+    pub(super) sum_alpha: f64,
+    pub(super) sum_beta_sq: f64,
     /// β of the negatives ordered by value (bits of β ≥ 0, index), kept only where the
     /// largest β matters (TopPushK with K ≥ 2, Pat&Mat with the hinge).
-    betas: Option<BTreeSet<(u64, u32)>>,
+    pub(super) betas: Option<BTreeSet<(u64, u32)>>,
     /// n·τ (Pat&Mat).
-    mass: f64,
+    pub(super) mass: f64,
     /// The negatives' and the positives' indices, ascending: the partner scan runs one
     /// loop per class, so the class of l is a constant inside each loop.
-    classes: [Vec<u32>; 2],
+    pub(super) classes: [Vec<u32>; 2],
 }
 
 /// Partners per task of the parallel scan (fixed, so the pick is independent of the
@@ -219,7 +227,8 @@ impl<'p> State<'p> {
         AtTopSolution { v: self.v, f: self.f }
     }
 
-    /// The largest β over the negatives other than `skip` (0 if there is none).
+    /// The three largest β with their indices, largest first ((0, usize::MAX) where there
+    /// are fewer negatives or no order is kept).
     fn top_betas(&self) -> [(f64, usize); 3] {
         let mut out = [(0.0, usize::MAX); 3];
         if let Some(set) = &self.betas {
@@ -232,7 +241,7 @@ impl<'p> State<'p> {
 
     /// The dual term of a positive's or a negative's coordinate (see `step.rs`); the
     /// same for every coordinate of a class, so scans compute it once.
-    fn term(&self, positive: bool) -> Term {
+    pub(super) fn term(&self, positive: bool) -> Term {
         let p = self.problem;
         let theta = p.scale;
         if positive {
@@ -326,11 +335,26 @@ impl<'p> State<'p> {
         best.map(|(j, _)| j)
     }
 
+    /// Σα and Σβ² recomputed exactly: steps update them by differences, and δ* (Pat&Mat)
+    /// must see the current ‖β‖, not one with accumulated round-off. O(n), at every check.
+    fn resync(&mut self) {
+        let (mut sum_alpha, mut sum_beta_sq) = (0.0, 0.0);
+        for (&x, &p) in self.v.iter().zip(self.positive) {
+            if p {
+                sum_alpha += x;
+            } else {
+                sum_beta_sq += x * x;
+            }
+        }
+        (self.sum_alpha, self.sum_beta_sq) = (sum_alpha, sum_beta_sq);
+    }
+
     /// The scaling move v ← ρv (f ← ρf) with the best ρ ≥ 0: it keeps Σα = Σβ and the
     /// coupled bounds (β ≤ Σα/K is scale-invariant), and changes every variable at once,
     /// which two-coordinate steps cannot do when several β are tied at a coupled bound.
     /// Along it the dual is −½Aρ² + Bρ (the β terms of Pat&Mat are homogeneous).
     fn rescale(&mut self) {
+        self.resync();
         let p = self.problem;
         let theta = p.scale;
         let n = self.v.len();
@@ -378,170 +402,8 @@ impl<'p> State<'p> {
         }
     }
 
-    /// The β tied at a coupled bound, largest first: at the cap Σα/K (TopPushK, K ≥ 2) or
-    /// at the maximum (Pat&Mat with the hinge). Empty when the bound is not coupled.
-    fn tied(&self) -> Vec<usize> {
-        let Some(set) = &self.betas else { return Vec::new() };
-        let Some(&(top, _)) = set.iter().next_back() else { return Vec::new() };
-        let level = match self.problem.method {
-            Method::TopPushK { k } => self.sum_alpha / k as f64,
-            Method::PatMat { .. } => f64::from_bits(top),
-        };
-        if level <= 0.0 {
-            return Vec::new();
-        }
-        set.iter().rev().take_while(|&&(b, _)| f64::from_bits(b) >= level * (1.0 - 1e-12)).map(|&(_, j)| j as usize).collect()
-    }
-
-    /// A group step for ties at a coupled bound, which no two-coordinate step can leave:
-    /// the tied β move together, by c_T·Δ each, with one partner l scanned over all
-    /// examples (TopPushK also moves one positive p, chosen by its dual gradient), with
-    /// coefficients that keep Σα = Σβ:
-    ///   TopPushK:  α_p −Δ, tied −Δ/K (they stay on the cap (Σα − Δ)/K), β_l −(1 − |T|/K)Δ
-    ///   Pat&Mat:   tied −Δ, partner −|T|Δ (a positive) or +|T|Δ (an untied negative)
-    /// The 1-D problem is that of `step.rs` with the direction e = Σ c_j σ_j φ(x_j):
-    /// q = ‖e‖² from the aggregated column u = Σ c_j σ_j K_·j, g = ⟨w, e⟩. Costs |T| + 1
-    /// kernel columns; used only when the pair steps stall. Returns whether it moved.
-    fn group_iterate<S: KernelSource + ?Sized>(&mut self, cache: &mut ColumnCache, kernel: &S) -> bool {
-        let tied = self.tied();
-        if tied.is_empty() {
-            return false;
-        }
-        let n = self.v.len();
-        let mut in_group = vec![false; n];
-        tied.iter().for_each(|&j| in_group[j] = true);
-        let t = tied.len() as f64;
-        let sign = |j: usize| if self.positive[j] { 1.0 } else { -1.0 };
-        // The largest untied β (two of them, so one partner can be excluded).
-        let untied: Vec<(f64, usize)> = self
-            .betas
-            .as_ref()
-            .map(|set| set.iter().rev().filter(|&&(_, j)| !in_group[j as usize]).take(2).map(|&(b, j)| (f64::from_bits(b), j as usize)).collect())
-            .unwrap_or_default();
-        let largest_untied = |skip: usize| untied.iter().find(|&&(_, j)| j != skip).map_or(0.0, |&(b, _)| b);
-        let terms = [self.term(false), self.term(true)];
-        let gradient = |j: usize| -sign(j) * self.f[j] + {
-            let term = terms[usize::from(self.positive[j])];
-            term.c1 - 2.0 * term.c2 * self.v[j]
-        };
-        let mut orientations: Vec<Vec<(usize, f64)>> = Vec::new();
-        let base: Vec<(usize, f64)> = match self.problem.method {
-            Method::TopPushK { k } => tied.iter().map(|&j| (j, -1.0 / k as f64)).collect(),
-            Method::PatMat { .. } => tied.iter().map(|&j| (j, -1.0)).collect(),
-        };
-        if let Method::TopPushK { .. } = self.problem.method {
-            // α_p goes down for Δ > 0 (best: smallest gradient) or up for Δ < 0 (largest).
-            let cap = terms[1].cap;
-            let down = (0..n).filter(|&j| self.positive[j] && self.v[j] > 0.0).min_by(|&a, &b| gradient(a).total_cmp(&gradient(b)));
-            let up = (0..n).filter(|&j| self.positive[j] && self.v[j] < cap).max_by(|&a, &b| gradient(a).total_cmp(&gradient(b)));
-            for p in [down, up].into_iter().flatten() {
-                let mut members = base.clone();
-                members.push((p, -1.0));
-                in_group[p] = true;
-                orientations.push(members);
-            }
-        } else {
-            orientations.push(base);
-        }
-        let mut best: Option<(usize, Option<usize>, f64, f64)> = None; // (orientation, partner, Δ, gain)
-        let mut columns: Vec<Vec<f64>> = Vec::with_capacity(orientations.len());
-        for (o, members) in orientations.iter().enumerate() {
-            let mut u = vec![0.0; n];
-            for &(j, c) in members {
-                let col = cache.get(j, kernel);
-                let coef = c * sign(j);
-                u.iter_mut().zip(col).for_each(|(ui, &kij)| *ui += coef * kij);
-            }
-            let ee: f64 = members.iter().map(|&(j, c)| c * sign(j) * u[j]).sum();
-            let wg: f64 = members.iter().map(|&(j, c)| c * sign(j) * self.f[j]).sum();
-            let mut line = Line::new(ee, wg);
-            for &(j, c) in members {
-                let mut term = terms[usize::from(self.positive[j])];
-                if !self.positive[j] {
-                    // Tied β stay on their coupled bound by construction.
-                    term.cap = f64::INFINITY;
-                }
-                line.add(term, self.v[j], c);
-            }
-            let mass_c = self.mass / self.problem.scale;
-            let top_tied = self.v[tied[0]];
-            let mut consider = |l: Option<usize>, line: Line| {
-                let step = match self.problem.method {
-                    Method::TopPushK { k } => {
-                        let kf = k as f64;
-                        let mut line = line;
-                        // Every untied β stays ≤ (Σα − Δ)/K.
-                        line.bound(f64::NEG_INFINITY, self.sum_alpha - kf * largest_untied(l.unwrap_or(usize::MAX)));
-                        if let Some(l) = l {
-                            let slack = 1.0 - (t + 1.0) / kf;
-                            if slack > 0.0 {
-                                line.bound((self.v[l] - self.sum_alpha / kf) / slack, f64::INFINITY);
-                            }
-                        }
-                        line.solve()
-                    }
-                    Method::PatMat { .. } => {
-                        let mut pieces = [(top_tied, -1.0), (largest_untied(l.unwrap_or(usize::MAX)), 0.0), (0.0, 0.0)];
-                        let len = match l {
-                            Some(l) if !self.positive[l] => {
-                                pieces[2] = (self.v[l], t);
-                                3
-                            }
-                            _ => 2,
-                        };
-                        line.solve_with_max(mass_c, &pieces[..len])
-                    }
-                };
-                if let Some((delta, gain)) = step {
-                    if best.is_none_or(|(_, _, _, g)| gain > g) {
-                        best = Some((o, l, delta, gain));
-                    }
-                }
-            };
-            let partner_coef = |l: usize| -> Option<f64> {
-                if in_group[l] {
-                    return None;
-                }
-                match self.problem.method {
-                    Method::TopPushK { k } => (!self.positive[l] && t < k as f64).then(|| -(1.0 - t / k as f64)),
-                    Method::PatMat { .. } => Some(if self.positive[l] { -t } else { t }),
-                }
-            };
-            if matches!(self.problem.method, Method::TopPushK { k } if t >= k as f64) {
-                consider(None, line);
-            }
-            for (l, &ul) in u.iter().enumerate() {
-                let Some(cl) = partner_coef(l) else { continue };
-                let mut with_l = line;
-                with_l.a += 2.0 * cl * sign(l) * ul + cl * cl * self.diag[l];
-                with_l.b += cl * sign(l) * self.f[l];
-                with_l.add(terms[usize::from(self.positive[l])], self.v[l], cl);
-                consider(Some(l), with_l);
-            }
-            columns.push(u);
-        }
-        let Some((o, partner, delta, _)) = best else { return false };
-        let mut moves = orientations.swap_remove(o);
-        let mut u = columns.swap_remove(o);
-        if let Some(l) = partner {
-            let cl = match self.problem.method {
-                Method::TopPushK { k } => -(1.0 - t / k as f64),
-                Method::PatMat { .. } => if self.positive[l] { -t } else { t },
-            };
-            let col = cache.get(l, kernel);
-            let coef = cl * sign(l);
-            u.iter_mut().zip(col).for_each(|(ui, &kij)| *ui += coef * kij);
-            moves.push((l, cl));
-        }
-        self.f.iter_mut().zip(&u).for_each(|(fi, &ui)| *fi += delta * ui);
-        for (j, c) in moves {
-            self.set(j, self.v[j] + c * delta);
-        }
-        true
-    }
-
     /// v_j ← x (clamped at 0) with the bookkeeping of Σα, Σβ² and the order of β.
-    fn set(&mut self, j: usize, x: f64) {
+    pub(super) fn set(&mut self, j: usize, x: f64) {
         let (old, new) = (self.v[j], x.max(0.0));
         self.v[j] = new;
         if self.positive[j] {

@@ -69,6 +69,9 @@ impl Line {
     /// interval is empty or the step is zero.
     #[inline]
     pub(crate) fn solve(&self) -> Option<(f64, f64)> {
+        if self.lb > self.ub {
+            return None;
+        }
         // Round-off can leave a bound a hair on the wrong side of 0 (e.g. −x for x ≈ 0).
         let (lb, ub) = (self.lb.min(0.0), self.ub.max(0.0));
         let delta = if self.a > 0.0 {
@@ -90,6 +93,9 @@ impl Line {
     /// The same with the extra term −c·max(m0, p1 + r1Δ, p2 + r2Δ) (Pat&Mat, hinge):
     /// pieces given as (p, r) pairs, m0 = the largest β not moved (slope 0).
     pub(crate) fn solve_with_max(&self, c: f64, pieces: &[(f64, f64)]) -> Option<(f64, f64)> {
+        if self.lb > self.ub {
+            return None;
+        }
         let (lb, ub) = (self.lb.min(0.0), self.ub.max(0.0));
         let top = |d: f64| pieces.iter().map(|&(p, r)| p + r * d).fold(f64::NEG_INFINITY, f64::max);
         let phi = |d: f64| -0.5 * self.a * d * d - self.b * d - c * top(d);
@@ -134,7 +140,7 @@ mod tests {
     #[test]
     fn closed_forms_match_a_grid_search() {
         let mut rng = crate::rng::SplitMix64::new(9);
-        let mut unif = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let mut unif = || rng.next_f64();
         for _ in 0..300 {
             let line = Line { a: 2.0 * unif(), b: 2.0 * unif() - 1.0, lb: -unif(), ub: unif() };
             let c = unif();

@@ -681,3 +681,11 @@ def test_parallel_partner_scan_matches_one_thread():
     assert np.count_nonzero(one["dual_coef"]) > 2
     np.testing.assert_array_equal(one["dual_coef"], two["dual_coef"])
     np.testing.assert_array_equal(one["decision"], two["decision"])
+
+
+@pytest.mark.parametrize("params", [{"K": 2**70}, {"max_iter": 2**64}, {"check_every": 2**64}, {"degree": 2**64}])
+def test_oversized_integers_name_the_argument(params):
+    X, y = problem(30, 3, seed=1)
+    name = next(iter(params))
+    with pytest.raises(InvalidInputError, match=f"^{name}: "):
+        TopPushK(**params).fit(X, y)

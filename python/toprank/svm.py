@@ -51,6 +51,7 @@ __all__ = ["TopKSVC"]
 _LOSSES = ("alpha", "beta", "softmax", "entropy")
 _KERNELS = ("linear", "rbf", "poly", "precomputed")
 _STATUSES_WARN = ("max_epochs", "no_progress")
+_INT_MAX = 2**63 - 1
 
 
 def _real(value: Any, name: str, *, low: float, strict: bool) -> float:
@@ -68,6 +69,9 @@ def _int(value: Any, name: str, *, low: int) -> int:
         raise InvalidInputError(f"{name}: expected an integer, got {type(value).__name__}")
     if int(value) < low:
         raise InvalidInputError(f"{name}: must be >= {low}, got {value!r}")
+    # The core takes 64-bit sizes; larger Python ints would fail without naming the argument.
+    if int(value) > _INT_MAX:
+        raise InvalidInputError(f"{name}: must be <= {_INT_MAX}, got {value!r}")
     return int(value)
 
 

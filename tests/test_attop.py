@@ -689,3 +689,17 @@ def test_oversized_integers_name_the_argument(params):
     name = next(iter(params))
     with pytest.raises(InvalidInputError, match=f"^{name}: "):
         TopPushK(**params).fit(X, y)
+
+
+def test_memmapped_precomputed_kernel(tmp_path):
+    # A Gram matrix larger than RAM would live in a memory map: it is read in place.
+    X, y = problem(50, 4, seed=2)
+    G = rbf_gram(X, X, 0.3)
+    mm = np.memmap(tmp_path / "gram.f64", dtype=np.float64, mode="w+", shape=G.shape)
+    mm[:] = G
+    mm.flush()
+    ro = np.memmap(tmp_path / "gram.f64", dtype=np.float64, mode="r", shape=G.shape)
+    a = fit_quiet(PatMat(tau=0.1, kernel="precomputed", **TIGHT), G, y)
+    b = fit_quiet(PatMat(tau=0.1, kernel="precomputed", **TIGHT), ro, y)
+    assert b.primal_objective_ == pytest.approx(a.primal_objective_, rel=1e-12)
+    np.testing.assert_array_equal(a.predict(G), b.predict(ro))

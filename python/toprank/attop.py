@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from toprank import _core
 from toprank._validation import as_jobs
 from toprank.exceptions import InvalidInputError
-from toprank.svm import _choice, _int, _real
+from toprank.svm import _choice, _int, _kernel_gamma, _real
 
 __all__ = ["PatMat", "TopPush", "TopPushK"]
 
@@ -94,8 +94,8 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         return tags
 
     def _method_params(self) -> tuple[int, float]:
-        """(K, tau) for the solver."""
-        raise NotImplementedError
+        """(K, tau) for the solver: TopPush's (K = 1) here; TopPushK and PatMat override."""
+        return 1, 0.0
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> _RankingAtTop:
         """Fit the model.
@@ -133,7 +133,7 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if self.kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
             raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
         positive = np.ascontiguousarray(y == pos_label)
-        self._gamma = self._resolve_gamma(Xv)
+        self._gamma = _kernel_gamma(self.kernel, self.gamma, Xv)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         result = _core.attop_fit(
             Xv, positive, method=self._method, k=k, tau=tau, surrogate=self.surrogate, scale=scale, c=C,
@@ -171,14 +171,6 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 stacklevel=2,
             )
         return self
-
-    def _resolve_gamma(self, X: Any) -> float:
-        if self.kernel in ("precomputed", "linear"):
-            return 1.0
-        if self.gamma is None:
-            var = float(np.asarray(X, dtype=np.float64).var())
-            return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-        return _real(self.gamma, "gamma", low=0.0, strict=True)
 
     def _progress(self, it: int, primal: float, dual: float, gap: float, seconds: float) -> None:
         print(
@@ -314,9 +306,6 @@ class TopPush(_RankingAtTop):
         "TopPush: push the positives above the highest-scoring negative (TopPushK with K = 1).\n"
         + _COMMON_DOC.format(own="")
     )
-
-    def _method_params(self) -> tuple[int, float]:
-        return 1, 0.0
 
 
 class PatMat(_RankingAtTop):

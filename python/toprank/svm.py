@@ -87,6 +87,17 @@ def _choice(value: Any, name: str, options: tuple[str, ...]) -> str:
     return value
 
 
+def _kernel_gamma(kernel: str, gamma: Any, X: Any) -> float:
+    """The kernel coefficient: ``gamma`` validated, or for ``None`` scikit-learn's
+    ``gamma="scale"``, 1 / (n_features · X.var()) (1 for linear/precomputed kernels)."""
+    if kernel in ("precomputed", "linear"):
+        return 1.0
+    if gamma is None:
+        var = float(np.asarray(X, dtype=np.float64).var())
+        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    return _real(gamma, "gamma", low=0.0, strict=True)
+
+
 class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Top-k multiclass SVM and top-k entropy / softmax classifiers, trained by Prox-SDCA.
 
@@ -308,7 +319,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         else:
             if self.kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
                 raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
-            self._gamma = self._resolve_gamma(Xv)
+            self._gamma = _kernel_gamma(self.kernel, self.gamma, Xv)
             cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
             degree = _int(self.degree, "degree", low=1)
             coef0 = _real(self.coef0, "coef0", low=-np.inf, strict=False)
@@ -340,14 +351,6 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 stacklevel=2,
             )
         return self
-
-    def _resolve_gamma(self, X: Any) -> float:
-        if self.kernel in ("precomputed", "linear"):
-            return 1.0
-        if self.gamma is None:
-            var = float(np.asarray(X, dtype=np.float64).var())
-            return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-        return _real(self.gamma, "gamma", low=0.0, strict=True)
 
     @staticmethod
     def _canonical_csr(X: Any) -> Any:

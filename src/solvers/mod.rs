@@ -6,4 +6,4 @@ pub mod attop;
 mod monitor;
 pub mod sdca;
 
-pub use monitor::{Monitor, Progress, Silent, Status};
+pub use monitor::{relative_gap, Monitor, Progress, Silent, Status};

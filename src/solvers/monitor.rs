@@ -28,6 +28,17 @@ impl Status {
     }
 }
 
+/// The stopping measure of every dual solver: (P − D) / max(|P|, |D|), 0 when both
+/// vanish (the zero model is then optimal).
+pub fn relative_gap(primal: f64, dual: f64) -> f64 {
+    let scale = primal.abs().max(dual.abs());
+    if scale == 0.0 {
+        0.0
+    } else {
+        (primal - dual) / scale
+    }
+}
+
 /// One duality-gap check.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {

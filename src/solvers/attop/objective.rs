@@ -69,14 +69,9 @@ pub struct AtTopObjectives {
 }
 
 impl AtTopObjectives {
-    /// (P − D) / max(|P|, |D|); 0 when both vanish.
+    /// (P − D) / max(|P|, |D|) (see [`crate::solvers::relative_gap`]).
     pub fn relative_gap(&self) -> f64 {
-        let scale = self.primal.abs().max(self.dual.abs());
-        if scale == 0.0 {
-            0.0
-        } else {
-            (self.primal - self.dual) / scale
-        }
+        crate::solvers::relative_gap(self.primal, self.dual)
     }
 }
 

@@ -45,14 +45,9 @@ pub struct Objectives {
 }
 
 impl Objectives {
-    /// (P − D) / max(|P|, |D|), 0 when both are 0 (the zero model is then optimal).
+    /// (P − D) / max(|P|, |D|) (see [`crate::solvers::relative_gap`]).
     pub fn relative_gap(&self) -> f64 {
-        let scale = self.primal.abs().max(self.dual.abs());
-        if scale == 0.0 {
-            0.0
-        } else {
-            (self.primal - self.dual) / scale
-        }
+        crate::solvers::relative_gap(self.primal, self.dual)
     }
 }
 

@@ -17,6 +17,7 @@ pub mod losses;
 pub mod projections;
 mod real;
 mod rng;
+mod vector_code;
 pub mod solvers;
 
 pub use error::{Error, Result};

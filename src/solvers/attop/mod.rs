@@ -3,6 +3,7 @@
 
 mod group;
 mod objective;
+mod scan;
 mod solver;
 mod step;
 

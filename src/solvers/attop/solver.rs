@@ -28,6 +28,7 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 use super::objective::{AtTop, AtTopObjectives, Method, Surrogate};
+use super::scan::{self, scan_partners, PartnerClass, ScanConstants};
 use super::step::{Line, Term};
 use crate::kernels::{ColumnCache, KernelSource};
 use crate::rng::SplitMix64;
@@ -156,20 +157,30 @@ pub(super) struct State<'p> {
     pub(super) betas: Option<BTreeSet<(u64, u32)>>,
     /// n·τ (Pat&Mat).
     pub(super) mass: f64,
-    /// The negatives' and the positives' indices, ascending: the partner scan runs one
-    /// loop per class, so the class of l is a constant inside each loop.
-    pub(super) classes: [Vec<u32>; 2],
+    /// σ_i = ±1, the class of each example as a number: the partner scan selects the
+    /// class constants by it lane by lane (`scan.rs`).
+    pub(super) sigma: Vec<f64>,
 }
 
-/// Partners per task of the parallel scan (fixed, so the pick is independent of the
-/// thread count; ties go to the smaller index in every order of reduction).
-const SCAN_CHUNK: usize = 4096;
+/// Below this many examples the O(n) passes of an iteration run on one thread.
+const PARALLEL_PASSES: usize = 16_384;
 
-/// Below this many partners of a class the scan runs on one thread.
-const PARALLEL_SCAN: usize = 16_384;
+/// The examples split into one contiguous range per thread of the current pool (a whole
+/// multiple of the vector lanes long), or one range for small n. Each range stays with
+/// one thread from pass to pass as far as rayon allows, so its part of f, v and the
+/// diagonal stays in that core's cache. The picks do not depend on the split: the
+/// largest value wins and ties go to the smaller index in every order of reduction.
+fn ranges(n: usize) -> Vec<std::ops::Range<usize>> {
+    let threads = rayon::current_num_threads();
+    if n < PARALLEL_PASSES || threads < 2 {
+        return std::iter::once(0..n).collect();
+    }
+    let len = n.div_ceil(threads).next_multiple_of(8);
+    (0..n).step_by(len).map(|start| start..(start + len).min(n)).collect()
+}
 
 /// (l, Δ, gain) of the better of two candidate steps; ties to the smaller l.
-fn better(a: Option<(usize, f64, f64)>, b: Option<(usize, f64, f64)>) -> Option<(usize, f64, f64)> {
+pub(super) fn better(a: Option<(usize, f64, f64)>, b: Option<(usize, f64, f64)>) -> Option<(usize, f64, f64)> {
     match (a, b) {
         (Some(x), Some(y)) => Some(if y.2 > x.2 || (y.2 == x.2 && y.0 < x.0) { y } else { x }),
         (x, None) => x,
@@ -218,9 +229,8 @@ impl<'p> State<'p> {
         let betas = needs_order.then(|| (0..n).filter(|&j| !positive[j]).map(|j| (key(v[j]), j as u32)).collect());
         let sum_beta_sq = (0..n).filter(|&j| !positive[j]).map(|j| v[j] * v[j]).sum();
         let diag = (0..n).map(|i| kernel.diag(i)).collect();
-        let class = |p: bool| (0..n as u32).filter(|&i| positive[i as usize] == p).collect();
-        let classes = [class(false), class(true)];
-        Self { problem, positive, v, f, diag, sum_alpha: a, sum_beta_sq, betas, mass: problem.quantile_mass(n), classes }
+        let sigma = positive.iter().map(|&p| if p { 1.0 } else { -1.0 }).collect();
+        Self { problem, positive, v, f, diag, sum_alpha: a, sum_beta_sq, betas, mass: problem.quantile_mass(n), sigma }
     }
 
     fn into_solution(self) -> AtTopSolution {
@@ -316,23 +326,14 @@ impl<'p> State<'p> {
     /// the best exact step with it (second-order, as WSS 2). Coupled bounds are only
     /// approximated here; the exact step and the group steps handle them.
     fn most_violating(&self) -> Option<usize> {
-        let terms = [self.term(false), self.term(true)];
-        let mut best: Option<(usize, f64)> = None;
-        for j in 0..self.v.len() {
-            let term = terms[usize::from(self.positive[j])];
-            let x = self.v[j];
-            let can_move = if self.positive[j] { x < term.cap } else { x > 0.0 };
-            if !can_move {
-                continue;
-            }
-            let slope = term.c1 - 2.0 * term.c2 * x;
-            // σ_j ∂D/∂v_j = −f_j + σ_j h'_j(v_j).
-            let score = if self.positive[j] { slope - self.f[j] } else { -slope - self.f[j] };
-            if best.is_none_or(|(_, s)| score > s) {
-                best = Some((j, score));
-            }
-        }
-        best.map(|(j, _)| j)
+        let terms = [self.term(false), self.term(true)].map(|t| (t.c1, 2.0 * t.c2, t.cap));
+        let first_largest = |a: Option<(usize, f64)>, b: Option<(usize, f64)>| match (a, b) {
+            (Some(x), Some(y)) => Some(if y.1 > x.1 || (y.1 == x.1 && y.0 < x.0) { y } else { x }),
+            (x, None) => x,
+            (None, y) => y,
+        };
+        let pass = |r: std::ops::Range<usize>| scan::most_violating(&terms, r.start, &self.f[r.clone()], &self.v[r.clone()], &self.sigma[r]);
+        ranges(self.v.len()).into_par_iter().map(pass).reduce(|| None, first_largest).map(|(i, _)| i)
     }
 
     /// Σα and Σβ² recomputed exactly: steps update them by differences, and δ* (Pat&Mat)
@@ -417,40 +418,96 @@ impl<'p> State<'p> {
         }
     }
 
+    /// What the vector scan needs for first coordinate k (`scan.rs`): the constants of
+    /// `pair_step` that do not depend on the partner.
+    fn scan_constants(&self, k: usize, terms: &[Term; 2], top: &[(f64, usize); 3]) -> ScanConstants {
+        let pk = self.positive[k];
+        let term_k = terms[usize::from(pk)];
+        let (x_k, sign_k) = (self.v[k], self.sigma[k]);
+        let coupled = matches!(self.problem.method, Method::TopPushK { k: 2.. });
+        let kf = match self.problem.method {
+            Method::TopPushK { k } => k as f64,
+            Method::PatMat { .. } => 1.0,
+        };
+        let largest_other = |skip: usize| top.iter().find(|&&(_, j)| j != skip).map_or(0.0, |&(b, _)| b);
+        let (inf, sum_alpha) = (f64::INFINITY, self.sum_alpha);
+        let class = |pl: bool| {
+            let term = terms[usize::from(pl)];
+            let none = (-inf, 0.0, inf, 0.0, 1.0);
+            // The extra bounds of `pair_step` as lb0 + lb1·v_l and (ub0 + ub1·v_l)/ub_div.
+            let (lb0, lb1, ub0, ub1, ub_div) = match (pk, pl) {
+                _ if !coupled => none,
+                // Rule (17b), k positive: m = l; its own β is excluded from the largest
+                // other only when it is the largest (that l is scanned by `pair_step`).
+                (true, false) => (kf * largest_other(usize::MAX) - sum_alpha, 0.0, sum_alpha, -kf, kf - 1.0),
+                // Rule (17b), k negative: m = k, the same for every partner.
+                (false, true) => (kf * largest_other(k) - sum_alpha, 0.0, sum_alpha - kf * x_k, 0.0, kf - 1.0),
+                // Rule (17c): both β stay ≤ Σα/K.
+                (false, false) => (-(sum_alpha / kf), 1.0, sum_alpha / kf - x_k, 0.0, 1.0),
+                (true, true) => none,
+            };
+            PartnerClass { two_c2: 2.0 * term.c2, c1: term.c1, cap: term.cap, s: if pk == pl { -1.0 } else { 1.0 }, lb0, lb1, ub0, ub1, ub_div }
+        };
+        ScanConstants {
+            diag_k: self.diag[k],
+            f_k: self.f[k],
+            sign_k,
+            two_c2_k: 2.0 * term_k.c2,
+            b_k: 2.0 * term_k.c2 * x_k - term_k.c1,
+            lb_k: -x_k,
+            ub_k: term_k.cap - x_k,
+            class: [class(false), class(true)],
+            coupled,
+        }
+    }
+
+    /// The best partner l of k in `range`: the vector scan between the partners it leaves
+    /// to `pair_step` (l = k; TopPushK with k positive: the negative holding the largest
+    /// β), which are scanned one by one. Pat&Mat with the hinge runs `pair_step` for all.
+    fn scan_range(&self, k: usize, range: std::ops::Range<usize>, col_k: &[f64], terms: &[Term; 2], top: &[(f64, usize); 3]) -> Option<(usize, f64, f64)> {
+        let one_by_one = |l: usize| {
+            if l == k {
+                return None;
+            }
+            self.pair_step(k, l, self.positive[l], col_k[l], terms, top).map(|(delta, gain)| (l, delta, gain))
+        };
+        if matches!((self.problem.method, self.problem.surrogate), (Method::PatMat { .. }, Surrogate::Hinge)) {
+            return range.filter_map(one_by_one).fold(None, |best, c| better(best, Some(c)));
+        }
+        let c = self.scan_constants(k, terms, top);
+        let mut special = [k, if c.coupled && self.positive[k] { top[0].1 } else { usize::MAX }];
+        special.sort_unstable();
+        let mut best = None;
+        let mut from = range.start;
+        for s in special.into_iter().filter(|s| range.contains(s)).chain([range.end]) {
+            if from < s {
+                let r = from..s;
+                let found = scan_partners(&c, from, &self.f[r.clone()], &self.v[r.clone()], &self.diag[r.clone()], &col_k[r.clone()], &self.sigma[r]);
+                best = better(best, found);
+            }
+            if s < range.end {
+                best = better(best, one_by_one(s));
+            }
+            from = s + 1;
+        }
+        best
+    }
+
     /// One iteration with first coordinate k; returns the partner taken, if any.
     fn iterate<S: KernelSource + ?Sized>(&mut self, k: usize, cache: &mut ColumnCache, kernel: &S) -> Option<usize> {
         let top = self.top_betas();
         let terms = [self.term(false), self.term(true)];
         let col_k = cache.get(k, kernel);
-        let scan = |list: &[u32], pl: bool| {
-            // The first of the largest gains (so ties go to the smaller l, as in `better`).
-            let run = |chunk: &[u32]| {
-                let (mut best_l, mut best_delta, mut best_gain) = (usize::MAX, 0.0, 0.0);
-                for &l in chunk {
-                    let l = l as usize;
-                    if l == k {
-                        continue;
-                    }
-                    if let Some((delta, gain)) = self.pair_step(k, l, pl, col_k[l], &terms, &top) {
-                        if gain > best_gain {
-                            (best_l, best_delta, best_gain) = (l, delta, gain);
-                        }
-                    }
-                }
-                (best_l != usize::MAX).then_some((best_l, best_delta, best_gain))
-            };
-            if list.len() >= PARALLEL_SCAN && rayon::current_num_threads() > 1 {
-                list.par_chunks(SCAN_CHUNK).map(run).reduce(|| None, better)
-            } else {
-                run(list)
-            }
-        };
-        let (l, delta, _) = better(scan(&self.classes[1], true), scan(&self.classes[0], false))?;
+        let (l, delta, _) =
+            ranges(self.v.len()).into_par_iter().map(|r| self.scan_range(k, r, col_k, &terms, &top)).reduce(|| None, better)?;
         let (pk, pl) = (self.positive[k], self.positive[l]);
         let dl = if pk == pl { -delta } else { delta };
         let (col_k, col_l) = cache.get_pair(k, l, kernel);
         let coef = if pk { delta } else { -delta };
-        self.f.iter_mut().zip(col_k.iter().zip(col_l)).for_each(|(fi, (&a, &b))| *fi += coef * (a - b));
+        let len = ranges(self.f.len())[0].len().max(1);
+        self.f.par_chunks_mut(len).zip(col_k.par_chunks(len).zip(col_l.par_chunks(len))).for_each(|(f, (a, b))| {
+            scan::add_scaled_difference(f, coef, a, b);
+        });
         self.set(k, self.v[k] + delta);
         self.set(l, self.v[l] + dl);
         Some(l)
@@ -517,6 +574,66 @@ mod tests {
                 }
                 for (a, b) in sol.f.iter().zip(&exact) {
                     assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "{what}: f drifted: {a} vs {b}");
+                }
+            }
+        }
+    }
+
+    /// The vector scan (`scan.rs`) picks bit for bit the partner, step and gain of
+    /// `pair_step` run over every l, for every k, and the maximal violating coordinate,
+    /// on states with zeros, ties at the box and the coupled cap, and several tied
+    /// largest β (n not a multiple of the lanes).
+    #[test]
+    fn vector_scan_equals_pair_step() {
+        let (n, d) = (203, 3);
+        let (x, positive) = problem(n, d, 5);
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let kernel = DataKernel::new(&rows, KernelFunction::Rbf { gamma: 0.3 }).unwrap();
+        let mut rng = SplitMix64::new(17);
+        for method in [Method::TopPushK { k: 1 }, Method::TopPushK { k: 4 }, Method::PatMat { tau: 0.05 }] {
+            for surrogate in [Surrogate::Quadratic, Surrogate::Hinge] {
+                let problem = AtTop { method, surrogate, scale: 1.3, c: 0.7 };
+                let mut cache = ColumnCache::new(n, 10.0).unwrap();
+                let mut state = State::start(&problem, &kernel, &mut cache, &positive, 3);
+                for trial in 0..4 {
+                    for (j, &p) in positive.iter().enumerate() {
+                        let cap = state.term(p).cap.min(1.0);
+                        let x = match rng.below(4) {
+                            0 => 0.0,
+                            1 => cap,
+                            _ => rng.next_f64() * cap,
+                        };
+                        state.set(j, x);
+                        state.f[j] = 2.0 * rng.next_f64() - 1.0;
+                    }
+                    if let Method::TopPushK { k } = method {
+                        // Several β exactly at the cap Σα/K (trial 0: none).
+                        let cap = state.sum_alpha / k as f64;
+                        (0..n).filter(|&j| !positive[j]).take(trial).for_each(|j| state.set(j, cap));
+                    }
+                    let top = state.top_betas();
+                    let terms = [state.term(false), state.term(true)];
+                    // The maximal violating coordinate, one by one.
+                    let violation = |j: usize| {
+                        let (term, x) = (terms[usize::from(positive[j])], state.v[j]);
+                        let slope = term.c1 - 2.0 * term.c2 * x;
+                        let movable = if positive[j] { x < term.cap } else { x > 0.0 };
+                        movable.then(|| if positive[j] { slope - state.f[j] } else { -slope - state.f[j] })
+                    };
+                    let first_largest = (0..n)
+                        .filter_map(|j| violation(j).map(|s| (j, s)))
+                        .fold(None, |best: Option<(usize, f64)>, (j, s)| if best.is_none_or(|(_, b)| s > b) { Some((j, s)) } else { best });
+                    assert_eq!(state.most_violating(), first_largest.map(|(j, _)| j), "{method:?} {surrogate:?} trial {trial}");
+                    for k in 0..n {
+                        let col_k = cache.get(k, &kernel).to_vec();
+                        let vector = state.scan_range(k, 0..n, &col_k, &terms, &top);
+                        let scalar = (0..n)
+                            .filter(|&l| l != k)
+                            .filter_map(|l| state.pair_step(k, l, positive[l], col_k[l], &terms, &top).map(|(dl, g)| (l, dl, g)))
+                            .fold(None, |best, c| better(best, Some(c)));
+                        let bits = |r: Option<(usize, f64, f64)>| r.map(|(l, dl, g)| (l, dl.to_bits(), g.to_bits()));
+                        assert_eq!(bits(vector), bits(scalar), "{method:?} {surrogate:?} trial {trial} k {k}");
+                    }
                 }
             }
         }

@@ -1,0 +1,42 @@
+//! Runtime selection of the widest vector instructions for straight-line loops.
+//!
+//! The wheel is built for baseline x86-64 (SSE2). A loop that LLVM can vectorize is
+//! compiled again with AVX2 and with AVX-512 enabled, and the widest the CPU supports is
+//! chosen at each call (`is_x86_feature_detected!` caches its answer). Only the vector
+//! width changes: no fused multiply-add is enabled, so every version gives bit-for-bit
+//! the same results.
+
+/// `widest_vector_code! { /// docs
+///     pub(crate) fn name(args) -> Ret { body } }` defines `name`, whose body is compiled
+/// three times (baseline, AVX2, AVX-512) and dispatched at run time.
+macro_rules! widest_vector_code {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
+        $(#[$attr])*
+        $vis fn $name($($arg: $ty),*) -> $ret {
+            #[inline(always)]
+            fn generic($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx2,avx")]
+                unsafe fn avx512($($arg: $ty),*) -> $ret {
+                    generic($($arg),*)
+                }
+                #[target_feature(enable = "avx2,avx")]
+                unsafe fn avx2($($arg: $ty),*) -> $ret {
+                    generic($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU supports the features `avx512` is compiled for.
+                    return unsafe { avx512($($arg),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: as above, for `avx2`.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            generic($($arg),*)
+        }
+    };
+}
+
+pub(crate) use widest_vector_code;

@@ -6,8 +6,9 @@
 //!   [lb, ub] = the boxes of v_k + Δ and v_l + s_lΔ (and TopPushK's coupled cap),
 //!   Δ = clip(−b/a, min(lb, 0), max(ub, 0)),  gain = −½aΔ² − bΔ.
 //! Everything but f_l, v_l, K_ll, K_kl and the class σ_l is the same for all l, so the
-//! scan is a branch-free loop over the arrays f, v, diag, K_·k, σ: the class only
-//! selects between two sets of constants. LLVM turns such a loop into vector code, built
+//! scan is a branch-free loop over the arrays f, v, diag, K_·k and σ (one byte per
+//! example; diag is skipped when constant): the class only selects between two sets of
+//! constants. LLVM turns such a loop into vector code, built
 //! for the widest instructions the CPU has (`vector_code.rs`). Every build gives
 //! bit-for-bit the results of [`super::solver::State::pair_step`]
 //! (tested), which stays the reference and handles what the lanes leave out: l = k, the
@@ -53,6 +54,8 @@ pub(super) struct ScanConstants {
     pub class: [PartnerClass; 2],
     /// Whether TopPushK's coupled bounds apply (K ≥ 2).
     pub coupled: bool,
+    /// Whether every K_ll equals K_kk (the Gaussian kernel), so the diagonal is not read.
+    pub uniform_diag: bool,
 }
 
 #[inline(always)]
@@ -82,11 +85,11 @@ fn lane<const COUPLED: bool>(
     v_l: f64,
     diag_l: f64,
     k_kl: f64,
-    sigma_l: f64,
+    sigma_l: i8,
 ) -> (f64, f64) {
     // Each constant is selected by the class separately, which keeps the loop free of
     // branches (a select per lane, not a jump).
-    let pos = sigma_l > 0.0;
+    let pos = sigma_l > 0;
     let pick = |neg: f64, posv: f64| if pos { posv } else { neg };
     let (neg, posc) = (&c.class[0], &c.class[1]);
     let two_c2 = pick(neg.two_c2, posc.two_c2);
@@ -175,21 +178,22 @@ fn first_largest(values: &[f64], floor: f64) -> Option<(usize, f64)> {
 /// The best partner in `offset + 0 .. offset + f.len()`: (l, Δ, gain), the first of the
 /// largest gains, or `None` when no partner improves.
 #[inline(always)]
-fn scan_blocks<const COUPLED: bool>(
+fn scan_blocks<const COUPLED: bool, const UNIFORM_DIAG: bool>(
     c: &ScanConstants,
     offset: usize,
     f: &[f64],
     v: &[f64],
     diag: &[f64],
     col: &[f64],
-    sigma: &[f64],
+    sigma: &[i8],
 ) -> Option<(usize, f64, f64)> {
     // A copy by value: its fields become registers. Selecting between two fields behind
     // a reference compiles to a gather from memory per lane instead.
     let c = *c;
     let c = &c;
     let len = f.len();
-    let (v, diag, col, sigma) = (&v[..len], &diag[..len], &col[..len], &sigma[..len]);
+    let diag = if UNIFORM_DIAG { &[][..] } else { &diag[..len] };
+    let (v, col, sigma) = (&v[..len], &col[..len], &sigma[..len]);
     let mut best: Option<(usize, f64, f64)> = None;
     let mut gain = [0.0f64; BLOCK];
     let mut delta = [0.0f64; BLOCK];
@@ -199,12 +203,15 @@ fn scan_blocks<const COUPLED: bool>(
         let (f, v, diag, col, sigma) = (
             &f[block.clone()],
             &v[block.clone()],
-            &diag[block.clone()],
+            if UNIFORM_DIAG { diag } else { &diag[block.clone()] },
             &col[block.clone()],
             &sigma[block],
         );
         for i in 0..m {
-            (delta[i], gain[i]) = lane::<COUPLED>(c, f[i], v[i], diag[i], col[i], sigma[i]);
+            // A constant diagonal (the Gaussian kernel's 1) is not read: one array less
+            // to stream.
+            let diag_l = if UNIFORM_DIAG { c.diag_k } else { diag[i] };
+            (delta[i], gain[i]) = lane::<COUPLED>(c, f[i], v[i], diag_l, col[i], sigma[i]);
         }
         if let Some((at, g)) = first_largest(&gain[..m], 0.0) {
             best = super::solver::better(best, Some((offset + start + at, delta[at], g)));
@@ -215,12 +222,14 @@ fn scan_blocks<const COUPLED: bool>(
 
 widest_vector_code! {
     /// The best partner among the contiguous examples `offset ..` (the slices all start
-    /// at `offset` and have the same length).
-    pub(super) fn scan_partners(c: &ScanConstants, offset: usize, f: &[f64], v: &[f64], diag: &[f64], col: &[f64], sigma: &[f64]) -> Option<(usize, f64, f64)> {
-        if c.coupled {
-            scan_blocks::<true>(c, offset, f, v, diag, col, sigma)
-        } else {
-            scan_blocks::<false>(c, offset, f, v, diag, col, sigma)
+    /// at `offset` and have the same length; `diag` is not read when
+    /// `c.uniform_diag`).
+    pub(super) fn scan_partners(c: &ScanConstants, offset: usize, f: &[f64], v: &[f64], diag: &[f64], col: &[f64], sigma: &[i8]) -> Option<(usize, f64, f64)> {
+        match (c.coupled, c.uniform_diag) {
+            (true, true) => scan_blocks::<true, true>(c, offset, f, v, diag, col, sigma),
+            (true, false) => scan_blocks::<true, false>(c, offset, f, v, diag, col, sigma),
+            (false, true) => scan_blocks::<false, true>(c, offset, f, v, diag, col, sigma),
+            (false, false) => scan_blocks::<false, false>(c, offset, f, v, diag, col, sigma),
         }
     }
 }
@@ -230,7 +239,7 @@ widest_vector_code! {
     /// the first i with the largest σ_i ∂D/∂v_i among those that can move towards σ_i,
     /// with the dual terms [negative, positive] given as (c₁, 2c₂, cap), among the
     /// examples `offset ..`: (i, σ_i ∂D/∂v_i).
-    pub(super) fn most_violating(terms: &[(f64, f64, f64); 2], offset: usize, f: &[f64], v: &[f64], sigma: &[f64]) -> Option<(usize, f64)> {
+    pub(super) fn most_violating(terms: &[(f64, f64, f64); 2], offset: usize, f: &[f64], v: &[f64], sigma: &[i8]) -> Option<(usize, f64)> {
         let len = f.len();
         let (v, sigma) = (&v[..len], &sigma[..len]);
         let [(c1_neg, two_c2_neg, _), (c1_pos, two_c2_pos, cap_pos)] = *terms;
@@ -240,7 +249,7 @@ widest_vector_code! {
             let m = BLOCK.min(len - start);
             let (f, v, sigma) = (&f[start..start + m], &v[start..start + m], &sigma[start..start + m]);
             for i in 0..m {
-                let pos = sigma[i] > 0.0;
+                let pos = sigma[i] > 0;
                 let x = v[i];
                 let slope = if pos { c1_pos - two_c2_pos * x } else { c1_neg - two_c2_neg * x };
                 // σ_i ∂D/∂v_i = −f_i + σ_i h'_i(v_i); a positive can move up below its cap,

@@ -159,7 +159,9 @@ pub(super) struct State<'p> {
     pub(super) mass: f64,
     /// σ_i = ±1, the class of each example as a number: the partner scan selects the
     /// class constants by it lane by lane (`scan.rs`).
-    pub(super) sigma: Vec<f64>,
+    pub(super) sigma: Vec<i8>,
+    /// Whether the kernel's diagonal is constant (the Gaussian kernel).
+    pub(super) uniform_diag: bool,
 }
 
 /// Below this many examples the O(n) passes of an iteration run on one thread.
@@ -228,9 +230,10 @@ impl<'p> State<'p> {
         );
         let betas = needs_order.then(|| (0..n).filter(|&j| !positive[j]).map(|j| (key(v[j]), j as u32)).collect());
         let sum_beta_sq = (0..n).filter(|&j| !positive[j]).map(|j| v[j] * v[j]).sum();
-        let diag = (0..n).map(|i| kernel.diag(i)).collect();
-        let sigma = positive.iter().map(|&p| if p { 1.0 } else { -1.0 }).collect();
-        Self { problem, positive, v, f, diag, sum_alpha: a, sum_beta_sq, betas, mass: problem.quantile_mass(n), sigma }
+        let diag: Vec<f64> = (0..n).map(|i| kernel.diag(i)).collect();
+        let sigma = positive.iter().map(|&p| if p { 1 } else { -1 }).collect();
+        let uniform_diag = diag.windows(2).all(|w: &[f64]| w[0] == w[1]);
+        Self { problem, positive, v, f, diag, sum_alpha: a, sum_beta_sq, betas, mass: problem.quantile_mass(n), sigma, uniform_diag }
     }
 
     fn into_solution(self) -> AtTopSolution {
@@ -423,7 +426,7 @@ impl<'p> State<'p> {
     fn scan_constants(&self, k: usize, terms: &[Term; 2], top: &[(f64, usize); 3]) -> ScanConstants {
         let pk = self.positive[k];
         let term_k = terms[usize::from(pk)];
-        let (x_k, sign_k) = (self.v[k], self.sigma[k]);
+        let (x_k, sign_k) = (self.v[k], f64::from(self.sigma[k]));
         let coupled = matches!(self.problem.method, Method::TopPushK { k: 2.. });
         let kf = match self.problem.method {
             Method::TopPushK { k } => k as f64,
@@ -458,6 +461,7 @@ impl<'p> State<'p> {
             ub_k: term_k.cap - x_k,
             class: [class(false), class(true)],
             coupled,
+            uniform_diag: self.uniform_diag,
         }
     }
 
@@ -588,51 +592,54 @@ mod tests {
         let (n, d) = (203, 3);
         let (x, positive) = problem(n, d, 5);
         let rows = DenseRows::new(&x, n, d).unwrap();
-        let kernel = DataKernel::new(&rows, KernelFunction::Rbf { gamma: 0.3 }).unwrap();
         let mut rng = SplitMix64::new(17);
-        for method in [Method::TopPushK { k: 1 }, Method::TopPushK { k: 4 }, Method::PatMat { tau: 0.05 }] {
-            for surrogate in [Surrogate::Quadratic, Surrogate::Hinge] {
-                let problem = AtTop { method, surrogate, scale: 1.3, c: 0.7 };
-                let mut cache = ColumnCache::new(n, 10.0).unwrap();
-                let mut state = State::start(&problem, &kernel, &mut cache, &positive, 3);
-                for trial in 0..4 {
-                    for (j, &p) in positive.iter().enumerate() {
-                        let cap = state.term(p).cap.min(1.0);
-                        let x = match rng.below(4) {
-                            0 => 0.0,
-                            1 => cap,
-                            _ => rng.next_f64() * cap,
+        // The Gaussian kernel's diagonal is constant (not read by the scan), the linear one's is not.
+        for function in [KernelFunction::Rbf { gamma: 0.3 }, KernelFunction::Linear] {
+            let kernel = DataKernel::new(&rows, function).unwrap();
+            for method in [Method::TopPushK { k: 1 }, Method::TopPushK { k: 4 }, Method::PatMat { tau: 0.05 }] {
+                for surrogate in [Surrogate::Quadratic, Surrogate::Hinge] {
+                    let problem = AtTop { method, surrogate, scale: 1.3, c: 0.7 };
+                    let mut cache = ColumnCache::new(n, 10.0).unwrap();
+                    let mut state = State::start(&problem, &kernel, &mut cache, &positive, 3);
+                    for trial in 0..4 {
+                        for (j, &p) in positive.iter().enumerate() {
+                            let cap = state.term(p).cap.min(1.0);
+                            let x = match rng.below(4) {
+                                0 => 0.0,
+                                1 => cap,
+                                _ => rng.next_f64() * cap,
+                            };
+                            state.set(j, x);
+                            state.f[j] = 2.0 * rng.next_f64() - 1.0;
+                        }
+                        if let Method::TopPushK { k } = method {
+                            // Several β exactly at the cap Σα/K (trial 0: none).
+                            let cap = state.sum_alpha / k as f64;
+                            (0..n).filter(|&j| !positive[j]).take(trial).for_each(|j| state.set(j, cap));
+                        }
+                        let top = state.top_betas();
+                        let terms = [state.term(false), state.term(true)];
+                        // The maximal violating coordinate, one by one.
+                        let violation = |j: usize| {
+                            let (term, x) = (terms[usize::from(positive[j])], state.v[j]);
+                            let slope = term.c1 - 2.0 * term.c2 * x;
+                            let movable = if positive[j] { x < term.cap } else { x > 0.0 };
+                            movable.then(|| if positive[j] { slope - state.f[j] } else { -slope - state.f[j] })
                         };
-                        state.set(j, x);
-                        state.f[j] = 2.0 * rng.next_f64() - 1.0;
-                    }
-                    if let Method::TopPushK { k } = method {
-                        // Several β exactly at the cap Σα/K (trial 0: none).
-                        let cap = state.sum_alpha / k as f64;
-                        (0..n).filter(|&j| !positive[j]).take(trial).for_each(|j| state.set(j, cap));
-                    }
-                    let top = state.top_betas();
-                    let terms = [state.term(false), state.term(true)];
-                    // The maximal violating coordinate, one by one.
-                    let violation = |j: usize| {
-                        let (term, x) = (terms[usize::from(positive[j])], state.v[j]);
-                        let slope = term.c1 - 2.0 * term.c2 * x;
-                        let movable = if positive[j] { x < term.cap } else { x > 0.0 };
-                        movable.then(|| if positive[j] { slope - state.f[j] } else { -slope - state.f[j] })
-                    };
-                    let first_largest = (0..n)
-                        .filter_map(|j| violation(j).map(|s| (j, s)))
-                        .fold(None, |best: Option<(usize, f64)>, (j, s)| if best.is_none_or(|(_, b)| s > b) { Some((j, s)) } else { best });
-                    assert_eq!(state.most_violating(), first_largest.map(|(j, _)| j), "{method:?} {surrogate:?} trial {trial}");
-                    for k in 0..n {
-                        let col_k = cache.get(k, &kernel).to_vec();
-                        let vector = state.scan_range(k, 0..n, &col_k, &terms, &top);
-                        let scalar = (0..n)
-                            .filter(|&l| l != k)
-                            .filter_map(|l| state.pair_step(k, l, positive[l], col_k[l], &terms, &top).map(|(dl, g)| (l, dl, g)))
-                            .fold(None, |best, c| better(best, Some(c)));
-                        let bits = |r: Option<(usize, f64, f64)>| r.map(|(l, dl, g)| (l, dl.to_bits(), g.to_bits()));
-                        assert_eq!(bits(vector), bits(scalar), "{method:?} {surrogate:?} trial {trial} k {k}");
+                        let first_largest = (0..n)
+                            .filter_map(|j| violation(j).map(|s| (j, s)))
+                            .fold(None, |best: Option<(usize, f64)>, (j, s)| if best.is_none_or(|(_, b)| s > b) { Some((j, s)) } else { best });
+                        assert_eq!(state.most_violating(), first_largest.map(|(j, _)| j), "{method:?} {surrogate:?} trial {trial}");
+                        for k in 0..n {
+                            let col_k = cache.get(k, &kernel).to_vec();
+                            let vector = state.scan_range(k, 0..n, &col_k, &terms, &top);
+                            let scalar = (0..n)
+                                .filter(|&l| l != k)
+                                .filter_map(|l| state.pair_step(k, l, positive[l], col_k[l], &terms, &top).map(|(dl, g)| (l, dl, g)))
+                                .fold(None, |best, c| better(best, Some(c)));
+                            let bits = |r: Option<(usize, f64, f64)>| r.map(|(l, dl, g)| (l, dl.to_bits(), g.to_bits()));
+                            assert_eq!(bits(vector), bits(scalar), "{function:?} {method:?} {surrogate:?} trial {trial} k {k}");
+                        }
                     }
                 }
             }

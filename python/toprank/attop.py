@@ -238,7 +238,9 @@ _COMMON_DOC = """
     random_state : int, RandomState or None, default=None
         Seeds the starting point and the choice of k in each iteration.
     n_jobs : int or None, default=None
-        Threads for kernel columns. ``None`` uses all cores.
+        Threads for the kernel columns and for each iteration's passes over the examples
+        (partner scan, choice of k, score update; from n = 16,384). ``None`` uses all
+        cores.
     verbose : int, default=0
         If > 0, print a line per duality-gap check.
 

@@ -12,6 +12,7 @@ pub mod batch;
 pub mod data;
 pub mod linalg;
 mod error;
+pub mod pq;
 pub mod kernels;
 pub mod losses;
 pub mod projections;

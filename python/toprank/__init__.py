@@ -11,12 +11,15 @@ A Rust core with a typed Python facade:
   softmax classifiers) trained by Prox-SDCA;
 * :mod:`toprank.attop` — :class:`TopPush`, :class:`TopPushK` and :class:`PatMat`,
   kernel classifiers for ranking at the top, trained in the dual;
+* :mod:`toprank.pq` — product quantization (:class:`~toprank.pq.ProductQuantizer`) and
+  products with the decoded matrix computed from the codes
+  (:class:`~toprank.pq.CompressedMatrix`);
 * :mod:`toprank.metrics` — top-k accuracy, precision/recall/AP at k, precision at a
   recall level, the precision-recall curve, Hamming loss;
 * :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use).
 """
 
-from toprank import attop, exceptions, losses, metrics, plotting, projections, svm
+from toprank import attop, exceptions, losses, metrics, plotting, pq, projections, svm
 from toprank._core import __version__
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.attop import PatMat, TopPush, TopPushK
@@ -28,6 +31,7 @@ __all__ = [
     "losses",
     "metrics",
     "plotting",
+    "pq",
     "projections",
     "svm",
     "attop",

@@ -27,6 +27,11 @@ __all__ = [
     "sdca_fit_kernel",
     "kernel_cross",
     "attop_fit",
+    "pq_train",
+    "pq_encode",
+    "pq_decode",
+    "pq_dot",
+    "pq_tdot",
 ]
 
 __version__: str
@@ -113,6 +118,28 @@ def kernel_cross(
     coef0: float,
     n_jobs: int | None = None,
 ) -> NDArray[np.float64]: ...
+def pq_train(
+    x: NDArray[np.floating[Any]],
+    *,
+    n_subspaces: int,
+    n_bits: int,
+    n_iter: int,
+    max_points_per_centroid: int,
+    seed: int,
+    n_jobs: int | None = None,
+) -> tuple[NDArray[np.float32], NDArray[np.float64]]: ...
+def pq_encode(
+    codebooks: NDArray[np.float32], x: NDArray[np.floating[Any]], *, n_jobs: int | None = None
+) -> NDArray[np.uint8]: ...
+def pq_decode(
+    codebooks: NDArray[np.float32], codes: NDArray[np.uint8], *, n_jobs: int | None = None
+) -> NDArray[np.float32]: ...
+def pq_dot(
+    codebooks: NDArray[np.float32], codes: NDArray[np.uint8], b: NDArray[np.floating[Any]], *, n_jobs: int | None = None
+) -> NDArray[np.floating[Any]]: ...
+def pq_tdot(
+    codebooks: NDArray[np.float32], codes: NDArray[np.uint8], b: NDArray[np.floating[Any]], *, n_jobs: int | None = None
+) -> NDArray[np.floating[Any]]: ...
 def attop_fit(
     x: NDArray[np.floating[Any]],
     positive: NDArray[np.bool_],

@@ -64,7 +64,7 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an unknown type".into())
 }
 
-fn rows<'a, T: Element + Clone>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &str) -> PyResult<Rows<'a, T>> {
+pub(crate) fn rows<'a, T: Element + Clone>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &str) -> PyResult<Rows<'a, T>> {
     let shape = arr.shape().to_vec();
     let (_, n_rows, row_len) = batch_shape(&shape, name)?;
     if n_rows == 0 || row_len == 0 {
@@ -134,7 +134,7 @@ fn numpy_zeros<'py, T: Element>(py: Python<'py>, shape: &[usize]) -> Bound<'py, 
     PyArrayDyn::<T>::zeros(py, ndarray::IxDyn(shape), false)
 }
 
-fn to_numpy<'py, T: Element>(py: Python<'py>, data: Vec<T>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_numpy<'py, T: Element>(py: Python<'py>, data: Vec<T>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
     let array = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), data)
         .map_err(|e| InternalError::new_err(format!("output shape: {e}")))?;
     Ok(array.into_pyarray(py).into_any())
@@ -159,6 +159,7 @@ macro_rules! with_float_rows {
         }
     }};
 }
+pub(crate) use with_float_rows;
 
 /// `kernel` on every row of `x`; returns an array of x's shape and dtype.
 pub(crate) fn map_rows<'py, K: RowMap>(

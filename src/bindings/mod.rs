@@ -4,6 +4,7 @@
 
 mod arrays;
 mod attop;
+mod pq;
 mod errors;
 mod monitor;
 mod sdca;
@@ -196,6 +197,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sparsemax_loss, m)?)?;
     m.add_function(wrap_pyfunction!(topk_hinge, m)?)?;
     m.add_function(wrap_pyfunction!(attop::attop_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(pq::pq_train, m)?)?;
+    m.add_function(wrap_pyfunction!(pq::pq_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(pq::pq_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(pq::pq_dot, m)?)?;
+    m.add_function(wrap_pyfunction!(pq::pq_tdot, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_linear, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::kernel_cross, m)?)?;

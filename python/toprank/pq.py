@@ -1,0 +1,246 @@
+"""Product quantization and matrix products in the compressed domain.
+
+:class:`ProductQuantizer` learns, per sub-space of ``d / n_subspaces`` features, a
+k-means codebook of ``2**n_bits`` centroids (Jégou, Douze & Schmid 2011), and encodes
+each row as one byte per sub-space. :class:`CompressedMatrix` holds such codes and
+computes with the decoded matrix X̂ without forming it (Harchaoui et al. 2012, §4.2):
+``X.dot(B)`` = X̂·B from tables of centroid products and lookups (Algorithm 1),
+``X.T.dot(B)`` = X̂ᵀ·B from bucket sums of B's rows by code (Algorithm 2), and
+``X.rdot(A)`` = A·X̂. The products are exact with respect to X̂; the codebooks have
+faiss's layout (``n_subspaces × 2**n_bits × dsub``, float32).
+
+>>> import numpy as np
+>>> from toprank.pq import ProductQuantizer
+>>> X = np.random.default_rng(0).normal(size=(2000, 32))
+>>> pq = ProductQuantizer(n_subspaces=8, n_bits=6, random_state=0).fit(X)
+>>> Xc = pq.compress(X)
+>>> Xc.shape, Xc.nbytes < X.nbytes / 16
+((2000, 32), True)
+>>> bool(np.allclose(Xc.dot(np.ones((32, 3))), Xc.decode() @ np.ones((32, 3))))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from toprank import _core
+from toprank._validation import as_array, as_jobs
+from toprank.exceptions import InvalidInputError
+from toprank.svm import _int
+
+
+def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:
+    """A C-contiguous float32/float64 2-D array (other dtypes are converted to float64)."""
+    arr = as_array(X, name)
+    if arr.ndim != 2:
+        raise InvalidInputError(f"{name}: expected a 2-D array, got {arr.ndim}-D")
+    if arr.dtype not in (np.float32, np.float64):
+        if arr.dtype.kind not in "biuf":
+            raise InvalidInputError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
+        arr = arr.astype(np.float64)
+    return np.ascontiguousarray(arr)
+
+
+class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
+    """Product quantizer: k-means codebooks per sub-space, one byte per code.
+
+    Parameters
+    ----------
+    n_subspaces : int
+        Number M of sub-spaces; must divide the number of features d.
+    n_bits : int, default=8
+        Bits per code (1 to 8): ``2**n_bits`` centroids per sub-space; codes are stored
+        one byte each.
+    n_iter : int, default=25
+        k-means iterations (assignment + update) per sub-space.
+    max_points_per_centroid : int, default=256
+        At most ``2**n_bits * max_points_per_centroid`` rows train the codebooks (a
+        seeded sample beyond), as in faiss.
+    random_state : int, RandomState or None, default=None
+        Seeds the row sample and the k-means initialisation (random distinct points).
+    n_jobs : int or None, default=None
+        Threads (sub-spaces in parallel for training, rows for encoding). ``None`` uses
+        all cores.
+
+    Attributes
+    ----------
+    codebooks_ : ndarray of shape (n_subspaces, 2**n_bits, d / n_subspaces), float32
+        Centroids, faiss's ``ProductQuantizer.centroids`` layout.
+    training_error_ : ndarray of shape (n_subspaces, n_iter)
+        k-means's squared quantization error on the training sample after each
+        assignment step (non-increasing along each row).
+    n_features_in_ : int
+    """
+
+    def __init__(
+        self,
+        n_subspaces: int,
+        n_bits: int = 8,
+        n_iter: int = 25,
+        max_points_per_centroid: int = 256,
+        random_state: int | np.random.RandomState | None = None,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.n_subspaces = n_subspaces
+        self.n_bits = n_bits
+        self.n_iter = n_iter
+        self.max_points_per_centroid = max_points_per_centroid
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X: ArrayLike, y: Any = None) -> ProductQuantizer:
+        """Learns the codebooks from the rows of ``X`` (n × d, n ≥ 2**n_bits)."""
+        X = _float_rows(X, "X")
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        books, errors = _core.pq_train(
+            X,
+            n_subspaces=_int(self.n_subspaces, "n_subspaces", low=1),
+            n_bits=_int(self.n_bits, "n_bits", low=1),
+            n_iter=_int(self.n_iter, "n_iter", low=1),
+            max_points_per_centroid=_int(self.max_points_per_centroid, "max_points_per_centroid", low=1),
+            seed=seed,
+            n_jobs=as_jobs(self.n_jobs),
+        )
+        self.codebooks_ = books
+        self.training_error_ = errors
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    @property
+    def code_size_bytes(self) -> int:
+        """Bytes per encoded row (one per sub-space)."""
+        return int(self.n_subspaces)
+
+    def encode(self, X: ArrayLike) -> NDArray[np.uint8]:
+        """Codes of the rows of ``X``: (n, n_subspaces) uint8, the nearest centroid per sub-space."""
+        check_is_fitted(self, "codebooks_")
+        return _core.pq_encode(self.codebooks_, _float_rows(X, "X"), n_jobs=as_jobs(self.n_jobs))
+
+    def decode(self, codes: ArrayLike) -> NDArray[np.float32]:
+        """X̂: every code replaced by its centroid, (n, d) float32."""
+        check_is_fitted(self, "codebooks_")
+        return _core.pq_decode(self.codebooks_, _codes(codes, self.codebooks_.shape[0]), n_jobs=as_jobs(self.n_jobs))
+
+    def compress(self, X: ArrayLike) -> CompressedMatrix:
+        """``X`` encoded, as a :class:`CompressedMatrix`."""
+        return CompressedMatrix(self, self.encode(X))
+
+    def transform(self, X: ArrayLike) -> NDArray[np.float32]:
+        """X̂, the rows of ``X`` encoded and decoded (the quantized features)."""
+        return self.decode(self.encode(X))
+
+
+def _codes(codes: ArrayLike, n_subspaces: int) -> NDArray[np.uint8]:
+    arr = as_array(codes, "codes")
+    if arr.ndim != 2 or arr.shape[1] != n_subspaces:
+        raise InvalidInputError(f"codes: expected shape (n, {n_subspaces}), got {arr.shape}")
+    if arr.dtype != np.uint8:
+        if arr.dtype.kind not in "iu" or (arr.size and (arr.min() < 0 or arr.max() > 255)):
+            raise InvalidInputError(f"codes: expected uint8 codes in 0..255, got dtype {arr.dtype}")
+        arr = arr.astype(np.uint8)
+    return np.ascontiguousarray(arr)
+
+
+class CompressedMatrix:
+    """The matrix X̂ of ``quantizer``'s decoded ``codes``, multiplied without decoding.
+
+    ``shape`` is (n, d); ``dot(B)`` = X̂·B (B: d × m or d), ``T.dot(B)`` = X̂ᵀ·B
+    (B: n × m or n), ``rdot(A)`` = A·X̂ (A: k × n or n); the result has B's (A's)
+    float dtype (float64 for other inputs). ``X[rows]`` selects rows (an int, a slice,
+    an index or boolean array) without copying the codebooks; ``decode()`` forms X̂.
+    """
+
+    def __init__(self, quantizer: ProductQuantizer, codes: ArrayLike) -> None:
+        check_is_fitted(quantizer, "codebooks_")
+        self.quantizer = quantizer
+        self.codes = _codes(codes, quantizer.codebooks_.shape[0])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.codes.shape[0], int(self.quantizer.n_features_in_))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the codes and the codebooks."""
+        return int(self.codes.nbytes + self.quantizer.codebooks_.nbytes)
+
+    def __len__(self) -> int:
+        return int(self.codes.shape[0])
+
+    def __getitem__(self, rows: Any) -> CompressedMatrix:
+        if isinstance(rows, tuple):
+            raise InvalidInputError("rows: a CompressedMatrix is indexed by rows only")
+        codes = self.codes[rows]
+        return CompressedMatrix(self.quantizer, codes.reshape(-1, self.codes.shape[1]))
+
+    def decode(self) -> NDArray[np.float32]:
+        return self.quantizer.decode(self.codes)
+
+    def _operand(self, B: ArrayLike, rows: int, name: str) -> tuple[NDArray[Any], bool]:
+        arr = as_array(B, name)
+        vector = arr.ndim == 1
+        if vector:
+            arr = arr[:, None]
+        if arr.ndim != 2 or arr.shape[0] != rows:
+            raise InvalidInputError(f"{name}: expected {rows} rows, got shape {np.shape(B)}")
+        if arr.dtype not in (np.float32, np.float64):
+            if arr.dtype.kind not in "biuf":
+                raise InvalidInputError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
+            arr = arr.astype(np.float64)
+        return np.ascontiguousarray(arr), vector
+
+    def dot(self, B: ArrayLike) -> NDArray[Any]:
+        """X̂·B for B of shape (d, m) or (d,)."""
+        arr, vector = self._operand(B, self.shape[1], "B")
+        if len(self) == 0 or arr.shape[1] == 0:
+            out = np.zeros((len(self), arr.shape[1]), dtype=arr.dtype)
+        else:
+            q = self.quantizer
+            out = _core.pq_dot(q.codebooks_, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
+        return out[:, 0] if vector else out
+
+    def tdot(self, B: ArrayLike) -> NDArray[Any]:
+        """X̂ᵀ·B for B of shape (n, m) or (n,)."""
+        arr, vector = self._operand(B, len(self), "B")
+        if len(self) == 0 or arr.shape[1] == 0:
+            out = np.zeros((self.shape[1], arr.shape[1]), dtype=arr.dtype)
+        else:
+            q = self.quantizer
+            out = _core.pq_tdot(q.codebooks_, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
+        return out[:, 0] if vector else out
+
+    def rdot(self, A: ArrayLike) -> NDArray[Any]:
+        """A·X̂ for A of shape (k, n) or (n,): (X̂ᵀ·Aᵀ)ᵀ."""
+        arr = as_array(A, "A")
+        if arr.ndim == 1:
+            return self.tdot(arr)
+        if arr.ndim != 2:
+            raise InvalidInputError(f"A: expected a 1-D or 2-D array, got {arr.ndim}-D")
+        return self.tdot(arr.T).T
+
+    @property
+    def T(self) -> _Transposed:
+        """X̂ᵀ, for ``X.T.dot(B)``."""
+        return _Transposed(self)
+
+
+class _Transposed:
+    """X̂ᵀ of a :class:`CompressedMatrix` (only ``dot`` and ``shape``)."""
+
+    def __init__(self, matrix: CompressedMatrix) -> None:
+        self.matrix = matrix
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        n, d = self.matrix.shape
+        return (d, n)
+
+    def dot(self, B: ArrayLike) -> NDArray[Any]:
+        return self.matrix.tdot(B)

@@ -6,7 +6,8 @@
 
 use rayon::prelude::*;
 
-use super::kmeans::{kmeans, nearest};
+use super::kmeans::kmeans;
+use super::nearest::CentroidTable;
 use crate::rng::SplitMix64;
 use crate::{Error, Real, Result};
 
@@ -151,14 +152,16 @@ pub fn encode<T: Real>(books: &Codebooks<'_>, x: &[T]) -> Result<Vec<u8>> {
     let d = books.dim();
     let n = check_rows(x, d)?;
     let (m, dsub) = (books.n_subspaces, books.dsub);
-    let centroids: Vec<Vec<f64>> = (0..m).map(|q| books.subspace(q).iter().map(|&v| f64::from(v)).collect()).collect();
+    let tables: Vec<CentroidTable> = (0..m)
+        .map(|q| CentroidTable::new(&books.subspace(q).iter().map(|&v| f64::from(v)).collect::<Vec<_>>(), dsub))
+        .collect();
     let mut codes = vec![0u8; n * m];
     codes.par_chunks_mut(m).zip(x.par_chunks(d)).for_each_init(
-        || vec![0.0f64; dsub],
-        |sub, (code, row)| {
-            for q in 0..m {
+        || (vec![0.0f64; dsub], vec![0.0f64; books.ksub]),
+        |(sub, scratch), (code, row)| {
+            for (q, (c, table)) in code.iter_mut().zip(&tables).enumerate() {
                 sub.iter_mut().zip(&row[q * dsub..(q + 1) * dsub]).for_each(|(s, v)| *s = v.to_f64());
-                code[q] = nearest(sub, &centroids[q], dsub).0 as u8;
+                *c = table.nearest(sub, scratch) as u8;
             }
         },
     );
@@ -203,7 +206,7 @@ mod tests {
                     sub.iter().zip(&books.subspace(q)[c * 4..c * 4 + 4]).map(|(a, &b)| (a - f64::from(b)).powi(2)).sum()
                 };
                 let chosen = dist(usize::from(codes[i * m + q]));
-                assert!((0..16).all(|c| dist(c) >= chosen), "row {i} sub-space {q}");
+                assert!((0..16).all(|c| dist(c) >= chosen - 1e-12), "row {i} sub-space {q}");
             }
         }
         let decoded = decode(&books, &codes).unwrap();

@@ -9,26 +9,13 @@
 //! assignment to the next (tested). Start: k distinct points drawn at random (seeded),
 //! faiss's initialisation.
 
+use super::nearest::CentroidTable;
 use crate::rng::SplitMix64;
 
 /// Squared Euclidean distance of two points of the same dimension.
 #[inline]
-pub(super) fn distance2(a: &[f64], b: &[f64]) -> f64 {
+fn distance2(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
-}
-
-/// The nearest of the `k` centroids (row-major, `dim` each) to `x`, ties to the smaller
-/// index, and its squared distance.
-#[inline]
-pub(super) fn nearest(x: &[f64], centroids: &[f64], dim: usize) -> (usize, f64) {
-    let mut best = (0, f64::INFINITY);
-    for (c, centroid) in centroids.chunks_exact(dim).enumerate() {
-        let d = distance2(x, centroid);
-        if d < best.1 {
-            best = (c, d);
-        }
-    }
-    best
 }
 
 /// k-means of `points` (n × dim, row-major, n ≥ k): the centroids (k × dim) and the
@@ -45,10 +32,13 @@ pub(super) fn kmeans(points: &[f64], dim: usize, k: usize, n_iter: usize, seed: 
     let mut errors = Vec::with_capacity(n_iter);
     let mut sums = vec![0.0f64; k * dim];
     let mut counts = vec![0usize; k];
+    let mut scratch = vec![0.0; k];
     for _ in 0..n_iter {
+        let table = CentroidTable::new(&centroids, dim);
         let mut error = 0.0;
         for (i, x) in points.chunks_exact(dim).enumerate() {
-            let (c, d) = nearest(x, &centroids, dim);
+            let c = table.nearest(x, &mut scratch);
+            let d = distance2(x, &centroids[c * dim..(c + 1) * dim]);
             assignment[i] = c;
             distance[i] = d;
             error += d;

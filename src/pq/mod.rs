@@ -10,6 +10,7 @@
 
 mod codebooks;
 mod kmeans;
+mod nearest;
 mod products;
 
 pub use codebooks::{encode, decode, train, Codebooks, TrainOptions, Trained};

@@ -17,12 +17,51 @@
 use rayon::prelude::*;
 
 use super::codebooks::Codebooks;
+use crate::vector_code::widest_vector_code;
 use crate::{Error, Real, Result};
 
-/// f32 or f64 with the arithmetic the products need.
-pub trait Scalar: Real + Default + std::ops::AddAssign + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {}
-impl Scalar for f32 {}
-impl Scalar for f64 {}
+/// f32 or f64 with the arithmetic the products need, and their inner loops compiled
+/// for the widest vector instructions the CPU has (`vector_code.rs`).
+pub trait Scalar: Real + Default + std::ops::AddAssign + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+    /// [`lookups`] for this type.
+    fn lookups(out_block: &mut [Self], code_block: &[u8], tables: &[Self], shape: Shape);
+    /// [`bucket_sums`] for this type.
+    fn bucket_sums(buckets: &mut [Self], b: &[Self], codes: &[u8], groups: std::ops::Range<usize>, shape: Shape);
+}
+
+/// (M, ksub, m) of a product.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    n_sub: usize,
+    ksub: usize,
+    m: usize,
+}
+
+macro_rules! scalar {
+    ($t:ty, $lookups:ident, $buckets:ident) => {
+        widest_vector_code! {
+            fn $lookups(out_block: &mut [$t], code_block: &[u8], tables: &[$t], shape: Shape) -> () {
+                lookups::<$t>(out_block, code_block, tables, shape)
+            }
+        }
+        widest_vector_code! {
+            fn $buckets(buckets: &mut [$t], b: &[$t], codes: &[u8], groups: std::ops::Range<usize>, shape: Shape) -> () {
+                bucket_sums::<$t>(buckets, b, codes, groups, shape)
+            }
+        }
+        impl Scalar for $t {
+            fn lookups(out_block: &mut [Self], code_block: &[u8], tables: &[Self], shape: Shape) {
+                $lookups(out_block, code_block, tables, shape)
+            }
+            fn bucket_sums(buckets: &mut [Self], b: &[Self], codes: &[u8], groups: std::ops::Range<usize>, shape: Shape) {
+                $buckets(buckets, b, codes, groups, shape)
+            }
+        }
+    };
+}
+
+scalar!(f32, lookups_f32, bucket_sums_f32);
+scalar!(f64, lookups_f64, bucket_sums_f64);
 
 /// Rows of X̂·B per parallel task.
 const ROWS: usize = 1024;
@@ -69,6 +108,56 @@ fn add_into<T: Scalar>(acc: &mut [T], row: &[T]) {
     }
 }
 
+/// The lookups of Algorithm 1 for one block of rows: out[i, :] += Σ_q T_q[code_iq, :],
+/// a chunk of `COLS` columns and a group of sub-spaces at a time; a full chunk is summed
+/// in registers.
+#[inline(always)]
+fn lookups<T: Scalar>(out_block: &mut [T], code_block: &[u8], tables: &[T], shape: Shape) {
+    let Shape { n_sub, ksub, m } = shape;
+    for j0 in (0..m).step_by(COLS) {
+        let j1 = (j0 + COLS).min(m);
+        for q0 in (0..n_sub).step_by(GROUP) {
+            let q1 = (q0 + GROUP).min(n_sub);
+            for (out_row, code) in out_block.chunks_exact_mut(m).zip(code_block.chunks_exact(n_sub)) {
+                let rows = code[q0..q1].iter().enumerate().map(|(g, &c)| ((q0 + g) * ksub + usize::from(c)) * m);
+                if j1 - j0 == COLS {
+                    let acc: &mut [T; COLS] = (&mut out_row[j0..j1]).try_into().expect("a full chunk");
+                    let mut sum = *acc;
+                    for at in rows {
+                        let row: &[T; COLS] = tables[at + j0..at + j1].try_into().expect("a full chunk");
+                        for j in 0..COLS {
+                            sum[j] += row[j];
+                        }
+                    }
+                    *acc = sum;
+                } else {
+                    for at in rows {
+                        add_into(&mut out_row[j0..j1], &tables[at + j0..at + j1]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The bucket sums of Algorithm 2 for the sub-spaces `groups`: buckets[q − q0, c, :] +=
+/// B[i, :] for every row i with code c in sub-space q, a chunk of `COLS` columns at a
+/// time (B streams once per chunk, the chunk's buckets stay in cache).
+#[inline(always)]
+fn bucket_sums<T: Scalar>(buckets: &mut [T], b: &[T], codes: &[u8], groups: std::ops::Range<usize>, shape: Shape) {
+    let Shape { n_sub, ksub, m } = shape;
+    for j0 in (0..m).step_by(COLS) {
+        let j1 = (j0 + COLS).min(m);
+        for (b_row, code) in b.chunks_exact(m).zip(codes.chunks_exact(n_sub)) {
+            let chunk = &b_row[j0..j1];
+            for (g, &c) in code[groups.clone()].iter().enumerate() {
+                let at = (g * ksub + usize::from(c)) * m;
+                add_into(&mut buckets[at + j0..at + j1], chunk);
+            }
+        }
+    }
+}
+
 /// X̂·B for codes (n × M) and B (d × m, row-major): n × m.
 pub fn dot<T: Scalar>(books: &Codebooks<'_>, codes: &[u8], b: &[T], m: usize) -> Result<Vec<T>> {
     let n = books.check_codes(codes)?;
@@ -79,21 +168,9 @@ pub fn dot<T: Scalar>(books: &Codebooks<'_>, codes: &[u8], b: &[T], m: usize) ->
         return Ok(out);
     }
     let tables = tables(books, b, m);
-    let ksub = books.ksub();
+    let shape = Shape { n_sub, ksub: books.ksub(), m };
     out.par_chunks_mut(ROWS * m).zip(codes.par_chunks(ROWS * n_sub)).for_each(|(out_block, code_block)| {
-        for j0 in (0..m).step_by(COLS) {
-            let j1 = (j0 + COLS).min(m);
-            for q0 in (0..n_sub).step_by(GROUP) {
-                let q1 = (q0 + GROUP).min(n_sub);
-                for (out_row, code) in out_block.chunks_exact_mut(m).zip(code_block.chunks_exact(n_sub)) {
-                    let acc = &mut out_row[j0..j1];
-                    for (q, &c) in code.iter().enumerate().take(q1).skip(q0) {
-                        let at = (q * ksub + usize::from(c)) * m;
-                        add_into(acc, &tables[at + j0..at + j1]);
-                    }
-                }
-            }
-        }
+        T::lookups(out_block, code_block, &tables, shape);
     });
     Ok(out)
 }
@@ -114,16 +191,7 @@ pub fn tdot<T: Scalar>(books: &Codebooks<'_>, codes: &[u8], b: &[T], m: usize) -
         let q1 = (q0 + group).min(n_sub);
         // Bucket sums of B's rows by code, sub-spaces q0..q1 (q − q0, c, column).
         let mut buckets = vec![T::default(); (q1 - q0) * ksub * m];
-        for j0 in (0..m).step_by(COLS) {
-            let j1 = (j0 + COLS).min(m);
-            for (b_row, code) in b.chunks_exact(m).zip(codes.chunks_exact(n_sub)) {
-                let chunk = &b_row[j0..j1];
-                for (g, &c) in code[q0..q1].iter().enumerate() {
-                    let at = (g * ksub + usize::from(c)) * m;
-                    add_into(&mut buckets[at + j0..at + j1], chunk);
-                }
-            }
-        }
+        T::bucket_sums(&mut buckets, b, codes, q0..q1, Shape { n_sub, ksub, m });
         // (X̂ᵀB)[q·dsub + t, :] = Σ_c C_q[c, t] D_q[c, :], in f64.
         let mut acc = vec![0.0f64; m];
         for q in q0..q1 {

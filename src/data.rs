@@ -90,6 +90,13 @@ impl RowBuf {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// The dense values resized to `len`, for a design that writes its rows itself
+    /// (the product-quantized rows decode into it).
+    pub(crate) fn dense_mut(&mut self, len: usize) -> &mut [f64] {
+        self.values.resize(len, 0.0);
+        &mut self.values
+    }
 }
 
 /// A read-only n × d matrix of examples.

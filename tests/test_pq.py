@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
+from toprank import TopKSVC
 from toprank.exceptions import InvalidInputError
 from toprank.pq import CompressedMatrix, ProductQuantizer
 
@@ -172,3 +173,22 @@ def test_encoding_agrees_with_faiss() -> None:
     # only near-ties at float32 rounding can differ.
     assert (theirs == ours).mean() > 0.999
     np.testing.assert_allclose(index.decode(theirs), pq.decode(theirs))
+
+
+def test_topk_svm_trains_on_codes_as_on_the_decoded_matrix() -> None:
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(600, 16))
+    y = np.argmax(X[:, :4] + 0.3 * rng.normal(size=(600, 4)), axis=1)
+    pq = ProductQuantizer(n_subspaces=4, n_bits=5, n_iter=6, random_state=0).fit(X)
+    Xc = pq.compress(X)
+    params = dict(k=2, C=0.5, tol=1e-7, max_epochs=3000, random_state=0)
+    on_codes = TopKSVC(**params).fit(Xc, y)
+    on_decoded = TopKSVC(**params).fit(Xc.decode(), y)
+    assert on_codes.status_ == "converged" and on_codes.n_features_in_ == 16
+    np.testing.assert_allclose(on_codes.primal_objective_, on_decoded.primal_objective_, rtol=1e-8)
+    np.testing.assert_allclose(on_codes.coef_, on_decoded.coef_, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(on_codes.intercept_, on_decoded.intercept_, rtol=1e-5, atol=1e-7)
+    # Predictions take raw features.
+    assert on_codes.score(X, y) > 0.5
+    with pytest.raises(InvalidInputError, match="^X:"):
+        TopKSVC(kernel="rbf").fit(Xc, y)

@@ -83,6 +83,7 @@ def sdca_fit_linear(
     shrinking: bool = True,
     dual_coef: NDArray[np.float64] | None = None,
     callback: _Progress | None = None,
+    codebooks: NDArray[np.float32] | None = None,
 ) -> dict[str, Any]: ...
 
 def sdca_fit_kernel(

@@ -40,7 +40,13 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from toprank import _core
 from toprank._validation import as_jobs
@@ -255,7 +261,10 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data (float32 and float64 C-ordered arrays and CSR matrices are
             used in place, without a copy); for ``kernel="precomputed"`` the
-            (n_samples, n_samples) Gram matrix (dense, possibly a memory map).
+            (n_samples, n_samples) Gram matrix (dense, possibly a memory map). A
+            :class:`toprank.pq.CompressedMatrix` (``kernel="linear"``) trains on its
+            decoded rows X̂ while memory holds only the codes; the model then predicts
+            on raw features.
         y : array-like of shape (n_samples,)
             Class labels (at least two distinct).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -267,15 +276,30 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         """
         params = self._check_params()
         Xv: Any
-        Xv, y = validate_data(
-            self,
-            X,
-            y,
-            accept_sparse="csr" if self.kernel == "linear" else False,
-            dtype=[np.float64, np.float32],
-            order="C",
-            ensure_min_samples=2,
-        )
+        from toprank.pq import CompressedMatrix  # noqa: PLC0415 (toprank.pq imports this module)
+
+        coded = X if isinstance(X, CompressedMatrix) else None
+        if coded is not None:
+            # Train on the codes, predict on raw features: the model is that of X̂.
+            if self.kernel != "linear":
+                raise InvalidInputError(f"X: a CompressedMatrix trains kernel='linear' only, got kernel={self.kernel!r}")
+            Xv, y = coded.codes, column_or_1d(y, warn=True)
+            check_consistent_length(Xv, y)
+            if len(y) < 2:
+                raise InvalidInputError(f"X: needs at least 2 samples, got {len(y)}")
+            self.n_features_in_ = coded.shape[1]
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        else:
+            Xv, y = validate_data(
+                self,
+                X,
+                y,
+                accept_sparse="csr" if self.kernel == "linear" else False,
+                dtype=[np.float64, np.float32],
+                order="C",
+                ensure_min_samples=2,
+            )
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         m = len(classes)
@@ -311,9 +335,10 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         y64 = y_enc.astype(np.int64)
         if self.kernel == "linear":
             bias = params["intercept_scaling"] if self.fit_intercept else None
-            result = _core.sdca_fit_linear(Xv, y64, c, m, bias=bias, **common)
+            codebooks = coded.quantizer.codebooks_ if coded is not None else None
+            result = _core.sdca_fit_linear(Xv, y64, c, m, bias=bias, codebooks=codebooks, **common)
             W = result["coef"]
-            d = Xv.shape[1]
+            d = coded.shape[1] if coded is not None else Xv.shape[1]
             self.coef_ = np.ascontiguousarray(W[:, :d])
             self.intercept_ = W[:, d] * params["intercept_scaling"] if self.fit_intercept else np.zeros(m)
         else:

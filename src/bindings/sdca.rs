@@ -92,6 +92,25 @@ fn run_csr<T: Real + numpy::Element, I: CsrIndex + numpy::Element>(
     })
 }
 
+/// Product-quantized rows: `x` holds the codes (n × M uint8), decoded row by row.
+fn run_coded(
+    x: &Bound<'_, PyAny>,
+    codebooks: &numpy::PyReadonlyArray3<'_, f32>,
+    job: LinearJob<'_>,
+    threads: Option<usize>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<LinearFit> {
+    let codes = x.extract::<PyReadonlyArray2<'_, u8>>().map_err(|_| invalid("X", "codes must be a 2-D uint8 array"))?;
+    let codes = codes.as_slice().map_err(|_| invalid("X", "codes must be C-contiguous"))?;
+    let shape = codebooks.shape();
+    let books = codebooks.as_slice().map_err(|_| invalid("codebooks", "must be C-contiguous"))?;
+    run_interruptible(x.py(), threads, callback, |monitor| {
+        let books = crate::pq::Codebooks::new(books, shape[0], shape[1], shape[2])?;
+        let design = crate::pq::CodedRows::new(books, codes)?;
+        job.run(&design, monitor)
+    })
+}
+
 fn run_dense<T: Real + numpy::Element>(
     x: &Bound<'_, PyAny>,
     job: LinearJob<'_>,
@@ -111,7 +130,7 @@ fn run_dense<T: Real + numpy::Element>(
 #[pyfunction]
 #[pyo3(signature = (
     x, y, c, n_classes, *, loss, k, smoothing, bias, tol, max_epochs, check_every, seed,
-    n_jobs=None, parallel=None, shrinking=true, dual_coef=None, callback=None
+    n_jobs=None, parallel=None, shrinking=true, dual_coef=None, callback=None, codebooks=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sdca_fit_linear<'py>(
@@ -133,6 +152,7 @@ pub(crate) fn sdca_fit_linear<'py>(
     shrinking: bool,
     dual_coef: Option<PyReadonlyArray2<'py, f64>>,
     callback: Option<Py<PyAny>>,
+    codebooks: Option<numpy::PyReadonlyArray3<'py, f32>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let threads = threads::resolve(n_jobs)?;
     let loss = make_loss(loss, k, smoothing)?;
@@ -142,7 +162,9 @@ pub(crate) fn sdca_fit_linear<'py>(
     let dual = initial_dual(dual_coef.as_ref(), n, n_classes)?;
     let opts = SdcaOptions { tol, max_epochs, check_every, seed, shrinking };
     let job = LinearJob { loss: &*loss, y: &y, c, m: n_classes, bias, opts, parallel, dual };
-    let fit = if x.hasattr("indptr")? {
+    let fit = if let Some(books) = &codebooks {
+        run_coded(x, books, job, threads, callback)
+    } else if x.hasattr("indptr")? {
         let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
         let dtype = x.getattr("data")?.getattr("dtype")?.str()?.to_string();
         let itype = x.getattr("indices")?.getattr("dtype")?.str()?.to_string();

@@ -9,9 +9,11 @@
 //! products — without ever forming X̂.
 
 mod codebooks;
+mod design;
 mod kmeans;
 mod nearest;
 mod products;
 
-pub use codebooks::{encode, decode, train, Codebooks, TrainOptions, Trained};
+pub use codebooks::{decode, encode, train, Codebooks, TrainOptions, Trained};
+pub use design::CodedRows;
 pub use products::{dot, tdot, Scalar};

@@ -173,6 +173,11 @@ def test_encoding_agrees_with_faiss() -> None:
     # only near-ties at float32 rounding can differ.
     assert (theirs == ours).mean() > 0.999
     np.testing.assert_allclose(index.decode(theirs), pq.decode(theirs))
+    # Conversions both ways keep the codebooks.
+    np.testing.assert_array_equal(faiss.vector_to_array(pq.to_faiss().centroids), pq.codebooks_.ravel())
+    back = ProductQuantizer.from_faiss(index)
+    np.testing.assert_array_equal(back.codebooks_, pq.codebooks_)
+    np.testing.assert_array_equal(back.encode(X), pq.encode(X))
 
 
 def test_topk_svm_trains_on_codes_as_on_the_decoded_matrix() -> None:

@@ -136,6 +136,31 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         """X̂, the rows of ``X`` encoded and decoded (the quantized features)."""
         return self.decode(self.encode(X))
 
+    def to_faiss(self) -> Any:
+        """The codebooks as a trained ``faiss.ProductQuantizer`` (needs faiss-cpu)."""
+        check_is_fitted(self, "codebooks_")
+        import faiss  # noqa: PLC0415 (optional dependency)
+
+        m, ksub, dsub = self.codebooks_.shape
+        index = faiss.ProductQuantizer(m * dsub, m, int(ksub).bit_length() - 1)
+        faiss.copy_array_to_vector(np.ascontiguousarray(self.codebooks_).ravel(), index.centroids)
+        return index
+
+    @classmethod
+    def from_faiss(cls, index: Any, *, n_jobs: int | None = None) -> ProductQuantizer:
+        """A fitted quantizer with the codebooks of a trained ``faiss.ProductQuantizer``."""
+        import faiss  # noqa: PLC0415 (optional dependency)
+
+        m, nbits, d = int(index.M), int(index.nbits), int(index.d)
+        books = faiss.vector_to_array(index.centroids).astype(np.float32)
+        if books.size != m * (1 << nbits) * (d // m):
+            raise InvalidInputError("index: the faiss quantizer is not trained (no centroids)")
+        pq = cls(n_subspaces=m, n_bits=nbits, n_jobs=n_jobs)
+        pq.codebooks_ = books.reshape(m, 1 << nbits, d // m)
+        pq.training_error_ = np.empty((m, 0))
+        pq.n_features_in_ = d
+        return pq
+
 
 def _codes(codes: ArrayLike, n_subspaces: int) -> NDArray[np.uint8]:
     arr = as_array(codes, "codes")

@@ -174,7 +174,9 @@ def test_encoding_agrees_with_faiss() -> None:
     assert (theirs == ours).mean() > 0.999
     np.testing.assert_allclose(index.decode(theirs), pq.decode(theirs))
     # Conversions both ways keep the codebooks.
-    np.testing.assert_array_equal(faiss.vector_to_array(pq.to_faiss().centroids), pq.codebooks_.ravel())
+    converted = pq.to_faiss()  # kept alive: `centroids` is a view into it
+    np.testing.assert_array_equal(faiss.vector_to_array(converted.centroids), pq.codebooks_.ravel())
+    np.testing.assert_array_equal(converted.compute_codes(X.astype(np.float32)), theirs)
     back = ProductQuantizer.from_faiss(index)
     np.testing.assert_array_equal(back.codebooks_, pq.codebooks_)
     np.testing.assert_array_equal(back.encode(X), pq.encode(X))

@@ -11,6 +11,9 @@ use super::nearest::CentroidTable;
 use crate::rng::SplitMix64;
 use crate::{Error, Real, Result};
 
+/// Rows encoded together, sub-space by sub-space.
+const ENCODE_ROWS: usize = 256;
+
 /// A borrowed set of codebooks with its shape.
 #[derive(Debug, Clone, Copy)]
 pub struct Codebooks<'a> {
@@ -156,12 +159,16 @@ pub fn encode<T: Real>(books: &Codebooks<'_>, x: &[T]) -> Result<Vec<u8>> {
         .map(|q| CentroidTable::new(&books.subspace(q).iter().map(|&v| f64::from(v)).collect::<Vec<_>>(), dsub))
         .collect();
     let mut codes = vec![0u8; n * m];
-    codes.par_chunks_mut(m).zip(x.par_chunks(d)).for_each_init(
+    // Sub-space by sub-space within a block of rows: one sub-space's centroids (16 KB
+    // for 256 × 8) stay in L1 while the block's rows are encoded.
+    codes.par_chunks_mut(ENCODE_ROWS * m).zip(x.par_chunks(ENCODE_ROWS * d)).for_each_init(
         || (vec![0.0f64; dsub], vec![0.0f64; books.ksub]),
-        |(sub, scratch), (code, row)| {
-            for (q, (c, table)) in code.iter_mut().zip(&tables).enumerate() {
-                sub.iter_mut().zip(&row[q * dsub..(q + 1) * dsub]).for_each(|(s, v)| *s = v.to_f64());
-                *c = table.nearest(sub, scratch) as u8;
+        |(sub, scratch), (code_block, row_block)| {
+            for (q, table) in tables.iter().enumerate() {
+                for (code, row) in code_block.chunks_exact_mut(m).zip(row_block.chunks_exact(d)) {
+                    sub.iter_mut().zip(&row[q * dsub..(q + 1) * dsub]).for_each(|(s, v)| *s = v.to_f64());
+                    code[q] = table.nearest(sub, scratch) as u8;
+                }
             }
         },
     );

@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop wheel clean
+.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq wheel clean
 
 all: test
 
@@ -51,12 +51,13 @@ data: develop
 	$(PY) -m toprank.datasets fetch
 
 # BENCHMARKS.md is shared: projections.py writes the file but keeps every marked
-# <!-- name:begin/end --> section, and topk_svm.py and attop.py replace only their own.
-# bench-svm and bench-attop still run last (from the recipe, so even `make -j` keeps the
-# order) to keep the layout.
+# <!-- name:begin/end --> section, and topk_svm.py, attop.py and pq.py replace only their
+# own. bench-svm, bench-attop and bench-pq still run last (from the recipe, so even
+# `make -j` keeps the order) to keep the layout.
 bench: bench-rust bench-sdca bench-compare
 	$(MAKE) --no-print-directory bench-svm
 	$(MAKE) --no-print-directory bench-attop
+	$(MAKE) --no-print-directory bench-pq
 
 bench-rust:
 	cargo bench --bench projections
@@ -72,6 +73,11 @@ bench-svm: develop
 # TopPush: one iteration vs the memory floor, against SVC, peak memory at n = 50,000 (~6 min).
 bench-attop: develop
 	$(PY) benches/compare/attop.py --write BENCHMARKS.md
+
+# Product quantization: products vs NumPy on the decoded matrix, training and encoding
+# vs faiss-cpu, at d = 4096, n = 100,000 (~3 GB of memory).
+bench-pq: develop
+	$(PY) benches/compare/pq.py --write BENCHMARKS.md
 
 bench-compare: develop
 	$(PY) benches/compare/projections.py --write BENCHMARKS.md --criterion target/criterion

@@ -28,9 +28,9 @@ import subprocess
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
+from sections import write_section
 
 from toprank import TopPush, _core
 
@@ -152,16 +152,6 @@ def section(args: argparse.Namespace, iters: list[str], svc: list[str], mem: str
     ]) + "\n"
 
 
-def write_section(path: str, text: str) -> None:
-    doc = Path(path).read_text(encoding="utf-8") if os.path.exists(path) else "# toprank benchmarks\n"
-    start, end = doc.find(BEGIN), doc.find(END)
-    if start != -1 and end > start:
-        doc = doc[:start] + text.rstrip("\n") + doc[end + len(END):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    Path(path).write_text(doc if doc.endswith("\n") else doc + "\n", encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
@@ -178,7 +168,7 @@ def main() -> int:
     text = section(args, iters, svc, mem)
     print(text)
     if args.write:
-        write_section(args.write, text)
+        write_section(args.write, BEGIN, END, text)
     return 0
 
 

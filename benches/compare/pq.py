@@ -25,10 +25,10 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+from sections import write_section
 from threadpoolctl import threadpool_limits
 
 from toprank.pq import ProductQuantizer
@@ -155,16 +155,6 @@ def section(args: argparse.Namespace, n: int, d: int, m: int, n_sub: int, thread
     ]) + "\n"
 
 
-def write_section(path: str, text: str) -> None:
-    doc = Path(path).read_text(encoding="utf-8") if os.path.exists(path) else "# toprank benchmarks\n"
-    start, end = doc.find(BEGIN), doc.find(END)
-    if start != -1 and end > start:
-        doc = doc[:start] + text.rstrip("\n") + doc[end + len(END):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    Path(path).write_text(doc if doc.endswith("\n") else doc + "\n", encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a small shape (smoke test)")
@@ -179,7 +169,7 @@ def main() -> int:
     text = run(args)
     print(text)
     if args.write:
-        write_section(args.write, text)
+        write_section(args.write, BEGIN, END, text)
     return 0
 
 

@@ -72,6 +72,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
+from sections import write_section  # noqa: E402
 import scipy  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 import sklearn  # noqa: E402
@@ -546,22 +547,6 @@ def section(body: list[str], args: argparse.Namespace, descs: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: str, text: str) -> None:
-    """Replace the marked section of `path` (or append it; or create the file)."""
-    old = Path(path).read_text(encoding="utf-8") if os.path.exists(path) else "# toprank benchmarks\n"
-    start, end = old.find(BEGIN), old.find(END)
-    if start != -1 and end > start:
-        new = old[:start] + text.rstrip("\n") + old[end + len(END):]
-        if not new.endswith("\n"):
-            new += "\n"
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    Path(path).write_text(new, encoding="utf-8")
-
-
-# --------------------------------------------------------------------------- main
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small problems (smoke test, seconds)")
@@ -637,7 +622,7 @@ def main() -> int:
     if args.quick:
         print("\n(quick mode: small problems; the timings and verdicts are not measurements)")
     if args.write:
-        write_section(args.write, section(body, args, descs))
+        write_section(args.write, BEGIN, END, section(body, args, descs))
         print(f"\nwrote the topk_svm section of {args.write}")
     return 0
 

@@ -87,6 +87,33 @@ pub(crate) fn pq_decode<'py>(
     to_numpy(py, out, &[codes.len() / books.n_subspaces(), books.dim()])
 }
 
+/// X̂·B (`transposed` false: B is d × m, the result n × m) or X̂ᵀ·B (B is n × m, the
+/// result d × m), in B's dtype.
+fn product<'py>(
+    py: Python<'py>,
+    codebooks: PyReadonlyArray3<'py, f32>,
+    codes: PyReadonlyArray2<'py, u8>,
+    b: &Bound<'py, PyAny>,
+    n_jobs: Option<i64>,
+    transposed: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let threads = threads::resolve(n_jobs)?;
+    let books = self::codebooks(&codebooks)?;
+    let codes = self::codes(&codes, &books)?;
+    let rows = if transposed { books.dim() } else { codes.len() / books.n_subspaces() };
+    with_float_rows!(b, "B", |b: T| {
+        let m = b.row_len;
+        let out = run_detached(py, threads, || {
+            if transposed {
+                pq::tdot::<T>(&books, codes, &b.data, m)
+            } else {
+                pq::dot::<T>(&books, codes, &b.data, m)
+            }
+        })?;
+        to_numpy(py, out, &[rows, m])
+    })
+}
+
 /// X̂·B (n × m, B's dtype) for B of shape (d, m).
 #[pyfunction]
 #[pyo3(signature = (codebooks, codes, b, *, n_jobs=None))]
@@ -97,15 +124,7 @@ pub(crate) fn pq_dot<'py>(
     b: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let threads = threads::resolve(n_jobs)?;
-    let books = self::codebooks(&codebooks)?;
-    let codes = self::codes(&codes, &books)?;
-    let n = codes.len() / books.n_subspaces();
-    with_float_rows!(b, "B", |b: T| {
-        let m = b.row_len;
-        let out = run_detached(py, threads, || pq::dot::<T>(&books, codes, &b.data, m))?;
-        to_numpy(py, out, &[n, m])
-    })
+    product(py, codebooks, codes, b, n_jobs, false)
 }
 
 /// X̂ᵀ·B (d × m, B's dtype) for B of shape (n, m).
@@ -118,12 +137,5 @@ pub(crate) fn pq_tdot<'py>(
     b: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let threads = threads::resolve(n_jobs)?;
-    let books = self::codebooks(&codebooks)?;
-    let codes = self::codes(&codes, &books)?;
-    with_float_rows!(b, "B", |b: T| {
-        let m = b.row_len;
-        let out = run_detached(py, threads, || pq::tdot::<T>(&books, codes, &b.data, m))?;
-        to_numpy(py, out, &[books.dim(), m])
-    })
+    product(py, codebooks, codes, b, n_jobs, true)
 }

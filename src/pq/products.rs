@@ -8,11 +8,11 @@
 //! multiply-adds. Both are exact sums of the same products as X̂·B formed densely, in
 //! another order (tested against the decoded matrix to 1e-10 in f64).
 //!
-//! Blocking: the lookups touch one row of a table per code. Row blocks of `ROWS` rows
-//! (X̂·B, in parallel) or groups of sub-spaces (X̂ᵀ·B, in parallel) are visited one column
-//! chunk of `COLS` at a time, so that the chunk of the output (or of the buckets) and
-//! the chunks of the tables a group of sub-spaces uses stay in L2 while the codes and B
-//! stream once per chunk.
+//! Blocking: the lookups touch one row of a table per code. X̂·B: row blocks of `ROWS`
+//! rows (in parallel) are visited one column chunk of `COLS` and one group of `GROUP`
+//! sub-spaces at a time, so the output chunk and the group's table chunks stay in L2;
+//! a full chunk is summed in registers. X̂ᵀ·B: groups of sub-spaces (in parallel) each
+//! stream B and the codes once into their own buckets.
 
 use rayon::prelude::*;
 
@@ -141,19 +141,15 @@ fn lookups<T: Scalar>(out_block: &mut [T], code_block: &[u8], tables: &[T], shap
 }
 
 /// The bucket sums of Algorithm 2 for the sub-spaces `groups`: buckets[q − q0, c, :] +=
-/// B[i, :] for every row i with code c in sub-space q, a chunk of `COLS` columns at a
-/// time (B streams once per chunk, the chunk's buckets stay in cache).
+/// B[i, :] for every row i with code c in sub-space q. B and the codes stream once; the
+/// group's buckets stay in cache.
 #[inline(always)]
 fn bucket_sums<T: Scalar>(buckets: &mut [T], b: &[T], codes: &[u8], groups: std::ops::Range<usize>, shape: Shape) {
     let Shape { n_sub, ksub, m } = shape;
-    for j0 in (0..m).step_by(COLS) {
-        let j1 = (j0 + COLS).min(m);
-        for (b_row, code) in b.chunks_exact(m).zip(codes.chunks_exact(n_sub)) {
-            let chunk = &b_row[j0..j1];
-            for (g, &c) in code[groups.clone()].iter().enumerate() {
-                let at = (g * ksub + usize::from(c)) * m;
-                add_into(&mut buckets[at + j0..at + j1], chunk);
-            }
+    for (b_row, code) in b.chunks_exact(m).zip(codes.chunks_exact(n_sub)) {
+        for (g, &c) in code[groups.clone()].iter().enumerate() {
+            let at = (g * ksub + usize::from(c)) * m;
+            add_into(&mut buckets[at..at + m], b_row);
         }
     }
 }

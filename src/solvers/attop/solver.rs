@@ -162,6 +162,8 @@ pub(super) struct State<'p> {
     pub(super) sigma: Vec<i8>,
     /// Whether the kernel's diagonal is constant (the Gaussian kernel).
     pub(super) uniform_diag: bool,
+    /// The split of the examples over the pool's threads (`ranges`), fixed for a solve.
+    pub(super) split: Vec<std::ops::Range<usize>>,
 }
 
 /// Below this many examples the O(n) passes of an iteration run on one thread.
@@ -233,7 +235,7 @@ impl<'p> State<'p> {
         let diag: Vec<f64> = (0..n).map(|i| kernel.diag(i)).collect();
         let sigma = positive.iter().map(|&p| if p { 1 } else { -1 }).collect();
         let uniform_diag = diag.windows(2).all(|w: &[f64]| w[0] == w[1]);
-        Self { problem, positive, v, f, diag, sum_alpha: a, sum_beta_sq, betas, mass: problem.quantile_mass(n), sigma, uniform_diag }
+        Self { problem, positive, v, f, diag, sum_alpha: a, sum_beta_sq, betas, mass: problem.quantile_mass(n), sigma, uniform_diag, split: ranges(n) }
     }
 
     fn into_solution(self) -> AtTopSolution {
@@ -336,7 +338,7 @@ impl<'p> State<'p> {
             (None, y) => y,
         };
         let pass = |r: std::ops::Range<usize>| scan::most_violating(&terms, r.start, &self.f[r.clone()], &self.v[r.clone()], &self.sigma[r]);
-        ranges(self.v.len()).into_par_iter().map(pass).reduce(|| None, first_largest).map(|(i, _)| i)
+        self.split.par_iter().cloned().map(pass).reduce(|| None, first_largest).map(|(i, _)| i)
     }
 
     /// Σα and Σβ² recomputed exactly: steps update them by differences, and δ* (Pat&Mat)
@@ -503,12 +505,12 @@ impl<'p> State<'p> {
         let terms = [self.term(false), self.term(true)];
         let col_k = cache.get(k, kernel);
         let (l, delta, _) =
-            ranges(self.v.len()).into_par_iter().map(|r| self.scan_range(k, r, col_k, &terms, &top)).reduce(|| None, better)?;
+            self.split.par_iter().map(|r| self.scan_range(k, r.clone(), col_k, &terms, &top)).reduce(|| None, better)?;
         let (pk, pl) = (self.positive[k], self.positive[l]);
         let dl = if pk == pl { -delta } else { delta };
         let (col_k, col_l) = cache.get_pair(k, l, kernel);
         let coef = if pk { delta } else { -delta };
-        let len = ranges(self.f.len())[0].len().max(1);
+        let len = self.split[0].len().max(1);
         self.f.par_chunks_mut(len).zip(col_k.par_chunks(len).zip(col_l.par_chunks(len))).for_each(|(f, (a, b))| {
             scan::add_scaled_difference(f, coef, a, b);
         });

@@ -10,6 +10,7 @@
 
 pub mod batch;
 pub mod data;
+mod huge_pages;
 pub mod linalg;
 mod error;
 pub mod pq;

@@ -8,8 +8,37 @@
 
 /// `widest_vector_code! { /// docs
 ///     pub(crate) fn name(args) -> Ret { body } }` defines `name`, whose body is compiled
-/// three times (baseline, AVX2, AVX-512) and dispatched at run time.
+/// three times (baseline, AVX2, AVX-512) and dispatched at run time. A generic kernel
+/// names its parameters twice, as declared and as passed:
+/// `fn name[T: Scalar, const W: usize][T, W](args) -> Ret { body }`.
 macro_rules! widest_vector_code {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident [$($gen:tt)*] [$($par:tt)*] ($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
+        $(#[$attr])*
+        $vis fn $name<$($gen)*>($($arg: $ty),*) -> $ret {
+            #[inline(always)]
+            fn generic<$($gen)*>($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx2,avx")]
+                unsafe fn avx512<$($gen)*>($($arg: $ty),*) -> $ret {
+                    generic::<$($par)*>($($arg),*)
+                }
+                #[target_feature(enable = "avx2,avx")]
+                unsafe fn avx2<$($gen)*>($($arg: $ty),*) -> $ret {
+                    generic::<$($par)*>($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU supports the features `avx512` is compiled for.
+                    return unsafe { avx512::<$($par)*>($($arg),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: as above, for `avx2`.
+                    return unsafe { avx2::<$($par)*>($($arg),*) };
+                }
+            }
+            generic::<$($par)*>($($arg),*)
+        }
+    };
     ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
         $(#[$attr])*
         $vis fn $name($($arg: $ty),*) -> $ret {

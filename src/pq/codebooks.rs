@@ -71,7 +71,9 @@ impl<'a> Codebooks<'a> {
         if codes.len() % m != 0 {
             return Err(Error::input("codes", format!("{} codes are not whole rows of {m} sub-spaces", codes.len())));
         }
-        if let Some(pos) = codes.iter().position(|&c| usize::from(c) >= self.ksub) {
+        // With 256 centroids every byte is a valid code: no pass over the codes.
+        let out_of_range = if self.ksub < 256 { codes.iter().position(|&c| usize::from(c) >= self.ksub) } else { None };
+        if let Some(pos) = out_of_range {
             return Err(Error::input(
                 "codes",
                 format!("code {} at row {}, sub-space {} is out of range for {} centroids", codes[pos], pos / m, pos % m, self.ksub),

@@ -90,6 +90,11 @@ const TILE: usize = 4;
 const TDOT_ROWS: usize = 16384;
 /// Sub-spaces per X̂ᵀ·B task, at most: every task streams all of B once.
 const TDOT_GROUP: usize = 64;
+/// Sub-spaces whose buckets one pass over a block's rows fills together (their buckets
+/// share L1; each row of B is loaded once for all of them). Measured at the paper's
+/// shape: 2 is 20% faster than 1; 3 (48 KB of buckets, all of L1) and 4 with half-line
+/// chunks are slower.
+const PASS: usize = 2;
 
 /// A chunk of 256 entries (codes beyond ksub stay zero), one per code.
 type Entries<T, const W: usize> = [[T; W]; 256];
@@ -245,7 +250,7 @@ fn tdot_chunks<T: Scalar, const W: usize>(books: &Codebooks<'_>, codes: &[u8], b
         let subspaces = task * group..((task + 1) * group).min(n_sub);
         let mut codes_t = vec![0u8; subspaces.len() * TDOT_ROWS.min(n)];
         let mut b_block = vec![[T::default(); W]; TDOT_ROWS.min(n)];
-        let mut buckets: Box<Entries<T, W>> = Box::new([[T::default(); W]; 256]);
+        let mut buckets: Box<[Entries<T, W>; PASS]> = Box::new([[[T::default(); W]; 256]; PASS]);
         for r0 in (0..n).step_by(TDOT_ROWS) {
             let rows = r0..(r0 + TDOT_ROWS).min(n);
             let codes_t = &mut codes_t[..subspaces.len() * rows.len()];
@@ -284,35 +289,61 @@ fn transpose_codes(code_block: &[u8], n_sub: usize, subspaces: Range<usize>, out
 widest_vector_code! {
     /// For each sub-space q of a task and one block of rows: the bucket sums
     /// D[c] = Σ_{i: code_iq = c} B[i, cols] in L1, then out[q·dsub + t, cols] +=
-    /// Σ_c C_q[c, t] D[c].
+    /// Σ_c C_q[c, t] D[c]. Sub-spaces go `PASS` at a time, so that each row of B, once
+    /// loaded, is added to that many buckets.
     fn bucket_block[T: Scalar, const W: usize][T, W](
         out_group: &mut [T],
         codes_t: &[u8],
         b_block: &[[T; W]],
-        buckets: &mut Entries<T, W>,
+        buckets: &mut [Entries<T, W>; PASS],
         books: &Codebooks<'_>,
         subspaces: Range<usize>,
         chunk: &Chunk,
     ) -> () {
-        let rows = b_block.len();
-        for (g, q) in subspaces.enumerate() {
-            buckets.iter_mut().for_each(|bucket| *bucket = [T::default(); W]);
-            for (&c, row) in codes_t[g * rows..(g + 1) * rows].iter().zip(b_block) {
-                let bucket = &mut buckets[usize::from(c)];
-                for j in 0..W {
-                    bucket[j] += row[j];
-                }
+        let mut g = 0;
+        while g + PASS <= subspaces.len() {
+            bucket_sums::<T, W, PASS>(buckets, codes_t, b_block, g);
+            for (p, set) in buckets.iter().enumerate() {
+                fold_subspace(out_group, g + p, set, books.subspace(subspaces.start + g + p), books.dsub(), chunk);
             }
-            let dsub = books.dsub();
-            let mut t = 0;
-            while t + 4 <= dsub {
-                fold::<T, W, 4>(out_group, g * dsub + t, buckets, books.subspace(q), t, dsub, chunk);
-                t += 4;
-            }
-            for t in t..dsub {
-                fold::<T, W, 1>(out_group, g * dsub + t, buckets, books.subspace(q), t, dsub, chunk);
+            g += PASS;
+        }
+        for g in g..subspaces.len() {
+            let [set, ..] = buckets;
+            bucket_sums::<T, W, 1>(std::array::from_mut(set), codes_t, b_block, g);
+            fold_subspace(out_group, g, set, books.subspace(subspaces.start + g), books.dsub(), chunk);
+        }
+    }
+}
+
+/// The bucket sums of the task's sub-spaces g..g+P over one block of rows, one set of
+/// buckets each.
+#[inline(always)]
+fn bucket_sums<T: Scalar, const W: usize, const P: usize>(sets: &mut [Entries<T, W>; P], codes_t: &[u8], b_block: &[[T; W]], g: usize) {
+    let rows = b_block.len();
+    let codes: [&[u8]; P] = std::array::from_fn(|p| &codes_t[(g + p) * rows..(g + p + 1) * rows]);
+    sets.iter_mut().flatten().for_each(|bucket| *bucket = [T::default(); W]);
+    for (i, row) in b_block.iter().enumerate() {
+        for (set, code) in sets.iter_mut().zip(&codes) {
+            let bucket = &mut set[usize::from(code[i])];
+            for j in 0..W {
+                bucket[j] += row[j];
             }
         }
+    }
+}
+
+/// out[g·dsub + t, cols] += Σ_c C[c, t] D[c] for the task's sub-space g, four output
+/// rows at a time.
+#[inline(always)]
+fn fold_subspace<T: Scalar, const W: usize>(out_group: &mut [T], g: usize, buckets: &Entries<T, W>, centroids: &[f32], dsub: usize, chunk: &Chunk) {
+    let mut t = 0;
+    while t + 4 <= dsub {
+        fold::<T, W, 4>(out_group, g * dsub + t, buckets, centroids, t, dsub, chunk);
+        t += 4;
+    }
+    for t in t..dsub {
+        fold::<T, W, 1>(out_group, g * dsub + t, buckets, centroids, t, dsub, chunk);
     }
 }
 

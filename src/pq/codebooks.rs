@@ -164,7 +164,7 @@ pub fn encode<T: Real>(books: &Codebooks<'_>, x: &[T]) -> Result<Vec<u8>> {
     // Sub-space by sub-space within a block of rows: one sub-space's centroids (16 KB
     // for 256 × 8) stay in L1 while the block's rows are encoded.
     codes.par_chunks_mut(ENCODE_ROWS * m).zip(x.par_chunks(ENCODE_ROWS * d)).for_each_init(
-        || (vec![0.0f64; dsub], vec![0.0f64; books.ksub]),
+        || (vec![0.0f64; dsub], tables[0].scratch()),
         |(sub, scratch), (code_block, row_block)| {
             for (q, table) in tables.iter().enumerate() {
                 for (code, row) in code_block.chunks_exact_mut(m).zip(row_block.chunks_exact(d)) {

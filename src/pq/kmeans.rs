@@ -32,9 +32,9 @@ pub(super) fn kmeans(points: &[f64], dim: usize, k: usize, n_iter: usize, seed: 
     let mut errors = Vec::with_capacity(n_iter);
     let mut sums = vec![0.0f64; k * dim];
     let mut counts = vec![0usize; k];
-    let mut scratch = vec![0.0; k];
     for _ in 0..n_iter {
         let table = CentroidTable::new(&centroids, dim);
+        let mut scratch = table.scratch();
         let mut error = 0.0;
         for (i, x) in points.chunks_exact(dim).enumerate() {
             let c = table.nearest(x, &mut scratch);

@@ -74,9 +74,11 @@ bench-svm: develop
 bench-attop: develop
 	$(PY) benches/compare/attop.py --write BENCHMARKS.md
 
-# Product quantization: products vs NumPy on the decoded matrix, training and encoding
-# vs faiss-cpu, at d = 4096, n = 100,000 (~3 GB of memory).
+# Product quantization: the products at the paper's shape (criterion, random codes;
+# results in target/criterion-pq), then products vs NumPy on the decoded matrix and
+# training and encoding vs faiss-cpu, at d = 4096, n = 100,000 (~3 GB of memory).
 bench-pq: develop
+	cargo bench --bench pq
 	$(PY) benches/compare/pq.py --write BENCHMARKS.md
 
 bench-compare: develop

@@ -104,26 +104,37 @@ widest_vector_code! {
     /// The f32 pass: values ½‖c‖² − x·c in float32, then (argmin, smallest value,
     /// second smallest value — equal to the smallest at a tie).
     fn screen(transposed: &[f32], half_norms: &[f32], x: &[f32], value: &mut [f32]) -> (usize, f32, f32) {
-        let ksub = value.len();
-        value.copy_from_slice(&half_norms[..ksub]);
-        let full = ksub - ksub % CHUNK32;
-        for c0 in (0..full).step_by(CHUNK32) {
-            let mut acc: [f32; CHUNK32] = value[c0..c0 + CHUNK32].try_into().expect("a full chunk");
-            for (t, &xt) in x.iter().enumerate() {
-                let column: &[f32; CHUNK32] = transposed[t * ksub + c0..t * ksub + c0 + CHUNK32].try_into().expect("a full chunk");
-                for j in 0..CHUNK32 {
-                    acc[j] -= xt * column[j];
-                }
-            }
-            value[c0..c0 + CHUNK32].copy_from_slice(&acc);
-        }
-        for (t, &xt) in x.iter().enumerate() {
-            let column = &transposed[t * ksub + full..(t + 1) * ksub];
-            for (v, &c) in value[full..].iter_mut().zip(column) {
-                *v -= xt * c;
-            }
-        }
+        values::<f32, CHUNK32>(transposed, half_norms, x, value);
         two_smallest(value)
+    }
+}
+
+/// value[c] = half_norms[c] − Σ_t x_t · transposed[t·ksub + c], the subtractions in the
+/// order of t. Chunks of C centroids stay in registers over all t (one load per centroid
+/// coordinate instead of a load and a store of the value as well).
+#[inline(always)]
+fn values<T, const C: usize>(transposed: &[T], half_norms: &[T], x: &[T], value: &mut [T])
+where
+    T: Copy + std::ops::SubAssign + std::ops::Mul<Output = T>,
+{
+    let ksub = value.len();
+    value.copy_from_slice(&half_norms[..ksub]);
+    let full = ksub - ksub % C;
+    for c0 in (0..full).step_by(C) {
+        let mut acc: [T; C] = value[c0..c0 + C].try_into().expect("a full chunk");
+        for (t, &xt) in x.iter().enumerate() {
+            let column: &[T; C] = transposed[t * ksub + c0..t * ksub + c0 + C].try_into().expect("a full chunk");
+            for j in 0..C {
+                acc[j] -= xt * column[j];
+            }
+        }
+        value[c0..c0 + C].copy_from_slice(&acc);
+    }
+    for (t, &xt) in x.iter().enumerate() {
+        let column = &transposed[t * ksub + full..(t + 1) * ksub];
+        for (v, &c) in value[full..].iter_mut().zip(column) {
+            *v -= xt * c;
+        }
     }
 }
 
@@ -174,27 +185,7 @@ fn two_smallest(values: &[f32]) -> (usize, f32, f32) {
 widest_vector_code! {
     /// argmin over c of half_norms[c] − Σ_t x_t · transposed[t·ksub + c].
     fn nearest_in(transposed: &[f64], half_norms: &[f64], x: &[f64], value: &mut [f64]) -> usize {
-        let ksub = value.len();
-        value.copy_from_slice(&half_norms[..ksub]);
-        // Chunks of CHUNK centroids stay in registers over all t (one load per centroid
-        // coordinate instead of a load and a store of the value as well).
-        let full = ksub - ksub % CHUNK;
-        for c0 in (0..full).step_by(CHUNK) {
-            let mut acc: [f64; CHUNK] = value[c0..c0 + CHUNK].try_into().expect("a full chunk");
-            for (t, &xt) in x.iter().enumerate() {
-                let column: &[f64; CHUNK] = transposed[t * ksub + c0..t * ksub + c0 + CHUNK].try_into().expect("a full chunk");
-                for j in 0..CHUNK {
-                    acc[j] -= xt * column[j];
-                }
-            }
-            value[c0..c0 + CHUNK].copy_from_slice(&acc);
-        }
-        for (t, &xt) in x.iter().enumerate() {
-            let column = &transposed[t * ksub + full..(t + 1) * ksub];
-            for (v, &c) in value[full..].iter_mut().zip(column) {
-                *v -= xt * c;
-            }
-        }
+        values::<f64, CHUNK>(transposed, half_norms, x, value);
         first_smallest(value)
     }
 }

@@ -21,7 +21,6 @@
 //! One size:  cargo bench --bench kernels -- 'n=20000/d=784'
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::Duration;
 
 mod common;
@@ -121,13 +120,7 @@ fn kernels(c: &mut Criterion) {
 
 fn config() -> Criterion {
     let c = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    if std::env::var_os("CRITERION_HOME").is_some() {
-        return c;
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
-    c.output_directory(&target.join("criterion-kernels"))
+    common::with_output_dir(c, "criterion-kernels")
 }
 
 criterion_group! {

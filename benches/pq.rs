@@ -12,7 +12,6 @@
 //! A quicker, smaller shape (n = 20,000):  cargo bench --bench pq -- small
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::Duration;
 
 mod common;
@@ -51,14 +50,7 @@ fn products(c: &mut Criterion) {
 }
 
 fn config() -> Criterion {
-    let c = Criterion::default();
-    if std::env::var_os("CRITERION_HOME").is_some() {
-        return c;
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
-    c.output_directory(&target.join("criterion-pq"))
+    common::with_output_dir(Criterion::default(), "criterion-pq")
 }
 
 criterion_group! { name = benches; config = config(); targets = products }

@@ -21,7 +21,6 @@
 //! One case:  cargo bench --bench sdca -- 'dense_f64/gap'
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::Duration;
 
 mod common;
@@ -125,13 +124,7 @@ fn config() -> Criterion {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    if std::env::var_os("CRITERION_HOME").is_some() {
-        return c;
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
-    c.output_directory(&target.join("criterion-sdca"))
+    common::with_output_dir(c, "criterion-sdca")
 }
 
 criterion_group! {

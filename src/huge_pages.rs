@@ -20,12 +20,7 @@ pub(crate) fn advised_vec<T: Clone>(len: usize, value: T) -> Vec<T> {
     let mut v: Vec<T> = Vec::with_capacity(len);
     #[cfg(target_os = "linux")]
     if let Some(bytes) = len.checked_mul(std::mem::size_of::<T>()).filter(|&b| b >= HUGE_PAGE) {
-        const PAGE: usize = 4096;
-        let start = v.as_mut_ptr() as usize;
-        let (begin, end) = (start.next_multiple_of(PAGE), (start + bytes) / PAGE * PAGE);
-        // SAFETY: [begin, end) lies inside the vector's allocation; MADV_HUGEPAGE changes
-        // only how its pages will be backed, never their contents. A refusal is harmless.
-        unsafe { libc::madvise(begin as *mut libc::c_void, end - begin, libc::MADV_HUGEPAGE) };
+        advise_huge_pages(v.as_mut_ptr().cast(), bytes);
     }
     v.resize(len, value);
     v
@@ -49,6 +44,20 @@ unsafe impl<T: Copy + Sync> Sync for HugeBuffer<T> {}
 
 #[cfg(target_os = "linux")]
 const HUGE_PAGE: usize = 2 << 20;
+
+/// Asks for huge pages on the whole 4 KB pages of [start, start + bytes), memory this
+/// process owns and has not written yet.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(start: *mut u8, bytes: usize) {
+    const PAGE: usize = 4096;
+    let (begin, end) = ((start as usize).next_multiple_of(PAGE), (start as usize + bytes) / PAGE * PAGE);
+    if end > begin {
+        // SAFETY: [begin, end) lies inside the caller's allocation. MADV_HUGEPAGE changes
+        // only how its pages will be backed, never their contents; a refusal (THP
+        // disabled) leaves ordinary pages, so the result is ignored.
+        unsafe { libc::madvise(begin as *mut libc::c_void, end - begin, libc::MADV_HUGEPAGE) };
+    }
+}
 
 impl<T: Copy> HugeBuffer<T> {
     /// `len` copies of `value`.
@@ -81,9 +90,7 @@ impl<T: Copy> HugeBuffer<T> {
         // SAFETY: offset + bytes <= map_len, so the data lies inside the mapping; the
         // start is 2 MB-aligned, hence aligned for T.
         let data = unsafe { map.cast::<u8>().add(offset).cast::<T>() };
-        // SAFETY: advises pages inside the mapping; it changes only how they are backed.
-        // A refusal (THP disabled) leaves ordinary pages, so the result is ignored.
-        unsafe { libc::madvise(data.cast(), bytes, libc::MADV_HUGEPAGE) };
+        advise_huge_pages(data.cast(), bytes);
         for i in 0..len {
             // SAFETY: i < len, inside the mapping; writes initialise every element.
             unsafe { data.add(i).write(value) };

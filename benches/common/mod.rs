@@ -1,5 +1,20 @@
 //! What the criterion benchmarks share: a tiny seeded generator, so the inputs are the
-//! same on every run and the benchmarks need no extra crates.
+//! same on every run and the benchmarks need no extra crates, and where results go.
+
+use std::path::PathBuf;
+
+/// `c` writing its results to `<target>/<dir>` (`CARGO_TARGET_DIR` or the crate's
+/// `target`), unless `CRITERION_HOME` names a place.
+#[allow(dead_code)] // each benchmark uses part of this module
+pub fn with_output_dir(c: criterion::Criterion, dir: &str) -> criterion::Criterion {
+    if std::env::var_os("CRITERION_HOME").is_some() {
+        return c;
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    c.output_directory(&target.join(dir))
+}
 
 /// splitmix64 (Steele, Lea, Flood 2014) with Box–Muller normals.
 pub struct Rng {

@@ -12,9 +12,9 @@
 //! margin = (dsub + 8)·2⁻²³·(max_c ½‖c‖² + Σ_t |x_t|·max_c |C[c, t]|), keeping per lane
 //! the smallest and second smallest value. When the runner-up lies more than twice the
 //! margin above the smallest, the f64 argmin is the f32 one (no other centroid can be
-//! as near in f64); otherwise (near-ties, about one search in a thousand on real data)
-//! the f64 values are computed and decide. So the codes are those of the f64 search,
-//! at about half its cost.
+//! as near in f64); otherwise (near-ties) the f64 values are computed and decide. So
+//! the codes are those of the f64 search; encoding at the paper's shape measured 10–15%
+//! faster than with the f64 search alone.
 
 use crate::vector_code::widest_vector_code;
 

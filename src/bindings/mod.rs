@@ -5,6 +5,7 @@
 mod arrays;
 mod attop;
 mod pq;
+mod ranker;
 mod errors;
 mod monitor;
 mod sdca;
@@ -202,6 +203,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pq::pq_decode, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_dot, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_tdot, m)?)?;
+    m.add_function(wrap_pyfunction!(ranker::ranker_epoch, m)?)?;
+    m.add_function(wrap_pyfunction!(ranker::ranker_objective, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_linear, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::kernel_cross, m)?)?;

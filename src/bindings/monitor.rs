@@ -56,14 +56,18 @@ pub(crate) fn run_interruptible<R: Send>(
     let stop = AtomicBool::new(false);
     let (outcome, signal) = py.detach(|| {
         std::thread::scope(|scope| {
-            let solver = scope.spawn(|| {
-                let mut monitor = PyMonitor { callback, stop: &stop, error: None };
+            // The solver says when it is done, so a short solve returns at once instead
+            // of at the next poll.
+            let (done, finished) = std::sync::mpsc::channel::<()>();
+            let stop = &stop;
+            let solver = scope.spawn(move || {
+                let mut monitor = PyMonitor { callback, stop, error: None };
                 let result = catch_unwind(AssertUnwindSafe(|| threads::install(n_jobs, || work(&mut monitor))));
+                let _ = done.send(());
                 (result, monitor.error)
             });
             let mut signal = None;
-            while !solver.is_finished() {
-                std::thread::sleep(SIGNAL_POLL);
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(SIGNAL_POLL) {
                 if signal.is_none() {
                     if let Err(e) = Python::attach(|py| py.check_signals()) {
                         signal = Some(e);

@@ -2,11 +2,13 @@
 //! a time (row-batched versions in [`crate::batch`]).
 
 mod rankmax;
+mod rankmax_sweep;
 mod softmax;
 mod sparsemax;
 mod topk_hinge;
 
 pub use rankmax::rankmax_loss;
+pub use rankmax_sweep::{rankmax_loss_multilabel, SweepWorkspace};
 pub use softmax::softmax_loss;
 pub use sparsemax::sparsemax_loss;
 pub use topk_hinge::{topk_hinge, TopKVariant};

@@ -1,0 +1,485 @@
+"""Factorised rankers trained with the Rankmax, softmax or sparsemax cross-entropy
+(Kong et al., *Rankmax: an adaptive projection alternative to the softmax function*, §3–4).
+
+:class:`RankmaxRanker` scores every one of n labels for an example x with
+
+    z(x) = (x·U)·Vᵀ + b,      U ∈ ℝ^{d×r},  V ∈ ℝ^{n×r},  b ∈ ℝⁿ,
+
+and minimises, over the training examples i with positive label sets Y_i,
+
+    F = (1/P) Σ_i Σ_{y∈Y_i} ℓ(z(x_i), y) + (α/2)(‖U‖²_F + ‖V‖²_F),   P = Σ_i |Y_i|,
+
+the mean over (example, label) pairs — the training unit of the paper's experiments —
+of the cross-entropy ℓ of Rankmax (eq. (14), any k and margin η), softmax or sparsemax,
+by minibatch Adagrad or Adam. In a recommender, x is a user (a one-hot row: U holds the
+user factors) or a bag of the user's past items, and the labels are the items.
+
+The Rust core computes every minibatch gradient without the GIL, in parallel over
+blocks of labels and rows with a fixed summation order: a run is bit-for-bit the same
+for any ``n_jobs``. For Rankmax with k = 1, the losses of all positive labels of an
+example come from one O(n log |Y|) sweep over its scores; softmax and sparsemax cost
+one O(n) pass per example (sparsemax by the candidate-filter threshold, no sort).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils._tags import Tags
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from toprank import _core
+from toprank._validation import as_jobs
+from toprank.exceptions import InvalidInputError
+from toprank.metrics import average_precision_at_k
+from toprank.recsys import evaluate_recommender
+from toprank.svm import _choice, _flag, _int, _real
+
+__all__ = ["RankmaxRanker"]
+
+_LOSSES = ("rankmax", "softmax", "sparsemax")
+_OPTIMIZERS = ("adagrad", "adam")
+_SEED_MAX = 2**63 - 1
+# Rows of scores formed at once by decision_function / recommend.
+_SCORE_ELEMENTS = 1 << 24
+
+
+class _LabelSets:
+    """Positive labels per row in CSR form: int64 ``indptr`` and ``indices`` (column
+    positions in ``classes``)."""
+
+    def __init__(self, indptr: NDArray[np.int64], indices: NDArray[np.int64]) -> None:
+        self.indptr = indptr
+        self.indices = indices
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.indptr.shape[0] - 1)
+
+    def counts(self) -> NDArray[np.int64]:
+        return np.diff(self.indptr)
+
+    def subset(self, rows: NDArray[np.int64]) -> _LabelSets:
+        counts = self.counts()[rows]
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        indices = np.concatenate([self.indices[self.indptr[i] : self.indptr[i + 1]] for i in rows] or [np.empty(0, np.int64)])
+        return _LabelSets(indptr, indices.astype(np.int64))
+
+    def indicator(self, n_labels: int) -> sp.csr_matrix:
+        data = np.ones(self.indices.shape[0], dtype=np.float32)
+        return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n_rows, n_labels))
+
+
+def _indicator_sets(Y: Any, name: str) -> tuple[_LabelSets, int]:
+    """A 0/1 indicator matrix (dense or sparse) as label sets and its width."""
+    dense = None if sp.issparse(Y) else np.asarray(Y)
+    if dense is not None and dense.ndim != 2:
+        raise InvalidInputError(f"{name}: an indicator matrix must be 2-D, got shape {dense.shape}")
+    if dense is not None and dense.dtype.kind not in "biuf":
+        raise InvalidInputError(f"{name}: an indicator matrix must be numeric, got dtype {dense.dtype}")
+    M: Any = sp.csr_matrix(Y if dense is None else dense.astype(np.float32))
+    M.sum_duplicates()
+    M.eliminate_zeros()
+    if M.data.dtype.kind not in "biuf":
+        raise InvalidInputError(f"{name}: an indicator matrix must be numeric, got dtype {M.data.dtype}")
+    if not np.all(M.data == 1):
+        raise InvalidInputError(f"{name}: an indicator matrix must hold only 0 and 1")
+    M.sort_indices()
+    return _LabelSets(M.indptr.astype(np.int64), M.indices.astype(np.int64)), int(M.shape[1])
+
+
+def _encode_sets(rows: list[list[Any]], classes: NDArray[Any], name: str) -> _LabelSets:
+    lookup = {label: position for position, label in enumerate(classes.tolist())}
+    indptr = [0]
+    indices: list[int] = []
+    for row in rows:
+        try:
+            positions = sorted({lookup[label] for label in row})
+        except KeyError as exc:
+            raise InvalidInputError(f"{name}: label {exc.args[0]!r} was not seen in fit") from None
+        indices.extend(positions)
+        indptr.append(len(indices))
+    return _LabelSets(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64))
+
+
+def _as_rows_of_labels(Y: Any, name: str) -> list[list[Any]] | None:
+    """``Y`` as a list of label lists (from 1-D labels or a sequence of label sets), or
+    None for an indicator matrix (a 2-D NumPy array or a scipy.sparse matrix)."""
+    if sp.issparse(Y):
+        return None
+    if isinstance(Y, np.ndarray) and Y.dtype != object:
+        if Y.ndim == 2:
+            return None
+        if Y.ndim == 1:
+            return [[label] for label in Y.tolist()]
+        raise InvalidInputError(f"{name}: expected labels (1-D), label sets or an indicator matrix, got shape {Y.shape}")
+    if not isinstance(Y, Iterable) or isinstance(Y, (str, bytes)):
+        raise InvalidInputError(f"{name}: expected labels, label sets or an indicator matrix, got {type(Y).__name__}")
+    rows = list(Y)
+    if all(isinstance(row, Iterable) and not isinstance(row, (str, bytes)) for row in rows):
+        return [list(row) for row in rows]
+    if any(isinstance(row, Iterable) and not isinstance(row, (str, bytes)) for row in rows):
+        raise InvalidInputError(f"{name}: mixes single labels and label sets")
+    return [[label] for label in rows]
+
+
+class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
+    """Factorised label ranker trained with the Rankmax (or softmax / sparsemax) cross-entropy.
+
+    Parameters
+    ----------
+    n_components : int, default=64
+        Rank r of the factorisation z(x) = (x·U)·Vᵀ + b.
+    loss : {"rankmax", "softmax", "sparsemax"}, default="rankmax"
+        The cross-entropy of each (example, label) pair.
+    k : int, default=1
+        Rankmax's k: the projection is onto the (n, k)-simplex (1 ≤ k < n_labels).
+        k = 1 is the paper's standard-simplex Rankmax (eq. (15)).
+    eta : float, default=1.0
+        Rankmax's margin η > 0 (the labels within η of the anchor score get mass).
+    alpha : float, default=1e-4
+        L2 strength α on U and V (the biases b are not penalised).
+    learning_rate : float, default=0.05
+        Step size of the optimiser.
+    optimizer : {"adagrad", "adam"}, default="adagrad"
+        Minibatch update rule (see ``toprank._core`` docs in the module).
+    batch_size : int, default=256
+        Examples per minibatch (each contributes all of its positive labels).
+    n_epochs : int, default=20
+        Maximum number of passes over the training examples.
+    early_stopping : bool, default=True
+        Keep the parameters of the epoch with the best validation AP@``eval_k`` and stop
+        after ``n_iter_no_change`` epochs without improvement. The validation set is
+        ``validation_data`` given to :meth:`fit`, else a random ``validation_fraction``
+        of the training examples (held out of training).
+    validation_fraction : float, default=0.1
+        Share of the examples held out when ``early_stopping`` and no
+        ``validation_data``; it must hold out at least one example.
+    n_iter_no_change : int, default=3
+        Patience of early stopping, in epochs.
+    eval_k : int, default=10
+        The k of the validation AP@k (the paper reports AP@10).
+    init_scale : float, default=0.1
+        Standard deviation of the Gaussian initialisation of U and V (b starts at 0).
+    random_state : int, RandomState or None, default=None
+        Seeds the initialisation, the validation split and the example order.
+    n_jobs : int or None, default=None
+        Threads of the Rust core (None: all cores; results do not depend on it).
+    verbose : int, default=0
+        1 prints a line per epoch (training loss, validation AP@k, seconds).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_labels,)
+        The labels, in column order of :meth:`decision_function`.
+    feature_factors_ : ndarray of shape (n_features, n_components), float32
+        U.
+    label_factors_ : ndarray of shape (n_labels, n_components), float32
+        V.
+    label_bias_ : ndarray of shape (n_labels,), float32
+        b.
+    history_ : list of dict
+        Per epoch: ``epoch``, ``loss`` (mean training loss per pair during the epoch),
+        ``val_ap`` (validation AP@eval_k, when early stopping) and ``seconds``.
+    n_iter_ : int
+        Epochs run.
+    best_epoch_ : int
+        The epoch whose parameters were kept (the last one without early stopping).
+    n_features_in_ : int
+        Number of features seen in fit.
+    """
+
+    def __init__(
+        self,
+        n_components: int = 64,
+        loss: str = "rankmax",
+        k: int = 1,
+        eta: float = 1.0,
+        alpha: float = 1e-4,
+        learning_rate: float = 0.05,
+        optimizer: str = "adagrad",
+        batch_size: int = 256,
+        n_epochs: int = 20,
+        early_stopping: bool = True,
+        validation_fraction: float = 0.1,
+        n_iter_no_change: int = 3,
+        eval_k: int = 10,
+        init_scale: float = 0.1,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.n_components = n_components
+        self.loss = loss
+        self.k = k
+        self.eta = eta
+        self.alpha = alpha
+        self.learning_rate = learning_rate
+        self.optimizer = optimizer
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.eval_k = eval_k
+        self.init_scale = init_scale
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
+
+    # ------------------------------------------------------------------ inputs
+
+    def _check_params(self) -> dict[str, Any]:
+        return {
+            "n_components": _int(self.n_components, "n_components", low=1),
+            "loss": _choice(self.loss, "loss", _LOSSES),
+            "k": _int(self.k, "k", low=1),
+            "eta": _real(self.eta, "eta", low=0.0, strict=True),
+            "alpha": _real(self.alpha, "alpha", low=0.0, strict=False),
+            "learning_rate": _real(self.learning_rate, "learning_rate", low=0.0, strict=True),
+            "optimizer": _choice(self.optimizer, "optimizer", _OPTIMIZERS),
+            "batch_size": _int(self.batch_size, "batch_size", low=1),
+            "n_epochs": _int(self.n_epochs, "n_epochs", low=1),
+            "early_stopping": _flag(self.early_stopping, "early_stopping"),
+            "validation_fraction": _real(self.validation_fraction, "validation_fraction", low=0.0, strict=True),
+            "n_iter_no_change": _int(self.n_iter_no_change, "n_iter_no_change", low=1),
+            "eval_k": _int(self.eval_k, "eval_k", low=1),
+            "init_scale": _real(self.init_scale, "init_scale", low=0.0, strict=False),
+            "n_jobs": as_jobs(self.n_jobs),
+        }
+
+    def _check_X(self, X: Any, *, reset: bool) -> Any:
+        Xv = validate_data(
+            self, X, reset=reset, accept_sparse="csr", dtype=[np.float32, np.float64], order="C",
+            ensure_min_samples=1,
+        )
+        if sp.issparse(Xv):
+            Xv = sp.csr_matrix(Xv)
+            Xv.sum_duplicates()
+            Xv.sort_indices()
+        return Xv
+
+    def _fit_targets(self, Y: Any, n_samples: int) -> _LabelSets:
+        if Y is None:
+            raise InvalidInputError("Y: requires y to be passed, but the target y is None")
+        rows = _as_rows_of_labels(Y, "Y")
+        if rows is None:
+            sets, n_labels = _indicator_sets(Y, "Y")
+            self.classes_ = np.arange(n_labels)
+        else:
+            labels = sorted({label for row in rows for label in row}, key=lambda v: (str(type(v)), v))
+            self.classes_ = np.asarray(labels)
+            sets = _encode_sets(rows, self.classes_, "Y")
+        if sets.n_rows != n_samples:
+            raise InvalidInputError(f"Y: has {sets.n_rows} rows but X has {n_samples}")
+        n_labels = len(self.classes_)
+        if n_labels < 2:
+            raise InvalidInputError(f"Y: needs at least 2 labels (one class is not a ranking), got {n_labels}")
+        if sets.indices.shape[0] == 0:
+            raise InvalidInputError("Y: no example has a positive label")
+        return sets
+
+    def _targets(self, Y: Any, n_samples: int, name: str) -> _LabelSets:
+        """Targets of a fitted model, mapped onto ``classes_``."""
+        rows = _as_rows_of_labels(Y, name)
+        if rows is None:
+            sets, width = _indicator_sets(Y, name)
+            if width != len(self.classes_):
+                raise InvalidInputError(f"{name}: indicator has {width} columns, the model has {len(self.classes_)} labels")
+        else:
+            sets = _encode_sets(rows, self.classes_, name)
+        if sets.n_rows != n_samples:
+            raise InvalidInputError(f"{name}: has {sets.n_rows} rows but X has {n_samples}")
+        return sets
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, X: ArrayLike, y: Any, *, validation_data: tuple[Any, ...] | None = None) -> RankmaxRanker:
+        """Train on examples ``X`` with positive labels ``Y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Example features (e.g. one-hot users, or bags of past items).
+        y : indicator matrix of shape (n_samples, n_labels), sequence of label sets, or 1-D labels
+            Y, the positive labels of each example. An indicator (a 2-D NumPy array or a
+            scipy.sparse matrix of 0/1) names the labels by column; a sequence of
+            iterables is read as label sets and 1-D labels as one label per example,
+            and ``classes_`` is then the sorted union of the labels.
+        validation_data : tuple (X_val, Y_val) or (X_val, Y_val, exclude_val), optional
+            Validation examples for early stopping instead of a held-out fraction;
+            ``exclude_val`` (indicator or label sets) lists labels never to rank for a row
+            (e.g. its training items, as in the paper's protocol).
+
+        Returns
+        -------
+        self
+        """
+        p = self._check_params()
+        Xv = self._check_X(X, reset=True)
+        sets = self._fit_targets(y, Xv.shape[0])
+        n_labels = len(self.classes_)
+        if p["loss"] == "rankmax" and p["k"] >= n_labels:
+            raise InvalidInputError(f"k: must satisfy 1 <= k < n_labels = {n_labels}, got {p['k']}")
+        rng = check_random_state(self.random_state)
+        d, r = Xv.shape[1], p["n_components"]
+
+        train_rows = np.arange(Xv.shape[0], dtype=np.int64)
+        val = None
+        if p["early_stopping"]:
+            if validation_data is not None:
+                val = self._validation_set(validation_data)
+            else:
+                if p["validation_fraction"] >= 1.0:
+                    raise InvalidInputError(f"validation_fraction: must be < 1, got {self.validation_fraction!r}")
+                n_val = int(np.floor(p["validation_fraction"] * Xv.shape[0]))
+                if n_val < 1 or n_val >= Xv.shape[0]:
+                    raise InvalidInputError(
+                        f"validation_fraction: {self.validation_fraction} of n_samples = {Xv.shape[0]} holds out "
+                        f"{n_val} examples; pass validation_data, more examples, or early_stopping=False"
+                    )
+                perm = rng.permutation(Xv.shape[0])
+                held, train_rows = np.sort(perm[:n_val]), np.sort(perm[n_val:]).astype(np.int64)
+                val = (Xv[held], sets.subset(held).indicator(n_labels), None)
+            if int(sets.counts()[train_rows].sum()) == 0:
+                raise InvalidInputError("Y: no training example (after the validation split) has a positive label")
+
+        theta = np.zeros((d + n_labels) * r + n_labels, dtype=np.float32)
+        theta[: (d + n_labels) * r] = rng.normal(0.0, p["init_scale"], (d + n_labels) * r)
+        first = np.zeros_like(theta)
+        second = np.zeros_like(theta)
+        self._theta_shape = (d, n_labels, r)
+        self.n_features_in_ = d
+        common = dict(n_labels=n_labels, n_components=r, loss=p["loss"], k=p["k"], eta=p["eta"],
+                      optimizer=p["optimizer"], learning_rate=p["learning_rate"], alpha=p["alpha"],
+                      batch_size=p["batch_size"], n_jobs=p["n_jobs"])
+        self.history_: list[dict[str, float]] = []
+        best_score, best_theta, best_epoch, stale, steps = -np.inf, theta.copy(), 0, 0, 0
+        start = time.perf_counter()
+        for epoch in range(1, p["n_epochs"] + 1):
+            seed = int(rng.randint(0, np.iinfo(np.int32).max))
+            out = _core.ranker_epoch(Xv, sets.indptr, sets.indices, train_rows, theta, first, second, steps,
+                                     seed=seed, **common)
+            steps = int(out["steps"])
+            record: dict[str, float] = {"epoch": epoch, "loss": float(out["loss"])}
+            self._set_parameters(theta)
+            if val is not None:
+                score = self._validation_score(val, p["eval_k"])
+                record["val_ap"] = score
+                if score > best_score:
+                    best_score, best_theta, best_epoch, stale = score, theta.copy(), epoch, 0
+                else:
+                    stale += 1
+            else:
+                best_epoch = epoch
+            record["seconds"] = time.perf_counter() - start
+            self.history_.append(record)
+            if self.verbose:
+                self._progress(record)
+            if val is not None and stale >= p["n_iter_no_change"]:
+                break
+        self.n_iter_ = len(self.history_)
+        if val is not None:
+            self._set_parameters(best_theta)
+        self.best_epoch_ = best_epoch
+        return self
+
+    def _set_parameters(self, theta: NDArray[np.float32]) -> None:
+        d, n, r = self._theta_shape
+        self.feature_factors_ = theta[: d * r].reshape(d, r).copy()
+        self.label_factors_ = theta[d * r : (d + n) * r].reshape(n, r).copy()
+        self.label_bias_ = theta[(d + n) * r :].copy()
+
+    def _validation_set(self, data: tuple[Any, ...]) -> tuple[Any, Any, Any]:
+        if not isinstance(data, tuple) or len(data) not in (2, 3):
+            raise InvalidInputError("validation_data: expected a tuple (X_val, Y_val) or (X_val, Y_val, exclude_val)")
+        Xval = self._check_X(data[0], reset=False)
+        n_labels = len(self.classes_)
+        Yval = self._targets(data[1], Xval.shape[0], "validation_data").indicator(n_labels)
+        exclude = None
+        if len(data) == 3 and data[2] is not None:
+            exclude = self._targets(data[2], Xval.shape[0], "validation_data").indicator(n_labels)
+        return Xval, Yval, exclude
+
+    def _validation_score(self, val: tuple[Any, Any, Any], k: int) -> float:
+        Xval, Yval, exclude = val
+        n_labels = len(self.classes_)
+        # AP@k with k ≥ n_labels equals AP@n_labels: nothing is ranked below n.
+        metrics = evaluate_recommender(self, Xval, Yval, exclude=exclude, k_ap=min(k, n_labels),
+                                       k_recall=n_labels)
+        return float(metrics[f"ap@{min(k, n_labels)}"])
+
+    def _progress(self, record: dict[str, float]) -> None:
+        val = f"  val AP@{self.eval_k} {record['val_ap']:.4f}" if "val_ap" in record else ""
+        print(f"[RankmaxRanker] epoch {int(record['epoch']):4d}  loss {record['loss']:.6f}{val}  "
+              f"{record['seconds']:.2f}s", file=sys.stdout, flush=True)
+
+    # ------------------------------------------------------------------ predict
+
+    def _scores(self, Xv: Any) -> NDArray[np.float32]:
+        hidden = np.asarray(Xv @ self.feature_factors_, dtype=np.float32)
+        return np.asarray(hidden @ self.label_factors_.T + self.label_bias_, dtype=np.float32)
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float32]:
+        """Scores z(x) = (x·U)·Vᵀ + b of every label, shape (n_samples, n_labels), float32."""
+        check_is_fitted(self)
+        return self._scores(self._check_X(X, reset=False))
+
+    def recommend(self, X: ArrayLike, n: int = 10, exclude: Any = None) -> NDArray[Any]:
+        """The ``n`` best-scored labels of each row, best first (ties: lower column first).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        n : int, default=10
+            Labels per row (1 ≤ n ≤ n_labels minus the most excluded in any row).
+        exclude : indicator matrix or sequence of label sets, optional
+            Labels never to recommend for a row (e.g. the items a user already has).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n)
+            Labels from ``classes_``.
+        """
+        check_is_fitted(self)
+        Xv = self._check_X(X, reset=False)
+        n_labels = len(self.classes_)
+        count = _int(n, "n", low=1)
+        ex = None if exclude is None else self._targets(exclude, Xv.shape[0], "exclude").indicator(n_labels)
+        most_excluded = 0 if ex is None else int(np.diff(ex.indptr).max(initial=0))
+        if count > n_labels - most_excluded:
+            raise InvalidInputError(f"n: must be <= {n_labels - most_excluded} (labels left after exclusion), got {n}")
+        out = np.empty((Xv.shape[0], count), dtype=np.int64)
+        step = max(1, _SCORE_ELEMENTS // n_labels)
+        for lo in range(0, Xv.shape[0], step):
+            hi = min(lo + step, Xv.shape[0])
+            scores = self._scores(Xv[lo:hi])
+            if ex is not None:
+                block = ex[lo:hi].tocoo()
+                scores[block.row, block.col] = -np.inf
+            # A stable sort: descending score, ties by ascending column.
+            out[lo:hi] = np.argsort(-scores, axis=1, kind="stable")[:, :count]
+        return np.asarray(self.classes_[out])
+
+    def score(self, X: ArrayLike, y: Any) -> float:
+        """Mean AP@``eval_k`` of the rankings of ``X`` against the positive labels ``y``
+        (label sets, 1-D labels or an indicator; rows without positives skipped)."""
+        check_is_fitted(self)
+        Xv = self._check_X(X, reset=False)
+        sets = self._targets(y, Xv.shape[0], "Y")
+        scores = self._scores(Xv).astype(np.float64)
+        return average_precision_at_k(sets.indicator(len(self.classes_)), scores, min(self.eval_k, scores.shape[1]))

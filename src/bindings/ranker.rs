@@ -1,0 +1,238 @@
+//! Bindings of the factorised ranker: one training epoch, and the full objective with
+//! its gradient (for tests and diagnostics). The parameters θ = [U | V | b] and the
+//! optimiser state are NumPy arrays owned by the Python estimator and updated in
+//! place, without the GIL; Ctrl-C stops an epoch between minibatches.
+
+use numpy::{Element, PyArray1, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::errors::invalid;
+use super::monitor::{run_interruptible, PyMonitor};
+use super::threads;
+use crate::data::{CsrIndex, CsrRows, Design, DenseRows};
+use crate::solvers::ranker::{objective, train_epoch, LabelLoss, Labels, Optimizer, OptimizerState, Param, Shape, TrainOptions};
+use crate::Real;
+
+/// Work that runs on the design matrix X, whatever its storage.
+trait DesignJob: Send {
+    type Output: Send;
+    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output>;
+}
+
+fn run_csr<T: Real + Element, I: CsrIndex + Element, J: DesignJob>(x: &Bound<'_, PyAny>, d: usize, threads: Option<usize>, job: J) -> PyResult<J::Output> {
+    let data = x.getattr("data")?.extract::<PyReadonlyArray1<'_, T>>()?;
+    let indices = x.getattr("indices")?.extract::<PyReadonlyArray1<'_, I>>()?;
+    let indptr = x.getattr("indptr")?.extract::<PyReadonlyArray1<'_, I>>()?;
+    let (data, indices, indptr) = (data.as_slice()?, indices.as_slice()?, indptr.as_slice()?);
+    run_interruptible(x.py(), threads, None, |monitor| job.run(&CsrRows::new(indptr, indices, data, d)?, monitor))
+}
+
+fn run_dense<T: Real + Element, J: DesignJob>(x: &Bound<'_, PyAny>, threads: Option<usize>, job: J) -> PyResult<J::Output> {
+    let arr = x.extract::<numpy::PyReadonlyArray2<'_, T>>()?;
+    let (n, d) = (arr.shape()[0], arr.shape()[1]);
+    let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous"))?;
+    run_interruptible(x.py(), threads, None, |monitor| job.run(&DenseRows::new(data, n, d)?, monitor))
+}
+
+/// Runs `job` on X: a C-contiguous float32/float64 array or a scipy CSR matrix
+/// (float32/float64 data, int32/int64 indices).
+fn with_design<J: DesignJob>(x: &Bound<'_, PyAny>, threads: Option<usize>, job: J) -> PyResult<J::Output> {
+    if x.hasattr("indptr")? {
+        let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
+        let dtype = x.getattr("data")?.getattr("dtype")?.str()?.to_string();
+        let itype = x.getattr("indices")?.getattr("dtype")?.str()?.to_string();
+        match (dtype.as_str(), itype.as_str()) {
+            ("float64", "int32") => run_csr::<f64, i32, J>(x, d, threads, job),
+            ("float64", "int64") => run_csr::<f64, i64, J>(x, d, threads, job),
+            ("float32", "int32") => run_csr::<f32, i32, J>(x, d, threads, job),
+            ("float32", "int64") => run_csr::<f32, i64, J>(x, d, threads, job),
+            _ => Err(invalid("X", format!("sparse data must be float32/float64 with int32/int64 indices, got {dtype}/{itype}"))),
+        }
+    } else {
+        match x.getattr("dtype")?.str()?.to_string().as_str() {
+            "float64" => run_dense::<f64, J>(x, threads, job),
+            "float32" => run_dense::<f32, J>(x, threads, job),
+            other => Err(invalid("X", format!("must be float32 or float64, got {other}"))),
+        }
+    }
+}
+
+/// The positive labels as CSR offsets and label indices.
+fn label_lists(indptr: &PyReadonlyArray1<'_, i64>, indices: &PyReadonlyArray1<'_, i64>) -> PyResult<(Vec<usize>, Vec<u32>)> {
+    let indptr = indptr.as_slice()?.iter().map(|&p| usize::try_from(p).map_err(|_| invalid("Y", "negative label pointer"))).collect::<PyResult<_>>()?;
+    let indices = indices.as_slice()?.iter().map(|&y| u32::try_from(y).map_err(|_| invalid("Y", format!("label {y} out of range")))).collect::<PyResult<_>>()?;
+    Ok((indptr, indices))
+}
+
+fn row_list(rows: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
+    rows.as_slice()?.iter().map(|&i| usize::try_from(i).map_err(|_| invalid("rows", format!("negative row {i}")))).collect()
+}
+
+struct EpochJob<'a, T> {
+    labels: (&'a [usize], &'a [u32]),
+    rows: &'a [usize],
+    shape: Shape,
+    theta: &'a mut [T],
+    first: &'a mut [T],
+    second: &'a mut [T],
+    steps: u64,
+    options: TrainOptions,
+    seed: u64,
+}
+
+impl<T: Param> DesignJob for EpochJob<'_, T> {
+    type Output = (f64, usize, u64, bool);
+    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        let labels = Labels::new(self.labels.0, self.labels.1, x.n_rows(), self.shape.labels)?;
+        let mut state = OptimizerState { first: self.first, second: self.second, steps: self.steps };
+        let report = train_epoch(x, &labels, self.rows, self.shape, self.theta, &mut state, &self.options, self.seed, monitor)?;
+        Ok((report.mean_loss, report.steps, state.steps, report.interrupted))
+    }
+}
+
+struct ObjectiveJob<'a, T> {
+    labels: (&'a [usize], &'a [u32]),
+    rows: &'a [usize],
+    shape: Shape,
+    theta: &'a [T],
+    loss: LabelLoss,
+    alpha: f64,
+    batch_size: usize,
+}
+
+impl<T: Param> DesignJob for ObjectiveJob<'_, T> {
+    type Output = (f64, Vec<T>);
+    fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        let labels = Labels::new(self.labels.0, self.labels.1, x.n_rows(), self.shape.labels)?;
+        self.loss.check_labels(self.shape.labels)?;
+        if let Some(&bad) = self.rows.iter().find(|&&i| i >= x.n_rows()) {
+            return Err(crate::Error::input("rows", format!("row {bad} out of range [0, {})", x.n_rows())));
+        }
+        objective(x, &labels, self.rows, self.shape, self.theta, self.loss, self.alpha, self.batch_size)
+    }
+}
+
+fn rw_slice<'a, T: Element>(a: &'a mut PyReadwriteArray1<'_, T>, name: &str) -> PyResult<&'a mut [T]> {
+    a.as_slice_mut().map_err(|_| invalid(name, "must be a writable C-contiguous array"))
+}
+
+/// One epoch of minibatch training over `rows`, updating `theta`, `first` and `second`
+/// (float32 or float64, all of one dtype) in place. Returns the mean training loss per
+/// pair, the number of minibatches and the optimiser's new step count.
+#[pyfunction]
+#[pyo3(signature = (
+    x, y_indptr, y_indices, rows, theta, first, second, steps, *, n_labels, n_components, loss, k, eta,
+    optimizer, learning_rate, alpha, batch_size, seed, n_jobs=None
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ranker_epoch<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y_indptr: PyReadonlyArray1<'py, i64>,
+    y_indices: PyReadonlyArray1<'py, i64>,
+    rows: PyReadonlyArray1<'py, i64>,
+    theta: &Bound<'py, PyAny>,
+    first: &Bound<'py, PyAny>,
+    second: &Bound<'py, PyAny>,
+    steps: u64,
+    n_labels: usize,
+    n_components: usize,
+    loss: &str,
+    k: usize,
+    eta: f64,
+    optimizer: &str,
+    learning_rate: f64,
+    alpha: f64,
+    batch_size: usize,
+    seed: u64,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let threads = threads::resolve(n_jobs)?;
+    let options = TrainOptions {
+        loss: LabelLoss::new(loss, k, eta).map_err(super::errors::to_py)?,
+        optimizer: Optimizer::new(optimizer).map_err(super::errors::to_py)?,
+        learning_rate,
+        alpha,
+        batch_size,
+    };
+    let (indptr, indices) = label_lists(&y_indptr, &y_indices)?;
+    let rows = row_list(&rows)?;
+    let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
+    let shape = Shape::new(d, n_labels, n_components).map_err(super::errors::to_py)?;
+    macro_rules! epoch_dtype {
+        ($t:ty) => {{
+            let mut theta = theta.extract::<PyReadwriteArray1<'py, $t>>().map_err(|_| invalid("theta", "must be a 1-D array of the parameters' dtype"))?;
+            let mut first = first.extract::<PyReadwriteArray1<'py, $t>>().map_err(|_| invalid("first", "must match theta's dtype"))?;
+            let mut second = second.extract::<PyReadwriteArray1<'py, $t>>().map_err(|_| invalid("second", "must match theta's dtype"))?;
+            let job = EpochJob {
+                labels: (&indptr, &indices),
+                rows: &rows,
+                shape,
+                theta: rw_slice(&mut theta, "theta")?,
+                first: rw_slice(&mut first, "first")?,
+                second: rw_slice(&mut second, "second")?,
+                steps,
+                options,
+                seed,
+            };
+            with_design(x, threads, job)?
+        }};
+    }
+    let (mean_loss, batches, steps, interrupted) = match theta.getattr("dtype")?.str()?.to_string().as_str() {
+        "float64" => epoch_dtype!(f64),
+        "float32" => epoch_dtype!(f32),
+        other => return Err(invalid("theta", format!("must be float32 or float64, got {other}"))),
+    };
+    let out = PyDict::new(py);
+    out.set_item("loss", mean_loss)?;
+    out.set_item("batches", batches)?;
+    out.set_item("steps", steps)?;
+    out.set_item("interrupted", interrupted)?;
+    Ok(out)
+}
+
+/// The training objective F(θ) over `rows` and its gradient (same dtype as `theta`).
+#[pyfunction]
+#[pyo3(signature = (x, y_indptr, y_indices, rows, theta, *, n_labels, n_components, loss, k, eta, alpha, batch_size=256, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ranker_objective<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y_indptr: PyReadonlyArray1<'py, i64>,
+    y_indices: PyReadonlyArray1<'py, i64>,
+    rows: PyReadonlyArray1<'py, i64>,
+    theta: &Bound<'py, PyAny>,
+    n_labels: usize,
+    n_components: usize,
+    loss: &str,
+    k: usize,
+    eta: f64,
+    alpha: f64,
+    batch_size: usize,
+    n_jobs: Option<i64>,
+) -> PyResult<(f64, Bound<'py, PyAny>)> {
+    let threads = threads::resolve(n_jobs)?;
+    let loss = LabelLoss::new(loss, k, eta).map_err(super::errors::to_py)?;
+    let (indptr, indices) = label_lists(&y_indptr, &y_indices)?;
+    let rows = row_list(&rows)?;
+    let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
+    let shape = Shape::new(d, n_labels, n_components).map_err(super::errors::to_py)?;
+    macro_rules! objective_dtype {
+        ($t:ty) => {{
+            let theta = theta.extract::<PyReadonlyArray1<'py, $t>>().map_err(|_| invalid("theta", "must be a 1-D array"))?;
+            let theta = theta.as_slice()?;
+            if theta.len() != shape.parameters() {
+                return Err(invalid("theta", format!("must hold {} values, got {}", shape.parameters(), theta.len())));
+            }
+            let job = ObjectiveJob { labels: (&indptr, &indices), rows: &rows, shape, theta, loss, alpha, batch_size };
+            let (value, grad) = with_design(x, threads, job)?;
+            (value, PyArray1::from_vec(py, grad).into_any())
+        }};
+    }
+    Ok(match theta.getattr("dtype")?.str()?.to_string().as_str() {
+        "float64" => objective_dtype!(f64),
+        "float32" => objective_dtype!(f32),
+        other => return Err(invalid("theta", format!("must be float32 or float64, got {other}"))),
+    })
+}

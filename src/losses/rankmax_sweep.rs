@@ -1,0 +1,186 @@
+//! The Rankmax cross-entropy (k = 1) summed over all positive labels of one row, in
+//! one sweep over the scores.
+//!
+//! The Rankmax paper trains on (example, label) pairs (§4, Table 1): an example x with
+//! positive labels Y contributes Σ_{y∈Y} ℓ(z, y), where (eq. (15), margin η)
+//!   ℓ(z, y) = −log Rankmax(z, y)_y = log(S_y / η),   S_y = Σ_i (z_i − T_y)_+,
+//!   T_y = z_y − η,
+//! and (eq. (16)) ∂ℓ/∂z_i = 1/S_y for every i in the support M_y = {i : z_i > T_y}
+//! (y included), minus |M_y|/S_y at i = y. The gradient sums to zero.
+//!
+//! One call of the single-label loss per y costs O(n·|Y|). Here the thresholds are
+//! sorted instead, T_(1) ≤ … ≤ T_(m), m = |Y|: score z_i lies in the supports of exactly
+//! the c_i smallest thresholds, c_i = #{j : T_(j) < z_i}. Bucketing the scores by c_i
+//! gives every S_(j) by a suffix recursion,
+//!   S_(j) = S_(j+1) + N_(j+1)·(T_(j+1) − T_(j)) + Σ_{c_i = j} (z_i − T_(j)),
+//!   N_(j) = N_(j+1) + #{i : c_i = j}  (= |M_(j)|),
+//! in which every term is ≥ 0 (no cancellation however large the scores), and every
+//! ∂L/∂z_i = Σ_{j ≤ c_i} 1/S_(j) by a prefix sum. Total O(n log m + m log m); a score
+//! at or below the smallest threshold (most of them, once the model ranks well) costs
+//! one comparison.
+//!
+//! At ties (z_i = T_y exactly) i is outside M_y, as in the single-label loss: one
+//! element of the Clarke subdifferential.
+
+use crate::real::Real;
+use crate::{Error, Result};
+
+/// Scratch space of [`rankmax_loss_multilabel`], reusable across rows.
+#[derive(Debug, Default, Clone)]
+pub struct SweepWorkspace {
+    thresholds: Vec<(f64, u32)>,
+    counts: Vec<usize>,
+    excess: Vec<f64>,
+    prefix: Vec<f64>,
+    bucket: Vec<u32>,
+}
+
+impl SweepWorkspace {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// Returns Σ_{y∈labels} ℓ(z, y) for the k = 1 Rankmax cross-entropy with margin `eta`
+/// and writes its gradient with respect to `z` into `grad`. Repeated labels count
+/// once per occurrence (as repeated pairs would).
+pub fn rankmax_loss_multilabel<T: Real>(
+    z: &[T],
+    labels: &[u32],
+    eta: f64,
+    grad: &mut [T],
+    ws: &mut SweepWorkspace,
+) -> Result<f64> {
+    crate::projections::check_row(z, grad)?;
+    if !(eta > 0.0 && eta.is_finite()) {
+        return Err(Error::param("eta", format!("must be finite and > 0, got {eta}")));
+    }
+    let n = z.len();
+    let zero = T::from_f64(0.0);
+    grad.iter_mut().for_each(|g| *g = zero);
+    if labels.is_empty() {
+        return Ok(0.0);
+    }
+    let thresholds = &mut ws.thresholds;
+    thresholds.clear();
+    for &y in labels {
+        let zy = z.get(y as usize).ok_or_else(|| Error::param("y", format!("label {y} out of range [0, {n})")))?;
+        thresholds.push((zy.to_f64() - eta, y));
+    }
+    thresholds.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let m = thresholds.len();
+    let lowest = thresholds[0].0;
+
+    // Bucket the scores: c_i and the excess over the bucket's own threshold.
+    let (counts, excess, bucket) = (&mut ws.counts, &mut ws.excess, &mut ws.bucket);
+    counts.clear();
+    counts.resize(m + 1, 0);
+    excess.clear();
+    excess.resize(m + 1, 0.0);
+    bucket.clear();
+    bucket.resize(n, 0);
+    for (i, &v) in z.iter().enumerate() {
+        let v = v.to_f64();
+        if v <= lowest {
+            continue;
+        }
+        let c = thresholds.partition_point(|&(t, _)| t < v);
+        bucket[i] = c as u32;
+        counts[c] += 1;
+        excess[c] += v - thresholds[c - 1].0;
+    }
+
+    // Suffix recursion for S_(j) and N_(j); excess[j] becomes S_(j), counts[j] N_(j).
+    let (mut mass, mut members) = (0.0f64, 0usize);
+    for j in (1..=m).rev() {
+        if j < m {
+            mass += members as f64 * (thresholds[j].0 - thresholds[j - 1].0);
+        }
+        mass += excess[j];
+        members += counts[j];
+        excess[j] = mass;
+        counts[j] = members;
+    }
+
+    let prefix = &mut ws.prefix;
+    prefix.clear();
+    prefix.push(0.0);
+    let mut loss = 0.0;
+    for j in 1..=m {
+        // S_(j) ≥ η > 0: the label itself is in its support with excess η.
+        let s = excess[j];
+        loss += (s / eta).ln();
+        prefix.push(prefix[j - 1] + 1.0 / s);
+    }
+    for (g, &c) in grad.iter_mut().zip(bucket.iter()) {
+        if c != 0 {
+            *g = T::from_f64(prefix[c as usize]);
+        }
+    }
+    for (j, &(_, y)) in thresholds.iter().enumerate() {
+        let y = y as usize;
+        grad[y] = T::from_f64(grad[y].to_f64() - counts[j + 1] as f64 / excess[j + 1]);
+    }
+    Ok(loss)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::losses::rankmax_loss;
+    use crate::projections::Workspace;
+    use crate::rng::SplitMix64;
+
+    /// The sweep equals the sum of the single-label losses (eq. (14)/(16)) over labels.
+    fn check_against_single(z: &[f64], labels: &[u32], eta: f64) {
+        let n = z.len();
+        let mut grad = vec![0.0; n];
+        let loss = rankmax_loss_multilabel(z, labels, eta, &mut grad, &mut SweepWorkspace::new()).unwrap();
+        let (mut want, mut want_grad, mut g) = (0.0, vec![0.0; n], vec![0.0; n]);
+        for &y in labels {
+            want += rankmax_loss(z, y as usize, 1, eta, &mut g, &mut Workspace::new()).unwrap();
+            want_grad.iter_mut().zip(&g).for_each(|(a, b)| *a += b);
+        }
+        let scale = 1.0 + want.abs();
+        assert!((loss - want).abs() <= 1e-12 * scale, "{loss} vs {want}");
+        for (a, b) in grad.iter().zip(&want_grad) {
+            assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{grad:?} vs {want_grad:?}");
+        }
+        assert!(grad.iter().sum::<f64>().abs() < 1e-10 * labels.len() as f64);
+    }
+
+    #[test]
+    fn equals_the_sum_of_single_label_losses() {
+        let mut rng = SplitMix64::new(3);
+        for trial in 0..200 {
+            let n = 2 + rng.below(60);
+            let spread = [0.1, 1.0, 10.0, 1e4][trial % 4];
+            // Scores on a coarse grid too, so that ties and z_i = T_y occur.
+            let z: Vec<f64> = (0..n)
+                .map(|_| if trial % 3 == 0 { rng.below(7) as f64 * 0.5 } else { (rng.next_f64() - 0.5) * spread })
+                .collect();
+            let m = 1 + rng.below(n.min(12));
+            let labels: Vec<u32> = (0..m).map(|_| rng.below(n) as u32).collect();
+            for eta in [0.5, 1.0, 2.0] {
+                check_against_single(&z, &labels, eta);
+            }
+        }
+    }
+
+    #[test]
+    fn huge_scores_keep_the_masses_exact() {
+        // Offsets of 1e12 would destroy Σz − N·T; the recursion only adds non-negative terms.
+        let z: Vec<f64> = (0..50).map(|i| 1e12 + (i % 7) as f64 * 0.25).collect();
+        check_against_single(&z, &[0, 3, 10, 49], 1.0);
+    }
+
+    #[test]
+    fn no_labels_is_zero_and_bad_labels_raise() {
+        let z = [1.0f32, 2.0, 3.0];
+        let mut g = [9.0f32; 3];
+        assert_eq!(rankmax_loss_multilabel(&z, &[], 1.0, &mut g, &mut SweepWorkspace::new()).unwrap(), 0.0);
+        assert_eq!(g, [0.0; 3]);
+        assert!(rankmax_loss_multilabel(&z, &[3], 1.0, &mut g, &mut SweepWorkspace::new()).is_err());
+        assert!(rankmax_loss_multilabel(&z, &[0], 0.0, &mut g, &mut SweepWorkspace::new()).is_err());
+    }
+}

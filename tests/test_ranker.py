@@ -1,0 +1,304 @@
+"""RankmaxRanker and the ranker core: gradients, determinism, recovery, contract, bad input."""
+
+from __future__ import annotations
+
+import _thread
+import pickle
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import Normalizer
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from toprank import RankmaxRanker, _core
+from toprank.exceptions import InvalidInputError
+from toprank.metrics import average_precision_at_k
+
+LOSSES = [("rankmax", 1, 1.0), ("rankmax", 3, 0.5), ("softmax", 1, 1.0), ("sparsemax", 1, 1.0)]
+
+
+def _labels(rng, n_rows, n_labels, most=3, empty_row=2):
+    indptr, indices = [0], []
+    for i in range(n_rows):
+        count = 0 if i == empty_row else int(rng.integers(1, most + 1))
+        indices.extend(sorted(rng.choice(n_labels, size=count, replace=False).tolist()))
+        indptr.append(len(indices))
+    return np.asarray(indptr, np.int64), np.asarray(indices, np.int64)
+
+
+def _objective(X, indptr, indices, theta, n_labels, r, loss, k, eta, alpha, n_jobs=None):
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    return _core.ranker_objective(X, indptr, indices, rows, theta, n_labels=n_labels, n_components=r, loss=loss,
+                                  k=k, eta=eta, alpha=alpha, batch_size=4, n_jobs=n_jobs)
+
+
+# ------------------------------------------------------------------ 1. gradients
+
+
+@pytest.mark.parametrize("loss,k,eta", LOSSES)
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_gradient_of_the_full_objective_matches_finite_differences(loss, k, eta, layout):
+    rng = np.random.default_rng(1)
+    n_rows, d, n_labels, r = 9, 6, 8, 3
+    X = rng.normal(size=(n_rows, d)) * (rng.random((n_rows, d)) < 0.6)
+    X = sp.csr_matrix(X) if layout == "csr" else X
+    indptr, indices = _labels(rng, n_rows, n_labels)
+    theta = rng.normal(scale=0.7, size=(d + n_labels) * r + n_labels)
+    value, grad = _objective(X, indptr, indices, theta, n_labels, r, loss, k, eta, alpha=0.05)
+    h = 1e-6
+    fd = np.empty_like(theta)
+    for i in range(theta.size):
+        step = np.zeros_like(theta)
+        step[i] = h
+        fp = _objective(X, indptr, indices, theta + step, n_labels, r, loss, k, eta, 0.05)[0]
+        fm = _objective(X, indptr, indices, theta - step, n_labels, r, loss, k, eta, 0.05)[0]
+        fd[i] = (fp - fm) / (2 * h)
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+    assert value > 0
+
+
+def test_objective_is_the_mean_pair_loss_plus_the_penalty():
+    # Independent evaluation in NumPy: scores, per-pair softmax cross-entropy, penalty.
+    rng = np.random.default_rng(2)
+    n_rows, d, n_labels, r = 7, 4, 6, 2
+    X = rng.normal(size=(n_rows, d))
+    indptr, indices = _labels(rng, n_rows, n_labels)
+    theta = rng.normal(size=(d + n_labels) * r + n_labels)
+    U = theta[: d * r].reshape(d, r)
+    V = theta[d * r : (d + n_labels) * r].reshape(n_labels, r)
+    b = theta[(d + n_labels) * r :]
+    Z = X @ U @ V.T + b
+    lse = np.log(np.exp(Z - Z.max(1, keepdims=True)).sum(1)) + Z.max(1)
+    pairs = [(i, y) for i in range(n_rows) for y in indices[indptr[i] : indptr[i + 1]]]
+    want = np.mean([lse[i] - Z[i, y] for i, y in pairs]) + 0.5 * 0.1 * (np.sum(U**2) + np.sum(V**2))
+    got, _ = _objective(X, indptr, indices, theta, n_labels, r, "softmax", 1, 1.0, alpha=0.1)
+    assert got == pytest.approx(want, rel=1e-12)
+
+
+# ------------------------------------------------------------------ 2. determinism
+
+
+def _planted(n_users=300, n_items=200, rank=4, per_user=10, seed=0):
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(size=(n_users, rank)) @ rng.normal(size=(n_items, rank)).T
+    top = np.argsort(-scores, axis=1)[:, :per_user]
+    Y = np.zeros((n_users, n_items), dtype=np.int8)
+    np.put_along_axis(Y, top, 1, axis=1)
+    return sp.identity(n_users, format="csr", dtype=np.float32), Y, scores
+
+
+@pytest.mark.parametrize("loss", ["rankmax", "softmax", "sparsemax"])
+def test_one_and_two_threads_reach_the_same_model(loss):
+    X, Y, _ = _planted()
+    fits = [
+        RankmaxRanker(n_components=8, loss=loss, n_epochs=3, early_stopping=False, random_state=3, n_jobs=jobs).fit(X, Y)
+        for jobs in (1, 2)
+    ]
+    assert [h["loss"] for h in fits[0].history_] == [h["loss"] for h in fits[1].history_]
+    np.testing.assert_array_equal(fits[0].label_factors_, fits[1].label_factors_)
+    np.testing.assert_array_equal(fits[0].feature_factors_, fits[1].feature_factors_)
+
+
+def test_random_state_reproduces_and_changes_the_run():
+    X, Y, _ = _planted()
+    a = RankmaxRanker(n_components=8, n_epochs=2, random_state=0).fit(X, Y)
+    b = RankmaxRanker(n_components=8, n_epochs=2, random_state=0).fit(X, Y)
+    c = RankmaxRanker(n_components=8, n_epochs=2, random_state=1).fit(X, Y)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    assert not np.array_equal(a.decision_function(X), c.decision_function(X))
+
+
+# ------------------------------------------------------------------ 3. learning
+
+
+@pytest.mark.parametrize("loss,optimizer", [("rankmax", "adagrad"), ("softmax", "adam"), ("sparsemax", "adagrad")])
+def test_planted_low_rank_ranking_is_recovered(loss, optimizer):
+    X, Y, _ = _planted()
+    lr = 0.1 if optimizer == "adagrad" else 0.02
+    model = RankmaxRanker(n_components=16, loss=loss, optimizer=optimizer, learning_rate=lr, alpha=0.0,
+                          batch_size=32, n_epochs=60, early_stopping=False, random_state=0).fit(X, Y)
+    assert model.score(X, Y) >= 0.9
+    # (Not toward 0: with 10 positives per row, sparsemax's best is p = 1/10 on each,
+    # a pair loss of ½ − ½·‖p‖² = 0.45.)
+    losses = [h["loss"] for h in model.history_]
+    assert losses[-1] < losses[0]
+
+
+def test_early_stopping_keeps_the_best_epoch():
+    X, Y, _ = _planted()
+    model = RankmaxRanker(n_components=8, learning_rate=0.5, n_epochs=40, n_iter_no_change=2, random_state=0)
+    model.fit(X, Y)
+    scores = [h["val_ap"] for h in model.history_]
+    assert model.best_epoch_ == 1 + int(np.argmax(scores))
+    assert model.n_iter_ <= 40 and model.n_iter_ - model.best_epoch_ <= 2
+
+
+def test_validation_data_with_exclusion_is_used():
+    X, Y, _ = _planted()
+    train = Y.copy()
+    train[:, ::2] = 0
+    valid = Y - train
+    model = RankmaxRanker(n_components=8, n_epochs=3, random_state=0)
+    model.fit(X, train, validation_data=(X, valid, train))
+    assert len(model.history_) == 3 and all("val_ap" in h for h in model.history_)
+    # The recorded score of the kept epoch is AP@10 of the validation items with the
+    # training items excluded.
+    scores = model.decision_function(X).astype(np.float64)
+    scores[train.astype(bool)] = -np.inf
+    has = valid.sum(1) > 0
+    best = max(h["val_ap"] for h in model.history_)
+    assert best == pytest.approx(average_precision_at_k(valid[has], np.nan_to_num(scores[has], neginf=-1e30), 10))
+
+
+def test_recommend_excludes_and_orders():
+    X, Y, _ = _planted(n_users=50, n_items=40)
+    model = RankmaxRanker(n_components=4, n_epochs=2, early_stopping=False, random_state=0).fit(X, Y)
+    scores = model.decision_function(X)
+    top = model.recommend(X, n=5)
+    np.testing.assert_array_equal(top, np.argsort(-scores, axis=1, kind="stable")[:, :5])
+    seen = [set(np.flatnonzero(row)) for row in Y]
+    top = model.recommend(X, n=5, exclude=seen)
+    assert all(not (set(row) & s) for row, s in zip(top, seen))
+    masked = np.where(Y.astype(bool), -np.inf, scores)
+    np.testing.assert_array_equal(top, np.argsort(-masked, axis=1, kind="stable")[:, :5])
+
+
+def test_label_sets_name_the_labels():
+    X = np.eye(6, dtype=np.float64)
+    Y = [{"a", "b"}, {"b"}, {"c"}, {"a"}, {"c", "d"}, {"d"}]
+    model = RankmaxRanker(n_components=2, n_epochs=2, early_stopping=False, random_state=0).fit(X, Y)
+    assert list(model.classes_) == ["a", "b", "c", "d"]
+    assert set(model.recommend(X, n=2).ravel()) <= {"a", "b", "c", "d"}
+    assert 0.0 <= model.score(X, Y) <= 1.0
+
+
+def test_verbose_prints_a_line_per_epoch(capsys):
+    X, Y, _ = _planted(n_users=60, n_items=30)
+    RankmaxRanker(n_components=4, n_epochs=3, verbose=1, random_state=0).fit(X, Y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[RankmaxRanker] epoch")]
+    assert len(lines) == 3 and "val AP@10" in lines[0]
+
+
+def test_ctrl_c_stops_a_long_epoch():
+    rng = np.random.default_rng(0)
+    n_users, n_items = 3000, 20000
+    X = sp.identity(n_users, format="csr", dtype=np.float32)
+    Y = sp.random(n_users, n_items, density=0.005, format="csr", random_state=0, data_rvs=np.ones)
+    model = RankmaxRanker(n_components=64, n_epochs=1000, early_stopping=False, random_state=0)
+    fired = []
+
+    def interrupt():
+        fired.append(time.perf_counter())
+        _thread.interrupt_main()
+
+    timer = threading.Timer(0.5, interrupt)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            model.fit(X, Y)
+            time.sleep(10)
+    finally:
+        timer.cancel()
+    assert fired and time.perf_counter() - fired[0] < 2.0
+    assert rng is not None
+
+
+# ------------------------------------------------------------------ 4. contract and bad input
+
+
+def test_pickle_clone_pipeline_and_grid_search():
+    X, Y, _ = _planted(n_users=80, n_items=30)
+    model = RankmaxRanker(n_components=4, n_epochs=2, early_stopping=False, random_state=0).fit(X, Y)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+    assert clone(model).get_params() == model.get_params()
+    pipe = make_pipeline(Normalizer(), RankmaxRanker(n_components=4, n_epochs=2, early_stopping=False, random_state=0))
+    pipe.fit(X, Y)
+    assert pipe.decision_function(X).shape == (80, 30)
+    search = GridSearchCV(RankmaxRanker(n_components=4, n_epochs=2, early_stopping=False, random_state=0),
+                          {"learning_rate": [0.01, 0.1]}, cv=2).fit(X.toarray(), Y)
+    assert search.best_params_["learning_rate"] in (0.01, 0.1)
+
+
+@pytest.mark.parametrize(
+    "change,name",
+    [
+        (dict(loss="hinge"), "loss"),
+        (dict(k=0), "k"),
+        (dict(k=30), "k"),
+        (dict(eta=0.0), "eta"),
+        (dict(alpha=-1.0), "alpha"),
+        (dict(learning_rate=float("nan")), "learning_rate"),
+        (dict(optimizer="sgd"), "optimizer"),
+        (dict(batch_size=0), "batch_size"),
+        (dict(n_components=0), "n_components"),
+        (dict(n_epochs=1.5), "n_epochs"),
+        (dict(validation_fraction=1.0), "validation_fraction"),
+        (dict(n_jobs=0), "n_jobs"),
+    ],
+)
+def test_bad_parameters_name_themselves(change, name):
+    X, Y, _ = _planted(n_users=40, n_items=30)
+    with pytest.raises(InvalidInputError, match=f"^{name}"):
+        RankmaxRanker(**change).fit(X, Y)
+
+
+def test_bad_data_names_the_argument():
+    X, Y, _ = _planted(n_users=40, n_items=30)
+    est = RankmaxRanker(n_components=2, n_epochs=1, early_stopping=False)
+    bad = X.toarray()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(bad, Y)
+    with pytest.raises(InvalidInputError, match="^Y"):
+        est.fit(X, Y[:10])
+    with pytest.raises(InvalidInputError, match="^Y"):
+        est.fit(X, Y * 2)
+    with pytest.raises(InvalidInputError, match="^Y"):
+        est.fit(X, np.zeros_like(Y))
+    with pytest.raises(InvalidInputError, match="^Y"):
+        est.fit(X, np.zeros(40, dtype=int))  # one class
+    with pytest.raises(InvalidInputError, match="^Y"):
+        est.fit(X, None)
+    with pytest.raises(InvalidInputError, match="^validation_fraction"):
+        RankmaxRanker(n_epochs=1).fit(X[:5], Y[:5])
+    fitted = est.fit(X, Y)
+    with pytest.raises(ValueError, match="features"):
+        fitted.decision_function(np.ones((3, 7)))
+    with pytest.raises(InvalidInputError, match="^exclude"):
+        fitted.recommend(X, n=3, exclude=Y[:5])
+    with pytest.raises(InvalidInputError, match="^n"):
+        fitted.recommend(X, n=31)
+    with pytest.raises(InvalidInputError, match="^Y"):
+        fitted.score(X, [{"unknown"}] * 40)
+
+
+def test_the_core_rejects_inconsistent_arrays():
+    X = np.eye(4)
+    indptr, indices = np.array([0, 1, 2, 3, 4], np.int64), np.array([0, 1, 2, 3], np.int64)
+    theta = np.zeros((4 + 4) * 2 + 4)
+    rows = np.arange(4, dtype=np.int64)
+    kw = dict(n_labels=4, n_components=2, loss="rankmax", k=1, eta=1.0, alpha=0.0)
+    with pytest.raises(InvalidInputError, match="^theta"):
+        _core.ranker_objective(X, indptr, indices, rows, theta[:-1], **kw)
+    with pytest.raises(InvalidInputError, match="^Y"):
+        _core.ranker_objective(X, indptr, np.array([0, 1, 2, 9], np.int64), rows, theta, **kw)
+    with pytest.raises(InvalidInputError, match="^rows"):
+        _core.ranker_objective(X, indptr, indices, np.array([0, 7], np.int64), theta, **kw)
+    with pytest.raises(InvalidInputError, match="^k"):
+        _core.ranker_objective(X, indptr, indices, rows, theta, **{**kw, "k": 4})
+    state = np.zeros(theta.size, np.float32)
+    with pytest.raises(InvalidInputError, match="^first"):
+        _core.ranker_epoch(X, indptr, indices, rows, theta, state, state, 0, n_labels=4, n_components=2, loss="softmax",
+                           k=1, eta=1.0, optimizer="adam", learning_rate=0.1, alpha=0.0, batch_size=2, seed=0)
+
+
+@parametrize_with_checks([RankmaxRanker(n_components=4, n_epochs=3)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq wheel clean
+.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker movielens wheel clean
 
 all: test
 
@@ -52,12 +52,13 @@ data: develop
 
 # BENCHMARKS.md is shared: projections.py writes the file but keeps every marked
 # <!-- name:begin/end --> section, and topk_svm.py, attop.py and pq.py replace only their
-# own. bench-svm, bench-attop and bench-pq still run last (from the recipe, so even
+# own. bench-svm, bench-attop, bench-pq and bench-ranker still run last (from the recipe, so even
 # `make -j` keeps the order) to keep the layout.
 bench: bench-rust bench-sdca bench-compare
 	$(MAKE) --no-print-directory bench-svm
 	$(MAKE) --no-print-directory bench-attop
 	$(MAKE) --no-print-directory bench-pq
+	$(MAKE) --no-print-directory bench-ranker
 
 bench-rust:
 	cargo bench --bench projections
@@ -80,6 +81,18 @@ bench-attop: develop
 bench-pq: develop
 	cargo bench --bench pq
 	$(PY) benches/compare/pq.py --write BENCHMARKS.md
+
+# The Rankmax ranker: one minibatch gradient per loss (criterion; results in
+# target/criterion-ranker), then the cost of a training epoch with each loss at
+# n = 26,744 labels, and 2 threads against 1.
+bench-ranker: develop
+	cargo bench --bench ranker
+	$(PY) benches/compare/ranker.py --write BENCHMARKS.md
+
+# The Rankmax paper's Table 2 on MovieLens 100K (tuned; ~15 min): the table in README.md.
+movielens: develop
+	$(PY) -m toprank.datasets fetch movielens_100k
+	$(PY) benches/compare/movielens.py --write README.md
 
 bench-compare: develop
 	$(PY) benches/compare/projections.py --write BENCHMARKS.md --criterion target/criterion

@@ -150,7 +150,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     learning_rate : float, default=0.05
         Step size of the optimiser.
     optimizer : {"adagrad", "adam"}, default="adagrad"
-        Minibatch update rule (see ``toprank._core`` docs in the module).
+        Minibatch update rule: Adagrad (Duchi, Hazan, Singer 2011) or Adam (Kingma, Ba
+        2015; β = (0.9, 0.999)), ε = 1e-8, on the minibatch gradient of the objective.
     batch_size : int, default=256
         Examples per minibatch (each contributes all of its positive labels).
     n_epochs : int, default=20
@@ -420,7 +421,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         n_labels = len(self.classes_)
         # AP@k with k ≥ n_labels equals AP@n_labels: nothing is ranked below n.
         metrics = evaluate_recommender(self, Xval, Yval, exclude=exclude, k_ap=min(k, n_labels),
-                                       k_recall=n_labels)
+                                       k_recall=min(k, n_labels))
         return float(metrics[f"ap@{min(k, n_labels)}"])
 
     def _progress(self, record: dict[str, float]) -> None:

@@ -13,9 +13,11 @@
 //! treats them as one array. The data term is evaluated a minibatch at a time:
 //! H by sparse row combinations, Z and the three products by dense blocks of labels
 //! or rows, each block computed by one thread in a fixed summation order — so the
-//! result is bit-for-bit the same for any number of threads. Score rows are formed
-//! for at most [`CHUNK_ELEMENTS`] / n rows at once, so n ≈ 10⁶ labels needs no more
-//! memory than n ≈ 10⁴.
+//! result is bit-for-bit the same for any number of threads. Score rows (and their
+//! gradients) are formed for at most [`CHUNK_ELEMENTS`] / n rows at once: at n ≈ 10⁶
+//! labels that caps them at 2 × 256 MB in f32, and still leaves ~64 rows per chunk, so
+//! V is streamed a few times per minibatch rather than once per row (the products
+//! stay compute-bound).
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2, Axis, LinalgScalar};
@@ -37,8 +39,8 @@ const LABEL_BLOCK: usize = 256;
 const ROW_BLOCK: usize = 16;
 /// Feature rows of U per block of Xᵀ(G V).
 const FEATURE_BLOCK: usize = 64;
-/// Score-matrix elements formed at once (16 MB in f32).
-pub const CHUNK_ELEMENTS: usize = 1 << 22;
+/// Score-matrix elements formed at once (256 MB in f32).
+pub const CHUNK_ELEMENTS: usize = 1 << 26;
 
 /// d, n and r.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

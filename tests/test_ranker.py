@@ -139,6 +139,33 @@ def test_early_stopping_keeps_the_best_epoch():
     assert model.n_iter_ <= 40 and model.n_iter_ - model.best_epoch_ <= 2
 
 
+def test_held_out_pairs_keep_every_user_in_training():
+    # One-hot users: holding out whole users would leave their factors untrained; the
+    # default split holds out pairs, so validation AP rises well above a random ranking.
+    X, Y, _ = _planted()
+    model = RankmaxRanker(n_components=16, learning_rate=0.1, batch_size=32, n_epochs=30, n_iter_no_change=5,
+                          alpha=0.0, random_state=0).fit(X, Y)
+    assert max(h["val_ap"] for h in model.history_) > 0.5
+
+
+def test_a_diverging_or_failed_fit_leaves_the_estimator_unfitted():
+    from sklearn.exceptions import NotFittedError
+
+    from toprank.exceptions import NoSolutionError
+
+    X, Y, _ = _planted(n_users=60, n_items=30)
+    model = RankmaxRanker(n_components=4, learning_rate=1e30, optimizer="adam", early_stopping=False, random_state=0)
+    with pytest.raises(NoSolutionError, match="learning_rate"):
+        model.fit(X * 1e20, Y)
+    with pytest.raises(NotFittedError):
+        model.decision_function(X)
+    model.set_params(learning_rate=0.1).fit(X, Y)
+    with pytest.raises(InvalidInputError):
+        model.fit(X, Y[:10])
+    with pytest.raises(NotFittedError):
+        model.recommend(X)
+
+
 def test_validation_data_with_exclusion_is_used():
     X, Y, _ = _planted()
     train = Y.copy()
@@ -267,7 +294,7 @@ def test_bad_data_names_the_argument():
     with pytest.raises(InvalidInputError, match="^Y"):
         est.fit(X, None)
     with pytest.raises(InvalidInputError, match="^validation_fraction"):
-        RankmaxRanker(n_epochs=1).fit(X[:5], Y[:5])
+        RankmaxRanker(n_epochs=1).fit(X[:5], np.array([0, 1, 0, 1, 0]))  # 5 pairs: none held out
     fitted = est.fit(X, Y)
     with pytest.raises(ValueError, match="features"):
         fitted.decision_function(np.ones((3, 7)))

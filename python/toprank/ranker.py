@@ -17,8 +17,9 @@ user factors) or a bag of the user's past items, and the labels are the items.
 The Rust core computes every minibatch gradient without the GIL, in parallel over
 blocks of labels and rows with a fixed summation order: a run is bit-for-bit the same
 for any ``n_jobs``. For Rankmax with k = 1, the losses of all positive labels of an
-example come from one O(n log |Y|) sweep over its scores; softmax and sparsemax cost
-one O(n) pass per example (sparsemax by the candidate-filter threshold, no sort).
+example come from one sweep over its scores (a grid over the |Y| thresholds places each
+score in O(1) expected time); softmax costs one pass of exp per example, sparsemax
+the exact simplex threshold (the candidates above max z − 1, a sorted prefix of them).
 """
 
 from __future__ import annotations
@@ -67,15 +68,32 @@ class _LabelSets:
     def counts(self) -> NDArray[np.int64]:
         return np.diff(self.indptr)
 
-    def subset(self, rows: NDArray[np.int64]) -> _LabelSets:
-        counts = self.counts()[rows]
-        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        indices = np.concatenate([self.indices[self.indptr[i] : self.indptr[i + 1]] for i in rows] or [np.empty(0, np.int64)])
-        return _LabelSets(indptr, indices.astype(np.int64))
-
     def indicator(self, n_labels: int) -> sp.csr_matrix:
         data = np.ones(self.indices.shape[0], dtype=np.float32)
         return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n_rows, n_labels))
+
+
+def _hold_out_pairs(sets: _LabelSets, fraction: float, rng: np.random.RandomState) -> tuple[_LabelSets, _LabelSets]:
+    """A random ``fraction`` of the (example, label) pairs as validation pairs: (training
+    sets, held-out sets), both with every example's row."""
+    n_pairs = int(sets.indices.shape[0])
+    n_held = int(np.floor(fraction * n_pairs))
+    if fraction >= 1.0 or n_held < 1 or n_held >= n_pairs:
+        raise InvalidInputError(
+            f"validation_fraction: {fraction} of the {n_pairs} (example, label) pairs holds out {n_held}; "
+            "it must hold out at least one and keep at least one (or pass validation_data, or "
+            "early_stopping=False)"
+        )
+    held = np.zeros(n_pairs, dtype=bool)
+    held[rng.permutation(n_pairs)[:n_held]] = True
+    row_of_pair = np.repeat(np.arange(sets.n_rows), sets.counts())
+
+    def part(mask: NDArray[np.bool_]) -> _LabelSets:
+        counts = np.bincount(row_of_pair[mask], minlength=sets.n_rows)
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return _LabelSets(indptr, sets.indices[mask])
+
+    return part(~held), part(held)
 
 
 def _indicator_sets(Y: Any, name: str) -> tuple[_LabelSets, int]:
@@ -160,10 +178,10 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         Keep the parameters of the epoch with the best validation AP@``eval_k`` and stop
         after ``n_iter_no_change`` epochs without improvement. The validation set is
         ``validation_data`` given to :meth:`fit`, else a random ``validation_fraction``
-        of the training examples (held out of training).
+        of the (example, label) pairs, held out of training (see :meth:`fit`).
     validation_fraction : float, default=0.1
-        Share of the examples held out when ``early_stopping`` and no
-        ``validation_data``; it must hold out at least one example.
+        Share of the (example, label) pairs held out when ``early_stopping`` and no
+        ``validation_data``; it must hold out at least one pair and keep one.
     n_iter_no_change : int, default=3
         Patience of early stopping, in epochs.
     eval_k : int, default=10
@@ -310,7 +328,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     # ------------------------------------------------------------------ fit
 
     def fit(self, X: ArrayLike, y: Any, *, validation_data: tuple[Any, ...] | None = None) -> RankmaxRanker:
-        """Train on examples ``X`` with positive labels ``Y``.
+        """Train on examples ``X`` with positive labels ``y``.
 
         Parameters
         ----------
@@ -322,14 +340,32 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             iterables is read as label sets and 1-D labels as one label per example,
             and ``classes_`` is then the sorted union of the labels.
         validation_data : tuple (X_val, Y_val) or (X_val, Y_val, exclude_val), optional
-            Validation examples for early stopping instead of a held-out fraction;
+            Validation examples for early stopping instead of held-out pairs;
             ``exclude_val`` (indicator or label sets) lists labels never to rank for a row
             (e.g. its training items, as in the paper's protocol).
 
         Returns
         -------
         self
+
+        Notes
+        -----
+        Without ``validation_data``, early stopping holds out a random
+        ``validation_fraction`` of the (example, label) pairs — not of the examples, so
+        that with one-hot users every user keeps training pairs — and scores the
+        rankings of all examples against their held-out labels, each example's
+        training labels excluded. A failed or interrupted fit leaves the estimator
+        unfitted.
         """
+        try:
+            return self._fit(X, y, validation_data)
+        except BaseException:
+            for name in ("classes_", "feature_factors_", "label_factors_", "label_bias_", "history_", "n_iter_",
+                         "best_epoch_", "n_features_in_", "_theta_shape"):
+                self.__dict__.pop(name, None)
+            raise
+
+    def _fit(self, X: ArrayLike, y: Any, validation_data: tuple[Any, ...] | None) -> RankmaxRanker:
         p = self._check_params()
         Xv = self._check_X(X, reset=True)
         sets = self._fit_targets(y, Xv.shape[0])
@@ -339,41 +375,29 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         rng = check_random_state(self.random_state)
         d, r = Xv.shape[1], p["n_components"]
 
-        train_rows = np.arange(Xv.shape[0], dtype=np.int64)
         val = None
         if p["early_stopping"]:
             if validation_data is not None:
                 val = self._validation_set(validation_data)
             else:
-                if p["validation_fraction"] >= 1.0:
-                    raise InvalidInputError(f"validation_fraction: must be < 1, got {self.validation_fraction!r}")
-                n_val = int(np.floor(p["validation_fraction"] * Xv.shape[0]))
-                if n_val < 1 or n_val >= Xv.shape[0]:
-                    raise InvalidInputError(
-                        f"validation_fraction: {self.validation_fraction} of n_samples = {Xv.shape[0]} holds out "
-                        f"{n_val} examples; pass validation_data, more examples, or early_stopping=False"
-                    )
-                perm = rng.permutation(Xv.shape[0])
-                held, train_rows = np.sort(perm[:n_val]), np.sort(perm[n_val:]).astype(np.int64)
-                val = (Xv[held], sets.subset(held).indicator(n_labels), None)
-            if int(sets.counts()[train_rows].sum()) == 0:
-                raise InvalidInputError("Y: no training example (after the validation split) has a positive label")
+                sets, held = _hold_out_pairs(sets, p["validation_fraction"], rng)
+                val = (Xv, held.indicator(n_labels), sets.indicator(n_labels))
 
         theta = np.zeros((d + n_labels) * r + n_labels, dtype=np.float32)
         theta[: (d + n_labels) * r] = rng.normal(0.0, p["init_scale"], (d + n_labels) * r)
         first = np.zeros_like(theta)
         second = np.zeros_like(theta)
         self._theta_shape = (d, n_labels, r)
-        self.n_features_in_ = d
+        rows = np.arange(Xv.shape[0], dtype=np.int64)
         common = dict(n_labels=n_labels, n_components=r, loss=p["loss"], k=p["k"], eta=p["eta"],
                       optimizer=p["optimizer"], learning_rate=p["learning_rate"], alpha=p["alpha"],
                       batch_size=p["batch_size"], n_jobs=p["n_jobs"])
-        self.history_: list[dict[str, float]] = []
+        history: list[dict[str, float]] = []
         best_score, best_theta, best_epoch, stale, steps = -np.inf, theta.copy(), 0, 0, 0
         start = time.perf_counter()
         for epoch in range(1, p["n_epochs"] + 1):
             seed = int(rng.randint(0, np.iinfo(np.int32).max))
-            out = _core.ranker_epoch(Xv, sets.indptr, sets.indices, train_rows, theta, first, second, steps,
+            out = _core.ranker_epoch(Xv, sets.indptr, sets.indices, rows, theta, first, second, steps,
                                      seed=seed, **common)
             steps = int(out["steps"])
             record: dict[str, float] = {"epoch": epoch, "loss": float(out["loss"])}
@@ -388,14 +412,15 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             else:
                 best_epoch = epoch
             record["seconds"] = time.perf_counter() - start
-            self.history_.append(record)
+            history.append(record)
             if self.verbose:
                 self._progress(record)
             if val is not None and stale >= p["n_iter_no_change"]:
                 break
-        self.n_iter_ = len(self.history_)
         if val is not None:
             self._set_parameters(best_theta)
+        self.history_ = history
+        self.n_iter_ = len(history)
         self.best_epoch_ = best_epoch
         return self
 

@@ -4,6 +4,7 @@
 
 mod arrays;
 mod attop;
+mod design;
 mod pq;
 mod ranker;
 mod errors;

@@ -3,60 +3,16 @@
 //! optimiser state are NumPy arrays owned by the Python estimator and updated in
 //! place, without the GIL; Ctrl-C stops an epoch between minibatches.
 
-use numpy::{Element, PyArray1, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods};
+use numpy::{Element, PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::design::{with_design, DesignJob};
 use super::errors::invalid;
-use super::monitor::{run_interruptible, PyMonitor};
+use super::monitor::PyMonitor;
 use super::threads;
-use crate::data::{CsrIndex, CsrRows, Design, DenseRows};
+use crate::data::Design;
 use crate::solvers::ranker::{objective, train_epoch, LabelLoss, Labels, Optimizer, OptimizerState, Param, Shape, TrainOptions};
-use crate::Real;
-
-/// Work that runs on the design matrix X, whatever its storage.
-trait DesignJob: Send {
-    type Output: Send;
-    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output>;
-}
-
-fn run_csr<T: Real + Element, I: CsrIndex + Element, J: DesignJob>(x: &Bound<'_, PyAny>, d: usize, threads: Option<usize>, job: J) -> PyResult<J::Output> {
-    let data = x.getattr("data")?.extract::<PyReadonlyArray1<'_, T>>()?;
-    let indices = x.getattr("indices")?.extract::<PyReadonlyArray1<'_, I>>()?;
-    let indptr = x.getattr("indptr")?.extract::<PyReadonlyArray1<'_, I>>()?;
-    let (data, indices, indptr) = (data.as_slice()?, indices.as_slice()?, indptr.as_slice()?);
-    run_interruptible(x.py(), threads, None, |monitor| job.run(&CsrRows::new(indptr, indices, data, d)?, monitor))
-}
-
-fn run_dense<T: Real + Element, J: DesignJob>(x: &Bound<'_, PyAny>, threads: Option<usize>, job: J) -> PyResult<J::Output> {
-    let arr = x.extract::<numpy::PyReadonlyArray2<'_, T>>()?;
-    let (n, d) = (arr.shape()[0], arr.shape()[1]);
-    let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous"))?;
-    run_interruptible(x.py(), threads, None, |monitor| job.run(&DenseRows::new(data, n, d)?, monitor))
-}
-
-/// Runs `job` on X: a C-contiguous float32/float64 array or a scipy CSR matrix
-/// (float32/float64 data, int32/int64 indices).
-fn with_design<J: DesignJob>(x: &Bound<'_, PyAny>, threads: Option<usize>, job: J) -> PyResult<J::Output> {
-    if x.hasattr("indptr")? {
-        let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
-        let dtype = x.getattr("data")?.getattr("dtype")?.str()?.to_string();
-        let itype = x.getattr("indices")?.getattr("dtype")?.str()?.to_string();
-        match (dtype.as_str(), itype.as_str()) {
-            ("float64", "int32") => run_csr::<f64, i32, J>(x, d, threads, job),
-            ("float64", "int64") => run_csr::<f64, i64, J>(x, d, threads, job),
-            ("float32", "int32") => run_csr::<f32, i32, J>(x, d, threads, job),
-            ("float32", "int64") => run_csr::<f32, i64, J>(x, d, threads, job),
-            _ => Err(invalid("X", format!("sparse data must be float32/float64 with int32/int64 indices, got {dtype}/{itype}"))),
-        }
-    } else {
-        match x.getattr("dtype")?.str()?.to_string().as_str() {
-            "float64" => run_dense::<f64, J>(x, threads, job),
-            "float32" => run_dense::<f32, J>(x, threads, job),
-            other => Err(invalid("X", format!("must be float32 or float64, got {other}"))),
-        }
-    }
-}
 
 /// The positive labels as CSR offsets and label indices.
 fn label_lists(indptr: &PyReadonlyArray1<'_, i64>, indices: &PyReadonlyArray1<'_, i64>) -> PyResult<(Vec<usize>, Vec<u32>)> {
@@ -163,8 +119,12 @@ pub(crate) fn ranker_epoch<'py>(
     macro_rules! epoch_dtype {
         ($t:ty) => {{
             let mut theta = theta.extract::<PyReadwriteArray1<'py, $t>>().map_err(|_| invalid("theta", "must be a 1-D array of the parameters' dtype"))?;
-            let mut first = first.extract::<PyReadwriteArray1<'py, $t>>().map_err(|_| invalid("first", "must match theta's dtype"))?;
-            let mut second = second.extract::<PyReadwriteArray1<'py, $t>>().map_err(|_| invalid("second", "must match theta's dtype"))?;
+            let state = |a: &Bound<'py, PyAny>, name: &str| {
+                a.extract::<PyReadwriteArray1<'py, $t>>()
+                    .map_err(|e| invalid(name, format!("must be a writable 1-D array of theta's dtype, distinct from theta ({e})")))
+            };
+            let mut first = state(first, "first")?;
+            let mut second = state(second, "second")?;
             let job = EpochJob {
                 labels: (&indptr, &indices),
                 rows: &rows,
@@ -176,7 +136,7 @@ pub(crate) fn ranker_epoch<'py>(
                 options,
                 seed,
             };
-            with_design(x, threads, job)?
+            with_design(x, threads, None, job)?
         }};
     }
     let (mean_loss, batches, steps, interrupted) = match theta.getattr("dtype")?.str()?.to_string().as_str() {
@@ -226,7 +186,7 @@ pub(crate) fn ranker_objective<'py>(
                 return Err(invalid("theta", format!("must hold {} values, got {}", shape.parameters(), theta.len())));
             }
             let job = ObjectiveJob { labels: (&indptr, &indices), rows: &rows, shape, theta, loss, alpha, batch_size };
-            let (value, grad) = with_design(x, threads, job)?;
+            let (value, grad) = with_design(x, threads, None, job)?;
             (value, PyArray1::from_vec(py, grad).into_any())
         }};
     }

@@ -6,14 +6,14 @@ use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods}
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::design::{with_design, DesignJob};
 use super::errors::invalid;
 use super::monitor::{run_interruptible, PyMonitor};
 use super::threads;
-use crate::data::{CsrIndex, CsrRows, DenseRows, Design};
+use crate::data::{DenseRows, Design};
 use crate::kernels::{ColumnCache, DataKernel, KernelFunction, KernelSource, PrecomputedKernel};
 use crate::losses::TopKVariant;
 use crate::solvers::sdca::{self, Examples, KernelModel, LinearModel, SdcaLoss, SdcaOptions, SdcaReport, Softmax, TopKEntropy, TopKHinge};
-use crate::Real;
 
 /// Below this many examples a parallel (CoCoA+) solve does not pay for its rounds.
 const PARALLEL_MIN_ROWS: usize = 10_000;
@@ -51,7 +51,8 @@ struct LinearFit {
     report: SdcaReport,
 }
 
-impl LinearJob<'_> {
+impl DesignJob for LinearJob<'_> {
+    type Output = LinearFit;
     fn run<D: Design>(mut self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<LinearFit> {
         let n = x.n_rows();
         let mut model = LinearModel::new(x, self.m, self.bias);
@@ -75,23 +76,6 @@ impl LinearJob<'_> {
     }
 }
 
-fn run_csr<T: Real + numpy::Element, I: CsrIndex + numpy::Element>(
-    x: &Bound<'_, PyAny>,
-    n_features: usize,
-    job: LinearJob<'_>,
-    threads: Option<usize>,
-    callback: Option<Py<PyAny>>,
-) -> PyResult<LinearFit> {
-    let data = x.getattr("data")?.extract::<PyReadonlyArray1<'_, T>>()?;
-    let indices = x.getattr("indices")?.extract::<PyReadonlyArray1<'_, I>>()?;
-    let indptr = x.getattr("indptr")?.extract::<PyReadonlyArray1<'_, I>>()?;
-    let (data, indices, indptr) = (data.as_slice()?, indices.as_slice()?, indptr.as_slice()?);
-    run_interruptible(x.py(), threads, callback, |monitor| {
-        let design = CsrRows::new(indptr, indices, data, n_features)?;
-        job.run(&design, monitor)
-    })
-}
-
 /// Product-quantized rows: `x` holds the codes (n × M uint8), decoded row by row.
 fn run_coded(
     x: &Bound<'_, PyAny>,
@@ -107,21 +91,6 @@ fn run_coded(
     run_interruptible(x.py(), threads, callback, |monitor| {
         let books = crate::pq::Codebooks::new(books, shape[0], shape[1], shape[2])?;
         let design = crate::pq::CodedRows::new(books, codes)?;
-        job.run(&design, monitor)
-    })
-}
-
-fn run_dense<T: Real + numpy::Element>(
-    x: &Bound<'_, PyAny>,
-    job: LinearJob<'_>,
-    threads: Option<usize>,
-    callback: Option<Py<PyAny>>,
-) -> PyResult<LinearFit> {
-    let arr = x.extract::<PyReadonlyArray2<'_, T>>()?;
-    let (n, d) = (arr.shape()[0], arr.shape()[1]);
-    let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous (the facade copies other layouts)"))?;
-    run_interruptible(x.py(), threads, callback, |monitor| {
-        let design = DenseRows::new(data, n, d)?;
         job.run(&design, monitor)
     })
 }
@@ -164,24 +133,8 @@ pub(crate) fn sdca_fit_linear<'py>(
     let job = LinearJob { loss: &*loss, y: &y, c, m: n_classes, bias, opts, parallel, dual };
     let fit = if let Some(books) = &codebooks {
         run_coded(x, books, job, threads, callback)
-    } else if x.hasattr("indptr")? {
-        let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
-        let dtype = x.getattr("data")?.getattr("dtype")?.str()?.to_string();
-        let itype = x.getattr("indices")?.getattr("dtype")?.str()?.to_string();
-        match (dtype.as_str(), itype.as_str()) {
-            ("float64", "int32") => run_csr::<f64, i32>(x, d, job, threads, callback),
-            ("float64", "int64") => run_csr::<f64, i64>(x, d, job, threads, callback),
-            ("float32", "int32") => run_csr::<f32, i32>(x, d, job, threads, callback),
-            ("float32", "int64") => run_csr::<f32, i64>(x, d, job, threads, callback),
-            _ => Err(invalid("X", format!("sparse data must be float32/float64 with int32/int64 indices, got {dtype}/{itype}"))),
-        }
     } else {
-        let dtype = x.getattr("dtype")?.str()?.to_string();
-        match dtype.as_str() {
-            "float64" => run_dense::<f64>(x, job, threads, callback),
-            "float32" => run_dense::<f32>(x, job, threads, callback),
-            other => Err(invalid("X", format!("must be float32 or float64, got {other}"))),
-        }
+        with_design(x, threads, callback, job)
     };
     let fit = fit?;
     report_dict(py, fit.report, fit.dual, n, n_classes, Some((fit.coef, fit.width)))

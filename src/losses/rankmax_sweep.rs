@@ -20,14 +20,18 @@
 //! cells over [T_(1), T_(m)] holding the count of thresholds below each cell's left
 //! edge, then step over the (on average < 1) thresholds inside the cell: O(1) expected
 //! per score instead of a binary search's chain of log₂ m dependent comparisons, which
-//! cost more than the rest of the loss. Total O(n + m log m) expected, O(n·m) at worst
-//! (all thresholds in one cell but not equal).
+//! cost more than the rest of the loss; a cell crowded with thresholds (an outlying
+//! positive squeezes the others together) falls back to that binary search. Total
+//! O(n + m log m) when the thresholds spread, O(n log m + m log m) at worst.
 //!
 //! At ties (z_i = T_y exactly) i is outside M_y, as in the single-label loss: one
 //! element of the Clarke subdifferential.
 
 use crate::real::Real;
 use crate::{Error, Result};
+
+/// Steps a score may walk from its grid cell before bisection takes over.
+const MAX_WALK: usize = 8;
 
 /// Scratch space of [`rankmax_loss_multilabel`], reusable across rows.
 #[derive(Debug, Default, Clone)]
@@ -114,14 +118,24 @@ pub fn rankmax_loss_multilabel<T: Real>(
             top_excess += v - highest;
             continue;
         }
-        // The cell's count is exact up to the rounding of the cell index; the two
-        // walks make c = #{j : T_(j) < v} exactly (T_(1) < v stops the second).
-        let mut c = grid[(((v - lowest) * scale) as usize).min(cells)];
-        while c < m && thresholds[c].0 < v {
-            c += 1;
+        if v.is_nan() {
+            return Err(Error::input("z", "contains NaN (the model diverged: lower learning_rate)"));
         }
-        while thresholds[c - 1].0 >= v {
+        // The cell's count is exact up to the thresholds inside the cell and the
+        // rounding of the cell index; short walks make c = #{j : T_(j) < v} exact, and a
+        // crowded cell (thresholds bunched by an outlier) falls back to bisection.
+        let mut c = grid[(((v - lowest) * scale) as usize).min(cells)];
+        let mut steps = 0;
+        while c < m && thresholds[c].0 < v && steps < MAX_WALK {
+            c += 1;
+            steps += 1;
+        }
+        while c > 0 && thresholds[c - 1].0 >= v && steps < MAX_WALK {
             c -= 1;
+            steps += 1;
+        }
+        if steps == MAX_WALK {
+            c = thresholds.partition_point(|&(t, _)| t < v);
         }
         bucket[i] = c as u32;
         counts[c] += 1;
@@ -147,7 +161,8 @@ pub fn rankmax_loss_multilabel<T: Real>(
     prefix.push(0.0);
     let mut loss = 0.0;
     for j in 1..=m {
-        // S_(j) ≥ η > 0: the label itself is in its support with excess η.
+        // S_(j) ≥ η > 0 in exact arithmetic (the label itself has excess η); rounding
+        // of z_y − η can make it 0 for tiny η, and the caller rejects the non-finite loss.
         let s = excess[j];
         loss += (s / eta).ln();
         prefix.push(prefix[j - 1] + 1.0 / s);
@@ -211,6 +226,24 @@ mod tests {
         // Offsets of 1e12 would destroy Σz − N·T; the recursion only adds non-negative terms.
         let z: Vec<f64> = (0..50).map(|i| 1e12 + (i % 7) as f64 * 0.25).collect();
         check_against_single(&z, &[0, 3, 10, 49], 1.0);
+    }
+
+    #[test]
+    fn an_outlying_positive_crowds_one_cell_and_bisection_takes_over() {
+        // 40 positives within 1e-3 of each other and one 100 above them: the 40
+        // thresholds share a grid cell of width ~0.6.
+        let mut z: Vec<f64> = (0..300).map(|i| (i % 50) as f64 * 2e-5).collect();
+        z[7] = 100.0;
+        let labels: Vec<u32> = (0..40).chain([7]).collect();
+        check_against_single(&z, &labels, 1.0);
+    }
+
+    #[test]
+    fn nan_scores_raise_instead_of_indexing_out_of_bounds() {
+        let z = [0.5f64, f64::NAN, 0.2, 0.7];
+        let mut g = [0.0; 4];
+        let err = rankmax_loss_multilabel(&z, &[0, 3], 1.0, &mut g, &mut SweepWorkspace::new()).unwrap_err();
+        assert!(err.to_string().contains("NaN"), "{err}");
     }
 
     #[test]

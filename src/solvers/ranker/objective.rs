@@ -169,6 +169,9 @@ pub fn add_data_gradient<T: Param, D: Design>(
     scratch: &mut Scratch<T>,
 ) -> Result<f64> {
     let Shape { labels: n, components: r, .. } = shape;
+    if shape.features != x.n_features() || theta.len() != shape.parameters() || grad.len() != shape.parameters() {
+        return Err(Error::input("theta", format!("parameters for {} features do not fit X with {}", shape.features, x.n_features())));
+    }
     let batch = rows.len();
     let (u, v, b) = shape.split(theta);
     let (grad_u, grad_v, grad_b) = shape.split_mut(grad);
@@ -226,10 +229,19 @@ pub fn add_data_gradient<T: Param, D: Design>(
             .enumerate()
             .map_init(LossScratch::new, |ls, (t, (z, g))| {
                 z.iter_mut().zip(b).for_each(|(z, &bias)| *z = *z + bias);
-                label_loss(loss, z, labels.row(rows[start + t]), g, ls)
+                label_loss(loss, z, labels.row(rows[start + t]), g, ls).map_err(|e| match e {
+                    // NaN scores are the model's doing, not the caller's input.
+                    Error::InvalidInput { name: "z", .. } => {
+                        Error::no_solution("ranker training", "the scores are NaN (they diverged): lower learning_rate")
+                    }
+                    other => other,
+                })
             })
             .collect::<Result<_>>()?;
         total += values.iter().sum::<f64>();
+        if !total.is_finite() {
+            return Err(Error::no_solution("ranker training", "the loss is not finite (the scores diverged): lower learning_rate"));
+        }
 
         let score_grad = view(&scratch.score_grad, c, n);
         // ∂V += Gᵀ H and ∂b += Gᵀ1, a block of labels per task.
@@ -262,12 +274,13 @@ pub fn add_data_gradient<T: Param, D: Design>(
     scratch.entries.sort_unstable_by_key(|&(j, bi, _)| (j, bi));
     let (entries, hidden_grad) = (&scratch.entries, &scratch.hidden_grad);
     grad_u.par_chunks_mut(FEATURE_BLOCK * r).enumerate().for_each(|(block, gu)| {
-        let first = (block * FEATURE_BLOCK) as u32;
-        let lo = entries.partition_point(|e| e.0 < first);
-        let hi = entries.partition_point(|e| e.0 < first + FEATURE_BLOCK as u32);
+        let first = block * FEATURE_BLOCK;
+        let lo = entries.partition_point(|e| (e.0 as usize) < first);
+        let hi = entries.partition_point(|e| (e.0 as usize) < first + FEATURE_BLOCK);
         for &(j, bi, value) in &entries[lo..hi] {
             let value = T::from_f64(value);
-            let target = &mut gu[(j - first) as usize * r..(j - first + 1) as usize * r];
+            let row = j as usize - first;
+            let target = &mut gu[row * r..(row + 1) * r];
             let source = &hidden_grad[bi as usize * r..(bi as usize + 1) * r];
             target.iter_mut().zip(source).for_each(|(t, &s)| *t = *t + value * s);
         }

@@ -47,7 +47,8 @@ pub struct OptimizerState<'a, T> {
 
 /// One update of θ from the data gradient `data_grad` (unnormalised, as
 /// [`super::add_data_gradient`] leaves it), scaled by `data_scale` = 1/P_B; the L2
-/// term α·θ applies to the first `regularised` elements.
+/// term α·θ applies to the first `regularised` elements. Returns whether every updated
+/// parameter is finite (false: the step diverged).
 #[allow(clippy::too_many_arguments)]
 pub fn apply_update<T: Real>(
     optimizer: Optimizer,
@@ -58,7 +59,7 @@ pub fn apply_update<T: Real>(
     regularised: usize,
     learning_rate: f64,
     state: &mut OptimizerState<'_, T>,
-) {
+) -> bool {
     state.steps += 1;
     let t = state.steps as f64;
     let (bias1, bias2) = (1.0 - BETA1.powf(t), 1.0 - BETA2.powf(t));
@@ -68,8 +69,9 @@ pub fn apply_update<T: Real>(
         .zip(state.first.par_chunks_mut(BLOCK))
         .zip(state.second.par_chunks_mut(BLOCK))
         .enumerate()
-        .for_each(|(block, (((w, g), a), v))| {
+        .map(|(block, (((w, g), a), v))| {
             let offset = block * BLOCK;
+            let mut finite = true;
             for (idx, (((w, &g), a), v)) in w.iter_mut().zip(g).zip(a.iter_mut()).zip(v.iter_mut()).enumerate() {
                 let wf = w.to_f64();
                 let mut gf = g.to_f64() * data_scale;
@@ -90,7 +92,12 @@ pub fn apply_update<T: Real>(
                         (m / bias1) / ((s / bias2).sqrt() + EPSILON)
                     }
                 };
-                *w = T::from_f64(wf - learning_rate * step);
+                let updated = wf - learning_rate * step;
+                finite &= updated.is_finite();
+                *w = T::from_f64(updated);
             }
-        });
+            finite
+        })
+        // Every block is updated; no short-circuit.
+        .reduce(|| true, |a, b| a & b)
 }

@@ -84,11 +84,11 @@ pub fn train_epoch<T: Param, D: Design>(
         total += add_data_gradient(x, labels, batch, shape, theta, options.loss, &mut grad, &mut scratch)?;
         pairs += batch_pairs;
         let scale = if batch_pairs > 0 { 1.0 / batch_pairs as f64 } else { 0.0 };
-        apply_update(options.optimizer, theta, &grad, scale, options.alpha, shape.regularised(), options.learning_rate, state);
+        let finite = apply_update(options.optimizer, theta, &grad, scale, options.alpha, shape.regularised(), options.learning_rate, state);
         steps += 1;
-    }
-    if !theta.iter().all(|w| w.to_f64().is_finite()) {
-        return Err(Error::no_solution("ranker training", "the parameters diverged to inf/NaN: lower learning_rate"));
+        if !finite {
+            return Err(Error::no_solution("ranker training", format!("the parameters diverged to inf/NaN at minibatch {steps}: lower learning_rate")));
+        }
     }
     Ok(EpochReport { mean_loss: total / pairs.max(1) as f64, steps, interrupted: false })
 }

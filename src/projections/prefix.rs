@@ -57,13 +57,6 @@ impl<'w> TopPrefix<'w> {
         Self::from_values(x.iter().map(|v| v.to_f64()), ws)
     }
 
-    /// Copies only the entries of `x` at or above `bound`, for callers that have proven
-    /// the threshold is at least `bound` (so the other entries are zero in the solution
-    /// and need no check): the prefix then treats the candidates as the whole row.
-    pub(crate) fn load_above<T: Real>(x: &[T], bound: f64, ws: &'w mut Workspace) -> Self {
-        Self::from_values(x.iter().map(|v| v.to_f64()).filter(|&v| v >= bound), ws)
-    }
-
     fn from_values(values: impl Iterator<Item = f64>, ws: &'w mut Workspace) -> Self {
         ws.values.clear();
         ws.values.extend(values);

@@ -6,7 +6,7 @@
 //! Sparsemax (Martins & Astudillo 2016; the k = 1 case of the (n,k)-simplex, Rankmax
 //! paper eq. (8) with α = 1) is the projection with r = 1.
 
-use super::prefix::{capped_root, check_sum, row_max, write_clipped, TopPrefix, Workspace};
+use super::prefix::{check_sum, row_max, write_clipped, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -43,11 +43,38 @@ pub fn simplex<T: Real>(
 ///
 /// The largest entry gets p_max = x_max − t ≤ r, so t ≥ x_max − r and only entries
 /// above x_max − r can be in the support: one pass finds the maximum, a second
-/// collects those candidates (usually a handful), and the exact threshold is solved
-/// on them alone. No selection, no verification needed.
+/// collects those candidates. On them, Michelot's mean rule (1986): with C the current
+/// candidates, τ = (Σ_C x − r)/|C| is at most the final threshold, so every entry ≤ τ
+/// is outside the support and leaves C; τ only rises, and when no entry leaves, C is the
+/// support and τ the threshold (Σ_C (x − τ) = r with every x ∈ C above τ: the KKT
+/// conditions). Each pass is one branch-light sweep over the shrinking C, so a row
+/// whose entries all lie within r of the maximum (small logits) costs a few passes
+/// over n values, not a sort. Values are shifted by x_max, so sums carry no large
+/// offset; τ is kept as that shift plus a small lower part.
 pub(crate) fn simplex_threshold<T: Real>(x: &[T], r: f64, ws: &mut Workspace) -> Result<Thresholds> {
-    let mut candidates = TopPrefix::load_above(x, row_max(x) - r, ws);
-    candidates.solve(usize::MAX, |d, p, _| Ok(Some(capped_root(d, p, f64::INFINITY, 0.0, r))))
+    let top = row_max(x);
+    let candidates = &mut ws.values;
+    candidates.clear();
+    candidates.extend(x.iter().map(|v| v.to_f64() - top).filter(|&d| d >= -r));
+    let (mut len, mut sum) = (candidates.len(), candidates.iter().sum::<f64>());
+    while len > 0 {
+        let tau = (sum - r) / len as f64;
+        let (mut kept, mut kept_sum) = (0, 0.0);
+        for i in 0..len {
+            let d = candidates[i];
+            if d > tau {
+                candidates[kept] = d;
+                kept += 1;
+                kept_sum += d;
+            }
+        }
+        if kept == len {
+            return Ok(Thresholds { shift: top, lower: tau, upper: f64::INFINITY });
+        }
+        (len, sum) = (kept, kept_sum);
+    }
+    // The maximum (d = 0) always exceeds τ = (Σd − r)/|C| < 0, so C never empties.
+    Err(Error::no_solution("simplex", "the support became empty"))
 }
 
 /// Sparsemax: the projection of `z` onto the probability simplex.

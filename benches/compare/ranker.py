@@ -286,9 +286,9 @@ def section(args: argparse.Namespace, users: int, items: int, per_user: int, pai
          "costs one exp per score; the factor products (the same for every loss) take most of an epoch."),
         "",
         ("Sparsemax here is the exact simplex threshold of `toprank.projections.sparsemax`: only scores above "
-         "max − 1 can be in the support, and a sorted prefix of those candidates grows until it holds the "
-         "support — not the full sort the rankmax / sparsemax target (≤ 0.2) was set against. Early in training "
-         "the scores of a row span less than 1, so every score is a candidate and the prefix sorts dominate. "
+         "max − 1 can be in the support, and Michelot's mean rule finds the support among those candidates in a "
+         "few passes — not the full sort the rankmax / sparsemax target (≤ 0.2) was set against. Early in "
+         "training the scores of a row span less than 1, so every score is a candidate. "
          "Timings on this shared 2-vCPU machine vary "
          "by about ±20% between runs; the CPU / wall column shows how many cores the multi-thread epochs got."),
         "",

@@ -19,7 +19,7 @@ blocks of labels and rows with a fixed summation order: a run is bit-for-bit the
 for any ``n_jobs``. For Rankmax with k = 1, the losses of all positive labels of an
 example come from one sweep over its scores (a grid over the |Y| thresholds places each
 score in O(1) expected time); softmax costs one pass of exp per example, sparsemax
-the exact simplex threshold (the candidates above max z − 1, a sorted prefix of them).
+the exact simplex threshold (Michelot's mean rule on the candidates above max z − 1).
 """
 
 from __future__ import annotations
@@ -207,7 +207,9 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         b.
     history_ : list of dict
         Per epoch: ``epoch``, ``loss`` (mean training loss per pair during the epoch),
-        ``val_ap`` (validation AP@eval_k, when early stopping) and ``seconds``.
+        ``val_ap``, ``val_accuracy`` and ``val_recall`` (validation AP@``eval_k``,
+        top-1 accuracy and Recall@100 — @n_labels when fewer — when early stopping) and
+        ``seconds``.
     n_iter_ : int
         Epochs run.
     best_epoch_ : int
@@ -403,8 +405,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             record: dict[str, float] = {"epoch": epoch, "loss": float(out["loss"])}
             self._set_parameters(theta)
             if val is not None:
-                score = self._validation_score(val, p["eval_k"])
-                record["val_ap"] = score
+                record.update(self._validation_metrics(val, p["eval_k"]))
+                score = record["val_ap"]
                 if score > best_score:
                     best_score, best_theta, best_epoch, stale = score, theta.copy(), epoch, 0
                 else:
@@ -441,16 +443,18 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             exclude = self._targets(data[2], Xval.shape[0], "validation_data").indicator(n_labels)
         return Xval, Yval, exclude
 
-    def _validation_score(self, val: tuple[Any, Any, Any], k: int) -> float:
+    def _validation_metrics(self, val: tuple[Any, Any, Any], k: int) -> dict[str, float]:
         Xval, Yval, exclude = val
         n_labels = len(self.classes_)
         # AP@k with k ≥ n_labels equals AP@n_labels: nothing is ranked below n.
-        metrics = evaluate_recommender(self, Xval, Yval, exclude=exclude, k_ap=min(k, n_labels),
-                                       k_recall=min(k, n_labels))
-        return float(metrics[f"ap@{min(k, n_labels)}"])
+        k_ap, k_recall = min(k, n_labels), min(100, n_labels)
+        metrics = evaluate_recommender(self, Xval, Yval, exclude=exclude, k_ap=k_ap, k_recall=k_recall)
+        return {"val_ap": float(metrics[f"ap@{k_ap}"]), "val_accuracy": float(metrics["accuracy"]),
+                "val_recall": float(metrics[f"recall@{k_recall}"])}
 
     def _progress(self, record: dict[str, float]) -> None:
-        val = f"  val AP@{self.eval_k} {record['val_ap']:.4f}" if "val_ap" in record else ""
+        val = (f"  val AP@{self.eval_k} {record['val_ap']:.4f}  accuracy {record['val_accuracy']:.4f}  "
+               f"recall {record['val_recall']:.4f}") if "val_ap" in record else ""
         print(f"[RankmaxRanker] epoch {int(record['epoch']):4d}  loss {record['loss']:.6f}{val}  "
               f"{record['seconds']:.2f}s", file=sys.stdout, flush=True)
 

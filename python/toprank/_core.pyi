@@ -23,6 +23,7 @@ __all__ = [
     "softmax_loss",
     "sparsemax_loss",
     "topk_hinge",
+    "m3l_fit_kernel",
     "ranker_epoch",
     "ranker_objective",
     "sdca_fit_linear",
@@ -65,6 +66,28 @@ def topk_hinge(
 ) -> _Loss: ...
 
 _Progress = Callable[[int, float, float, float, float], object]
+
+def m3l_fit_kernel(
+    x: NDArray[np.floating[Any]],
+    y: NDArray[np.float64],
+    r: NDArray[np.float64],
+    c: float,
+    delta_plus: NDArray[np.float64],
+    delta_minus: NDArray[np.float64],
+    *,
+    kernel: str,
+    gamma: float,
+    degree: int,
+    coef0: float,
+    cache_size: float,
+    tol: float,
+    max_iter: int,
+    intercept_shift: float = 0.0,
+    report_every: int = 0,
+    dual_coef: NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+    callback: _Progress | None = None,
+) -> dict[str, Any]: ...
 
 def ranker_epoch(
     x: Any,

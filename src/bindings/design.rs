@@ -71,3 +71,48 @@ pub(crate) fn with_design<J: DesignJob>(
         }
     }
 }
+
+/// Work that runs on a kernel matrix, generic over where its columns come from.
+pub(crate) trait KernelJob: Send {
+    type Output: Send;
+    fn run<S: crate::kernels::KernelSource + ?Sized>(self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output>;
+}
+
+/// Runs `job` on the kernel of the dense examples `x` under `function`, or on `x` itself
+/// as a precomputed (checked symmetric) Gram matrix when `function` is None. `x` is a
+/// C-contiguous float32/float64 array (an `np.memmap` works: it is not copied).
+pub(crate) fn with_kernel<J: KernelJob>(
+    x: &Bound<'_, PyAny>,
+    function: Option<crate::kernels::KernelFunction>,
+    threads: Option<usize>,
+    callback: Option<Py<PyAny>>,
+    job: J,
+) -> PyResult<J::Output> {
+    fn run<T: Real + Element, J: KernelJob>(
+        x: &Bound<'_, PyAny>,
+        function: Option<crate::kernels::KernelFunction>,
+        threads: Option<usize>,
+        callback: Option<Py<PyAny>>,
+        job: J,
+    ) -> PyResult<J::Output> {
+        let arr = x.extract::<PyReadonlyArray2<'_, T>>()?;
+        let (rows, cols) = (arr.shape()[0], arr.shape()[1]);
+        let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous (the facade copies other layouts)"))?;
+        run_interruptible(x.py(), threads, callback, |monitor| match function {
+            None => {
+                let gram = crate::kernels::PrecomputedKernel::new(data, rows, cols)?;
+                gram.check_symmetric(1e-6)?;
+                job.run(&gram, monitor)
+            }
+            Some(f) => {
+                let design = DenseRows::new(data, rows, cols)?;
+                job.run(&crate::kernels::DataKernel::new(&design, f)?, monitor)
+            }
+        })
+    }
+    match x.getattr("dtype")?.str()?.to_string().as_str() {
+        "float64" => run::<f64, J>(x, function, threads, callback, job),
+        "float32" => run::<f32, J>(x, function, threads, callback, job),
+        other => Err(invalid("X", format!("must be float32 or float64, got {other}"))),
+    }
+}

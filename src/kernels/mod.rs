@@ -17,6 +17,7 @@ mod cache;
 mod data_kernel;
 mod function;
 mod precomputed;
+mod shifted;
 mod source;
 mod vexp;
 
@@ -24,4 +25,5 @@ pub use cache::ColumnCache;
 pub use data_kernel::DataKernel;
 pub use function::KernelFunction;
 pub use precomputed::PrecomputedKernel;
+pub use shifted::ShiftedKernel;
 pub use source::KernelSource;

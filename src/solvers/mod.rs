@@ -3,6 +3,7 @@
 //! [`Monitor`].
 
 pub mod attop;
+pub mod m3l;
 pub mod ranker;
 mod monitor;
 pub mod sdca;

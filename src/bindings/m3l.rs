@@ -1,0 +1,121 @@
+//! Bindings of the M3L solvers: the kernel from the data or a precomputed Gram matrix
+//! (not copied), the whole solve without the GIL, Ctrl-C and progress as for the other
+//! dual solvers.
+
+use numpy::{PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::design::{with_kernel, KernelJob};
+use super::errors::invalid;
+use super::monitor::PyMonitor;
+use super::sdca::kernel_function;
+use super::threads;
+use crate::kernels::{ColumnCache, KernelSource, ShiftedKernel};
+use crate::solvers::m3l::{solve_smo, M3l, M3lReport, SmoOptions};
+
+struct SmoJob<'a> {
+    problem: M3l<'a>,
+    /// Added to every kernel entry: the squared intercept feature (0: no intercept).
+    shift: f64,
+    alpha: Vec<f64>,
+    cache_mb: f64,
+    options: SmoOptions,
+}
+
+impl KernelJob for SmoJob<'_> {
+    type Output = (Vec<f64>, M3lReport, Vec<f64>);
+    fn run<S: KernelSource + ?Sized>(mut self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        let source = &ShiftedKernel { inner: source, shift: self.shift };
+        let mut cache = ColumnCache::new(source.n(), self.cache_mb)?;
+        let report = solve_smo(&self.problem, source, &mut cache, &mut self.alpha, &self.options, monitor)?;
+        // The training scores F = 2 K A R, for the facade (recomputed exactly here
+        // rather than read off the gradient).
+        let (n, labels) = (self.problem.n, self.problem.labels);
+        let mut scores = vec![0.0; n * labels];
+        let mut a_r = vec![0.0; labels];
+        for p in 0..n {
+            let row = &self.alpha[p * labels..(p + 1) * labels];
+            if row.iter().all(|&a| a == 0.0) {
+                continue;
+            }
+            a_r.iter_mut().for_each(|v| *v = 0.0);
+            for (l, &a) in row.iter().enumerate() {
+                let ya = self.problem.y[p * labels + l] * a;
+                for (k, v) in a_r.iter_mut().enumerate() {
+                    *v += ya * self.problem.r(l, k);
+                }
+            }
+            let column = cache.get(p, source);
+            for i in 0..n {
+                for k in 0..labels {
+                    scores[i * labels + k] += 2.0 * column[i] * a_r[k];
+                }
+            }
+        }
+        Ok((self.alpha, report, scores))
+    }
+}
+
+fn slice<'a>(a: &'a PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<&'a [f64]> {
+    a.as_slice().map_err(|_| invalid(name, "must be a C-contiguous float64 array"))
+}
+
+/// Kernel M3L by SMO. `y` is N × L in {−1, +1}; `r` L × L symmetric positive definite;
+/// `delta_plus`/`delta_minus` the per-(i, l) losses; `x` the examples, or the Gram matrix
+/// for kernel="precomputed".
+#[pyfunction]
+#[pyo3(signature = (
+    x, y, r, c, delta_plus, delta_minus, *, kernel, gamma, degree, coef0, cache_size, tol, max_iter,
+    intercept_shift=0.0, report_every=0, dual_coef=None, n_jobs=None, callback=None
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn m3l_fit_kernel<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray2<'py, f64>,
+    r: PyReadonlyArray2<'py, f64>,
+    c: f64,
+    delta_plus: PyReadonlyArray2<'py, f64>,
+    delta_minus: PyReadonlyArray2<'py, f64>,
+    kernel: &str,
+    gamma: f64,
+    degree: u32,
+    coef0: f64,
+    cache_size: f64,
+    tol: f64,
+    max_iter: usize,
+    intercept_shift: f64,
+    report_every: usize,
+    dual_coef: Option<PyReadonlyArray2<'py, f64>>,
+    n_jobs: Option<i64>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let threads = threads::resolve(n_jobs)?;
+    let (n, labels) = (y.shape()[0], y.shape()[1]);
+    let problem = M3l::new(n, labels, slice(&y, "Y")?, slice(&r, "R")?, c, slice(&delta_plus, "loss")?, slice(&delta_minus, "loss")?)
+        .map_err(super::errors::to_py)?;
+    if !(tol > 0.0 && tol.is_finite()) {
+        return Err(invalid("tol", format!("must be finite and > 0, got {tol}")));
+    }
+    let alpha = match &dual_coef {
+        Some(a) => slice(a, "dual_coef")?.to_vec(),
+        None => vec![0.0; n * labels],
+    };
+    let function = if kernel == "precomputed" { None } else { Some(kernel_function(kernel, gamma, degree, coef0)?) };
+    if !(intercept_shift >= 0.0 && intercept_shift.is_finite()) {
+        return Err(invalid("intercept_scaling", "must be finite"));
+    }
+    let job = SmoJob { problem, shift: intercept_shift, alpha, cache_mb: cache_size, options: SmoOptions { tol, max_iter, report_every } };
+    let (alpha, report, scores) = with_kernel(x, function, threads, callback, job)?;
+    let out = PyDict::new(py);
+    let to_2d = |v: Vec<f64>| PyArray2::from_vec2(py, &v.chunks(labels).map(|r| r.to_vec()).collect::<Vec<_>>());
+    out.set_item("dual_coef", to_2d(alpha)?)?;
+    out.set_item("scores", to_2d(scores)?)?;
+    out.set_item("status", report.status.as_str())?;
+    out.set_item("iterations", report.iterations)?;
+    out.set_item("primal", report.primal)?;
+    out.set_item("dual", report.dual)?;
+    out.set_item("max_violation", report.max_violation)?;
+    Ok(out)
+}

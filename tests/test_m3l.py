@@ -108,3 +108,33 @@ def test_bad_targets_and_data():
         M3L().fit(bad, Y)
     with pytest.raises(InvalidInputError, match="^C"):
         M3L(C=0).fit(X, Y)
+
+
+def test_binary_and_multiclass_targets_are_one_vs_all():
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=150, centers=3, random_state=0)
+    model = M3L(C=1.0, tol=1e-6).fit(X, y)
+    assert model.decision_function(X).shape == (150, 3)
+    assert set(model.predict(X)) <= {0, 1, 2}
+    assert model.score(X, y) > 0.9
+    binary = M3L(C=1.0, tol=1e-6).fit(X[y < 2], np.where(y[y < 2] == 1, "b", "a"))
+    assert binary.decision_function(X[:5]).shape == (5,)
+    assert set(binary.predict(X)) <= {"a", "b"}
+
+
+def test_verbose_reports_progress(capsys):
+    X, Y = _problem(n=60, seed=5)
+    M3L(C=1.0, kernel="rbf", gamma=0.5, tol=1e-8, verbose=1).fit(X, Y)
+    # Reports come every 1000 outer iterations: a short fit may print none, a line
+    # printed must carry the objectives.
+    for line in capsys.readouterr().out.splitlines():
+        assert line.startswith("[M3L] iteration") and "primal" in line and "dual" in line
+
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+@parametrize_with_checks([M3L(), M3L(kernel="rbf", R=None)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -11,6 +11,8 @@ A Rust core with a typed Python facade:
   softmax classifiers) trained by Prox-SDCA;
 * :mod:`toprank.attop` — :class:`TopPush`, :class:`TopPushK` and :class:`PatMat`,
   kernel classifiers for ranking at the top, trained in the dual;
+* :mod:`toprank.m3l` — :class:`M3L`, max-margin multi-label classification with a
+  label-correlation prior (kernel SMO with a shared kernel cache);
 * :mod:`toprank.pq` — product quantization (:class:`~toprank.pq.ProductQuantizer`) and
   products with the decoded matrix computed from the codes
   (:class:`~toprank.pq.CompressedMatrix`);
@@ -23,10 +25,11 @@ A Rust core with a typed Python facade:
 * :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use).
 """
 
-from toprank import attop, exceptions, losses, metrics, plotting, pq, projections, ranker, recsys, svm
+from toprank import attop, exceptions, losses, m3l, metrics, plotting, pq, projections, ranker, recsys, svm
 from toprank._core import __version__
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.attop import PatMat, TopPush, TopPushK
+from toprank.m3l import M3L
 from toprank.ranker import RankmaxRanker
 from toprank.svm import TopKSVC
 
@@ -40,6 +43,8 @@ __all__ = [
     "projections",
     "svm",
     "attop",
+    "m3l",
+    "M3L",
     "ranker",
     "recsys",
     "RankmaxRanker",

@@ -26,7 +26,8 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
 from sklearn.utils._tags import Tags
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from toprank import _core
 from toprank._validation import as_jobs
@@ -139,11 +140,44 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
         tags.target_tags.multi_output = True
-        tags.target_tags.single_output = False
+        tags.classifier_tags.multi_label = True
         return tags
 
+    def _encode_targets(self, y: Any, n_samples: int) -> NDArray[np.int8]:
+        """The n_samples × n_labels 0/1 matrix to learn: a multi-label indicator as
+        given; binary labels as one label (the second class); multiclass labels one-hot
+        (M3L with R = I is then one-vs-all)."""
+        if y is None:
+            raise InvalidInputError("Y: requires y to be passed, but the target y is None")
+        if not sp.issparse(y):
+            y = np.asarray(y)
+        shape = y.shape
+        if len(shape) == 2 and shape[1] > 1:
+            Y = _indicator(y, "Y")
+            self._target_kind = "multilabel"
+            # As OneVsRestClassifier: the labels are the indicator's columns.
+            self.classes_ = np.arange(Y.shape[1])
+            self._target_dtype = np.empty(0, dtype=y.dtype)
+        else:
+            labels = column_or_1d(y, warn=True)
+            check_classification_targets(labels)
+            classes = np.unique(labels)
+            if classes.size < 2:
+                raise InvalidInputError(f"Y: needs at least 2 classes, got one class ({classes.tolist()})")
+            self.classes_ = classes
+            if classes.size == 2:
+                self._target_kind = "binary"
+                Y = (labels == classes[1]).astype(np.int8).reshape(-1, 1)
+            else:
+                self._target_kind = "multiclass"
+                Y = (labels[:, None] == classes[None, :]).astype(np.int8)
+        if Y.shape[0] != n_samples:
+            raise InvalidInputError(f"Y: has {Y.shape[0]} rows but X has {n_samples}")
+        return Y
+
     def fit(self, X: ArrayLike, y: Any) -> M3L:
-        """Train on examples ``X`` and the n_samples × n_labels 0/1 indicator ``y``."""
+        """Train on examples ``X`` and targets ``y``: an n_samples × n_labels 0/1 indicator
+        (dense or sparse), or 1-D class labels (binary: one label; multiclass: one-hot)."""
         C = _real(self.C, "C", low=0.0, strict=True)
         kernel = _choice(self.kernel, "kernel", _KERNELS)
         tol = _real(self.tol, "tol", low=0.0, strict=True)
@@ -151,13 +185,13 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
         scaling = _real(self.intercept_scaling, "intercept_scaling", low=0.0, strict=True)
         Xv = validate_data(self, X, reset=True, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2)
-        Y = _indicator(y, "Y")
-        if Y.shape[0] != Xv.shape[0]:
-            raise InvalidInputError(f"Y: has {Y.shape[0]} rows but X has {Xv.shape[0]}")
+        Y = self._encode_targets(y, Xv.shape[0])
         on = Y.sum(axis=0)
         constant = np.flatnonzero((on == 0) | (on == Y.shape[0]))
         if constant.size:
-            raise InvalidInputError(f"Y: labels {constant.tolist()} are never or always on: nothing to learn")
+            raise InvalidInputError(
+                f"Y: labels {constant.tolist()} are never or always on (one class only): nothing to learn"
+            )
         if kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
             raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
         n_labels = Y.shape[1]
@@ -188,19 +222,17 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         self.status_ = str(result["status"])
         self.primal_objective_ = float(result["primal"])
         self.dual_objective_ = float(result["dual"])
-        self.classes_ = [np.array([0, 1])] * n_labels
         return self
 
     def _progress(self, it: int, primal: float, dual: float, gap: float, seconds: float) -> None:
         print(f"[M3L] iteration {it:8d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  {seconds:.2f}s",
               file=sys.stdout, flush=True)
 
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """f_l(x) for every label, shape (n_samples, n_labels)."""
+    def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         Xv = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], order="C")
         if self.kernel == "linear":
-            return np.asarray(Xv, dtype=np.float64) @ self.coef_.T + self.intercept_
+            return np.asarray(np.asarray(Xv, dtype=np.float64) @ self.coef_.T + self.intercept_)
         if self.kernel == "precomputed":
             K = np.asarray(Xv, dtype=np.float64)[:, self.support_]
         else:
@@ -209,12 +241,26 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
                                    coef0=float(self.coef0), n_jobs=as_jobs(self.n_jobs))
         return np.asarray(K @ self._beta + self.intercept_)
 
-    def predict(self, X: ArrayLike) -> NDArray[np.int8]:
-        """The 0/1 indicator of the labels with f_l(x) > 0."""
-        return (self.decision_function(X) > 0).astype(np.int8)
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """f_l(x) per label, shape (n_samples, n_labels) — (n_samples,) after a binary fit."""
+        scores = self._scores(X)
+        return scores[:, 0] if self._target_kind == "binary" else scores
+
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """The 0/1 indicator of the labels with f_l(x) > 0 (multi-label fits); the class
+        with the largest score (multiclass) or of the sign (binary) otherwise."""
+        scores = self._scores(X)
+        if self._target_kind == "multilabel":
+            return (scores > 0).astype(self._target_dtype.dtype)
+        classes: NDArray[Any] = np.asarray(self.classes_)
+        if self._target_kind == "binary":
+            return np.asarray(classes[(scores[:, 0] > 0).astype(int)])
+        return np.asarray(classes[np.argmax(scores, axis=1)])
 
     def score(self, X: ArrayLike, y: Any, sample_weight: Any = None) -> float:
-        """1 − Hamming loss of the predicted label sets."""
+        """1 − Hamming loss of the predicted label sets (multi-label fits), accuracy otherwise."""
+        if self._target_kind != "multilabel":
+            return float(super().score(X, y, sample_weight=sample_weight))
         if sample_weight is not None:
-            raise InvalidInputError("sample_weight: not supported")
+            raise InvalidInputError("sample_weight: not supported for multi-label targets")
         return 1.0 - hamming_loss(_indicator(y, "Y"), self.predict(X))

@@ -139,6 +139,13 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
     let mut accumulated = vec![0.0; n];
     let mut status = Status::MaxEpochs;
     let mut iterations = 0;
+    // The largest |projected gradient| of each label, kept current: a label's entry is
+    // recomputed whenever its gradients change (its own steps, or the catch-up below),
+    // so choosing the label costs O(L), not a pass over all N·L variables.
+    let label_violation = |k: usize, alpha: &[f64], grad: &[f64]| {
+        (0..n).map(|i| projected(alpha[i * labels + k], grad[i * labels + k], c).abs()).fold(0.0, f64::max)
+    };
+    let mut violation: Vec<f64> = (0..labels).map(|k| label_violation(k, alpha, &grad)).collect();
     while iterations < options.max_iter {
         if monitor.should_stop() {
             status = Status::Interrupted;
@@ -146,10 +153,9 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
         }
         // (32): the label holding the largest projected gradient.
         let (mut worst, mut label) = (0.0f64, 0);
-        for (idx, &g) in grad.iter().enumerate() {
-            let v = projected(alpha[idx], g, c).abs();
+        for (k, &v) in violation.iter().enumerate() {
             if v > worst {
-                (worst, label) = (v, idx % labels);
+                (worst, label) = (v, k);
             }
         }
         if worst < options.tol {
@@ -225,11 +231,16 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
         for k in (0..labels).filter(|&k| k != l) {
             let r_kl = problem.r(k, l);
             if r_kl != 0.0 {
-                for i in 0..n {
-                    grad[i * labels + k] -= 4.0 * r_kl * y[i * labels + k] * accumulated[i];
+                let mut worst = 0.0f64;
+                for (i, &u) in accumulated.iter().enumerate() {
+                    let idx = i * labels + k;
+                    grad[idx] -= 4.0 * r_kl * y[idx] * u;
+                    worst = worst.max(projected(alpha[idx], grad[idx], c).abs());
                 }
+                violation[k] = worst;
             }
         }
+        violation[l] = label_violation(l, alpha, &grad);
         if options.report_every > 0 && iterations % options.report_every == 0 {
             let (primal, dual) = problem.objectives(alpha, &scores_from_gradient(problem, &grad));
             let gap = crate::solvers::relative_gap(primal, dual);

@@ -59,6 +59,24 @@ def test_smo_reaches_the_qp_optimum_of_the_dual(kernel, prior):
     assert model.primal_objective_ == pytest.approx(model.dual_objective_, rel=1e-6)
 
 
+@pytest.mark.parametrize("prior", ["identity", "dense"])
+@pytest.mark.parametrize("intercept", [False, True])
+def test_smo_and_dcd_agree_on_linear_problems(prior, intercept):
+    import scipy.sparse as sp
+
+    X, Y = _problem(n=50, d=6, labels=4, seed=7)
+    R = np.eye(4) if prior == "identity" else _random_prior(4, 2)
+    kw = dict(C=0.5, R=R, fit_intercept=intercept, tol=1e-9, max_iter=10**6)
+    smo = M3L(solver="smo", **kw).fit(X, Y)
+    dcd = M3L(solver="dcd", random_state=0, **kw).fit(X, Y)
+    sparse = M3L(solver="dcd", random_state=1, **kw).fit(sp.csr_matrix(X), Y)
+    assert smo.status_ == dcd.status_ == sparse.status_ == "converged"
+    for other in (dcd, sparse):
+        assert other.dual_objective_ == pytest.approx(smo.dual_objective_, rel=1e-7)
+        np.testing.assert_allclose(other.coef_, smo.coef_, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(other.intercept_, smo.intercept_, rtol=1e-4, atol=1e-5)
+
+
 def test_identity_prior_is_one_vs_all_with_penalty_2c():
     from sklearn.svm import LinearSVC
 
@@ -135,6 +153,6 @@ def test_verbose_reports_progress(capsys):
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 
-@parametrize_with_checks([M3L(), M3L(kernel="rbf", R=None)])
+@parametrize_with_checks([M3L(), M3L(solver="smo"), M3L(kernel="rbf", R=None)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
+from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
@@ -38,6 +39,7 @@ from toprank.svm import _choice, _int, _kernel_gamma, _real
 __all__ = ["M3L"]
 
 _KERNELS = ("linear", "rbf", "poly", "precomputed")
+_SOLVERS = ("auto", "smo", "dcd")
 
 
 def _indicator(Y: Any, name: str) -> NDArray[np.int8]:
@@ -75,6 +77,10 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         Symmetric positive definite prior label correlations; None is the identity.
     kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
         k(x, x'): ⟨x, x'⟩, exp(−γ‖x − x'‖²), (γ⟨x, x'⟩ + coef0)^degree, or X is the Gram matrix.
+    solver : {"auto", "smo", "dcd"}, default="auto"
+        "smo": the kernel SMO (any kernel); "dcd": dual coordinate descent with
+        shrinking on the explicit weights (linear kernel; dense or CSR X); "auto": dcd
+        for the linear kernel, smo otherwise.
     gamma : float or None, default=None
         Kernel coefficient (None: 1 / (n_features · X.var()), scikit-learn's "scale").
     degree : int, default=3
@@ -85,9 +91,11 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
     tol : float, default=1e-3
         Stop when every projected gradient of the dual is below ``tol`` in magnitude.
     max_iter : int, default=100_000
-        Outer SMO iterations (label choices) at most.
+        Outer SMO iterations (label choices), or DCD epochs, at most.
     cache_size : float, default=200
         Kernel-column cache in MB, shared by all labels.
+    random_state : int, RandomState or None, default=None
+        Seeds the DCD visiting order.
     n_jobs : int or None, default=None
         Threads for kernel columns.
     verbose : int, default=0
@@ -111,6 +119,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         C: float = 1.0,
         R: Any = None,
         kernel: str = "linear",
+        solver: str = "auto",
         gamma: float | None = None,
         degree: int = 3,
         coef0: float = 1.0,
@@ -119,12 +128,14 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         tol: float = 1e-3,
         max_iter: int = 100_000,
         cache_size: float = 200.0,
+        random_state: Any = None,
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
         self.C = C
         self.R = R
         self.kernel = kernel
+        self.solver = solver
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
@@ -133,12 +144,14 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         self.tol = tol
         self.max_iter = max_iter
         self.cache_size = cache_size
+        self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.sparse = self.kernel == "linear" and self.solver in ("auto", "dcd")
         tags.target_tags.multi_output = True
         tags.classifier_tags.multi_label = True
         return tags
@@ -184,7 +197,8 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         max_iter = _int(self.max_iter, "max_iter", low=1)
         cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
         scaling = _real(self.intercept_scaling, "intercept_scaling", low=0.0, strict=True)
-        Xv = validate_data(self, X, reset=True, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2)
+        Xv = validate_data(self, X, reset=True, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2,
+                           accept_sparse="csr" if kernel == "linear" else False)
         Y = self._encode_targets(y, Xv.shape[0])
         on = Y.sum(axis=0)
         constant = np.flatnonzero((on == 0) | (on == Y.shape[0]))
@@ -201,22 +215,43 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         coef0 = _real(self.coef0, "coef0", low=-np.inf, strict=False)
         signs = np.ascontiguousarray(2.0 * Y - 1.0)
         shift = scaling**2 if self.fit_intercept else 0.0
-        result = _core.m3l_fit_kernel(
-            Xv, signs, R, C, np.zeros_like(signs), np.full_like(signs, 2.0), kernel=kernel, gamma=self._gamma,
-            degree=degree, coef0=coef0, cache_size=cache, tol=tol, max_iter=max_iter, intercept_shift=shift,
-            report_every=1000 if self.verbose else 0, n_jobs=as_jobs(self.n_jobs),
-            callback=self._progress if self.verbose else None,
-        )
-        alpha = result["dual_coef"]
-        # f(x) = Σ_i (k(x, x_i) + shift) β_i with β = 2 (y∘α) R  (Z = 2 φ(X) A R, (23)).
-        beta = 2.0 * (signs * alpha) @ R
-        self.support_ = np.flatnonzero(np.any(alpha != 0, axis=1))
-        self._beta = np.ascontiguousarray(beta[self.support_])
-        self.intercept_ = shift * beta.sum(axis=0)
-        if kernel == "linear":
-            self.coef_ = np.ascontiguousarray((np.asarray(Xv, dtype=np.float64)[self.support_].T @ self._beta).T)
-        elif kernel != "precomputed":
-            self.support_vectors_ = np.ascontiguousarray(Xv[self.support_], dtype=np.float64)
+        solver = _choice(self.solver, "solver", _SOLVERS)
+        if solver == "auto":
+            solver = "dcd" if kernel == "linear" else "smo"
+        if solver == "dcd" and kernel != "linear":
+            raise InvalidInputError(f"solver: 'dcd' solves the linear kernel only, got kernel={kernel!r}")
+        if solver == "smo" and sp.issparse(Xv):
+            raise InvalidInputError("X: sparse input needs solver='dcd' (or 'auto') with the linear kernel")
+        losses = (np.zeros_like(signs), np.full_like(signs, 2.0))  # Hamming: Δ⁺ = 0, Δ⁻ = 2
+        common = dict(tol=tol, max_iter=max_iter, n_jobs=as_jobs(self.n_jobs),
+                      callback=self._progress if self.verbose else None)
+        if solver == "dcd":
+            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+            result = _core.m3l_fit_linear(Xv, signs, R, C, *losses, seed=seed,
+                                          bias=scaling if self.fit_intercept else None, **common)
+            alpha = result["dual_coef"]
+            Z = result["coef"]
+            d = Xv.shape[1]
+            self.coef_ = np.ascontiguousarray(Z[:, :d])
+            self.intercept_ = Z[:, d] * scaling if self.fit_intercept else np.zeros(n_labels)
+            self.support_ = np.flatnonzero(np.any(alpha != 0, axis=1))
+        else:
+            shift = scaling**2 if self.fit_intercept else 0.0
+            result = _core.m3l_fit_kernel(
+                Xv, signs, R, C, *losses, kernel=kernel, gamma=self._gamma, degree=degree, coef0=coef0,
+                cache_size=cache, intercept_shift=shift, report_every=1000 if self.verbose else 0, **common,
+            )
+            alpha = result["dual_coef"]
+            # f(x) = Σ_i (k(x, x_i) + shift) β_i with β = 2 (y∘α) R  (Z = 2 φ(X) A R, (23)).
+            beta = 2.0 * (signs * alpha) @ R
+            self.support_ = np.flatnonzero(np.any(alpha != 0, axis=1))
+            self._beta = np.ascontiguousarray(beta[self.support_])
+            self.intercept_ = shift * beta.sum(axis=0)
+            if kernel == "linear":
+                self.coef_ = np.ascontiguousarray((np.asarray(Xv, dtype=np.float64)[self.support_].T @ self._beta).T)
+            elif kernel != "precomputed":
+                self.support_vectors_ = np.ascontiguousarray(Xv[self.support_], dtype=np.float64)
+        self.solver_ = solver
         self.dual_coef_ = alpha
         self.n_iter_ = int(result["iterations"])
         self.status_ = str(result["status"])
@@ -230,9 +265,10 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
-        Xv = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], order="C")
+        Xv = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], order="C",
+                           accept_sparse="csr" if self.kernel == "linear" else False)
         if self.kernel == "linear":
-            return np.asarray(np.asarray(Xv, dtype=np.float64) @ self.coef_.T + self.intercept_)
+            return np.asarray(Xv @ self.coef_.T + self.intercept_, dtype=np.float64)
         if self.kernel == "precomputed":
             K = np.asarray(Xv, dtype=np.float64)[:, self.support_]
         else:

@@ -6,13 +6,14 @@ use numpy::{PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::design::{with_kernel, KernelJob};
+use super::design::{with_design, with_kernel, DesignJob, KernelJob};
 use super::errors::invalid;
 use super::monitor::PyMonitor;
 use super::sdca::kernel_function;
 use super::threads;
 use crate::kernels::{ColumnCache, KernelSource, ShiftedKernel};
-use crate::solvers::m3l::{solve_smo, M3l, M3lReport, SmoOptions};
+use crate::data::Design;
+use crate::solvers::m3l::{solve_dcd, solve_smo, DcdOptions, M3l, M3lReport, SmoOptions};
 
 struct SmoJob<'a> {
     problem: M3l<'a>,
@@ -112,6 +113,67 @@ pub(crate) fn m3l_fit_kernel<'py>(
     let to_2d = |v: Vec<f64>| PyArray2::from_vec2(py, &v.chunks(labels).map(|r| r.to_vec()).collect::<Vec<_>>());
     out.set_item("dual_coef", to_2d(alpha)?)?;
     out.set_item("scores", to_2d(scores)?)?;
+    out.set_item("status", report.status.as_str())?;
+    out.set_item("iterations", report.iterations)?;
+    out.set_item("primal", report.primal)?;
+    out.set_item("dual", report.dual)?;
+    out.set_item("max_violation", report.max_violation)?;
+    Ok(out)
+}
+
+struct DcdJob<'a> {
+    problem: M3l<'a>,
+    alpha: Vec<f64>,
+    options: DcdOptions,
+}
+
+impl DesignJob for DcdJob<'_> {
+    type Output = (Vec<f64>, M3lReport, Vec<f64>);
+    fn run<D: Design>(mut self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        let (report, z) = solve_dcd(&self.problem, x, &mut self.alpha, &self.options, monitor)?;
+        Ok((self.alpha, report, z))
+    }
+}
+
+/// Linear M3L by dual coordinate descent with shrinking; `x` dense or CSR. Returns the
+/// dual variables and Z (n_labels × (n_features [+ 1 for the bias feature])).
+#[pyfunction]
+#[pyo3(signature = (x, y, r, c, delta_plus, delta_minus, *, tol, max_iter, seed, bias=None, dual_coef=None, n_jobs=None, callback=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn m3l_fit_linear<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray2<'py, f64>,
+    r: PyReadonlyArray2<'py, f64>,
+    c: f64,
+    delta_plus: PyReadonlyArray2<'py, f64>,
+    delta_minus: PyReadonlyArray2<'py, f64>,
+    tol: f64,
+    max_iter: usize,
+    seed: u64,
+    bias: Option<f64>,
+    dual_coef: Option<PyReadonlyArray2<'py, f64>>,
+    n_jobs: Option<i64>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let threads = threads::resolve(n_jobs)?;
+    let (n, labels) = (y.shape()[0], y.shape()[1]);
+    let problem = M3l::new(n, labels, slice(&y, "Y")?, slice(&r, "R")?, c, slice(&delta_plus, "loss")?, slice(&delta_minus, "loss")?)
+        .map_err(super::errors::to_py)?;
+    if !(tol > 0.0 && tol.is_finite()) {
+        return Err(invalid("tol", format!("must be finite and > 0, got {tol}")));
+    }
+    let alpha = match &dual_coef {
+        Some(a) => slice(a, "dual_coef")?.to_vec(),
+        None => vec![0.0; n * labels],
+    };
+    let job = DcdJob { problem, alpha, options: DcdOptions { tol, max_iter, seed, bias } };
+    let (alpha, report, z) = with_design(x, threads, callback, job)?;
+    let out = PyDict::new(py);
+    let to_2d = |v: Vec<f64>, cols: usize| PyArray2::from_vec2(py, &v.chunks(cols).map(|r| r.to_vec()).collect::<Vec<_>>());
+    let width = z.len() / labels;
+    out.set_item("dual_coef", to_2d(alpha, labels)?)?;
+    out.set_item("coef", to_2d(z, width)?)?;
     out.set_item("status", report.status.as_str())?;
     out.set_item("iterations", report.iterations)?;
     out.set_item("primal", report.primal)?;

@@ -206,6 +206,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pq::pq_dot, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_tdot, m)?)?;
     m.add_function(wrap_pyfunction!(m3l::m3l_fit_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(m3l::m3l_fit_linear, m)?)?;
     m.add_function(wrap_pyfunction!(ranker::ranker_epoch, m)?)?;
     m.add_function(wrap_pyfunction!(ranker::ranker_objective, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_linear, m)?)?;

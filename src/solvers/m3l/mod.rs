@@ -1,9 +1,12 @@
 //! M3L, max-margin multi-label learning with a label-correlation prior (DESIGN §3.4;
 //! Hariharan, Vishwanathan, Varma, Machine Learning 2012): the problem and its dual in
-//! [`problem`], the kernel SMO solver in [`smo`].
+//! [`problem`], the kernel SMO solver in [`smo`], the linear dual coordinate descent
+//! with shrinking in [`dcd`].
 
+pub mod dcd;
 pub mod problem;
 pub mod smo;
 
+pub use dcd::{solve_dcd, DcdOptions};
 pub use problem::{projected, M3l};
 pub use smo::{scores_from_gradient, solve_box_2d, solve_smo, M3lReport, SmoOptions};

@@ -223,7 +223,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         if solver == "smo" and sp.issparse(Xv):
             raise InvalidInputError("X: sparse input needs solver='dcd' (or 'auto') with the linear kernel")
         losses = (np.zeros_like(signs), np.full_like(signs, 2.0))  # Hamming: Δ⁺ = 0, Δ⁻ = 2
-        common = dict(tol=tol, max_iter=max_iter, n_jobs=as_jobs(self.n_jobs),
+        common: dict[str, Any] = dict(tol=tol, max_iter=max_iter, n_jobs=as_jobs(self.n_jobs),
                       callback=self._progress if self.verbose else None)
         if solver == "dcd":
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))

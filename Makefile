@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker movielens wheel clean
+.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l movielens m3l-prior wheel clean
 
 all: test
 
@@ -93,6 +93,15 @@ bench-ranker: develop
 movielens: develop
 	$(PY) -m toprank.datasets fetch movielens_100k
 	$(PY) benches/compare/movielens.py --write README.md
+
+# M3L against LIBLINEAR / LIBSVM one-vs-all and the cost of a dense prior R.
+bench-m3l: develop
+	$(PY) benches/compare/m3l.py --write BENCHMARKS.md
+
+# The M3L paper's prior-knowledge experiment on yeast and scene (~1 min): the table in README.md.
+m3l-prior: develop
+	$(PY) -m toprank.datasets fetch yeast scene
+	$(PY) benches/compare/m3l_prior.py --write README.md
 
 bench-compare: develop
 	$(PY) benches/compare/projections.py --write BENCHMARKS.md --criterion target/criterion

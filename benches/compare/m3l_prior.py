@@ -54,7 +54,7 @@ def correlations(Y: np.ndarray) -> np.ndarray:
     S = 2.0 * Y - 1.0
     S = S - S.mean(axis=0)
     S /= np.maximum(S.std(axis=0), 1e-12)
-    return S.T @ S / S.shape[0]
+    return np.asarray(S.T @ S / S.shape[0])
 
 
 def biased_subset(Y: np.ndarray, rho: np.ndarray, size: int, beta: float, rng: np.random.Generator) -> np.ndarray:

@@ -141,6 +141,16 @@ def test_binary_and_multiclass_targets_are_one_vs_all():
     assert set(binary.predict(X)) <= {"a", "b"}
 
 
+def test_an_exhausted_budget_warns():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, Y = _problem(n=60, seed=6)
+    for solver in ("smo", "dcd"):
+        with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+            model = M3L(C=10.0, solver=solver, tol=1e-12, max_iter=1).fit(X, Y)
+        assert model.status_ == "max_epochs"
+
+
 def test_verbose_reports_progress(capsys):
     X, Y = _problem(n=60, seed=5)
     M3L(C=1.0, kernel="rbf", gamma=0.5, tol=1e-8, verbose=1).fit(X, Y)

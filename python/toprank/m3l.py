@@ -19,12 +19,14 @@ intercepts are regularised and correlated through R as the weights are.
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.multiclass import check_classification_targets
@@ -99,7 +101,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
     n_jobs : int or None, default=None
         Threads for kernel columns.
     verbose : int, default=0
-        Print the objectives every 1000 outer iterations.
+        Print the objectives every 1000 SMO outer iterations, or at the end of a DCD solve.
 
     Attributes
     ----------
@@ -257,6 +259,13 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         self.status_ = str(result["status"])
         self.primal_objective_ = float(result["primal"])
         self.dual_objective_ = float(result["dual"])
+        if self.status_ == "max_epochs":
+            warnings.warn(
+                f"M3L ({solver}) stopped after max_iter={max_iter} iterations with a projected gradient of "
+                f"{float(result['max_violation']):.3g} > tol={tol}; increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         return self
 
     def _progress(self, it: int, primal: float, dual: float, gap: float, seconds: float) -> None:

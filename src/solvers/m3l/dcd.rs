@@ -112,6 +112,11 @@ pub fn solve_dcd<D: Design>(
         let (mut epoch_max, mut epoch_min) = (vec![f64::NEG_INFINITY; labels], vec![f64::INFINITY; labels]);
         let mut worst = 0.0f64;
         for &l in &label_order {
+            // An epoch is N·L steps: stop between labels when asked.
+            if monitor.should_stop() {
+                status = Status::Interrupted;
+                break;
+            }
             let r_ll = problem.r(l, l);
             pending.iter_mut().for_each(|v| *v = 0.0);
             let mut moved = false;
@@ -158,6 +163,9 @@ pub fn solve_dcd<D: Design>(
                     }
                 }
             }
+        }
+        if status == Status::Interrupted {
+            break;
         }
         if worst < options.tol {
             if full {

@@ -62,6 +62,29 @@ fn slice<'a>(a: &'a PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<&'a [f64]
     a.as_slice().map_err(|_| invalid(name, "must be a C-contiguous float64 array"))
 }
 
+/// The checked problem of either solver and its starting α (zeros, or `dual_coef`).
+fn problem_and_start<'a>(
+    y: &'a PyReadonlyArray2<'_, f64>,
+    r: &'a PyReadonlyArray2<'_, f64>,
+    c: f64,
+    delta_plus: &'a PyReadonlyArray2<'_, f64>,
+    delta_minus: &'a PyReadonlyArray2<'_, f64>,
+    tol: f64,
+    dual_coef: Option<&PyReadonlyArray2<'_, f64>>,
+) -> PyResult<(M3l<'a>, Vec<f64>)> {
+    let (n, labels) = (y.shape()[0], y.shape()[1]);
+    let problem = M3l::new(n, labels, slice(y, "Y")?, slice(r, "R")?, c, slice(delta_plus, "loss")?, slice(delta_minus, "loss")?)
+        .map_err(super::errors::to_py)?;
+    if !(tol > 0.0 && tol.is_finite()) {
+        return Err(invalid("tol", format!("must be finite and > 0, got {tol}")));
+    }
+    let alpha = match dual_coef {
+        Some(a) => slice(a, "dual_coef")?.to_vec(),
+        None => vec![0.0; n * labels],
+    };
+    Ok((problem, alpha))
+}
+
 /// Kernel M3L by SMO. `y` is N × L in {−1, +1}; `r` L × L symmetric positive definite;
 /// `delta_plus`/`delta_minus` the per-(i, l) losses; `x` the examples, or the Gram matrix
 /// for kernel="precomputed".
@@ -93,16 +116,8 @@ pub(crate) fn m3l_fit_kernel<'py>(
     callback: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let threads = threads::resolve(n_jobs)?;
-    let (n, labels) = (y.shape()[0], y.shape()[1]);
-    let problem = M3l::new(n, labels, slice(&y, "Y")?, slice(&r, "R")?, c, slice(&delta_plus, "loss")?, slice(&delta_minus, "loss")?)
-        .map_err(super::errors::to_py)?;
-    if !(tol > 0.0 && tol.is_finite()) {
-        return Err(invalid("tol", format!("must be finite and > 0, got {tol}")));
-    }
-    let alpha = match &dual_coef {
-        Some(a) => slice(a, "dual_coef")?.to_vec(),
-        None => vec![0.0; n * labels],
-    };
+    let labels = y.shape()[1];
+    let (problem, alpha) = problem_and_start(&y, &r, c, &delta_plus, &delta_minus, tol, dual_coef.as_ref())?;
     let function = if kernel == "precomputed" { None } else { Some(kernel_function(kernel, gamma, degree, coef0)?) };
     if !(intercept_shift >= 0.0 && intercept_shift.is_finite()) {
         return Err(invalid("intercept_scaling", "must be finite"));
@@ -157,16 +172,8 @@ pub(crate) fn m3l_fit_linear<'py>(
     callback: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let threads = threads::resolve(n_jobs)?;
-    let (n, labels) = (y.shape()[0], y.shape()[1]);
-    let problem = M3l::new(n, labels, slice(&y, "Y")?, slice(&r, "R")?, c, slice(&delta_plus, "loss")?, slice(&delta_minus, "loss")?)
-        .map_err(super::errors::to_py)?;
-    if !(tol > 0.0 && tol.is_finite()) {
-        return Err(invalid("tol", format!("must be finite and > 0, got {tol}")));
-    }
-    let alpha = match &dual_coef {
-        Some(a) => slice(a, "dual_coef")?.to_vec(),
-        None => vec![0.0; n * labels],
-    };
+    let labels = y.shape()[1];
+    let (problem, alpha) = problem_and_start(&y, &r, c, &delta_plus, &delta_minus, tol, dual_coef.as_ref())?;
     let job = DcdJob { problem, alpha, options: DcdOptions { tol, max_iter, seed, bias } };
     let (alpha, report, z) = with_design(x, threads, callback, job)?;
     let out = PyDict::new(py);

@@ -135,6 +135,9 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
         }
     }
     let diag: Vec<f64> = (0..n).map(|i| kernel.diag(i)).collect();
+    // The steps scan one label's N variables at a time: work on label-major copies
+    // (entry k·N + i), so those scans are contiguous instead of L apart.
+    let (mut a, mut g, yt) = (label_major(alpha, n, labels), label_major(&grad, n, labels), label_major(y, n, labels));
     let started = std::time::Instant::now();
     let mut accumulated = vec![0.0; n];
     let mut status = Status::MaxEpochs;
@@ -142,10 +145,10 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
     // The largest |projected gradient| of each label, kept current: a label's entry is
     // recomputed whenever its gradients change (its own steps, or the catch-up below),
     // so choosing the label costs O(L), not a pass over all N·L variables.
-    let label_violation = |k: usize, alpha: &[f64], grad: &[f64]| {
-        (0..n).map(|i| projected(alpha[i * labels + k], grad[i * labels + k], c).abs()).fold(0.0, f64::max)
+    let label_violation = |k: usize, a: &[f64], g: &[f64]| {
+        a[k * n..(k + 1) * n].iter().zip(&g[k * n..(k + 1) * n]).map(|(&a, &g)| projected(a, g, c).abs()).fold(0.0, f64::max)
     };
-    let mut violation: Vec<f64> = (0..labels).map(|k| label_violation(k, alpha, &grad)).collect();
+    let mut violation: Vec<f64> = (0..labels).map(|k| label_violation(k, &a, &g)).collect();
     while iterations < options.max_iter {
         if monitor.should_stop() {
             status = Status::Interrupted;
@@ -169,7 +172,7 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
         for _ in 0..labels {
             let (mut gp_abs, mut p) = (0.0f64, usize::MAX);
             for i in 0..n {
-                let v = projected(alpha[i * labels + l], grad[i * labels + l], c).abs();
+                let v = projected(a[l * n + i], g[l * n + i], c).abs();
                 if v > gp_abs {
                     (gp_abs, p) = (v, i);
                 }
@@ -177,14 +180,14 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             if p == usize::MAX || gp_abs < options.tol {
                 break;
             }
-            let ip = p * labels + l;
-            let (gp, yp, kpp) = (grad[ip], y[ip], diag[p]);
+            let ip = l * n + p;
+            let (gp, yp, kpp) = (g[ip], yt[ip], diag[p]);
             // Second variable: the largest unconstrained gain (56).
             let column_p = cache.get(p, kernel);
             let (mut best_gain, mut q) = (0.0f64, usize::MAX);
             for j in 0..n {
-                let ij = j * labels + l;
-                if j == p || projected(alpha[ij], grad[ij], c) == 0.0 {
+                let ij = l * n + j;
+                if j == p || projected(a[ij], g[ij], c) == 0.0 {
                     continue;
                 }
                 let kpj = column_p[j];
@@ -192,37 +195,39 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
                 if det <= 1e-12 * kpp * diag[j] {
                     continue;
                 }
-                let gj = grad[ij];
-                let gain = (gp * gp * diag[j] + gj * gj * kpp - 2.0 * gp * gj * yp * y[ij] * kpj) / (8.0 * r_ll * det);
+                let gj = g[ij];
+                let gain = (gp * gp * diag[j] + gj * gj * kpp - 2.0 * gp * gj * yp * yt[ij] * kpj) / (8.0 * r_ll * det);
                 if gain > best_gain {
                     (best_gain, q) = (gain, j);
                 }
             }
             if q == usize::MAX {
-                let delta = solve_box_1d(4.0 * kpp * r_ll, gp, -alpha[ip], c - alpha[ip]);
-                alpha[ip] = (alpha[ip] + delta).clamp(0.0, c);
+                let delta = solve_box_1d(4.0 * kpp * r_ll, gp, -a[ip], c - a[ip]);
+                a[ip] = (a[ip] + delta).clamp(0.0, c);
                 let column_p = cache.get(p, kernel);
+                let (gl, yl) = (&mut g[l * n..(l + 1) * n], &yt[l * n..(l + 1) * n]);
                 for i in 0..n {
                     let d = column_p[i] * yp * delta;
-                    grad[i * labels + l] -= 4.0 * r_ll * y[i * labels + l] * d;
+                    gl[i] -= 4.0 * r_ll * yl[i] * d;
                     accumulated[i] += d;
                 }
             } else {
-                let iq = q * labels + l;
+                let iq = l * n + q;
                 let (column_p, column_q) = cache.get_pair(p, q, kernel);
                 let kpq = column_p[q];
-                let yq = y[iq];
+                let yq = yt[iq];
                 let delta = solve_box_2d(
                     [4.0 * kpp * r_ll, 4.0 * kpq * r_ll * yp * yq, 4.0 * diag[q] * r_ll],
-                    [gp, grad[iq]],
-                    [-alpha[ip], -alpha[iq]],
-                    [c - alpha[ip], c - alpha[iq]],
+                    [gp, g[iq]],
+                    [-a[ip], -a[iq]],
+                    [c - a[ip], c - a[iq]],
                 );
-                alpha[ip] = (alpha[ip] + delta[0]).clamp(0.0, c);
-                alpha[iq] = (alpha[iq] + delta[1]).clamp(0.0, c);
+                a[ip] = (a[ip] + delta[0]).clamp(0.0, c);
+                a[iq] = (a[iq] + delta[1]).clamp(0.0, c);
+                let (gl, yl) = (&mut g[l * n..(l + 1) * n], &yt[l * n..(l + 1) * n]);
                 for i in 0..n {
                     let d = column_p[i] * yp * delta[0] + column_q[i] * yq * delta[1];
-                    grad[i * labels + l] -= 4.0 * r_ll * y[i * labels + l] * d;
+                    gl[i] -= 4.0 * r_ll * yl[i] * d;
                     accumulated[i] += d;
                 }
             }
@@ -233,24 +238,48 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             if r_kl != 0.0 {
                 let mut worst = 0.0f64;
                 for (i, &u) in accumulated.iter().enumerate() {
-                    let idx = i * labels + k;
-                    grad[idx] -= 4.0 * r_kl * y[idx] * u;
-                    worst = worst.max(projected(alpha[idx], grad[idx], c).abs());
+                    let idx = k * n + i;
+                    g[idx] -= 4.0 * r_kl * yt[idx] * u;
+                    worst = worst.max(projected(a[idx], g[idx], c).abs());
                 }
                 violation[k] = worst;
             }
         }
-        violation[l] = label_violation(l, alpha, &grad);
+        violation[l] = label_violation(l, &a, &g);
         if options.report_every > 0 && iterations % options.report_every == 0 {
-            let (primal, dual) = problem.objectives(alpha, &scores_from_gradient(problem, &grad));
+            let (primal, dual) = problem.objectives(&row_major(&a, n, labels), &scores_from_gradient(problem, &row_major(&g, n, labels)));
             let gap = crate::solvers::relative_gap(primal, dual);
             monitor.report(&Progress { epoch: iterations, primal, dual, gap, elapsed: started.elapsed() });
         }
     }
+    alpha.copy_from_slice(&row_major(&a, n, labels));
+    let grad = row_major(&g, n, labels);
     let scores = scores_from_gradient(problem, &grad);
     let (primal, dual) = problem.objectives(alpha, &scores);
     let max_violation = grad.iter().zip(alpha.iter()).map(|(&g, &a)| projected(a, g, c).abs()).fold(0.0, f64::max);
     Ok(M3lReport { status, iterations, primal, dual, max_violation })
+}
+
+/// An N × L row-major matrix as L × N (label-major).
+fn label_major(m: &[f64], n: usize, labels: usize) -> Vec<f64> {
+    let mut t = vec![0.0; n * labels];
+    for (i, row) in m.chunks_exact(labels).enumerate() {
+        for (k, &v) in row.iter().enumerate() {
+            t[k * n + i] = v;
+        }
+    }
+    t
+}
+
+/// The inverse of [`label_major`].
+fn row_major(t: &[f64], n: usize, labels: usize) -> Vec<f64> {
+    let mut m = vec![0.0; n * labels];
+    for (k, column) in t.chunks_exact(n).enumerate() {
+        for (i, &v) in column.iter().enumerate() {
+            m[i * labels + k] = v;
+        }
+    }
+    m
 }
 
 /// F = y∘(b − g)/2 (g = b − 2 y∘F, y = ±1).

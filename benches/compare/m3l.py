@@ -81,7 +81,7 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} logical CPUs, load average {load} at the start"
 
 
-def data(n: int, labels: int, features: int, seed: int = 0) -> tuple[np.ndarray, ...]:
+def data(n: int, labels: int, features: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Standardised synthetic multi-label data: (X, Y, X_test, Y_test, dropped labels)."""
     n_test = max(n // 5, 100)
     X, Y = make_multilabel_classification(n_samples=n + n_test, n_features=features, n_classes=labels, n_labels=3,
@@ -214,6 +214,7 @@ def per_iteration(make: Callable[[int], M3L], X: np.ndarray, Y: np.ndarray, budg
         t1, _ = timed(lambda: make(m1).fit(X, Y), 1)
         t2, last = timed(lambda: make(m2).fit(X, Y), 1)
         best = min(best, (t2 - t1) / (m2 - m1))
+    assert isinstance(last, M3L), "repeats must be >= 1"
     return best, last
 
 
@@ -223,13 +224,17 @@ def prior_rows(X: np.ndarray, Y: np.ndarray, gamma: float, cache: float, smo_bud
     R = dense_prior(L)
     off = np.abs(R[~np.eye(L, dtype=bool)])
     rows = []
+    def smo(prior: np.ndarray | None) -> Callable[[int], M3L]:
+        return lambda it: M3L(C=C, R=prior, kernel="rbf", solver="smo", gamma=gamma, fit_intercept=False,
+                              tol=1e-12, max_iter=it, cache_size=cache, n_jobs=1)
+
+    def dcd(prior: np.ndarray | None) -> Callable[[int], M3L]:
+        return lambda it: M3L(C=C, R=prior, solver="dcd", fit_intercept=False, tol=1e-12, max_iter=it,
+                              random_state=0, n_jobs=1)
+
     for name, budgets, make in (
-        ("SMO outer iteration (RBF)", smo_budgets,
-         lambda prior: lambda it: M3L(C=C, R=prior, kernel="rbf", solver="smo", gamma=gamma, fit_intercept=False,
-                                      tol=1e-12, max_iter=it, cache_size=cache, n_jobs=1)),
-        ("DCD epoch (linear)", dcd_budgets,
-         lambda prior: lambda it: M3L(C=C, R=prior, solver="dcd", fit_intercept=False, tol=1e-12, max_iter=it,
-                                      random_state=0, n_jobs=1)),
+        ("SMO outer iteration (RBF)", smo_budgets, smo),
+        ("DCD epoch (linear)", dcd_budgets, dcd),
     ):
         t_i, m_i = per_iteration(make(None), X, Y, budgets, repeats)
         t_r, m_r = per_iteration(make(R), X, Y, budgets, repeats)

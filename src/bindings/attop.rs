@@ -2,16 +2,16 @@
 //! from the data or a precomputed Gram matrix (not copied), the whole solve without the
 //! GIL, Ctrl-C and progress as for Prox-SDCA.
 
-use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::errors::invalid;
-use super::monitor::{run_interruptible, PyMonitor};
+use super::design::{with_kernel, KernelJob};
+use super::monitor::PyMonitor;
 use super::sdca::kernel_function;
 use super::threads;
-use crate::data::DenseRows;
-use crate::kernels::{ColumnCache, DataKernel, KernelSource, PrecomputedKernel};
+use crate::kernels::{ColumnCache, KernelSource};
 use crate::solvers::attop::{solve_attop, AtTop, AtTopOptions, AtTopReport, AtTopSolution, Method, Surrogate};
 
 fn problem(method: &str, k: usize, tau: f64, surrogate: &str, scale: f64, c: f64) -> PyResult<AtTop> {
@@ -28,17 +28,21 @@ fn problem(method: &str, k: usize, tau: f64, surrogate: &str, scale: f64, c: f64
     Ok(AtTop { method, surrogate, scale, c })
 }
 
-fn solve_on<S: KernelSource + ?Sized>(
-    source: &S,
-    problem: &AtTop,
-    positive: &[bool],
+/// A TopPush/Pat&Mat solve, whatever the source of the kernel columns.
+struct AtTopFit<'a> {
+    problem: AtTop,
+    positive: &'a [bool],
     cache_mb: f64,
-    opts: &AtTopOptions,
-    monitor: &mut PyMonitor<'_>,
-) -> crate::Result<(AtTopSolution, AtTopReport, [u64; 2])> {
-    let mut cache = ColumnCache::new(source.n(), cache_mb)?;
-    let (solution, report) = solve_attop(problem, source, &mut cache, positive, opts, monitor)?;
-    Ok((solution, report, [cache.hits(), cache.misses()]))
+    opts: AtTopOptions,
+}
+
+impl KernelJob for AtTopFit<'_> {
+    type Output = (AtTopSolution, AtTopReport, [u64; 2]);
+    fn run<S: KernelSource + ?Sized>(self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        let mut cache = ColumnCache::new(source.n(), self.cache_mb)?;
+        let (solution, report) = solve_attop(&self.problem, source, &mut cache, self.positive, &self.opts, monitor)?;
+        Ok((solution, report, [cache.hits(), cache.misses()]))
+    }
 }
 
 /// Fits TopPushK (K = 1: TopPush) or Pat&Mat; `x` is the dense training data, or the
@@ -81,31 +85,8 @@ pub(crate) fn attop_fit<'py>(
     let opts = AtTopOptions { tol, max_iter, check_every, seed, reuse };
     let positive = positive.as_slice()?;
     let f = if kernel == "precomputed" { None } else { Some(kernel_function(kernel, gamma, degree, coef0)?) };
-    macro_rules! fit_dtype {
-        ($t:ty) => {{
-            let arr = x.extract::<PyReadonlyArray2<'_, $t>>()?;
-            let (rows, cols) = (arr.shape()[0], arr.shape()[1]);
-            let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous (the facade copies other layouts)"))?;
-            run_interruptible(py, threads, callback, |monitor| match f {
-                None => {
-                    let gram = PrecomputedKernel::new(data, rows, cols)?;
-                    gram.check_symmetric(1e-6)?;
-                    solve_on(&gram, &problem, positive, cache_size, &opts, monitor)
-                }
-                Some(f) => {
-                    let design = DenseRows::new(data, rows, cols)?;
-                    let source = DataKernel::new(&design, f)?;
-                    solve_on(&source, &problem, positive, cache_size, &opts, monitor)
-                }
-            })?
-        }};
-    }
-    let dtype = x.getattr("dtype")?.str()?.to_string();
-    let (solution, report, cache) = match dtype.as_str() {
-        "float64" => fit_dtype!(f64),
-        "float32" => fit_dtype!(f32),
-        other => return Err(invalid("X", format!("must be float32 or float64, got {other}"))),
-    };
+    let job = AtTopFit { problem, positive, cache_mb: cache_size, opts };
+    let (solution, report, cache) = with_kernel(x, f, threads, callback, job)?;
     let out = PyDict::new(py);
     out.set_item("dual_coef", numpy::PyArray1::from_vec(py, solution.v))?;
     out.set_item("decision", numpy::PyArray1::from_vec(py, solution.f))?;

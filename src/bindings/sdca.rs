@@ -6,12 +6,12 @@ use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods}
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::design::{with_design, DesignJob};
+use super::design::{with_design, with_kernel, DesignJob, KernelJob};
 use super::errors::invalid;
 use super::monitor::{run_interruptible, PyMonitor};
 use super::threads;
 use crate::data::{DenseRows, Design};
-use crate::kernels::{ColumnCache, DataKernel, KernelFunction, KernelSource, PrecomputedKernel};
+use crate::kernels::{ColumnCache, DataKernel, KernelFunction, KernelSource};
 use crate::losses::TopKVariant;
 use crate::solvers::sdca::{self, Examples, KernelModel, LinearModel, SdcaLoss, SdcaOptions, SdcaReport, Softmax, TopKEntropy, TopKHinge};
 
@@ -183,21 +183,25 @@ pub(crate) fn kernel_function(kernel: &str, gamma: f64, degree: u32, coef0: f64)
 
 /// Kernel Prox-SDCA on any kernel source (scores A·K_i, no intercept).
 #[allow(clippy::too_many_arguments)]
-fn solve_kernel<S: KernelSource + ?Sized>(
-    source: &S,
-    loss: &dyn SdcaLoss,
-    ex: &Examples,
+/// A kernel SDCA solve, whatever the source of the kernel columns.
+struct KernelFit<'a> {
+    loss: &'a dyn SdcaLoss,
+    ex: Examples<'a>,
     m: usize,
     cache_mb: f64,
-    mut dual: Vec<f64>,
-    opts: &SdcaOptions,
-    monitor: &mut PyMonitor<'_>,
-) -> crate::Result<(Vec<f64>, SdcaReport)> {
-    let cache = ColumnCache::new(source.n(), cache_mb)?;
-    let mut model = KernelModel::new(source, m, None, cache)?;
-    model.sync_dual(&dual)?;
-    let report = sdca::solve(&mut model, loss, ex, &mut dual, opts, monitor)?;
-    Ok((dual, report))
+    dual: Vec<f64>,
+    opts: SdcaOptions,
+}
+
+impl KernelJob for KernelFit<'_> {
+    type Output = (Vec<f64>, SdcaReport);
+    fn run<S: KernelSource + ?Sized>(mut self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        let cache = ColumnCache::new(source.n(), self.cache_mb)?;
+        let mut model = KernelModel::new(source, self.m, None, cache)?;
+        model.sync_dual(&self.dual)?;
+        let report = sdca::solve(&mut model, self.loss, &self.ex, &mut self.dual, &self.opts, monitor)?;
+        Ok((self.dual, report))
+    }
 }
 
 /// Kernel Prox-SDCA fit: `x` is the dense training data, or the n × n Gram matrix for
@@ -241,31 +245,8 @@ pub(crate) fn sdca_fit_kernel<'py>(
     let ex = Examples { y: &y, c };
     let loss = &*loss;
     let f = if kernel == "precomputed" { None } else { Some(kernel_function(kernel, gamma, degree, coef0)?) };
-    macro_rules! fit_dtype {
-        ($t:ty) => {{
-            let arr = x.extract::<PyReadonlyArray2<'_, $t>>()?;
-            let (rows, cols) = (arr.shape()[0], arr.shape()[1]);
-            let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous (the facade copies other layouts)"))?;
-            run_interruptible(py, threads, callback, |monitor| match f {
-                None => {
-                    let gram = PrecomputedKernel::new(data, rows, cols)?;
-                    gram.check_symmetric(1e-6)?;
-                    solve_kernel(&gram, loss, &ex, m, cache_size, dual, &opts, monitor)
-                }
-                Some(f) => {
-                    let design = DenseRows::new(data, rows, cols)?;
-                    let source = DataKernel::new(&design, f)?;
-                    solve_kernel(&source, loss, &ex, m, cache_size, dual, &opts, monitor)
-                }
-            })?
-        }};
-    }
-    let dtype = x.getattr("dtype")?.str()?.to_string();
-    let (dual, report) = match dtype.as_str() {
-        "float64" => fit_dtype!(f64),
-        "float32" => fit_dtype!(f32),
-        other => return Err(invalid("X", format!("must be float32 or float64, got {other}"))),
-    };
+    let job = KernelFit { loss, ex, m, cache_mb: cache_size, dual, opts };
+    let (dual, report) = with_kernel(x, f, threads, callback, job)?;
     report_dict(py, report, dual, n, m, None)
 }
 

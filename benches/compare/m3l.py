@@ -49,14 +49,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sections import write_section  # noqa: E402
+from sections import machine, verdict, write_section  # noqa: E402
 from sklearn.datasets import make_multilabel_classification  # noqa: E402
 from sklearn.svm import SVC, LinearSVC  # noqa: E402
 
@@ -64,21 +63,6 @@ from toprank.m3l import M3L  # noqa: E402
 
 BEGIN, END = "<!-- m3l:begin -->", "<!-- m3l:end -->"
 C = 0.5  # M3L's C: one-vs-all penalty 2C = 1
-
-
-def verdict(ok: bool, target: str) -> str:
-    return f"{'PASS' if ok else 'FAIL'} ({target})"
-
-
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    load = ", ".join(f"{v:.2f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    return f"{model}, {os.cpu_count()} logical CPUs, load average {load} at the start"
 
 
 def data(n: int, labels: int, features: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:

@@ -29,7 +29,7 @@ import time
 from typing import Any, Callable
 
 import numpy as np
-from sections import write_section
+from sections import verdict, write_section
 from threadpoolctl import threadpool_limits
 
 from toprank.pq import ProductQuantizer
@@ -60,10 +60,6 @@ def best(f: Callable[[], Any], repeats: int) -> tuple[float, Any]:
 
 def rel_err(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(a.astype(np.float64) - b).max() / np.abs(b).max())
-
-
-def verdict(ok: bool, target: str) -> str:
-    return f"{'PASS' if ok else 'FAIL'} ({target})"
 
 
 def run(args: argparse.Namespace) -> str:

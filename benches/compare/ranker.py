@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
 import sys
 import time
@@ -42,7 +41,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sections import write_section
+from sections import machine, verdict, write_section
 
 from toprank import _core
 
@@ -153,21 +152,6 @@ def objective(X: sp.csr_matrix, indptr: np.ndarray, indices: np.ndarray, theta: 
                                       k=common["k"], eta=common["eta"], alpha=common["alpha"],
                                       batch_size=common["batch_size"], n_jobs=n_jobs)
     return float(value)
-
-
-def verdict(ok: bool, target: str) -> str:
-    return f"{'PASS' if ok else 'FAIL'} ({target})"
-
-
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    load = ", ".join(f"{v:.2f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    return f"{model}, {os.cpu_count()} logical CPUs, load average {load} at the start"
 
 
 def run(args: argparse.Namespace) -> tuple[str, list[str]]:

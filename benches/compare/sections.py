@@ -1,8 +1,10 @@
-"""The marked sections of BENCHMARKS.md that the comparison scripts write."""
+"""The marked sections of BENCHMARKS.md that the comparison scripts write, and the
+lines every section shares (machine, PASS/FAIL verdicts)."""
 
 from __future__ import annotations
 
 import os
+import platform
 from pathlib import Path
 
 
@@ -16,3 +18,20 @@ def write_section(path: str, begin: str, end: str, text: str) -> None:
     else:
         doc = doc.rstrip("\n") + "\n\n" + text
     Path(path).write_text(doc if doc.endswith("\n") else doc + "\n", encoding="utf-8")
+
+
+def verdict(ok: bool, target: str) -> str:
+    """PASS/FAIL against a target written out, e.g. ``verdict(r <= 1, "<= 1.0")``."""
+    return f"{'PASS' if ok else 'FAIL'} ({target})"
+
+
+def machine() -> str:
+    """The CPU model, the logical CPU count and the load average now."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    load = ", ".join(f"{v:.2f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    return f"{model}, {os.cpu_count()} logical CPUs, load average {load} at the start"

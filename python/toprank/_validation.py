@@ -15,6 +15,7 @@ import operator
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from toprank.exceptions import InvalidInputError
@@ -97,3 +98,39 @@ def as_labels(y: ArrayLike, z: NDArray[Any], name: str = "y") -> Any:
     if arr.dtype.kind == "u" and arr.size and int(arr.max()) > _INT64_MAX:
         raise InvalidInputError(f"{name}: label {int(arr.max())} out of range [0, {z.shape[1]})")
     return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def indicator_matrix(x: Any, name: str, shape: tuple[int, int] | None = None) -> Any:
+    """A 0/1 (or boolean) indicator matrix, dense or scipy.sparse, as a canonical boolean
+    CSR matrix: duplicates summed, explicit zeros dropped, column indices sorted.
+
+    ``shape``, when given, is the shape ``x`` must have; otherwise ``x`` must be 2-D.
+    """
+    if sp.issparse(x):
+        got = tuple(int(d) for d in x.shape)
+        csr = sp.csr_matrix(x, copy=True)
+        csr.sum_duplicates()
+        data = np.asarray(csr.data)
+    else:
+        try:
+            arr = np.asarray(x)
+        except (ValueError, TypeError) as exc:
+            raise InvalidInputError(f"{name}: cannot be converted to an array ({exc})") from exc
+        got = tuple(int(d) for d in arr.shape)
+        csr = None
+        data = arr
+    if shape is not None and got != shape:
+        raise InvalidInputError(f"{name}: expected shape {shape} matching scores, got {got}")
+    if len(got) != 2:
+        raise InvalidInputError(f"{name}: expected a 2-D 0/1 indicator matrix, got shape {got}")
+    if data.dtype.kind not in "biuf":
+        raise InvalidInputError(f"{name}: expected 0/1 or boolean values, got dtype {data.dtype}")
+    if data.dtype.kind != "b" and not bool(np.all((data == 0) | (data == 1))):
+        raise InvalidInputError(f"{name}: expected only 0/1 values")
+    if csr is None:
+        csr = sp.csr_matrix(data != 0)
+    else:
+        csr.data = data != 0
+        csr.eliminate_zeros()
+    csr.sort_indices()
+    return csr

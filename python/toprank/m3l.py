@@ -33,7 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from toprank import _core
-from toprank._validation import as_jobs
+from toprank._validation import as_jobs, indicator_matrix
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import hamming_loss
 from toprank.svm import _choice, _int, _kernel_gamma, _real
@@ -45,12 +45,7 @@ _SOLVERS = ("auto", "smo", "dcd")
 
 
 def _indicator(Y: Any, name: str) -> NDArray[np.int8]:
-    M = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
-    if M.ndim != 2:
-        raise InvalidInputError(f"{name}: must be a 2-D 0/1 indicator matrix (n_samples, n_labels), got shape {M.shape}")
-    if M.dtype.kind not in "biuf" or not np.all(np.isfinite(M)) or not np.all((M == 0) | (M == 1)):
-        raise InvalidInputError(f"{name}: must hold only 0 and 1")
-    return M.astype(np.int8)
+    return np.asarray(indicator_matrix(Y, name).toarray(), dtype=np.int8)
 
 
 def _prior(R: Any, n_labels: int) -> NDArray[np.float64]:

@@ -38,7 +38,7 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
-from toprank._validation import as_jobs
+from toprank._validation import as_jobs, indicator_matrix
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k
 from toprank.recsys import evaluate_recommender
@@ -98,19 +98,7 @@ def _hold_out_pairs(sets: _LabelSets, fraction: float, rng: np.random.RandomStat
 
 def _indicator_sets(Y: Any, name: str) -> tuple[_LabelSets, int]:
     """A 0/1 indicator matrix (dense or sparse) as label sets and its width."""
-    dense = None if sp.issparse(Y) else np.asarray(Y)
-    if dense is not None and dense.ndim != 2:
-        raise InvalidInputError(f"{name}: an indicator matrix must be 2-D, got shape {dense.shape}")
-    if dense is not None and dense.dtype.kind not in "biuf":
-        raise InvalidInputError(f"{name}: an indicator matrix must be numeric, got dtype {dense.dtype}")
-    M: Any = sp.csr_matrix(Y if dense is None else dense.astype(np.float32))
-    M.sum_duplicates()
-    M.eliminate_zeros()
-    if M.data.dtype.kind not in "biuf":
-        raise InvalidInputError(f"{name}: an indicator matrix must be numeric, got dtype {M.data.dtype}")
-    if not np.all(M.data == 1):
-        raise InvalidInputError(f"{name}: an indicator matrix must hold only 0 and 1")
-    M.sort_indices()
+    M = indicator_matrix(Y, name)
     return _LabelSets(M.indptr.astype(np.int64), M.indices.astype(np.int64)), int(M.shape[1])
 
 

@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import Bunch, check_random_state
 
-from toprank._validation import as_count
+from toprank._validation import as_count, indicator_matrix
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k, precision_at_k, recall_at_k
 
@@ -159,37 +159,6 @@ def _csr_from_keys(keys: NDArray[np.int64], n_rows: int, n_cols: int) -> Any:
     return matrix
 
 
-def _indicator(x: Any, name: str, shape: tuple[int, int]) -> Any:
-    """``x`` (scipy.sparse or dense 0/1 / bool) as a canonical bool CSR matrix of ``shape``."""
-    if sp.issparse(x):
-        got = tuple(int(d) for d in x.shape)
-        if got != shape:
-            raise InvalidInputError(f"{name}: expected shape {shape} matching scores, got {got}")
-        csr = sp.csr_matrix(x, copy=True)
-        csr.sum_duplicates()
-        data = np.asarray(csr.data)
-    else:
-        try:
-            arr = np.asarray(x)
-        except (ValueError, TypeError) as exc:
-            raise InvalidInputError(f"{name}: cannot be converted to an array ({exc})") from exc
-        if arr.shape != shape:
-            raise InvalidInputError(f"{name}: expected shape {shape} matching scores, got {arr.shape}")
-        csr = None
-        data = arr
-    if data.dtype.kind not in "biuf":
-        raise InvalidInputError(f"{name}: expected 0/1 or boolean values, got dtype {data.dtype}")
-    if data.dtype.kind != "b" and not bool(np.all((data == 0) | (data == 1))):
-        raise InvalidInputError(f"{name}: expected only 0/1 values")
-    if csr is None:
-        csr = sp.csr_matrix(data != 0)
-    else:
-        csr.data = data != 0
-        csr.eliminate_zeros()
-    csr.sort_indices()
-    return csr
-
-
 def _check_k(value: Any, name: str, n_items: int) -> int:
     k = as_count(value, name)
     if not 1 <= k <= n_items:
@@ -269,8 +238,8 @@ def _prepare(
     shape: tuple[int, int], relevant: Any, exclude: Any | None, k_ap: Any, k_recall: Any
 ) -> _Accumulator:
     n_items = shape[1]
-    rel = _indicator(relevant, "relevant", shape)
-    ex = None if exclude is None else _indicator(exclude, "exclude", shape)
+    rel = indicator_matrix(relevant, "relevant", shape)
+    ex = None if exclude is None else indicator_matrix(exclude, "exclude", shape)
     ka = _check_k(k_ap, "k_ap", n_items)
     kr = _check_k(k_recall, "k_recall", n_items)
     if rel.nnz == 0:

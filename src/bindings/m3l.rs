@@ -25,36 +25,12 @@ struct SmoJob<'a> {
 }
 
 impl KernelJob for SmoJob<'_> {
-    type Output = (Vec<f64>, M3lReport, Vec<f64>);
+    type Output = (Vec<f64>, M3lReport);
     fn run<S: KernelSource + ?Sized>(mut self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
         let source = &ShiftedKernel { inner: source, shift: self.shift };
         let mut cache = ColumnCache::new(source.n(), self.cache_mb)?;
         let report = solve_smo(&self.problem, source, &mut cache, &mut self.alpha, &self.options, monitor)?;
-        // The training scores F = 2 K A R, for the facade (recomputed exactly here
-        // rather than read off the gradient).
-        let (n, labels) = (self.problem.n, self.problem.labels);
-        let mut scores = vec![0.0; n * labels];
-        let mut a_r = vec![0.0; labels];
-        for p in 0..n {
-            let row = &self.alpha[p * labels..(p + 1) * labels];
-            if row.iter().all(|&a| a == 0.0) {
-                continue;
-            }
-            a_r.iter_mut().for_each(|v| *v = 0.0);
-            for (l, &a) in row.iter().enumerate() {
-                let ya = self.problem.y[p * labels + l] * a;
-                for (k, v) in a_r.iter_mut().enumerate() {
-                    *v += ya * self.problem.r(l, k);
-                }
-            }
-            let column = cache.get(p, source);
-            for i in 0..n {
-                for k in 0..labels {
-                    scores[i * labels + k] += 2.0 * column[i] * a_r[k];
-                }
-            }
-        }
-        Ok((self.alpha, report, scores))
+        Ok((self.alpha, report))
     }
 }
 
@@ -123,11 +99,10 @@ pub(crate) fn m3l_fit_kernel<'py>(
         return Err(invalid("intercept_scaling", "must be finite"));
     }
     let job = SmoJob { problem, shift: intercept_shift, alpha, cache_mb: cache_size, options: SmoOptions { tol, max_iter, report_every } };
-    let (alpha, report, scores) = with_kernel(x, function, threads, callback, job)?;
+    let (alpha, report) = with_kernel(x, function, threads, callback, job)?;
     let out = PyDict::new(py);
     let to_2d = |v: Vec<f64>| PyArray2::from_vec2(py, &v.chunks(labels).map(|r| r.to_vec()).collect::<Vec<_>>());
     out.set_item("dual_coef", to_2d(alpha)?)?;
-    out.set_item("scores", to_2d(scores)?)?;
     out.set_item("status", report.status.as_str())?;
     out.set_item("iterations", report.iterations)?;
     out.set_item("primal", report.primal)?;

@@ -22,15 +22,17 @@ are single-threaded; NumPy's BLAS pools are pinned to one thread). Times are the
   NumPy from each side's weights; the two must agree to 1e-3 (relative), and each is
   also compared with M3L's dual objective, a certified lower bound on the optimum.
   Target: M3L / LIBLINEAR ≤ 1.0.
-* **(b) RBF kernel** — ``M3L(kernel="rbf", solver="smo", fit_intercept=False)`` against
+* **(b) RBF kernel** — for each d in ``--kernel-features`` (default 50 and 500; the
+  paper's data sets have d = 120 to 47,236), on data of that dimension with
+  γ = 1/d: ``M3L(kernel="rbf", solver="smo", fit_intercept=False)`` against
   ``SVC(kernel="rbf", C=2C, gamma=same)`` per label, same cache size. SVC has an
   unregularised bias, so the problems differ: only times are compared, with held-out
-  Hamming loss and subset accuracy as a sanity check. Tolerances: SVC's default 1e-3
+  Hamming loss as a sanity check. Tolerances: SVC's default 1e-3
   (its maximal violating pair gap, SVM scale) and M3L tol 2e-3 (every M3L projected
   gradient < 2e-3 is every SVM-scale one < 1e-3). When ``--svc-labels`` is below the
   number of labels, SVC is timed on that many labels (once) and its time extrapolated
   linearly to all of them (said in the table); by default it runs on all of them.
-  Target: SVC / M3L ≥ 10.
+  Target: SVC / M3L ≥ 10 (reported per d).
 * **(c) Dense R vs R = I** — the same data and settings with R = I and with a dense
   random SPD R (unit diagonal, off-diagonal entries up to about ±0.3): seconds per SMO
   outer iteration (RBF, ``max_iter`` fixed, tol tiny so neither stops) and per DCD epoch
@@ -136,9 +138,11 @@ def hamming(Y: np.ndarray, P: np.ndarray) -> tuple[float, float]:
     return float(np.mean(Y != P)), float(np.mean(np.all(Y == P, axis=1)))
 
 
-def kernel_rows(X: np.ndarray, Y: np.ndarray, Xt: np.ndarray, Yt: np.ndarray, gamma: float, svc_labels: int,
-                cache: float, repeats: int, failures: list[str]) -> tuple[list[str], M3L]:
-    L = Y.shape[1]
+def kernel_row(n: int, labels: int, features: int, svc_labels: int, cache: float, repeats: int,
+               failures: list[str]) -> str:
+    """One row of (b): M3L SMO against SVC one-vs-all on the data with `features` dimensions."""
+    X, Y, Xt, Yt, _ = data(n, labels, features)
+    L, gamma = Y.shape[1], 1.0 / X.shape[1]
     sub = min(svc_labels, L) if svc_labels > 0 else L
     t_m, m = timed(lambda: M3L(C=C, kernel="rbf", solver="smo", gamma=gamma, fit_intercept=False, tol=2e-3,
                                max_iter=10_000_000, cache_size=cache, n_jobs=1).fit(X, Y), repeats)
@@ -151,36 +155,26 @@ def kernel_rows(X: np.ndarray, Y: np.ndarray, Xt: np.ndarray, Yt: np.ndarray, ga
             seconds += time.perf_counter() - t
         return models, seconds
 
-    t_s, (svcs, _) = timed(svc_fit, 1 if sub < L else repeats)
+    # SVC's minutes-long fits at large d are timed once; their spread is far below the ratio's margin.
+    t_s, (svcs, _) = timed(svc_fit, 1 if sub < L or features > 100 else repeats)
     t_all = t_s * L / sub
     P_m = (m.decision_function(Xt) > 0).astype(int)
     P_s = np.column_stack([s.predict(Xt) for s in svcs])
-    hm_all, acc_all = hamming(Yt, P_m)
-    hm_sub, acc_sub = hamming(Yt[:, :sub], P_m[:, :sub])
-    hs_sub, accs_sub = hamming(Yt[:, :sub], P_s)
+    hm_sub, _ = hamming(Yt[:, :sub], P_m[:, :sub])
+    hs_sub, _ = hamming(Yt[:, :sub], P_s)
     h0 = float(np.mean(Yt[:, :sub] != 0))
     if not np.isfinite(m.primal_objective_) or m.status_ != "converged":
-        failures.append(f"(b) M3L SMO did not converge: status {m.status_}")
+        failures.append(f"(b) d = {features}: M3L SMO did not converge: status {m.status_}")
     if hm_sub > max(2 * hs_sub, hs_sub + 0.02):
-        failures.append(f"(b) M3L's held-out Hamming loss {hm_sub:.4f} is far above SVC's {hs_sub:.4f}")
+        failures.append(f"(b) d = {features}: M3L's held-out Hamming loss {hm_sub:.4f} is far above SVC's "
+                        f"{hs_sub:.4f}")
     gap = (m.primal_objective_ - m.dual_objective_) / abs(m.primal_objective_)
     n_sv = int(sum(s.support_.size for s in svcs))
-    extrap = f"{t_s:.2f} s on {sub} labels → **{t_all:.2f} s** for {L} (× {L}/{sub}, linear)" if sub < L \
-        else f"**{t_all:.2f} s**"
+    svc_time = f"{t_s:.2f} s on {sub} labels → **{t_all:.1f} s** (× {L}/{sub})" if sub < L else f"**{t_all:.1f} s**"
     ratio = t_all / t_m
-    rows = [
-        "| | M3L SMO (R = I) | SVC one-vs-all |",
-        "|---|---|---|",
-        f"| training time | **{t_m:.2f} s** ({m.status_}, {m.n_iter_} outer iterations, relative gap {gap:.1e}) | "
-        f"{extrap} |",
-        f"| support vectors | {m.support_.size} examples (any label) | {n_sv / sub:.0f} per label on average |",
-        f"| held-out Hamming loss, labels 1..{sub} | {hm_sub:.4f} | {hs_sub:.4f} (all-negative: {h0:.4f}) |",
-        f"| held-out subset accuracy, labels 1..{sub} | {acc_sub:.3f} | {accs_sub:.3f} |",
-        *([f"| held-out Hamming / subset accuracy, all {L} labels | {hm_all:.4f} / {acc_all:.3f} | — |"]
-          if sub < L else []),
-        f"| SVC / M3L | {ratio:.2f}x | {verdict(ratio >= 10, '>= 10x')} |",
-    ]
-    return rows, m
+    return (f"| {features} | {L} | **{t_m:.2f} s** ({m.status_}, {m.n_iter_} outer iterations, gap {gap:.1e}) | "
+            f"{svc_time} | {n_sv / sub:.0f} | {hm_sub:.4f} / {hs_sub:.4f} (all-negative {h0:.4f}) | "
+            f"**{ratio:.1f}x** | {verdict(ratio >= 10, '>= 10x')} |")
 
 
 def dense_prior(L: int, seed: int = 3) -> np.ndarray:
@@ -258,19 +252,25 @@ def section(args: argparse.Namespace, shape: str, load: str, dropped: int, a: li
         "|---|---|---|---|---|---|---|---|",
         *a,
         "",
-        f"(b) RBF kernel exp(−{gamma:.4g}‖x − x'‖²), R = I: `M3L(kernel=\"rbf\", solver=\"smo\", "
-        f"fit_intercept=False, tol=2e-3, cache_size={cache:g})` against `SVC(kernel=\"rbf\", C=2C, gamma=same, "
-        f"tol=1e-3, cache_size={cache:g})` per label. SVC fits an unregularised bias, so the problems differ; "
-        "time only, held-out quality as a sanity check (M3L tol 2e-3 on its scale is SVM-scale 1e-3):",
+        f"(b) RBF kernel exp(−‖x − x'‖²/d), R = I, N = {args.n:,}, for each d: `M3L(kernel=\"rbf\", "
+        f"solver=\"smo\", fit_intercept=False, tol=2e-3, cache_size={cache:g})` against `SVC(kernel=\"rbf\", C=2C, "
+        f"gamma=same, tol=1e-3, cache_size={cache:g})` per label. SVC fits an unregularised bias, so the problems "
+        "differ; time only, held-out Hamming loss as a sanity check (M3L tol 2e-3 on its scale is SVM-scale 1e-3). "
+        "Best of the repeats for M3L; SVC once when d > 100:",
         "",
+        "| d | L | M3L SMO | SVC one-vs-all | SVC support vectors per label | held-out Hamming, M3L / SVC | "
+        "SVC / M3L | target |",
+        "|---|---|---|---|---|---|---|---|",
         *b,
         "",
-        "Where M3L's SMO time goes (`perf record -e cpu-clock -g` at the default size): each step scans the N "
-        "variables of one label three times — the first variable (largest projected gradient), the second (largest "
-        "gain (56)) and the gradient update (33) — in N × L row-major arrays, so with stride L and one cache line "
-        "per element; these three loops take almost all of the time, the kernel columns (shared by the labels, "
-        "d-dimensional dot products) about 2%. Sharing the kernel cache therefore saves little against SVC, whose "
-        "scans are contiguous.",
+        "Why the ratio grows with d: SVC computes every kernel column it needs once per label (its cache is its "
+        "own), each column N d-dimensional distances, while M3L's cache is shared, so each column is computed once "
+        "for all L labels. At d = 50 that saving is small next to the SMO steps themselves (`perf record -e "
+        "cpu-clock`: the second-variable search, one gain (56) with a division per searched variable, about 26% of "
+        "the fit; bringing the searched gradients up to date 19%; the pass over u 15%; the kernel columns 6%), so "
+        "M3L is only a few times faster; at d = 500 the kernel work SVC repeats L times dominates its time. The "
+        "paper's data sets have d = 120 to 47,236. The steps search only the free and violating variables of a "
+        "label (shrinking; all gradients are brought up to date once per outer iteration), about 40% of N here.",
         "",
         f"(c) Dense random SPD R (unit diagonal, largest |off-diagonal| {r_max:.2f}) against R = I, same data and "
         "settings, tol tiny so that neither stops; per iteration = (t(M2) − t(M1)) / (M2 − M1):",
@@ -288,7 +288,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="N = 500, L = 10 (smoke test)")
     parser.add_argument("--n", type=int, default=5_000, help="training examples")
     parser.add_argument("--labels", type=int, default=50)
-    parser.add_argument("--features", type=int, default=50)
+    parser.add_argument("--features", type=int, default=50, help="dimensions of (a) and (c)")
+    parser.add_argument("--kernel-features", default="50,500", help="dimensions of (b), comma-separated")
     parser.add_argument("--tols", default="0.1,0.01", help="tolerances of (a), comma-separated")
     parser.add_argument("--svc-labels", type=int, default=0,
                         help="labels SVC is timed on in (b), its time extrapolated to all (0: all labels)")
@@ -298,7 +299,7 @@ def main() -> int:
     parser.add_argument("--write", metavar="PATH")
     args = parser.parse_args()
     if args.quick:
-        args.n, args.labels, args.repeats = 500, 10, 1
+        args.n, args.labels, args.repeats, args.kernel_features = 500, 10, 1, "50"
     load = machine()
     X, Y, Xt, Yt, dropped = data(args.n, args.labels, args.features)
     gamma = 1.0 / X.shape[1]
@@ -306,8 +307,8 @@ def main() -> int:
             f"d = {X.shape[1]} features, {Y.sum(axis=1).mean():.2f} labels per example"
     failures: list[str] = []
     a = linear_rows(X, Y, [float(t) for t in args.tols.split(",")], args.repeats, failures) if "a" in args.only else []
-    b = kernel_rows(X, Y, Xt, Yt, gamma, args.svc_labels, args.cache, args.repeats, failures)[0] \
-        if "b" in args.only else []
+    b = [kernel_row(args.n, args.labels, d, args.svc_labels, args.cache, args.repeats, failures)
+         for d in (int(v) for v in args.kernel_features.split(","))] if "b" in args.only else []
     c, r_max = prior_rows(X, Y, gamma, args.cache, (20, 60) if args.quick else (50, 250),
                           (20, 60) if args.quick else (20, 80), args.repeats, failures) if "c" in args.only \
         else ([], 0.0)

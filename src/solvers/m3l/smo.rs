@@ -10,12 +10,16 @@
 //!   h_pq = (g_p² K_qq + g_q² K_pp − 2 g_p g_q y_p y_q K_pq) / (8 R_ll (K_pp K_qq − K_pq²))
 //! over the j with g̃_jl ≠ 0 and K_pj² < K_pp K_jj (the 2 × 2 block strictly positive
 //! definite); the pair's 2-variable box QP (47)–(54) is solved exactly (see
-//! [`solve_box_2d`]), or, with no admissible q, the 1-variable one (58). The gradients of
-//! label l follow every step (33); the other labels' are brought up to date once per
-//! outer iteration through the accumulated u = Σ K_:i y_il δ_il (34)–(36):
+//! [`solve_box_2d`]), or, with no admissible q, the 1-variable one (58). The steps
+//! search only label l's free and violating variables (see [`SearchSet`]), whose
+//! gradients follow every step (33); every label k with R_kl ≠ 0 (l included) is
+//! brought up to date once per outer iteration through the accumulated
+//! u = Σ K_:i y_il δ_il (34)–(36):
 //!   g_ik −= 4 R_kl y_ik u_i,
-//! so a dense R costs O(N·L) per outer iteration, not per step. Kernel columns come
-//! from an LRU cache shared by all labels.
+//! so all gradients are exact between outer iterations and a dense R costs O(N·L) per
+//! outer iteration, not per step. Kernel columns come from an LRU cache shared by all
+//! labels: each is computed once for all L labels, where one-vs-all SVMs compute it
+//! once per label.
 
 use super::problem::{projected, M3l};
 use crate::kernels::{ColumnCache, KernelSource};
@@ -87,6 +91,121 @@ fn solve_box_1d(a: f64, b: f64, lo: f64, hi: f64) -> f64 {
     }
 }
 
+/// The variables of one label that an outer iteration's steps search and move (shrinking),
+/// as contiguous copies. All gradients are exact at the start of an outer iteration; a
+/// variable at a bound whose gradient points out of the box (projected gradient 0) can be
+/// neither the first nor the second variable now, so it is left out for this iteration's
+/// few steps. The catch-up through u keeps its gradient exact, so it is searched again as
+/// soon as it violates, and convergence is still decided on every variable (the
+/// per-label violations). With the scans over the free and violating variables only,
+/// a step costs O(|searched|) plus one pass over u.
+struct SearchSet {
+    index: Vec<usize>,
+    a: Vec<f64>,
+    /// The label's gradients at the start of the iteration; `g` = these − coef·y·u.
+    g_start: Vec<f64>,
+    g: Vec<f64>,
+    y: Vec<f64>,
+    diag: Vec<f64>,
+    /// The projected gradients (31) of `g`.
+    projected: Vec<f64>,
+    /// Scratch for the second-variable search: K_pj and the gains.
+    k_p: Vec<f64>,
+    gain: Vec<f64>,
+}
+
+impl SearchSet {
+    fn with_capacity(n: usize) -> Self {
+        let v = || Vec::with_capacity(n);
+        Self { index: Vec::with_capacity(n), a: v(), g_start: v(), g: v(), y: v(), diag: v(), projected: v(), k_p: v(), gain: v() }
+    }
+
+    /// Keeps the variables of one label (α, g, y over its N examples) that are free, or
+    /// at a bound with a gradient that does not point out of the box.
+    fn shrink_to_label(&mut self, a: &[f64], g: &[f64], y: &[f64], diag: &[f64], c: f64) {
+        self.index.clear();
+        self.a.clear();
+        self.g_start.clear();
+        self.y.clear();
+        self.diag.clear();
+        for i in 0..a.len() {
+            let (ai, gi) = (a[i], g[i]);
+            if (ai <= 0.0 && gi < 0.0) || (ai >= c && gi > 0.0) {
+                continue;
+            }
+            self.index.push(i);
+            self.a.push(ai);
+            self.g_start.push(gi);
+            self.y.push(y[i]);
+            self.diag.push(diag[i]);
+        }
+        self.g.clone_from(&self.g_start);
+        self.projected.clear();
+        self.projected.extend(self.a.iter().zip(&self.g).map(|(&a, &g)| projected(a, g, c)));
+    }
+
+    /// (position, |projected gradient|) of the most violating searched variable.
+    fn most_violating(&self) -> (f64, Option<usize>) {
+        let (mut worst, mut at) = (0.0f64, None);
+        for (j, &v) in self.projected.iter().enumerate() {
+            if v.abs() > worst {
+                (worst, at) = (v.abs(), Some(j));
+            }
+        }
+        (worst, at)
+    }
+
+    /// The position of the partner q of the first variable p with the largest gain (56)
+    ///   h_pq = (g_p² K_qq + g_q² K_pp − 2 g_p g_q y_p y_q K_pq) / (8 R_ll (K_pp K_qq − K_pq²))
+    /// among the searched variables that can move (projected gradient ≠ 0) and make the
+    /// pair's 2 × 2 block strictly positive definite; None if there is none. The gains are
+    /// formed in a branch-free pass (vectorisable: the divisions pipeline) and then
+    /// compared.
+    fn best_partner(&mut self, column_p: &[f64], gp: f64, yp: f64, kpp: f64, r_ll: f64) -> Option<usize> {
+        self.k_p.clear();
+        self.k_p.extend(self.index.iter().map(|&q| column_p[q]));
+        self.gain.resize(self.index.len(), 0.0);
+        let gp_yp = gp * yp;
+        for j in 0..self.gain.len() {
+            let (kpq, kqq, gq) = (self.k_p[j], self.diag[j], self.g[j]);
+            let det = kpp * kqq - kpq * kpq;
+            let h = (gp * gp * kqq + gq * gq * kpp - 2.0 * gp_yp * gq * self.y[j] * kpq) / (8.0 * r_ll * det);
+            let admissible = self.projected[j] != 0.0 && det > 1e-12 * kpp * kqq;
+            self.gain[j] = if admissible { h } else { 0.0 };
+        }
+        let (mut best, mut at) = (0.0f64, None);
+        for (j, &h) in self.gain.iter().enumerate() {
+            if h > best {
+                (best, at) = (h, Some(j));
+            }
+        }
+        at
+    }
+
+    /// Brings the searched gradients to g_start − coef·y·u (33) and returns the most
+    /// violating one, in one pass.
+    fn follow(&mut self, accumulated: &[f64], coef: f64, c: f64) -> (f64, Option<usize>) {
+        let (mut worst, mut at) = (0.0f64, None);
+        for j in 0..self.index.len() {
+            let g = self.g_start[j] - coef * self.y[j] * accumulated[self.index[j]];
+            self.g[j] = g;
+            let v = projected(self.a[j], g, c);
+            self.projected[j] = v;
+            if v.abs() > worst {
+                (worst, at) = (v.abs(), Some(j));
+            }
+        }
+        (worst, at)
+    }
+
+    /// Writes the searched α back into the label's N values.
+    fn store_alpha(&self, a: &mut [f64]) {
+        for (&i, &v) in self.index.iter().zip(&self.a) {
+            a[i] = v;
+        }
+    }
+}
+
 /// Maximises D2 from `alpha` (N × L, feasible; zeros for a cold start), in place.
 /// Returns the report; the training scores F = 2 K A R can be read from the gradient
 /// (F = y∘(b − g)/2), which is what the objectives use.
@@ -135,30 +254,29 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
         }
     }
     let diag: Vec<f64> = (0..n).map(|i| kernel.diag(i)).collect();
-    // The steps scan one label's N variables at a time: work on label-major copies
-    // (entry k·N + i), so those scans are contiguous instead of L apart.
+    // Label-major copies (entry k·N + i), so that one label's N variables are contiguous.
     let (mut a, mut g, yt) = (label_major(alpha, n, labels), label_major(&grad, n, labels), label_major(y, n, labels));
     let started = std::time::Instant::now();
     let mut accumulated = vec![0.0; n];
+    let mut search = SearchSet::with_capacity(n);
     let mut status = Status::MaxEpochs;
     let mut iterations = 0;
     // The largest |projected gradient| of each label, kept current: a label's entry is
-    // recomputed whenever its gradients change (its own steps, or the catch-up below),
-    // so choosing the label costs O(L), not a pass over all N·L variables.
-    let label_violation = |k: usize, a: &[f64], g: &[f64]| {
-        a[k * n..(k + 1) * n].iter().zip(&g[k * n..(k + 1) * n]).map(|(&a, &g)| projected(a, g, c).abs()).fold(0.0, f64::max)
-    };
-    let mut violation: Vec<f64> = (0..labels).map(|k| label_violation(k, &a, &g)).collect();
+    // recomputed whenever its gradients change (the catch-up below), so choosing the
+    // label costs O(L), not a pass over all N·L variables.
+    let mut violation: Vec<f64> = (0..labels)
+        .map(|k| a[k * n..(k + 1) * n].iter().zip(&g[k * n..(k + 1) * n]).map(|(&a, &g)| projected(a, g, c).abs()).fold(0.0, f64::max))
+        .collect();
     while iterations < options.max_iter {
         if monitor.should_stop() {
             status = Status::Interrupted;
             break;
         }
         // (32): the label holding the largest projected gradient.
-        let (mut worst, mut label) = (0.0f64, 0);
+        let (mut worst, mut l) = (0.0f64, 0);
         for (k, &v) in violation.iter().enumerate() {
             if v > worst {
-                (worst, label) = (v, k);
+                (worst, l) = (v, k);
             }
         }
         if worst < options.tol {
@@ -166,86 +284,68 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             break;
         }
         iterations += 1;
-        let l = label;
         let r_ll = problem.r(l, l);
+        search.shrink_to_label(&a[l * n..(l + 1) * n], &g[l * n..(l + 1) * n], &yt[l * n..(l + 1) * n], &diag, c);
         accumulated.iter_mut().for_each(|u| *u = 0.0);
+        let (mut gp_abs, mut first) = search.most_violating();
         for _ in 0..labels {
-            let (mut gp_abs, mut p) = (0.0f64, usize::MAX);
-            for i in 0..n {
-                let v = projected(a[l * n + i], g[l * n + i], c).abs();
-                if v > gp_abs {
-                    (gp_abs, p) = (v, i);
-                }
-            }
-            if p == usize::MAX || gp_abs < options.tol {
+            if gp_abs < options.tol {
                 break;
             }
-            let ip = l * n + p;
-            let (gp, yp, kpp) = (g[ip], yt[ip], diag[p]);
-            // Second variable: the largest unconstrained gain (56).
+            let Some(jp) = first else { break };
+            let p = search.index[jp];
+            let (gp, yp, kpp) = (search.g[jp], search.y[jp], diag[p]);
+            // Second variable: the largest unconstrained gain (56) among the searched ones.
             let column_p = cache.get(p, kernel);
-            let (mut best_gain, mut q) = (0.0f64, usize::MAX);
-            for j in 0..n {
-                let ij = l * n + j;
-                if j == p || projected(a[ij], g[ij], c) == 0.0 {
-                    continue;
+            let second = search.best_partner(column_p, gp, yp, kpp, r_ll);
+            // The step: the pair's exact 2-variable box QP, or the 1-variable one (58).
+            let old_p = search.a[jp];
+            let (column_p, column_q, step_q) = match second {
+                None => {
+                    let delta = solve_box_1d(4.0 * kpp * r_ll, gp, -old_p, c - old_p);
+                    search.a[jp] = (old_p + delta).clamp(0.0, c);
+                    (cache.get(p, kernel), None, 0.0)
                 }
-                let kpj = column_p[j];
-                let det = kpp * diag[j] - kpj * kpj;
-                if det <= 1e-12 * kpp * diag[j] {
-                    continue;
+                Some(jq) => {
+                    let q = search.index[jq];
+                    let (column_p, column_q) = cache.get_pair(p, q, kernel);
+                    let (old_q, yq) = (search.a[jq], search.y[jq]);
+                    let delta = solve_box_2d(
+                        [4.0 * kpp * r_ll, 4.0 * column_p[q] * r_ll * yp * yq, 4.0 * search.diag[jq] * r_ll],
+                        [gp, search.g[jq]],
+                        [-old_p, -old_q],
+                        [c - old_p, c - old_q],
+                    );
+                    search.a[jp] = (old_p + delta[0]).clamp(0.0, c);
+                    search.a[jq] = (old_q + delta[1]).clamp(0.0, c);
+                    (column_p, Some(column_q), yq * (search.a[jq] - old_q))
                 }
-                let gj = g[ij];
-                let gain = (gp * gp * diag[j] + gj * gj * kpp - 2.0 * gp * gj * yp * yt[ij] * kpj) / (8.0 * r_ll * det);
-                if gain > best_gain {
-                    (best_gain, q) = (gain, j);
-                }
+            };
+            let step_p = yp * (search.a[jp] - old_p);
+            // u += K_:p y_p δ_p + K_:q y_q δ_q over all N (every label's gradient follows
+            // from u below); (33) on the searched variables, fused with the choice of the
+            // next first variable.
+            match column_q {
+                None => accumulated.iter_mut().zip(column_p).for_each(|(u, &kp)| *u += kp * step_p),
+                Some(column_q) => accumulated.iter_mut().zip(column_p.iter().zip(column_q)).for_each(|(u, (&kp, &kq))| *u += kp * step_p + kq * step_q),
             }
-            if q == usize::MAX {
-                let delta = solve_box_1d(4.0 * kpp * r_ll, gp, -a[ip], c - a[ip]);
-                a[ip] = (a[ip] + delta).clamp(0.0, c);
-                let column_p = cache.get(p, kernel);
-                let (gl, yl) = (&mut g[l * n..(l + 1) * n], &yt[l * n..(l + 1) * n]);
-                for i in 0..n {
-                    let d = column_p[i] * yp * delta;
-                    gl[i] -= 4.0 * r_ll * yl[i] * d;
-                    accumulated[i] += d;
-                }
-            } else {
-                let iq = l * n + q;
-                let (column_p, column_q) = cache.get_pair(p, q, kernel);
-                let kpq = column_p[q];
-                let yq = yt[iq];
-                let delta = solve_box_2d(
-                    [4.0 * kpp * r_ll, 4.0 * kpq * r_ll * yp * yq, 4.0 * diag[q] * r_ll],
-                    [gp, g[iq]],
-                    [-a[ip], -a[iq]],
-                    [c - a[ip], c - a[iq]],
-                );
-                a[ip] = (a[ip] + delta[0]).clamp(0.0, c);
-                a[iq] = (a[iq] + delta[1]).clamp(0.0, c);
-                let (gl, yl) = (&mut g[l * n..(l + 1) * n], &yt[l * n..(l + 1) * n]);
-                for i in 0..n {
-                    let d = column_p[i] * yp * delta[0] + column_q[i] * yq * delta[1];
-                    gl[i] -= 4.0 * r_ll * yl[i] * d;
-                    accumulated[i] += d;
-                }
-            }
+            (gp_abs, first) = search.follow(&accumulated, 4.0 * r_ll, c);
         }
-        // (35): the other labels catch up with this label's changes.
-        for k in (0..labels).filter(|&k| k != l) {
+        search.store_alpha(&mut a[l * n..(l + 1) * n]);
+        // (35): every label with R_kl ≠ 0, l included, catches up with the accumulated
+        // u = Σ K_:i y_il δ_il, so all gradients are exact again between iterations.
+        for k in 0..labels {
             let r_kl = problem.r(k, l);
             if r_kl != 0.0 {
                 let mut worst = 0.0f64;
-                for (i, &u) in accumulated.iter().enumerate() {
-                    let idx = k * n + i;
-                    g[idx] -= 4.0 * r_kl * yt[idx] * u;
-                    worst = worst.max(projected(a[idx], g[idx], c).abs());
+                let (gk, ak, yk) = (&mut g[k * n..(k + 1) * n], &a[k * n..(k + 1) * n], &yt[k * n..(k + 1) * n]);
+                for i in 0..n {
+                    gk[i] -= 4.0 * r_kl * yk[i] * accumulated[i];
+                    worst = worst.max(projected(ak[i], gk[i], c).abs());
                 }
                 violation[k] = worst;
             }
         }
-        violation[l] = label_violation(l, &a, &g);
         if options.report_every > 0 && iterations % options.report_every == 0 {
             let (primal, dual) = problem.objectives(&row_major(&a, n, labels), &scores_from_gradient(problem, &row_major(&g, n, labels)));
             let gap = crate::solvers::relative_gap(primal, dual);
@@ -315,3 +415,4 @@ mod tests {
         }
     }
 }
+

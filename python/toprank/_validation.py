@@ -134,3 +134,29 @@ def indicator_matrix(x: Any, name: str, shape: tuple[int, int] | None = None) ->
         csr.eliminate_zeros()
     csr.sort_indices()
     return csr
+
+
+INT_MAX = 2**63 - 1
+
+
+def bounded_real(value: Any, name: str, *, low: float, strict: bool) -> float:
+    """A finite real ``> low`` (``strict``) or ``>= low``; anything else raises naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InvalidInputError(f"{name}: expected a real number, got {type(value).__name__}")
+    v = float(value)
+    if not np.isfinite(v) or v < low or (strict and v == low):
+        sign = ">" if strict else ">="
+        raise InvalidInputError(f"{name}: must be finite and {sign} {low}, got {value!r}")
+    return v
+
+
+def bounded_int(value: Any, name: str, *, low: int) -> int:
+    """An integer in [``low``, 2⁶³ − 1]; anything else raises naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise InvalidInputError(f"{name}: expected an integer, got {type(value).__name__}")
+    if int(value) < low:
+        raise InvalidInputError(f"{name}: must be >= {low}, got {value!r}")
+    # The core takes 64-bit sizes; larger Python ints would fail without naming the argument.
+    if int(value) > INT_MAX:
+        raise InvalidInputError(f"{name}: must be <= {INT_MAX}, got {value!r}")
+    return int(value)

@@ -34,7 +34,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from toprank import _core
 from toprank._validation import as_jobs
 from toprank.exceptions import InvalidInputError
-from toprank.svm import _choice, _int, _kernel_gamma, _real
+from toprank._validation import bounded_int as _int
+from toprank._validation import bounded_real as _real
+from toprank.svm import _choice, _kernel_gamma
 
 __all__ = ["PatMat", "TopPush", "TopPushK"]
 

@@ -36,7 +36,9 @@ from toprank import _core
 from toprank._validation import as_jobs, indicator_matrix
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import hamming_loss
-from toprank.svm import _choice, _int, _kernel_gamma, _real
+from toprank._validation import bounded_int as _int
+from toprank._validation import bounded_real as _real
+from toprank.svm import _choice, _kernel_gamma
 
 __all__ = ["M3L"]
 

@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from toprank import _core
 from toprank._validation import as_array, as_jobs
 from toprank.exceptions import InvalidInputError
-from toprank.svm import _int
+from toprank._validation import bounded_int as _int
 
 
 def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:

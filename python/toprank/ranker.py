@@ -42,7 +42,9 @@ from toprank._validation import as_jobs, indicator_matrix
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k
 from toprank.recsys import evaluate_recommender
-from toprank.svm import _choice, _flag, _int, _real
+from toprank._validation import bounded_int as _int
+from toprank._validation import bounded_real as _real
+from toprank.svm import _choice, _flag
 
 __all__ = ["RankmaxRanker"]
 

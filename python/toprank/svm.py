@@ -26,7 +26,6 @@ Like LIBLINEAR's bias feature, the intercept is therefore regularised (a term
 
 from __future__ import annotations
 
-import numbers
 import sys
 from typing import Any
 
@@ -50,6 +49,8 @@ from sklearn.utils.validation import (
 
 from toprank import _core
 from toprank._validation import as_jobs
+from toprank._validation import bounded_int as _int
+from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
 
 __all__ = ["TopKSVC"]
@@ -57,28 +58,6 @@ __all__ = ["TopKSVC"]
 _LOSSES = ("alpha", "beta", "softmax", "entropy")
 _KERNELS = ("linear", "rbf", "poly", "precomputed")
 _STATUSES_WARN = ("max_epochs", "no_progress")
-_INT_MAX = 2**63 - 1
-
-
-def _real(value: Any, name: str, *, low: float, strict: bool) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InvalidInputError(f"{name}: expected a real number, got {type(value).__name__}")
-    v = float(value)
-    if not np.isfinite(v) or v < low or (strict and v == low):
-        sign = ">" if strict else ">="
-        raise InvalidInputError(f"{name}: must be finite and {sign} {low}, got {value!r}")
-    return v
-
-
-def _int(value: Any, name: str, *, low: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise InvalidInputError(f"{name}: expected an integer, got {type(value).__name__}")
-    if int(value) < low:
-        raise InvalidInputError(f"{name}: must be >= {low}, got {value!r}")
-    # The core takes 64-bit sizes; larger Python ints would fail without naming the argument.
-    if int(value) > _INT_MAX:
-        raise InvalidInputError(f"{name}: must be <= {_INT_MAX}, got {value!r}")
-    return int(value)
 
 
 def _flag(value: Any, name: str) -> bool:

@@ -13,6 +13,9 @@ A Rust core with a typed Python facade:
   kernel classifiers for ranking at the top, trained in the dual;
 * :mod:`toprank.m3l` — :class:`M3L`, max-margin multi-label classification with a
   label-correlation prior (kernel SMO with a shared kernel cache);
+* :mod:`toprank.tracenorm` — :class:`TraceNormLogisticRegression`, multinomial logistic
+  regression with a trace-norm penalty (low-rank W) by rank-one descent, on raw, sparse
+  or product-quantized features, and :func:`tracenorm_path`;
 * :mod:`toprank.pq` — product quantization (:class:`~toprank.pq.ProductQuantizer`) and
   products with the decoded matrix computed from the codes
   (:class:`~toprank.pq.CompressedMatrix`);
@@ -25,13 +28,14 @@ A Rust core with a typed Python facade:
 * :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use).
 """
 
-from toprank import attop, exceptions, losses, m3l, metrics, plotting, pq, projections, ranker, recsys, svm
+from toprank import attop, exceptions, losses, m3l, metrics, plotting, pq, projections, ranker, recsys, svm, tracenorm
 from toprank._core import __version__
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.attop import PatMat, TopPush, TopPushK
 from toprank.m3l import M3L
 from toprank.ranker import RankmaxRanker
 from toprank.svm import TopKSVC
+from toprank.tracenorm import TraceNormLogisticRegression, tracenorm_path
 
 __all__ = [
     "__version__",
@@ -49,6 +53,9 @@ __all__ = [
     "recsys",
     "RankmaxRanker",
     "TopKSVC",
+    "tracenorm",
+    "TraceNormLogisticRegression",
+    "tracenorm_path",
     "TopPush",
     "TopPushK",
     "PatMat",

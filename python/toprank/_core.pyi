@@ -36,6 +36,11 @@ __all__ = [
     "pq_decode",
     "pq_dot",
     "pq_tdot",
+    "tracenorm_product",
+    "multinomial_loss",
+    "multinomial_line_search",
+    "top_singular_pair",
+    "tracenorm_span",
 ]
 
 __version__: str
@@ -247,3 +252,35 @@ def attop_fit(
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> dict[str, Any]: ...
+def tracenorm_product(
+    x: Any, b: NDArray[np.float64], *, transpose: bool = False, n_jobs: int | None = None
+) -> NDArray[np.float64]: ...
+def multinomial_loss(
+    scores: NDArray[np.float64], y: NDArray[np.uint32], *, n_jobs: int | None = None
+) -> tuple[float, NDArray[np.float64]]: ...
+def multinomial_line_search(
+    scores: NDArray[np.float64],
+    y: NDArray[np.uint32],
+    z: NDArray[np.float64],
+    v: NDArray[np.float64],
+    *,
+    lambda_trace: float,
+    lambda_fro: float,
+    u_w_v: float,
+    loss0: float,
+    slope: float,
+    n_jobs: int | None = None,
+) -> tuple[float, float, int]: ...
+def top_singular_pair(
+    a: NDArray[np.float64], start: NDArray[np.float64], *, block: int, tol: float = 1e-10, max_iter: int = 1000
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]: ...
+def tracenorm_span(
+    z: NDArray[np.float64],
+    v: NDArray[np.float64],
+    c: NDArray[np.float64],
+    b: NDArray[np.float64],
+    y: NDArray[np.uint32],
+    *,
+    lambda_fro: float,
+    n_jobs: int | None = None,
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]: ...

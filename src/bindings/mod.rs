@@ -12,6 +12,7 @@ mod m3l;
 mod monitor;
 mod sdca;
 mod threads;
+mod tracenorm;
 
 use pyo3::prelude::*;
 
@@ -212,5 +213,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_linear, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::kernel_cross, m)?)?;
+    m.add_function(wrap_pyfunction!(tracenorm::tracenorm_product, m)?)?;
+    m.add_function(wrap_pyfunction!(tracenorm::multinomial_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(tracenorm::multinomial_line_search, m)?)?;
+    m.add_function(wrap_pyfunction!(tracenorm::top_singular_pair, m)?)?;
+    m.add_function(wrap_pyfunction!(tracenorm::tracenorm_span, m)?)?;
     Ok(())
 }

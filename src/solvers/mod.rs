@@ -7,5 +7,6 @@ pub mod m3l;
 pub mod ranker;
 mod monitor;
 pub mod sdca;
+pub mod tracenorm;
 
 pub use monitor::{relative_gap, Monitor, Progress, Silent, Status};

@@ -1,0 +1,521 @@
+"""Trace-norm regularised multinomial logistic regression by rank-one descent
+(Harchaoui, Douze, Paulin, Dudik, Malick, CVPR 2012), on raw, sparse or
+product-quantized features.
+
+:class:`TraceNormLogisticRegression` minimises (4)
+
+    J(W, b) = λ1 ‖W‖_σ,1 + λ2 ‖W‖²_F + (1/n) Σ_i log Σ_l exp(s_il − s_iy_i),   S = X W + 1 bᵀ,
+
+over W (d × m) and, with ``fit_intercept``, an unpenalised intercept b. The trace norm
+‖W‖_σ,1 (the sum of the singular values) makes W low-rank: the classes share a few
+directions of the feature space.
+
+Algorithm R1D (§4): W is a non-negative combination Σ_j θ_j u_j v_jᵀ of unit rank-one
+atoms (Proposition 1 turns the trace norm into Σ_j θ_j). Each iteration takes the top
+singular pair (u, v) of −∇R̃(W), R̃ = λ2‖W‖²_F + R_n (block subspace iteration, warm-started),
+and, when it descends (g = λ1 − σ_max < −ε/2), adds the atom u vᵀ with an Armijo step
+along it (only the n-vector X u is new: S moves by δ (X u) vᵀ). Every
+``subspace_every`` steps, and whenever no atom descends, a subspace step re-optimises W
+and b over the span of the atoms found so far: W = Q_u C Q_vᵀ with Q_u, Q_v orthonormal
+bases of span{u_j}, span{v_j} and C free, by accelerated proximal gradient on C (whose
+prox is the soft-thresholded SVD of a small k × k' matrix; function and gradient in Rust,
+never touching X). This contains the paper's restricted problem (8) over the weights θ
+(C = diag θ in a common basis) and also lets W rotate within the span, without which
+rank-one descent crawls near the optimum (measured: thousands of iterations at 1e-7 on
+the tests' problems). The step returns W's singular pairs as the atoms (so Σθ = ‖W‖_σ,1),
+dropping those the prox zeroed. The fit stops at ε-optimality (C1)–(C2):
+
+* (C1) σ_max(−∇R̃(W)) ≤ λ1 + ε — no new atom descends by more than ε;
+* (C2) |⟨∇R̃(W), u_j v_jᵀ⟩ + λ1| ≤ ε for every atom with θ_j > 0, and ‖∇_b‖_∞ ≤ ε,
+
+checked on W's singular pairs as the atoms.
+
+The heavy work — the products X·B and Xᵀ·(P − Y), the loss and its residual, the line
+search, the singular pair and the subspace step's function and gradient — run in Rust without the GIL
+(``toprank._core``); X is a dense float32/float64 array, a CSR matrix or a
+:class:`toprank.pq.CompressedMatrix` (train on the codes X̂, predict on raw features).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._tags import Tags
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
+
+from toprank import _core
+from toprank._validation import as_jobs
+from toprank._validation import bounded_int as _int
+from toprank._validation import bounded_real as _real
+from toprank.exceptions import InvalidInputError, NoSolutionError
+
+__all__ = ["TraceNormLogisticRegression", "PathPoint", "tracenorm_path"]
+
+
+class _Design:
+    """X as the two products R1D needs, all in Rust: dense/CSR through
+    ``tracenorm_product``, a CompressedMatrix through the compressed-domain products."""
+
+    def __init__(self, X: Any, n_jobs: int | None) -> None:
+        from toprank.pq import CompressedMatrix  # noqa: PLC0415 (toprank.pq imports the estimators)
+
+        self.X, self.n_jobs = X, n_jobs
+        self.coded = isinstance(X, CompressedMatrix)
+        self.shape: tuple[int, int] = (int(X.shape[0]), int(X.shape[1]))
+
+    def dot(self, B: NDArray[np.float64]) -> NDArray[np.float64]:
+        """X·B, B of shape (d, k)."""
+        B = np.ascontiguousarray(B, dtype=np.float64)
+        if B.shape[1] == 0:
+            return np.zeros((self.shape[0], 0))
+        if self.coded:
+            return np.asarray(_core.pq_dot(self.X.quantizer.codebooks_, self.X.codes, B, n_jobs=self.n_jobs))
+        return np.asarray(_core.tracenorm_product(self.X, B, n_jobs=self.n_jobs))
+
+    def tdot(self, R: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Xᵀ·R, R of shape (n, m)."""
+        R = np.ascontiguousarray(R, dtype=np.float64)
+        if self.coded:
+            return np.asarray(_core.pq_tdot(self.X.quantizer.codebooks_, self.X.codes, R, n_jobs=self.n_jobs))
+        return np.asarray(_core.tracenorm_product(self.X, R, transpose=True, n_jobs=self.n_jobs))
+
+
+@dataclass
+class _Atoms:
+    """W = U diag(θ) Vᵀ + the intercept b, with Z = X U and the scores S = Z diag(θ) Vᵀ + 1 bᵀ."""
+
+    U: NDArray[np.float64]
+    V: NDArray[np.float64]
+    theta: NDArray[np.float64]
+    b: NDArray[np.float64]
+    Z: NDArray[np.float64]
+
+    @property
+    def W(self) -> NDArray[np.float64]:
+        return np.asarray((self.U * self.theta) @ self.V.T)
+
+    def scores(self) -> NDArray[np.float64]:
+        return np.ascontiguousarray((self.Z * self.theta) @ self.V.T + self.b)
+
+    def canonical(self, design: _Design) -> _Atoms:
+        """The same W as its singular pairs (θ = the singular values, so Σθ = ‖W‖_σ,1, which
+        can only lower the objective): QR of U and V, then the SVD of the small r × r core;
+        zero singular values dropped."""
+        if self.theta.size == 0:
+            return self
+        Qu, Ru = np.linalg.qr(self.U)
+        Qv, Rv = np.linalg.qr(self.V)
+        P, s, Qt = np.linalg.svd((Ru * self.theta) @ Rv.T, full_matrices=False)
+        keep = s > s[0] * 1e-12 if s.size and s[0] > 0 else np.zeros(s.size, dtype=bool)
+        U = np.ascontiguousarray(Qu @ P[:, keep])
+        V = np.ascontiguousarray(Qv @ Qt[keep].T)
+        # Z = X U anew (one product): updating it through Ru⁻¹ would amplify rounding when
+        # atoms repeat a direction (Ru nearly singular).
+        Z = design.dot(U)
+        return _Atoms(U, V, np.ascontiguousarray(s[keep]), self.b, Z)
+
+
+@dataclass
+class _Fit:
+    atoms: _Atoms
+    objective: float
+    n_iter: int
+    status: str
+    history: list[dict[str, float]] = field(default_factory=list)
+
+
+def _log_priors(y: NDArray[np.uint32], m: int) -> NDArray[np.float64]:
+    counts = np.bincount(y, minlength=m).astype(np.float64)
+    return np.asarray(np.log(np.maximum(counts, 0.5) / counts.sum()), dtype=np.float64)
+
+
+def _rank_one_descent(
+    design: _Design,
+    y: NDArray[np.uint32],
+    m: int,
+    *,
+    lambda_trace: float,
+    lambda_fro: float,
+    fit_intercept: bool,
+    tol: float,
+    max_iter: int,
+    subspace_every: int,
+    rng: np.random.RandomState,
+    n_jobs: int | None,
+    verbose: int,
+    start: _Atoms | None,
+) -> _Fit:
+    """Algorithm R1D from `start` (or W = 0, b = log class priors)."""
+    n, d = design.shape
+    if start is None:
+        b = _log_priors(y, m) if fit_intercept else np.zeros(m)
+        atoms = _Atoms(np.zeros((d, 0)), np.zeros((m, 0)), np.zeros(0), b, np.zeros((n, 0)))
+    else:
+        atoms = _Atoms(start.U, start.V, start.theta, start.b if fit_intercept else np.zeros(m), design.dot(start.U))
+    S = atoms.scores()
+    W = atoms.W
+    ritz = rng.standard_normal((1, m))
+    steps_since_subspace, status, history = 0, "max_iter", []
+    canonical = start is None  # the atoms are W's singular pairs (no atoms: trivially)
+    started = time.perf_counter()
+    penalties = dict(lambda_trace=lambda_trace, lambda_fro=lambda_fro)
+    objective = np.inf
+    iteration = 0
+    for iteration in range(1, max_iter + 1):
+        loss, residual = _core.multinomial_loss(S, y, n_jobs=n_jobs)
+        G = design.tdot(residual) + 2.0 * lambda_fro * W
+        # A block larger than the atom count: the top singular values cluster at λ1, one per
+        # atom, near the optimum (see the core's singular.rs).
+        sigma, u, v, ritz, _ = _core.top_singular_pair(np.ascontiguousarray(-G), np.ascontiguousarray(ritz),
+                                                       block=min(m, atoms.theta.size + 8))
+        objective = lambda_trace * float(atoms.theta.sum()) + lambda_fro * float(np.sum(W * W)) + loss
+        atom_grad = lambda_trace + np.einsum("dj,dm,mj->j", atoms.U, G, atoms.V) if atoms.theta.size else np.zeros(0)
+        grad_b = np.asarray(residual.sum(axis=0)) if fit_intercept else np.zeros(m)
+        c1 = sigma <= lambda_trace + tol
+        c2 = bool(np.all(np.abs(atom_grad[atoms.theta > 0]) <= tol)) and float(np.max(np.abs(grad_b))) <= tol
+        history.append(dict(iteration=iteration, objective=objective, sigma=sigma, rank=int(np.sum(atoms.theta > 0)),
+                            seconds=time.perf_counter() - started))
+        if verbose and (iteration % max(1, 10 // verbose) == 0 or (c1 and c2)):
+            print(f"[TraceNormLogisticRegression] iter {iteration:4d}  objective {objective:.10g}  "
+                  f"sigma_max - lambda1 {sigma - lambda_trace:+.3e}  atoms {atoms.theta.size}  "
+                  f"{time.perf_counter() - started:.2f}s", file=sys.stdout, flush=True)
+        if c1 and c2:
+            if canonical:
+                status = "converged"
+                break
+            # (C2) on the atoms found is not (C2) on W's own singular pairs: near-parallel
+            # atoms can leave a tiny singular pair that should carry no weight. Solve the
+            # subspace step precisely (it returns W's singular pairs) and check again.
+            atoms = _span_step(atoms, design, y, m, fit_intercept=fit_intercept, gtol=tol / 10, max_steps=5000,
+                               n_jobs=n_jobs, **penalties)
+            W, S, steps_since_subspace, canonical = atoms.W, atoms.scores(), 0, True
+            continue
+        slope = lambda_trace - sigma
+        if slope <= -tol / 2:
+            z = design.dot(u[:, None])[:, 0]
+            delta, _, _ = _core.multinomial_line_search(S, y, z, v, u_w_v=float(u @ W @ v), loss0=loss, slope=slope,
+                                                        n_jobs=n_jobs, **penalties)
+            atoms = _Atoms(np.column_stack([atoms.U, u]), np.column_stack([atoms.V, v]),
+                           np.append(atoms.theta, delta), atoms.b, np.column_stack([atoms.Z, z]))
+            W = W + delta * np.outer(u, v)
+            S = np.ascontiguousarray(S + delta * np.outer(z, v))
+            steps_since_subspace, canonical = steps_since_subspace + 1, False
+        if slope > -tol / 2 or steps_since_subspace >= subspace_every:
+            # As precise as the outer iteration needs: to tol/10 once no atom descends
+            # (then (C2) is what is left), else to a tenth of the current descent.
+            final = slope > -tol / 2
+            atoms = _span_step(atoms, design, y, m, fit_intercept=fit_intercept,
+                               gtol=tol / 10 if final else max(tol / 10, 0.1 * -slope),
+                               max_steps=5000 if final else 200, n_jobs=n_jobs, **penalties)
+            W, S, steps_since_subspace, canonical = atoms.W, atoms.scores(), 0, True
+    return _Fit(atoms, float(objective), iteration, status, history)
+
+
+def _orthonormal_basis(A: NDArray[np.float64]) -> NDArray[np.float64]:
+    """An orthonormal basis of A's column span (its left singular vectors above 1e-10 of
+    the largest singular value; A is tall and thin)."""
+    Q, s, _ = np.linalg.svd(A, full_matrices=False)
+    return np.ascontiguousarray(Q[:, s > 1e-10 * s[0]]) if s.size and s[0] > 0 else np.zeros((A.shape[0], 0))
+
+
+def _span_step(atoms: _Atoms, design: _Design, y: NDArray[np.uint32], m: int, *, lambda_trace: float,
+               lambda_fro: float, fit_intercept: bool, gtol: float, max_steps: int, n_jobs: int | None) -> _Atoms:
+    """The subspace step: min over C, b of λ1‖C‖_σ,1 + λ2‖C‖²_F + R_n(Z C Q_vᵀ + 1bᵀ), Z = X Q_u,
+    with Q_u, Q_v orthonormal bases of the atoms' spans (the core's subspace.rs), by
+    accelerated proximal gradient (FISTA with gradient-based restart) from the current W,
+    until the gradient mapping is below `gtol` (or `max_steps` steps). Returns W = Q_u C Q_vᵀ
+    as its singular pairs (the prox zeroes the singular values below the threshold, so the
+    rank can drop)."""
+    if atoms.theta.size == 0:
+        return atoms
+    n = len(y)
+    Qu, Qv = _orthonormal_basis(atoms.U), _orthonormal_basis(atoms.V)
+    Z = design.dot(Qu)
+    C = np.ascontiguousarray(((Qu.T @ atoms.U) * atoms.theta) @ (atoms.V.T @ Qv))
+    b = np.ascontiguousarray(atoms.b, dtype=np.float64)
+    # Step sizes from Lipschitz bounds: the softmax Hessian is ≤ I/2, and scaling the
+    # blocks by twice their own bounds covers the cross terms.
+    step_c = 1.0 / (2.0 * lambda_fro + float(np.linalg.norm(Z, 2)) ** 2 / n)
+    step_b = 1.0
+
+    def prox(A: NDArray[np.float64], threshold: float) -> NDArray[np.float64]:
+        P, sv, Qt = np.linalg.svd(A, full_matrices=False)
+        return np.ascontiguousarray((P * np.maximum(sv - threshold, 0.0)) @ Qt)
+
+    y_c, y_b, t = C, b, 1.0
+    for _ in range(max_steps):
+        _, g_c, g_b = _core.tracenorm_span(Z, Qv, y_c, y_b, y, lambda_fro=lambda_fro, n_jobs=n_jobs)
+        C_new = prox(y_c - step_c * g_c, lambda_trace * step_c)
+        b_new = np.ascontiguousarray(y_b - step_b * g_b) if fit_intercept else y_b
+        mapping = max(float(np.max(np.abs(C_new - y_c))) / step_c, float(np.max(np.abs(b_new - y_b))) / step_b)
+        if mapping <= gtol:
+            C, b = C_new, b_new
+            break
+        # Restart the momentum when it points against the last step (O'Donoghue–Candès).
+        if np.sum((y_c - C_new) * (C_new - C)) + np.sum((y_b - b_new) * (b_new - b)) > 0:
+            t = 1.0
+        t_next = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
+        y_c = np.ascontiguousarray(C_new + ((t - 1.0) / t_next) * (C_new - C))
+        y_b = np.ascontiguousarray(b_new + ((t - 1.0) / t_next) * (b_new - b))
+        C, b, t = C_new, b_new, t_next
+    if not (np.all(np.isfinite(C)) and np.all(np.isfinite(b))):
+        raise NoSolutionError("the subspace step produced non-finite weights")
+    P, sv, Qt = np.linalg.svd(C, full_matrices=False)
+    # The prox leaves exact zeros; re-factorising C shows them as rounding (≈1e-16 · the
+    # largest), which must not become atoms.
+    keep = sv > 1e-12 * sv[0] if sv.size and sv[0] > 0 else np.zeros(sv.size, dtype=bool)
+    return _Atoms(np.ascontiguousarray(Qu @ P[:, keep]), np.ascontiguousarray(Qv @ Qt[keep].T),
+                  np.ascontiguousarray(sv[keep]), b, np.ascontiguousarray(Z @ P[:, keep]))
+
+
+class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+    """Multinomial logistic regression with trace-norm and Frobenius penalties, by
+    rank-one descent (module docs: the objective, the algorithm and its stopping rule).
+
+    Parameters
+    ----------
+    lambda_trace : float, default=1e-3
+        λ1, the weight of the trace norm ‖W‖_σ,1; larger gives lower rank.
+    lambda_fro : float, default=1e-4
+        λ2, the weight of ‖W‖²_F (makes the problem strongly convex).
+    fit_intercept : bool, default=True
+        Fit an unpenalised intercept per class.
+    tol : float, default=1e-4
+        ε of the stopping rules (C1)–(C2), on the scale of the gradient.
+    max_iter : int, default=200
+        Rank-one iterations at most (status "max_iter" with a warning when reached).
+    subspace_every : int, default=5
+        Rank-one steps between subspace steps (re-optimisations over the atoms' span).
+    warm_start : bool, default=False
+        Start from the previous fit's atoms (same classes and features).
+    random_state : int, RandomState or None
+        Seeds the start vector of the first singular-pair iteration.
+    n_jobs : int or None
+        Threads of the Rust kernels (None: all cores).
+    verbose : int, default=0
+        Print the objective and σ_max − λ1 every few iterations.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_classes, n_features)
+    intercept_ : ndarray of shape (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+    rank_ : int — the rank of W: its singular values above 1e-6 × the largest (smaller
+        ones are atoms within the tolerance of zero weight).
+    singular_values_ : ndarray — every nonzero singular value of W, largest first.
+    n_iter_ : int
+    objective_ : float — J(W, b) at the solution.
+    status_ : {"converged", "max_iter"}
+    history_ : list of dict (iteration, objective, sigma, rank, seconds)
+    """
+
+    def __init__(
+        self,
+        lambda_trace: float = 1e-3,
+        lambda_fro: float = 1e-4,
+        *,
+        fit_intercept: bool = True,
+        tol: float = 1e-4,
+        max_iter: int = 200,
+        subspace_every: int = 5,
+        warm_start: bool = False,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.lambda_trace = lambda_trace
+        self.lambda_fro = lambda_fro
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.subspace_every = subspace_every
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _validate(self, X: Any, y: Any) -> tuple[_Design, NDArray[np.uint32]]:
+        from toprank.pq import CompressedMatrix  # noqa: PLC0415
+
+        if isinstance(X, CompressedMatrix):
+            y = column_or_1d(y, warn=True)
+            check_consistent_length(X.codes, y)
+            if len(y) < 2:
+                raise InvalidInputError(f"X: needs at least 2 samples, got {len(y)}")
+            self.n_features_in_ = X.shape[1]
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            Xv: Any = X
+        else:
+            Xv, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], order="C",
+                                  ensure_min_samples=2)
+            if sp.issparse(Xv):
+                Xv = sp.csr_matrix(Xv)
+                Xv.sum_duplicates()
+                Xv.sort_indices()
+        check_classification_targets(y)
+        classes, y_enc = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise InvalidInputError(f"y: needs samples of at least 2 classes, got {len(classes)} class")
+        self.classes_ = classes
+        return _Design(Xv, as_jobs(self.n_jobs)), np.ascontiguousarray(y_enc, dtype=np.uint32)
+
+    def fit(self, X: Any, y: ArrayLike) -> TraceNormLogisticRegression:
+        """Fit on X (dense, CSR, or a :class:`toprank.pq.CompressedMatrix`) and labels y."""
+        lambda_trace = _real(self.lambda_trace, "lambda_trace", low=0.0, strict=False)
+        lambda_fro = _real(self.lambda_fro, "lambda_fro", low=0.0, strict=False)
+        tol = _real(self.tol, "tol", low=0.0, strict=True)
+        max_iter = _int(self.max_iter, "max_iter", low=1)
+        subspace_every = _int(self.subspace_every, "subspace_every", low=1)
+        verbose = _int(self.verbose, "verbose", low=0)
+        previous = getattr(self, "_atoms", None) if self.warm_start else None
+        previous_classes = getattr(self, "classes_", None)
+        design, y_enc = self._validate(X, y)
+        m = len(self.classes_)
+        if previous is not None and (previous_classes is None or not np.array_equal(previous_classes, self.classes_)
+                                     or previous.U.shape[0] != design.shape[1]):
+            raise InvalidInputError("warm_start: the previous fit has other classes or features; refit without it")
+        fit = _rank_one_descent(
+            design, y_enc, m, lambda_trace=lambda_trace, lambda_fro=lambda_fro,
+            fit_intercept=bool(self.fit_intercept), tol=tol, max_iter=max_iter, subspace_every=subspace_every,
+            rng=check_random_state(self.random_state), n_jobs=as_jobs(self.n_jobs), verbose=verbose,
+            start=previous,
+        )
+        atoms = fit.atoms.canonical(design)
+        loss, _ = _core.multinomial_loss(atoms.scores(), y_enc, n_jobs=as_jobs(self.n_jobs))
+        self._atoms = atoms
+        self.coef_ = np.ascontiguousarray(atoms.W.T)
+        self.intercept_ = np.asarray(atoms.b, dtype=np.float64).copy()
+        self.singular_values_ = atoms.theta.copy()
+        self.rank_ = int(np.sum(atoms.theta > 1e-6 * atoms.theta.max())) if atoms.theta.size else 0
+        self.n_iter_ = fit.n_iter
+        # J(W, b) with the canonical atoms, whose weights sum to the trace norm exactly.
+        self.objective_ = lambda_trace * float(atoms.theta.sum()) + lambda_fro * float(np.sum(atoms.theta**2)) + loss
+        self.status_ = fit.status
+        self.history_ = fit.history
+        if fit.status != "converged":
+            import warnings  # noqa: PLC0415
+
+            from sklearn.exceptions import ConvergenceWarning  # noqa: PLC0415
+
+            warnings.warn(f"TraceNormLogisticRegression stopped after max_iter={max_iter} iterations before "
+                          f"(C1)-(C2) held at tol={tol}", ConvergenceWarning, stacklevel=2)
+        return self
+
+    # --------------------------------------------------------------- prediction
+
+    def decision_function(self, X: Any) -> NDArray[np.float64]:
+        """Class scores Wᵀx + b, shape (n_samples, n_classes); (n_samples,) for two classes."""
+        scores = self._scores(X)
+        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+
+    def _scores(self, X: Any) -> NDArray[np.float64]:
+        check_is_fitted(self)
+        from toprank.pq import CompressedMatrix  # noqa: PLC0415
+
+        if isinstance(X, CompressedMatrix):
+            if X.shape[1] != self.n_features_in_:
+                raise InvalidInputError(f"X: has {X.shape[1]} features, the model {self.n_features_in_}")
+            return np.asarray(X.dot(self.coef_.T.astype(np.float64)), dtype=np.float64) + self.intercept_
+        Xv: Any = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        return np.asarray(safe_sparse_dot(Xv, self.coef_.T, dense_output=True), dtype=np.float64) + self.intercept_
+
+    def predict(self, X: Any) -> NDArray[Any]:
+        """The class with the highest score."""
+        scores = self._scores(X)
+        return np.asarray(self.classes_[np.argmax(scores, axis=1)])
+
+    def predict_proba(self, X: Any) -> NDArray[np.float64]:
+        """Class probabilities softmax(Wᵀx + b)."""
+        scores = self._scores(X)
+        scores -= scores.max(axis=1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=1, keepdims=True)
+        return scores
+
+    def predict_log_proba(self, X: Any) -> NDArray[np.float64]:
+        """Logarithm of :meth:`predict_proba`."""
+        scores = self._scores(X)
+        scores -= scores.max(axis=1, keepdims=True)
+        return np.asarray(scores - np.log(np.exp(scores).sum(axis=1, keepdims=True)))
+
+    def predict_topk(self, X: Any, k: int = 5) -> NDArray[Any]:
+        """The k highest-scoring classes per sample, best first; shape (n_samples, k)."""
+        scores = self._scores(X)
+        kk = _int(k, "k", low=1)
+        if kk > scores.shape[1]:
+            raise InvalidInputError(f"k: must be <= n_classes = {scores.shape[1]}, got {kk}")
+        return np.asarray(self.classes_[np.argsort(-scores, axis=1, kind="stable")[:, :kk]])
+
+
+@dataclass
+class PathPoint:
+    """One model of a regularisation path."""
+
+    lambda_trace: float
+    lambda_fro: float
+    model: TraceNormLogisticRegression
+    objective: float
+    rank: int
+    n_iter: int
+    seconds: float
+    validation_topk: dict[int, float] = field(default_factory=dict)
+
+
+def tracenorm_path(
+    X: Any,
+    y: ArrayLike,
+    lambdas_trace: Sequence[float],
+    lambda_fro: float = 1e-4,
+    *,
+    validation_data: tuple[Any, ArrayLike] | None = None,
+    topk: Sequence[int] = (1, 5),
+    **params: Any,
+) -> list[PathPoint]:
+    """Fit :class:`TraceNormLogisticRegression` along ``lambdas_trace`` (taken from the
+    largest to the smallest), each fit warm-started from the previous one.
+
+    Returns one :class:`PathPoint` per λ1 (in decreasing order) with the fitted model, its
+    objective, rank, iterations and seconds, and — with ``validation_data=(X_val,
+    y_val)`` — its top-k accuracies on that data for each k in ``topk``.
+    """
+    lambdas = sorted((_real(v, "lambdas_trace", low=0.0, strict=False) for v in lambdas_trace), reverse=True)
+    if not lambdas:
+        raise InvalidInputError("lambdas_trace: needs at least one value")
+    model = TraceNormLogisticRegression(lambda_fro=lambda_fro, warm_start=True, **params)
+    points = []
+    for lam in lambdas:
+        started = time.perf_counter()
+        model.set_params(lambda_trace=lam).fit(X, y)
+        seconds = time.perf_counter() - started
+        point = PathPoint(lam, float(lambda_fro), _copy(model), model.objective_, model.rank_, model.n_iter_, seconds)
+        if validation_data is not None:
+            X_val, y_val = validation_data
+            scores_order = np.argsort(-model._scores(X_val), axis=1, kind="stable")
+            truth = np.asarray(y_val)
+            for k in topk:
+                kk = min(_int(k, "topk", low=1), len(model.classes_))
+                point.validation_topk[int(k)] = float(np.mean(np.any(model.classes_[scores_order[:, :kk]] == truth[:, None], axis=1)))
+        points.append(point)
+    return points
+
+
+def _copy(model: TraceNormLogisticRegression) -> TraceNormLogisticRegression:
+    import copy  # noqa: PLC0415
+
+    return copy.deepcopy(model)

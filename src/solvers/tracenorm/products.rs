@@ -1,0 +1,169 @@
+//! The two matrix products rank-one descent needs from the design matrix X (n × d):
+//! X·B (B: d × m, the scores of a weight matrix or X·u of a new atom) and Xᵀ·R (R: n × m,
+//! the gradient Xᵀ(P − Y)/n of the data term).
+//!
+//! Dense designs (and any design with [`Design::dense_block`]) go through a blocked GEMM
+//! (ndarray's `general_mat_mul`) on blocks of rows; sparse designs through their rows.
+//! Product-quantized designs use the compressed-domain products of `crate::pq` instead
+//! (see the bindings). Both products are deterministic for any number of threads: X·B
+//! computes each output row independently, and Xᵀ·R gives each task a fixed block of
+//! output rows (features) summed over the rows of X in order, or, for sparse designs,
+//! a fixed number of row ranges summed in order.
+
+use ndarray::linalg::general_mat_mul;
+use ndarray::{s, ArrayView2, ArrayViewMut2};
+use rayon::prelude::*;
+
+use crate::data::{Design, Row, RowBuf};
+use crate::linalg::axpy;
+use crate::{Error, Result};
+
+/// Rows of X per block: a block of a dense X (d ≤ a few thousand) stays in L2.
+const BLOCK_ROWS: usize = 256;
+/// Output rows (features) of Xᵀ·R per task for dense designs.
+const FEATURE_BLOCK: usize = 64;
+/// Row ranges of a sparse Xᵀ·R, each with its own d × m accumulator (fixed, so that the
+/// sum does not depend on the thread count).
+const SPARSE_PARTS: usize = 4;
+
+fn check(len: usize, rows: usize, m: usize, what: &'static str) -> Result<()> {
+    if rows.checked_mul(m) != Some(len) {
+        return Err(Error::input(what, format!("must hold {rows} x {m} values, got {len}")));
+    }
+    Ok(())
+}
+
+/// X·B for B (d × m, row-major): n × m, row-major.
+pub fn x_times<D: Design + ?Sized>(x: &D, b: &[f64], m: usize) -> Result<Vec<f64>> {
+    let (n, d) = (x.n_rows(), x.n_features());
+    check(b.len(), d, m, "B")?;
+    let mut out = vec![0.0; n * m];
+    if m == 0 {
+        return Ok(out);
+    }
+    let b_view = ArrayView2::from_shape((d, m), b).map_err(|e| Error::input("B", e.to_string()))?;
+    out.par_chunks_mut(BLOCK_ROWS * m).enumerate().for_each_init(RowBuf::new, |buf, (block, out_block)| {
+        let (start, rows) = (block * BLOCK_ROWS, out_block.len() / m);
+        if let Some(dense) = x.dense_block(start..start + rows, buf) {
+            let a = ArrayView2::from_shape((rows, d), dense).expect("a block of rows is rows x d");
+            let mut c = ArrayViewMut2::from_shape((rows, m), out_block).expect("an output block is rows x m");
+            general_mat_mul(1.0, &a, &b_view, 0.0, &mut c);
+            return;
+        }
+        for (r, o) in out_block.chunks_exact_mut(m).enumerate() {
+            match x.row(start + r, buf) {
+                Row::Sparse { indices, values } => {
+                    for (&j, &v) in indices.iter().zip(values) {
+                        axpy(v, &b[j as usize * m..(j as usize + 1) * m], o);
+                    }
+                }
+                Row::Dense(row) => {
+                    for (j, &v) in row.iter().enumerate() {
+                        axpy(v, &b[j * m..(j + 1) * m], o);
+                    }
+                }
+            }
+        }
+    });
+    Ok(out)
+}
+
+/// Xᵀ·R for R (n × m, row-major): d × m, row-major.
+pub fn xt_times<D: Design + ?Sized>(x: &D, r: &[f64], m: usize) -> Result<Vec<f64>> {
+    let (n, d) = (x.n_rows(), x.n_features());
+    check(r.len(), n, m, "R")?;
+    let mut out = vec![0.0; d * m];
+    if m == 0 || n == 0 {
+        return Ok(out);
+    }
+    let r_view = ArrayView2::from_shape((n, m), r).map_err(|e| Error::input("R", e.to_string()))?;
+    let dense = x.dense_block(0..1, &mut RowBuf::new()).is_some();
+    if dense {
+        out.par_chunks_mut(FEATURE_BLOCK * m).enumerate().for_each_init(RowBuf::new, |buf, (block, out_block)| {
+            let (j0, width) = (block * FEATURE_BLOCK, out_block.len() / m);
+            let mut c = ArrayViewMut2::from_shape((width, m), out_block).expect("an output block is width x m");
+            for start in (0..n).step_by(BLOCK_ROWS) {
+                let end = (start + BLOCK_ROWS).min(n);
+                let rows = x.dense_block(start..end, buf).expect("a dense design gives dense blocks");
+                let a = ArrayView2::from_shape((end - start, d), rows).expect("a block of rows is rows x d");
+                let a = a.slice(s![.., j0..j0 + width]);
+                general_mat_mul(1.0, &a.t(), &r_view.slice(s![start..end, ..]), 1.0, &mut c);
+            }
+        });
+        return Ok(out);
+    }
+    let per = n.div_ceil(SPARSE_PARTS);
+    let parts: Vec<Vec<f64>> = (0..SPARSE_PARTS)
+        .into_par_iter()
+        .map(|part| {
+            let mut acc = vec![0.0; d * m];
+            let mut buf = RowBuf::new();
+            for i in part * per..((part + 1) * per).min(n) {
+                let ri = &r[i * m..(i + 1) * m];
+                match x.row(i, &mut buf) {
+                    Row::Sparse { indices, values } => {
+                        for (&j, &v) in indices.iter().zip(values) {
+                            axpy(v, ri, &mut acc[j as usize * m..(j as usize + 1) * m]);
+                        }
+                    }
+                    Row::Dense(row) => {
+                        for (j, &v) in row.iter().enumerate() {
+                            axpy(v, ri, &mut acc[j * m..(j + 1) * m]);
+                        }
+                    }
+                }
+            }
+            acc
+        })
+        .collect();
+    for part in parts {
+        out.iter_mut().zip(part).for_each(|(o, p)| *o += p);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{CsrRows, DenseRows};
+    use crate::rng::SplitMix64;
+
+    #[test]
+    fn dense_and_sparse_products_match_the_definition() {
+        let (n, d, m) = (613, 37, 5);
+        let mut rng = SplitMix64::new(3);
+        let mut x: Vec<f64> = (0..n * d).map(|_| rng.next_f64() - 0.5).collect();
+        x.iter_mut().for_each(|v| if *v < 0.2 { *v = 0.0 });
+        let b: Vec<f64> = (0..d * m).map(|_| rng.next_f64()).collect();
+        let r: Vec<f64> = (0..n * m).map(|_| rng.next_f64() - 0.5).collect();
+        let (mut indptr, mut indices, mut data) = (vec![0i64], vec![], vec![]);
+        for i in 0..n {
+            for j in 0..d {
+                if x[i * d + j] != 0.0 {
+                    indices.push(j as i64);
+                    data.push(x[i * d + j]);
+                }
+            }
+            indptr.push(indices.len() as i64);
+        }
+        let dense = DenseRows::new(&x, n, d).unwrap();
+        let csr = CsrRows::new(&indptr, &indices, &data, d).unwrap();
+        let mut xb = vec![0.0; n * m];
+        let mut xtr = vec![0.0; d * m];
+        for i in 0..n {
+            for j in 0..d {
+                for k in 0..m {
+                    xb[i * m + k] += x[i * d + j] * b[j * m + k];
+                    xtr[j * m + k] += x[i * d + j] * r[i * m + k];
+                }
+            }
+        }
+        for got in [x_times(&dense, &b, m).unwrap(), x_times(&csr, &b, m).unwrap()] {
+            assert!(got.iter().zip(&xb).all(|(a, b)| (a - b).abs() < 1e-12));
+        }
+        for got in [xt_times(&dense, &r, m).unwrap(), xt_times(&csr, &r, m).unwrap()] {
+            assert!(got.iter().zip(&xtr).all(|(a, b)| (a - b).abs() < 1e-11));
+        }
+        assert!(x_times(&dense, &b[1..], m).is_err());
+    }
+}

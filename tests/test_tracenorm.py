@@ -1,0 +1,232 @@
+"""Trace-norm multinomial logistic regression: rank-one descent against an independent
+convex solve (cvxpy, normNuc), its own optimality conditions (C1)–(C2), finite
+differences of the Rust pieces, the same model from raw, CSR and decoded-PQ input, the
+regularisation path, and bad input."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from toprank import _core
+from toprank.exceptions import InvalidInputError, NoSolutionError
+from toprank.pq import CompressedMatrix, ProductQuantizer
+from toprank.tracenorm import TraceNormLogisticRegression, tracenorm_path
+
+cp = pytest.importorskip("cvxpy")
+
+
+def _problem(n=80, d=7, m=5, rank=2, seed=0):
+    """Classes from a rank-`rank` W plus noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    W = rng.normal(size=(d, rank)) @ rng.normal(size=(rank, m))
+    y = np.argmax(X @ W + rng.gumbel(size=(n, m)), axis=1)
+    return X, y
+
+
+def _objective(X, y, W, b, lambda_trace, lambda_fro):
+    """J(W, b) in NumPy: λ1‖W‖_* + λ2‖W‖²_F + mean(logsumexp(S) − S_y)."""
+    S = X @ W + b
+    top = S.max(axis=1, keepdims=True)
+    lse = top[:, 0] + np.log(np.exp(S - top).sum(axis=1))
+    loss = np.mean(lse - S[np.arange(len(y)), y])
+    return lambda_trace * np.linalg.svd(W, compute_uv=False).sum() + lambda_fro * np.sum(W * W) + loss
+
+
+def _reference(X, y, lambda_trace, lambda_fro, fit_intercept=True):
+    n, d = X.shape
+    m = int(y.max()) + 1
+    W, b = cp.Variable((d, m)), cp.Variable(m)
+    S = X @ W + (np.ones((n, 1)) @ cp.reshape(b, (1, m), order="C") if fit_intercept else 0)
+    Y = np.eye(m)[y]
+    loss = (cp.sum(cp.log_sum_exp(S, axis=1)) - cp.sum(cp.multiply(Y, S))) / n
+    problem = cp.Problem(cp.Minimize(lambda_trace * cp.normNuc(W) + lambda_fro * cp.sum_squares(W) + loss))
+    problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, max_iter=500)
+    return problem.value, W.value, (b.value if fit_intercept else np.zeros(m))
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("lambdas", [(0.05, 0.01), (0.2, 0.0), (0.01, 0.05)])
+def test_reaches_the_optimum_of_an_independent_convex_solve(lambdas, fit_intercept):
+    X, y = _problem()
+    lambda_trace, lambda_fro = lambdas
+    model = TraceNormLogisticRegression(lambda_trace, lambda_fro, fit_intercept=fit_intercept, tol=1e-9,
+                                        max_iter=3000).fit(X, y)
+    assert model.status_ == "converged"
+    value, W_ref, _ = _reference(X, y, lambda_trace, lambda_fro, fit_intercept)
+    ours = _objective(X, y, model.coef_.T, model.intercept_, lambda_trace, lambda_fro)
+    assert ours == pytest.approx(model.objective_, rel=1e-9)
+    assert ours == pytest.approx(value, rel=1e-6)
+    # Strong convexity (λ2 > 0) pins W down; with λ2 = 0 only the objective is unique.
+    if lambda_fro > 0:
+        np.testing.assert_allclose(model.coef_.T, W_ref, atol=2e-3)
+    assert model.rank_ == np.linalg.matrix_rank(model.coef_, tol=1e-6)
+
+
+def test_optimality_conditions_hold_at_the_solution():
+    X, y = _problem(n=120, d=9, m=6, seed=1)
+    lambda_trace, lambda_fro, tol = 0.05, 0.01, 1e-7
+    model = TraceNormLogisticRegression(lambda_trace, lambda_fro, tol=tol, max_iter=2000).fit(X, y)
+    W, b = model.coef_.T, model.intercept_
+    S = X @ W + b
+    P = np.exp(S - S.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    G = X.T @ (P - np.eye(6)[y]) / len(y) + 2 * lambda_fro * W
+    U, s, Vt = np.linalg.svd(W, full_matrices=False)
+    # (C1): no atom descends by more than tol.
+    assert np.linalg.norm(G, 2) <= lambda_trace + tol * 1.01
+    # (C2): the atoms of W (its singular pairs) are stationary; the intercept too.
+    for j in np.flatnonzero(s > 1e-8 * s[0]):
+        assert abs(U[:, j] @ G @ Vt[j] + lambda_trace) <= tol * 1.01
+    assert np.abs((P - np.eye(6)[y]).sum(axis=0) / len(y)).max() <= tol
+    assert model.rank_ < min(X.shape[1], 6)
+
+
+def test_the_rust_pieces_against_finite_differences_and_numpy():
+    rng = np.random.default_rng(2)
+    n, d, m = 50, 6, 4
+    X, y = rng.normal(size=(n, d)), rng.integers(0, m, size=n).astype(np.uint32)
+    W, b = rng.normal(size=(d, m)), rng.normal(size=m)
+    S = X @ W + b
+    loss, R = _core.multinomial_loss(S, y)
+    assert loss == pytest.approx(_objective(X, y, W, b, 0.0, 0.0), rel=1e-12)
+    G = _core.tracenorm_product(X, R, transpose=True)
+    for csr in (False, True):
+        Xa = sp.csr_matrix(X) if csr else X
+        np.testing.assert_allclose(_core.tracenorm_product(Xa, R, transpose=True), X.T @ R, atol=1e-13)
+        np.testing.assert_allclose(_core.tracenorm_product(Xa, W), X @ W, atol=1e-13)
+    h = 1e-6
+    for (i, j) in [(0, 0), (3, 2), (5, 3)]:
+        Wp, Wm = W.copy(), W.copy()
+        Wp[i, j] += h
+        Wm[i, j] -= h
+        fd = (_objective(X, y, Wp, b, 0, 0) - _objective(X, y, Wm, b, 0, 0)) / (2 * h)
+        assert G[i, j] == pytest.approx(fd, abs=1e-8)
+    sigma, u, v, _, _ = _core.top_singular_pair(np.ascontiguousarray(-G), rng.normal(size=(1, m)), block=2, tol=1e-14)
+    assert sigma == pytest.approx(np.linalg.norm(G, 2), rel=1e-10)
+    assert u @ (-G) @ v == pytest.approx(sigma, rel=1e-10)
+
+
+def test_raw_csr_and_compressed_inputs_give_the_same_model():
+    rng = np.random.default_rng(3)
+    X, y = _problem(n=300, d=8, m=4, seed=3)
+    X = X + 0.1 * rng.normal(size=X.shape)
+    pq = ProductQuantizer(n_subspaces=4, n_bits=4, n_iter=6, random_state=0).fit(X)
+    codes = pq.encode(X)
+    decoded = pq.decode(codes).astype(np.float64)
+    models = [
+        TraceNormLogisticRegression(0.02, 0.01, tol=1e-9, max_iter=2000, random_state=0).fit(data, y)
+        for data in (decoded, sp.csr_matrix(decoded), CompressedMatrix(pq, codes), decoded.astype(np.float32))
+    ]
+    for other in models[1:]:
+        assert other.status_ == "converged"
+        np.testing.assert_allclose(other.coef_, models[0].coef_, atol=1e-6)
+        assert other.objective_ == pytest.approx(models[0].objective_, rel=1e-9)
+    # Predicting on codes or on raw features: the same model, other inputs.
+    np.testing.assert_allclose(models[2].decision_function(CompressedMatrix(pq, codes)),
+                               models[0].decision_function(decoded), atol=1e-5)
+
+
+def test_results_do_not_depend_on_the_thread_count():
+    X, y = _problem(n=2000, d=20, m=6, seed=4)
+    a = TraceNormLogisticRegression(0.01, 0.001, random_state=0, n_jobs=1).fit(X, y)
+    b = TraceNormLogisticRegression(0.01, 0.001, random_state=0, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.n_iter_ == b.n_iter_
+
+
+def test_path_is_warm_started_and_lowers_rank_with_lambda():
+    X, y = _problem(n=300, d=10, m=8, rank=3, seed=5)
+    X_val, y_val = _problem(n=200, d=10, m=8, rank=3, seed=5)
+    lambdas = np.geomspace(0.2, 0.002, 5)
+    path = tracenorm_path(X, y, lambdas, lambda_fro=1e-3, validation_data=(X_val, y_val), topk=(1, 3), tol=1e-6)
+    assert [p.lambda_trace for p in path] == sorted(lambdas, reverse=True)
+    ranks = [p.rank for p in path]
+    assert ranks[0] < ranks[-1] and ranks[0] <= 2
+    for p in path:
+        cold = TraceNormLogisticRegression(p.lambda_trace, 1e-3, tol=1e-6).fit(X, y)
+        assert p.objective == pytest.approx(cold.objective_, rel=1e-6)
+        assert 0 <= p.validation_topk[1] <= p.validation_topk[3] <= 1
+
+
+def test_estimator_contract():
+    X, y = _problem(n=150, d=6, m=4)
+    labels = np.array(["a", "b", "c", "d"])[y]
+    model = TraceNormLogisticRegression(0.01, 0.001).fit(X, labels)
+    assert set(model.predict(X)) <= set(labels)
+    assert model.predict_proba(X).sum(axis=1) == pytest.approx(1.0)
+    assert model.predict_topk(X, k=2).shape == (150, 2)
+    np.testing.assert_array_equal(model.predict_topk(X, k=1)[:, 0], model.predict(X))
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+    clone(model).fit(X, labels)
+    pipe = make_pipeline(StandardScaler(), TraceNormLogisticRegression(0.01, 0.001)).fit(X, labels)
+    assert pipe.score(X, labels) > 0.5
+    grid = GridSearchCV(TraceNormLogisticRegression(lambda_fro=0.001), {"lambda_trace": [0.1, 0.01]}, cv=2).fit(X, y)
+    assert grid.best_params_["lambda_trace"] in (0.1, 0.01)
+    warm = TraceNormLogisticRegression(0.01, 0.001, warm_start=True).fit(X, y)
+    n_cold = warm.n_iter_
+    warm.fit(X, y)
+    assert warm.n_iter_ <= max(2, n_cold // 2)
+
+
+@pytest.mark.parametrize(
+    "params, data, message",
+    [
+        (dict(lambda_trace=-1.0), None, "lambda_trace"),
+        (dict(lambda_fro=np.nan), None, "lambda_fro"),
+        (dict(tol=0.0), None, "tol"),
+        (dict(max_iter=0), None, "max_iter"),
+        (dict(subspace_every=0), None, "subspace_every"),
+        (dict(), "nan", "NaN"),
+        (dict(), "one_class", "y"),
+        (dict(), "short_y", "inconsistent numbers of samples"),
+    ],
+)
+def test_bad_input_raises_naming_the_argument(params, data, message):
+    X, y = _problem(n=30)
+    if data == "nan":
+        X[3, 2] = np.nan
+    elif data == "one_class":
+        y = np.zeros_like(y)
+    elif data == "short_y":
+        y = y[:-1]
+    with pytest.raises((InvalidInputError, ValueError), match=message):
+        TraceNormLogisticRegression(**params).fit(X, y)
+
+
+def test_bad_input_to_the_core_raises():
+    S = np.zeros((4, 3))
+    with pytest.raises(InvalidInputError, match="y"):
+        _core.multinomial_loss(S, np.array([0, 1, 2, 3], dtype=np.uint32))
+    with pytest.raises(InvalidInputError, match="B"):
+        _core.tracenorm_product(np.ones((4, 2)), np.ones((3, 2)))
+    with pytest.raises(NoSolutionError):
+        _core.multinomial_loss(np.full((2, 2), np.inf), np.array([0, 1], dtype=np.uint32))
+    with pytest.raises(InvalidInputError, match="start"):
+        _core.top_singular_pair(np.ones((3, 2)), np.zeros((1, 3)), block=1)
+
+
+def test_predicting_on_wrong_features_raises():
+    X, y = _problem(n=60)
+    model = TraceNormLogisticRegression(0.01, 0.001).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :3])
+    with pytest.raises(InvalidInputError, match="k"):
+        model.predict_topk(X, k=10)
+
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+@parametrize_with_checks([TraceNormLogisticRegression(), TraceNormLogisticRegression(0.1, 0.0, fit_intercept=False)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

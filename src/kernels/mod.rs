@@ -19,7 +19,7 @@ mod function;
 mod precomputed;
 mod shifted;
 mod source;
-mod vexp;
+pub(crate) mod vexp;
 
 pub use cache::ColumnCache;
 pub use data_kernel::DataKernel;

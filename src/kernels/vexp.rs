@@ -15,7 +15,7 @@
 const MIN_ARG: f64 = -708.0;
 
 /// In place: v[i] ← e^{v[i]} for v[i] ≤ 0 (see the module docs).
-pub(super) fn exp_nonpos_slice(v: &mut [f64]) {
+pub(crate) fn exp_nonpos_slice(v: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {

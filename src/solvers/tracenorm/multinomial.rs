@@ -10,6 +10,8 @@
 
 use rayon::prelude::*;
 
+use crate::kernels::vexp::exp_nonpos_slice;
+
 use crate::{Error, Result};
 
 const BLOCK_ROWS: usize = 512;
@@ -98,12 +100,20 @@ pub fn loss_and_residual(scores: &Scores<'_>, residual: &mut [f64]) -> Result<f6
         .zip(residual.par_chunks_mut(BLOCK_ROWS * m))
         .enumerate()
         .map(|(block, (rows, out))| {
+            // exp(s − max s) for the whole block in one vectorised pass, then per row the
+            // log-sum-exp and the normalised probabilities in place.
+            let tops: Vec<f64> = rows.chunks_exact(m).map(|s| s.iter().copied().fold(f64::NEG_INFINITY, f64::max)).collect();
+            for ((s, o), &top) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops) {
+                o.iter_mut().zip(s).for_each(|(o, &v)| *o = v - top);
+            }
+            exp_nonpos_slice(out);
             let mut total = 0.0;
-            for (r, (s, o)) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).enumerate() {
+            for (r, ((s, o), &top)) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops).enumerate() {
                 let y = scores.labels[block * BLOCK_ROWS + r] as usize;
-                let lse = log_sum_exp(s);
-                total += lse - s[y];
-                o.iter_mut().zip(s).for_each(|(o, &v)| *o = (v - lse).exp() * inv_n);
+                let sum: f64 = o.iter().sum();
+                total += top + sum.ln() - s[y];
+                let scale = inv_n / sum;
+                o.iter_mut().for_each(|o| *o *= scale);
                 o[y] -= inv_n;
             }
             total

@@ -128,7 +128,6 @@ class _Atoms:
 @dataclass
 class _Fit:
     atoms: _Atoms
-    objective: float
     n_iter: int
     status: str
     history: list[dict[str, float]] = field(default_factory=list)
@@ -169,7 +168,6 @@ def _rank_one_descent(
     canonical = start is None  # the atoms are W's singular pairs (no atoms: trivially)
     started = time.perf_counter()
     penalties = dict(lambda_trace=lambda_trace, lambda_fro=lambda_fro)
-    objective = np.inf
     iteration = 0
     for iteration in range(1, max_iter + 1):
         loss, residual = _core.multinomial_loss(S, y, n_jobs=n_jobs)
@@ -218,7 +216,7 @@ def _rank_one_descent(
                                gtol=tol / 10 if final else max(tol / 10, 0.1 * -slope),
                                max_steps=5000 if final else 200, n_jobs=n_jobs, **penalties)
             W, S, steps_since_subspace, canonical = atoms.W, atoms.scores(), 0, True
-    return _Fit(atoms, float(objective), iteration, status, history)
+    return _Fit(atoms, iteration, status, history)
 
 
 def _orthonormal_basis(A: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -122,31 +122,6 @@ pub fn loss_and_residual(scores: &Scores<'_>, residual: &mut [f64]) -> Result<f6
     finite(sums.iter().sum::<f64>() * inv_n, "loss")
 }
 
-/// R_n(S + δ z vᵀ).
-pub fn loss_along(scores: &Scores<'_>, z: &[f64], v: &[f64], delta: f64) -> Result<f64> {
-    let mut row = vec![0.0; scores.m];
-    let total: Vec<f64> = scores
-        .values
-        .par_chunks(BLOCK_ROWS * scores.m)
-        .enumerate()
-        .map_init(
-            || row.clone(),
-            |row, (block, rows)| {
-                let mut total = 0.0;
-                for (r, s) in rows.chunks_exact(scores.m).enumerate() {
-                    let i = block * BLOCK_ROWS + r;
-                    let step = delta * z[i];
-                    row.iter_mut().zip(s.iter().zip(v)).for_each(|(t, (&s, &v))| *t = s + step * v);
-                    total += log_sum_exp(row) - row[scores.labels[i] as usize];
-                }
-                total
-            },
-        )
-        .collect();
-    row.clear();
-    finite(total.iter().sum::<f64>() / scores.n() as f64, "loss")
-}
-
 /// R_n(S + δ z vᵀ) − R_n(S), accurate to its own relative precision however small: per
 /// row, log Σ_l p_l exp(δ z_i v_l) − δ z_i v_y = log1p(Σ_l p_l expm1(δ z_i v_l)) − δ z_i v_y
 /// with p the softmax of s_i, instead of a difference of two O(1) losses (which loses
@@ -229,20 +204,45 @@ pub fn armijo_rank_one(scores: &Scores<'_>, direction: &Direction<'_>, penalties
     Err(Error::no_solution("multinomial loss", "the line search found no decrease along the top singular pair (slope too small for the precision)"))
 }
 
-/// d/dδ R_n(S + δ z vᵀ) at 0: (1/n) Σ_i z_i (Σ_l p_il v_l − v_y_i).
-pub fn data_slope(scores: &Scores<'_>, z: &[f64], v: &[f64]) -> f64 {
-    let total = scores.block_sum(|s, y, i| {
-        let lse = log_sum_exp(s);
-        let mean: f64 = s.iter().zip(v).map(|(&s, &v)| (s - lse).exp() * v).sum();
-        z[i] * (mean - v[y])
-    });
-    total / scores.n() as f64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rng::SplitMix64;
+
+    /// R_n(S + δ z vᵀ), directly (the reference for `loss_change_along`).
+    fn loss_along(scores: &Scores<'_>, z: &[f64], v: &[f64], delta: f64) -> Result<f64> {
+        let mut row = vec![0.0; scores.m];
+        let total: Vec<f64> = scores
+            .values
+            .par_chunks(BLOCK_ROWS * scores.m)
+            .enumerate()
+            .map_init(
+                || row.clone(),
+                |row, (block, rows)| {
+                    let mut total = 0.0;
+                    for (r, s) in rows.chunks_exact(scores.m).enumerate() {
+                        let i = block * BLOCK_ROWS + r;
+                        let step = delta * z[i];
+                        row.iter_mut().zip(s.iter().zip(v)).for_each(|(t, (&s, &v))| *t = s + step * v);
+                        total += log_sum_exp(row) - row[scores.labels[i] as usize];
+                    }
+                    total
+                },
+            )
+            .collect();
+        row.clear();
+        finite(total.iter().sum::<f64>() / scores.n() as f64, "loss")
+    }
+
+    /// d/dδ R_n(S + δ z vᵀ) at 0: (1/n) Σ_i z_i (Σ_l p_il v_l − v_y_i).
+    fn data_slope(scores: &Scores<'_>, z: &[f64], v: &[f64]) -> f64 {
+        let total = scores.block_sum(|s, y, i| {
+            let lse = log_sum_exp(s);
+            let mean: f64 = s.iter().zip(v).map(|(&s, &v)| (s - lse).exp() * v).sum();
+            z[i] * (mean - v[y])
+        });
+        total / scores.n() as f64
+    }
 
     fn problem(n: usize, m: usize, seed: u64) -> (Vec<f64>, Vec<u32>, Vec<f64>, Vec<f64>) {
         let mut rng = SplitMix64::new(seed);

@@ -17,9 +17,9 @@ and, when it descends (g = λ1 − σ_max < −ε/2), adds the atom u vᵀ with 
 along it (only the n-vector X u is new: S moves by δ (X u) vᵀ). Every
 ``subspace_every`` steps, and whenever no atom descends, a subspace step re-optimises W
 and b over the span of the atoms found so far: W = Q_u C Q_vᵀ with Q_u, Q_v orthonormal
-bases of span{u_j}, span{v_j} and C free, by accelerated proximal gradient on C (whose
-prox is the soft-thresholded SVD of a small k × k' matrix; function and gradient in Rust,
-never touching X). This contains the paper's restricted problem (8) over the weights θ
+bases of span{u_j}, span{v_j} and C free (a small k × k' matrix), by L-BFGS over a
+factorisation C = A Bᵀ and then accelerated proximal gradient on C (function and
+gradient in Rust, never touching X; see `_span_step`). This contains the paper's restricted problem (8) over the weights θ
 (C = diag θ in a common basis) and also lets W rotate within the span, without which
 rank-one descent crawls near the optimum (measured: thousands of iterations at 1e-7 on
 the tests' problems). The step returns W's singular pairs as the atoms (so Σθ = ‖W‖_σ,1),
@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+import scipy.optimize
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -199,16 +200,33 @@ def _rank_one_descent(
             W, S, steps_since_subspace, canonical = atoms.W, atoms.scores(), 0, True
             continue
         slope = lambda_trace - sigma
+        more_pairs = False
         if slope <= -tol / 2:
-            z = design.dot(u[:, None])[:, 0]
-            delta, _, _ = _core.multinomial_line_search(S, y, z, v, u_w_v=float(u @ W @ v), loss0=loss, slope=slope,
-                                                        n_jobs=n_jobs, **penalties)
-            atoms = _Atoms(np.column_stack([atoms.U, u]), np.column_stack([atoms.V, v]),
-                           np.append(atoms.theta, delta), atoms.b, np.column_stack([atoms.Z, z]))
-            W = W + delta * np.outer(u, v)
-            S = np.ascontiguousarray(S + delta * np.outer(z, v))
+            # The top pair with an Armijo step, as in R1D, and with it every other pair of the
+            # block whose singular value also exceeds λ1 (Ritz pairs of −∇R̃: u_j = −G v_j/σ_j).
+            # Near the optimum the rank-one steps barely move the gradient, so the next
+            # iterations would add these same directions one by one (measured: 24 iterations
+            # of 1e-11 gains each became 6 on the benchmark); the subspace step that follows
+            # weighs them all at once.
+            ritz_v = np.asarray(ritz).T[:, 1:]
+            ritz_u = -G @ ritz_v
+            ritz_sigma = np.linalg.norm(ritz_u, axis=0)
+            descending = ritz_sigma > lambda_trace + tol / 2
+            new_U = np.column_stack([u, ritz_u[:, descending] / ritz_sigma[descending]])
+            new_V = np.column_stack([v, ritz_v[:, descending]])
+            new_Z = design.dot(new_U)
+            delta, _, _ = _core.multinomial_line_search(S, y, np.ascontiguousarray(new_Z[:, 0]), v, u_w_v=float(u @ W @ v),
+                                                        loss0=loss, slope=slope, n_jobs=n_jobs, **penalties)
+            # The other pairs' first weights scale the line search's by their descent.
+            weights = np.append(delta, delta * (ritz_sigma[descending] - lambda_trace) / (sigma - lambda_trace))
+            atoms = _Atoms(np.column_stack([atoms.U, new_U]), np.column_stack([atoms.V, new_V]),
+                           np.append(atoms.theta, weights), atoms.b, np.column_stack([atoms.Z, new_Z]))
+            W = W + (new_U * weights) @ new_V.T
+            S = np.ascontiguousarray(S + (new_Z * weights) @ new_V.T)
             steps_since_subspace, canonical = steps_since_subspace + 1, False
-        if slope > -tol / 2 or steps_since_subspace >= subspace_every:
+            more_pairs = bool(np.any(descending))
+        # Unchecked weights (more pairs) always go through the subspace step.
+        if slope > -tol / 2 or steps_since_subspace >= subspace_every or more_pairs:
             # As precise as the outer iteration needs: to tol/10 once no atom descends
             # (then (C2) is what is left), else to a tenth of the current descent.
             final = slope > -tol / 2
@@ -229,18 +247,77 @@ def _orthonormal_basis(A: NDArray[np.float64]) -> NDArray[np.float64]:
 def _span_step(atoms: _Atoms, design: _Design, y: NDArray[np.uint32], m: int, *, lambda_trace: float,
                lambda_fro: float, fit_intercept: bool, gtol: float, max_steps: int, n_jobs: int | None) -> _Atoms:
     """The subspace step: min over C, b of λ1‖C‖_σ,1 + λ2‖C‖²_F + R_n(Z C Q_vᵀ + 1bᵀ), Z = X Q_u,
-    with Q_u, Q_v orthonormal bases of the atoms' spans (the core's subspace.rs), by
-    accelerated proximal gradient (FISTA with gradient-based restart) from the current W,
-    until the gradient mapping is below `gtol` (or `max_steps` steps). Returns W = Q_u C Q_vᵀ
-    as its singular pairs (the prox zeroes the singular values below the threshold, so the
-    rank can drop)."""
+    with Q_u, Q_v orthonormal bases of the atoms' spans (the core's subspace.rs), from the
+    current W. Returns W = Q_u C Q_vᵀ as its singular pairs (rank can drop).
+
+    Two stages, both on the core's f(C, b) and ∇f:
+
+    1. L-BFGS over a factorisation C = A Bᵀ with r = #atoms columns, using
+       ‖C‖_σ,1 = min_{A Bᵀ = C} ½(‖A‖²_F + ‖B‖²_F) (Srebro et al.): the problem becomes
+       smooth, and a quasi-Newton method gets close in tens of evaluations where proximal
+       gradient needs hundreds (measured on the benchmark: 229 against 893 evaluations
+       per fit). It starts from the balanced factors A = Q_uᵀU diag√θ, B = Q_vᵀV diag√θ.
+    2. Accelerated proximal gradient on C itself (the convex problem) from there, until
+       the gradient mapping is below `gtol`: it sets exactly to zero the singular values
+       that should vanish (the factorised problem only shrinks them) and certifies the
+       result, as stage 1 is non-convex and could stop short.
+    """
     if atoms.theta.size == 0:
         return atoms
-    n = len(y)
     Qu, Qv = _orthonormal_basis(atoms.U), _orthonormal_basis(atoms.V)
     Z = design.dot(Qu)
-    C = np.ascontiguousarray(((Qu.T @ atoms.U) * atoms.theta) @ (atoms.V.T @ Qv))
-    b = np.ascontiguousarray(atoms.b, dtype=np.float64)
+    C, b = _factored_span_descent(atoms, Qu, Qv, Z, y, lambda_trace=lambda_trace, lambda_fro=lambda_fro,
+                                  fit_intercept=fit_intercept, gtol=gtol, max_steps=max_steps, n_jobs=n_jobs)
+    C, b = _proximal_span_descent(C, b, Z, Qv, y, lambda_trace=lambda_trace, lambda_fro=lambda_fro,
+                                  fit_intercept=fit_intercept, gtol=gtol, max_steps=max_steps, n_jobs=n_jobs)
+    if not (np.all(np.isfinite(C)) and np.all(np.isfinite(b))):
+        raise NoSolutionError("the subspace step produced non-finite weights")
+    P, sv, Qt = np.linalg.svd(C, full_matrices=False)
+    # The prox leaves exact zeros; re-factorising C shows them as rounding (≈1e-16 · the
+    # largest), which must not become atoms.
+    keep = sv > 1e-12 * sv[0] if sv.size and sv[0] > 0 else np.zeros(sv.size, dtype=bool)
+    return _Atoms(np.ascontiguousarray(Qu @ P[:, keep]), np.ascontiguousarray(Qv @ Qt[keep].T),
+                  np.ascontiguousarray(sv[keep]), b, np.ascontiguousarray(Z @ P[:, keep]))
+
+
+def _factored_span_descent(atoms: _Atoms, Qu: NDArray[np.float64], Qv: NDArray[np.float64], Z: NDArray[np.float64],
+                           y: NDArray[np.uint32], *, lambda_trace: float, lambda_fro: float, fit_intercept: bool,
+                           gtol: float, max_steps: int,
+                           n_jobs: int | None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Stage 1 of the subspace step: L-BFGS on ½λ1(‖A‖² + ‖B‖²) + f(A Bᵀ, b); returns (C, b)."""
+    k, k_v, r = Qu.shape[1], Qv.shape[1], atoms.theta.size
+    root = np.sqrt(atoms.theta)
+    sizes = np.cumsum([k * r, k_v * r])
+
+    def split(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        A, B = x[:sizes[0]].reshape(k, r), x[sizes[0]:sizes[1]].reshape(k_v, r)
+        return A, B, (x[sizes[1]:] if fit_intercept else atoms.b)
+
+    def value_and_gradient(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        A, B, b = split(x)
+        f, g_c, g_b = _core.tracenorm_span(Z, Qv, np.ascontiguousarray(A @ B.T), np.ascontiguousarray(b), y,
+                                           lambda_fro=lambda_fro, n_jobs=n_jobs)
+        f += 0.5 * lambda_trace * (float(np.sum(A * A)) + float(np.sum(B * B)))
+        parts = [(g_c @ B + lambda_trace * A).ravel(), (g_c.T @ A + lambda_trace * B).ravel()]
+        return f, np.concatenate(parts + ([g_b] if fit_intercept else []))
+
+    start = [((Qu.T @ atoms.U) * root).ravel(), ((Qv.T @ atoms.V) * root).ravel()]
+    x0 = np.concatenate(start + ([atoms.b] if fit_intercept else []))
+    # ftol=0: stop on the gradient (or max_steps), not on a stalled objective.
+    result = scipy.optimize.minimize(value_and_gradient, x0, jac=True, method="L-BFGS-B",
+                                     options=dict(maxiter=max_steps, gtol=gtol / 10, ftol=0.0, maxcor=20))
+    A, B, b = split(np.asarray(result.x, dtype=np.float64))
+    return np.ascontiguousarray(A @ B.T), np.ascontiguousarray(b, dtype=np.float64)
+
+
+def _proximal_span_descent(C: NDArray[np.float64], b: NDArray[np.float64], Z: NDArray[np.float64],
+                           Qv: NDArray[np.float64], y: NDArray[np.uint32], *, lambda_trace: float, lambda_fro: float,
+                           fit_intercept: bool, gtol: float, max_steps: int,
+                           n_jobs: int | None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Stage 2 of the subspace step: FISTA with gradient-based restart on C (prox: the
+    soft-thresholded SVD) and b, until the gradient mapping is below `gtol` (or
+    `max_steps` steps); returns (C, b)."""
+    n = len(y)
     # Step sizes from Lipschitz bounds: the softmax Hessian is ≤ I/2, and scaling the
     # blocks by twice their own bounds covers the cross terms.
     step_c = 1.0 / (2.0 * lambda_fro + float(np.linalg.norm(Z, 2)) ** 2 / n)
@@ -257,8 +334,7 @@ def _span_step(atoms: _Atoms, design: _Design, y: NDArray[np.uint32], m: int, *,
         b_new = np.ascontiguousarray(y_b - step_b * g_b) if fit_intercept else y_b
         mapping = max(float(np.max(np.abs(C_new - y_c))) / step_c, float(np.max(np.abs(b_new - y_b))) / step_b)
         if mapping <= gtol:
-            C, b = C_new, b_new
-            break
+            return C_new, b_new
         # Restart the momentum when it points against the last step (O'Donoghue–Candès).
         if np.sum((y_c - C_new) * (C_new - C)) + np.sum((y_b - b_new) * (b_new - b)) > 0:
             t = 1.0
@@ -266,14 +342,7 @@ def _span_step(atoms: _Atoms, design: _Design, y: NDArray[np.uint32], m: int, *,
         y_c = np.ascontiguousarray(C_new + ((t - 1.0) / t_next) * (C_new - C))
         y_b = np.ascontiguousarray(b_new + ((t - 1.0) / t_next) * (b_new - b))
         C, b, t = C_new, b_new, t_next
-    if not (np.all(np.isfinite(C)) and np.all(np.isfinite(b))):
-        raise NoSolutionError("the subspace step produced non-finite weights")
-    P, sv, Qt = np.linalg.svd(C, full_matrices=False)
-    # The prox leaves exact zeros; re-factorising C shows them as rounding (≈1e-16 · the
-    # largest), which must not become atoms.
-    keep = sv > 1e-12 * sv[0] if sv.size and sv[0] > 0 else np.zeros(sv.size, dtype=bool)
-    return _Atoms(np.ascontiguousarray(Qu @ P[:, keep]), np.ascontiguousarray(Qv @ Qt[keep].T),
-                  np.ascontiguousarray(sv[keep]), b, np.ascontiguousarray(Z @ P[:, keep]))
+    return C, b
 
 
 class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: ignore[misc]

@@ -14,7 +14,7 @@ use crate::kernels::vexp::exp_nonpos_slice;
 
 use crate::{Error, Result};
 
-const BLOCK_ROWS: usize = 512;
+pub(crate) const BLOCK_ROWS: usize = 512;
 
 /// Scores and labels of one evaluation: S (n × m, row-major) and y_i < m.
 #[derive(Debug, Clone, Copy)]
@@ -26,17 +26,9 @@ pub struct Scores<'a> {
 
 impl<'a> Scores<'a> {
     pub fn new(values: &'a [f64], m: usize, labels: &'a [u32]) -> Result<Self> {
-        if m < 2 {
-            return Err(Error::input("y", "needs at least two classes"));
-        }
-        if labels.is_empty() {
-            return Err(Error::input("y", "needs at least one example"));
-        }
+        check_labels(labels, m)?;
         if labels.len().checked_mul(m) != Some(values.len()) {
             return Err(Error::input("scores", format!("must hold {} x {m} values", labels.len())));
-        }
-        if labels.iter().any(|&y| y as usize >= m) {
-            return Err(Error::input("y", format!("labels must be in 0..{m}")));
         }
         Ok(Self { values, m, labels })
     }
@@ -45,25 +37,43 @@ impl<'a> Scores<'a> {
         self.labels.len()
     }
 
-    /// Sum over a block of rows of f(row, label, i).
+    /// Sum over the rows of f(s_i, y_i, i).
     fn block_sum(&self, f: impl Fn(&[f64], usize, usize) -> f64 + Sync) -> f64 {
-        let m = self.m;
-        let sums: Vec<f64> = self
-            .values
-            .par_chunks(BLOCK_ROWS * m)
-            .enumerate()
-            .map(|(block, rows)| {
-                rows.chunks_exact(m)
-                    .enumerate()
-                    .map(|(r, s)| {
-                        let i = block * BLOCK_ROWS + r;
-                        f(s, self.labels[i] as usize, i)
-                    })
-                    .sum()
-            })
-            .collect();
-        sums.iter().sum()
+        row_sum(self.values, self.m, self.labels, f)
     }
+}
+
+/// Σ_i f(row_i, y_i, i) over the rows of an n × m array, in parallel in fixed blocks whose
+/// sums are added in order (so the value does not depend on the thread count).
+fn row_sum(values: &[f64], m: usize, labels: &[u32], f: impl Fn(&[f64], usize, usize) -> f64 + Sync) -> f64 {
+    let sums: Vec<f64> = values
+        .par_chunks(BLOCK_ROWS * m)
+        .enumerate()
+        .map(|(block, rows)| {
+            rows.chunks_exact(m)
+                .enumerate()
+                .map(|(r, row)| {
+                    let i = block * BLOCK_ROWS + r;
+                    f(row, labels[i] as usize, i)
+                })
+                .sum()
+        })
+        .collect();
+    sums.iter().sum()
+}
+
+/// At least one example, at least two classes, every y_i < m.
+pub(crate) fn check_labels(labels: &[u32], m: usize) -> Result<()> {
+    if m < 2 {
+        return Err(Error::input("y", "needs at least two classes"));
+    }
+    if labels.is_empty() {
+        return Err(Error::input("y", "needs at least one example"));
+    }
+    if labels.iter().any(|&y| y as usize >= m) {
+        return Err(Error::input("y", format!("labels must be in 0..{m}")));
+    }
+    Ok(())
 }
 
 /// log Σ_l exp(s_l), stable.
@@ -73,7 +83,7 @@ fn log_sum_exp(s: &[f64]) -> f64 {
     top + s.iter().map(|&v| (v - top).exp()).sum::<f64>().ln()
 }
 
-fn finite(value: f64, what: &str) -> Result<f64> {
+pub(crate) fn finite(value: f64, what: &str) -> Result<f64> {
     if value.is_finite() {
         Ok(value)
     } else {
@@ -100,55 +110,93 @@ pub fn loss_and_residual(scores: &Scores<'_>, residual: &mut [f64]) -> Result<f6
         .zip(residual.par_chunks_mut(BLOCK_ROWS * m))
         .enumerate()
         .map(|(block, (rows, out))| {
-            // exp(s − max s) for the whole block in one vectorised pass, then per row the
-            // log-sum-exp and the normalised probabilities in place.
-            let tops: Vec<f64> = rows.chunks_exact(m).map(|s| s.iter().copied().fold(f64::NEG_INFINITY, f64::max)).collect();
-            for ((s, o), &top) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops) {
-                o.iter_mut().zip(s).for_each(|(o, &v)| *o = v - top);
-            }
-            exp_nonpos_slice(out);
-            let mut total = 0.0;
-            for (r, ((s, o), &top)) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops).enumerate() {
-                let y = scores.labels[block * BLOCK_ROWS + r] as usize;
-                let sum: f64 = o.iter().sum();
-                total += top + sum.ln() - s[y];
-                let scale = inv_n / sum;
-                o.iter_mut().for_each(|o| *o *= scale);
-                o[y] -= inv_n;
-            }
-            total
+            let first = block * BLOCK_ROWS;
+            block_loss_and_residual(rows, &scores.labels[first..first + rows.len() / m], m, inv_n, out)
         })
         .collect();
     finite(sums.iter().sum::<f64>() * inv_n, "loss")
 }
 
-/// R_n(S + δ z vᵀ) − R_n(S), accurate to its own relative precision however small: per
-/// row, log Σ_l p_l exp(δ z_i v_l) − δ z_i v_y = log1p(Σ_l p_l expm1(δ z_i v_l)) − δ z_i v_y
-/// with p the softmax of s_i, instead of a difference of two O(1) losses (which loses
-/// every digit once the change is below 1e-16 of the loss, as it is near the optimum).
-pub fn loss_change_along(scores: &Scores<'_>, z: &[f64], v: &[f64], delta: f64) -> Result<f64> {
-    let total = scores.block_sum(|s, y, i| {
-        let step = delta * z[i];
-        let lse = log_sum_exp(s);
-        let moved: f64 = s.iter().zip(v).map(|(&s, &v)| (s - lse).exp() * (step * v).exp_m1()).sum();
-        moved.ln_1p() - step * v[y]
-    });
-    finite(total / scores.n() as f64, "loss change")
+/// Σ over a block of rows of (logsumexp(s_i) − s_iy_i), and (P − Y)/n of those rows
+/// written into `out` (same shape as `rows`).
+pub(crate) fn block_loss_and_residual(rows: &[f64], labels: &[u32], m: usize, inv_n: f64, out: &mut [f64]) -> f64 {
+    // exp(s − max s) for the whole block in one vectorised pass, then per row the
+    // log-sum-exp and the normalised probabilities in place.
+    let tops: Vec<f64> = rows.chunks_exact(m).map(|s| s.iter().copied().fold(f64::NEG_INFINITY, f64::max)).collect();
+    for ((s, o), &top) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops) {
+        o.iter_mut().zip(s).for_each(|(o, &v)| *o = v - top);
+    }
+    exp_nonpos_slice(out);
+    let mut total = 0.0;
+    for (((s, o), &top), &y) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops).zip(labels) {
+        let y = y as usize;
+        let sum: f64 = o.iter().sum();
+        total += top + sum.ln() - s[y];
+        let scale = inv_n / sum;
+        o.iter_mut().for_each(|o| *o *= scale);
+        o[y] -= inv_n;
+    }
+    total
 }
 
-/// d²/dδ² R_n(S + δ z vᵀ) at δ = 0: (1/n) Σ_i z_i² (Σ_l p_il v_l² − (Σ_l p_il v_l)²).
-pub fn curvature_along(scores: &Scores<'_>, z: &[f64], v: &[f64]) -> f64 {
-    let total = scores.block_sum(|s, _, i| {
-        let lse = log_sum_exp(s);
-        let (mut mean, mut second) = (0.0, 0.0);
-        for (&s, &v) in s.iter().zip(v) {
-            let p = (s - lse).exp();
-            mean += p * v;
-            second += p * v * v;
-        }
-        z[i] * z[i] * (second - mean * mean).max(0.0)
-    });
-    total / scores.n() as f64
+/// The row-wise softmax P of scores S, which the line search reads once per trial
+/// instead of recomputing each row's log-sum-exp (computed in blocks with the vectorised
+/// exp).
+#[derive(Debug, Clone)]
+pub struct Softmax<'a> {
+    probabilities: Vec<f64>,
+    m: usize,
+    labels: &'a [u32],
+}
+
+impl<'a> Softmax<'a> {
+    pub fn of(scores: &Scores<'a>) -> Self {
+        let m = scores.m;
+        let mut probabilities = vec![0.0; scores.values.len()];
+        probabilities.par_chunks_mut(BLOCK_ROWS * m).zip(scores.values.par_chunks(BLOCK_ROWS * m)).for_each(|(out, rows)| {
+            for (o, s) in out.chunks_exact_mut(m).zip(rows.chunks_exact(m)) {
+                let top = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                o.iter_mut().zip(s).for_each(|(o, &v)| *o = v - top);
+            }
+            exp_nonpos_slice(out);
+            for o in out.chunks_exact_mut(m) {
+                let scale = 1.0 / o.iter().sum::<f64>();
+                o.iter_mut().for_each(|o| *o *= scale);
+            }
+        });
+        Self { probabilities, m, labels: scores.labels }
+    }
+
+    /// Sum over the rows of f(p_i, y_i, i).
+    fn block_sum(&self, f: impl Fn(&[f64], usize, usize) -> f64 + Sync) -> f64 {
+        row_sum(&self.probabilities, self.m, self.labels, f)
+    }
+
+    /// R_n(S + δ z vᵀ) − R_n(S), accurate to its own relative precision however small: per
+    /// row, log Σ_l p_l exp(δ z_i v_l) − δ z_i v_y = log1p(Σ_l p_l expm1(δ z_i v_l)) − δ z_i v_y,
+    /// instead of a difference of two O(1) losses (which loses every digit once the change
+    /// is below 1e-16 of the loss, as it is near the optimum).
+    pub fn loss_change_along(&self, z: &[f64], v: &[f64], delta: f64) -> Result<f64> {
+        let total = self.block_sum(|p, y, i| {
+            let step = delta * z[i];
+            let moved: f64 = p.iter().zip(v).map(|(&p, &v)| p * (step * v).exp_m1()).sum();
+            moved.ln_1p() - step * v[y]
+        });
+        finite(total / self.labels.len() as f64, "loss change")
+    }
+
+    /// d²/dδ² R_n(S + δ z vᵀ) at δ = 0: (1/n) Σ_i z_i² (Σ_l p_il v_l² − (Σ_l p_il v_l)²).
+    pub fn curvature_along(&self, z: &[f64], v: &[f64]) -> f64 {
+        let total = self.block_sum(|p, _, i| {
+            let (mut mean, mut second) = (0.0, 0.0);
+            for (&p, &v) in p.iter().zip(v) {
+                mean += p * v;
+                second += p * v * v;
+            }
+            z[i] * z[i] * (second - mean * mean).max(0.0)
+        });
+        total / self.labels.len() as f64
+    }
 }
 
 /// A rank-one direction u vᵀ as the line search sees it: z = X u, v, and uᵀWv.
@@ -191,10 +239,11 @@ pub fn armijo_rank_one(scores: &Scores<'_>, direction: &Direction<'_>, penalties
     if slope >= 0.0 || slope.is_nan() {
         return Err(Error::input("slope", format!("must be negative (a descent direction), got {slope}")));
     }
-    let curvature = curvature_along(scores, z, v) + 2.0 * lambda_fro;
+    let softmax = Softmax::of(scores);
+    let curvature = softmax.curvature_along(z, v) + 2.0 * lambda_fro;
     let mut delta = if curvature > 0.0 { -slope / curvature } else { 1.0 };
     for trials in 1..=60 {
-        let loss_change = loss_change_along(scores, z, v, delta)?;
+        let loss_change = softmax.loss_change_along(z, v, delta)?;
         let change = lambda_trace * delta + lambda_fro * (2.0 * delta * u_w_v + delta * delta) + loss_change;
         if change <= 1e-4 * delta * slope {
             return Ok(LineStep { delta, loss: loss0 + loss_change, trials });
@@ -278,17 +327,18 @@ mod tests {
         let (n, m) = (700, 5);
         let (s, y, z, v) = problem(n, m, 2);
         let scores = Scores::new(&s, m, &y).unwrap();
+        let softmax = Softmax::of(&scores);
         let h = 1e-4;
         let (fp, f0, fm) = (loss_along(&scores, &z, &v, h).unwrap(), loss(&scores).unwrap(), loss_along(&scores, &z, &v, -h).unwrap());
         assert!(((fp - fm) / (2.0 * h) - data_slope(&scores, &z, &v)).abs() < 1e-8);
-        assert!(((fp - 2.0 * f0 + fm) / (h * h) - curvature_along(&scores, &z, &v)).abs() < 1e-5);
+        assert!(((fp - 2.0 * f0 + fm) / (h * h) - softmax.curvature_along(&z, &v)).abs() < 1e-5);
         for delta in [0.3, -1e-3, 1e-9] {
-            let change = loss_change_along(&scores, &z, &v, delta).unwrap();
+            let change = softmax.loss_change_along(&z, &v, delta).unwrap();
             assert!((change - (loss_along(&scores, &z, &v, delta).unwrap() - f0)).abs() < 1e-14);
         }
         // Far below the loss's own precision the change is still first-order exact.
         let tiny = 1e-13;
-        let change = loss_change_along(&scores, &z, &v, tiny).unwrap();
+        let change = softmax.loss_change_along(&z, &v, tiny).unwrap();
         assert!((change / tiny - data_slope(&scores, &z, &v)).abs() < 1e-9 * data_slope(&scores, &z, &v).abs().max(1e-3));
     }
 

@@ -9,7 +9,8 @@
 //! ‖W‖_σ,1 = ‖C‖_σ,1 and ‖W‖_F = ‖C‖_F, so the step solves
 //!   min_{C, b} λ1 ‖C‖_σ,1 + λ2 ‖C‖²_F + R_n(Z C Q_vᵀ + 1 bᵀ),    Z = X Q_u (n × k),
 //! in the facade (L-BFGS over a factorisation C = A Bᵀ, then accelerated proximal
-//! gradient on C, whose prox is the soft-thresholded SVD of the small k × k' matrix). This file evaluates the smooth part
+//! gradient on C, whose prox is the soft-thresholded SVD of the small k × k' matrix).
+//! This file evaluates the smooth part
 //!   f(C, b) = λ2 ‖C‖²_F + R_n(Z C Q_vᵀ + 1 bᵀ)
 //! and its gradient, with Res = (P − Y)/n the residual of the scores:
 //!   ∇_C f = 2λ2 C + Zᵀ Res Q_v,    ∇_b f = Resᵀ 1.
@@ -54,19 +55,15 @@ pub fn span_objective(span: &Span<'_>, c: &[f64], b: &[f64]) -> Result<(f64, Vec
     if c.iter().chain(b).any(|v| !v.is_finite()) {
         return Err(Error::no_solution("subspace step", "non-finite weights or intercept"));
     }
+    let shape = |e: ndarray::ShapeError| Error::input("span", e.to_string());
+    let v = ArrayView2::from_shape((m, kp), span.v).map_err(shape)?;
+    let c_view = ArrayView2::from_shape((k, kp), c).map_err(shape)?;
     // M = C Q_vᵀ (k × m): the scores of row i are z_i M + b.
-    let mut weights = vec![0.0; k * m];
-    for j in 0..k {
-        for (l, w) in weights[j * m..(j + 1) * m].iter_mut().enumerate() {
-            *w = (0..kp).map(|t| c[j * kp + t] * span.v[l * kp + t]).sum();
-        }
-    }
+    let weights = c_view.dot(&v.t());
     // One fused pass per block of rows, in cache: scores, softmax residual, and the
     // block's Zᵀ Res (k × m) and Resᵀ 1; the block sums are added in block order so the
     // value does not depend on the thread count.
     let inv_n = 1.0 / n as f64;
-    let shape = |e: ndarray::ShapeError| Error::input("span", e.to_string());
-    let weights = ArrayView2::from_shape((k, m), &weights[..]).map_err(shape)?;
     let blocks: Vec<(f64, Vec<f64>)> = span
         .z
         .par_chunks(BLOCK_ROWS * k)
@@ -97,15 +94,11 @@ pub fn span_objective(span: &Span<'_>, c: &[f64], b: &[f64]) -> Result<(f64, Vec
     }
     let loss = finite(loss * inv_n, "loss")?;
     // ∇_C f = 2λ2 C + (Zᵀ Res) Q_v.
-    let mut grad_c: Vec<f64> = c.iter().map(|&x| 2.0 * span.lambda_fro * x).collect();
-    for j in 0..k {
-        let g_j = &sums[j * m..(j + 1) * m];
-        for (t, out) in grad_c[j * kp..(j + 1) * kp].iter_mut().enumerate() {
-            *out += g_j.iter().enumerate().map(|(l, &g)| g * span.v[l * kp + t]).sum::<f64>();
-        }
-    }
+    let z_res = ArrayView2::from_shape((k, m), &sums[..k * m]).map_err(shape)?;
+    let mut grad_c = c_view.to_owned() * (2.0 * span.lambda_fro);
+    general_mat_mul(1.0, &z_res, &v, 1.0, &mut grad_c);
     let value = span.lambda_fro * c.iter().map(|x| x * x).sum::<f64>() + loss;
-    Ok((value, grad_c, sums[k * m..].to_vec()))
+    Ok((value, grad_c.into_raw_vec_and_offset().0, sums[k * m..].to_vec()))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 use rayon::prelude::*;
 
 use crate::kernels::vexp::exp_nonpos_slice;
+use crate::vector_code::widest_vector_code;
 
 use crate::{Error, Result};
 
@@ -117,20 +118,66 @@ pub fn loss_and_residual(scores: &Scores<'_>, residual: &mut [f64]) -> Result<f6
     finite(sums.iter().sum::<f64>() * inv_n, "loss")
 }
 
+/// Lanes of the row reductions below: independent partial maxima and sums, so that the
+/// loops vectorise (a single running sum is one long dependency chain; measured: the
+/// softmax of 20,000 × 50 scores took 1.9 ms with it).
+const LANES: usize = 8;
+
+widest_vector_code! {
+    /// exp(s_il − max_l s_il) of a block of rows into `out`, and the rows' maxima into
+    /// `tops`. A NaN score is skipped by the maximum and makes its row's sum NaN, which the
+    /// callers' finiteness checks report.
+    fn shifted_exp_rows(rows: &[f64], m: usize, out: &mut [f64], tops: &mut [f64]) -> () {
+        for ((s, o), top) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(tops.iter_mut()) {
+            let mut lanes = [f64::NEG_INFINITY; LANES];
+            let mut chunks = s.chunks_exact(LANES);
+            for chunk in &mut chunks {
+                for (lane, &v) in lanes.iter_mut().zip(chunk) {
+                    *lane = if v > *lane { v } else { *lane };
+                }
+            }
+            let mut largest = lanes.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            for &v in chunks.remainder() {
+                largest = if v > largest { v } else { largest };
+            }
+            *top = largest;
+            o.iter_mut().zip(s).for_each(|(o, &v)| *o = v - largest);
+        }
+        exp_nonpos_slice(out);
+    }
+}
+
+widest_vector_code! {
+    /// Σ_l x_l of every row of a block into `sums`, lane-wise.
+    fn row_sums(rows: &[f64], m: usize, sums: &mut [f64]) -> () {
+        for (x, sum) in rows.chunks_exact(m).zip(sums.iter_mut()) {
+            let mut lanes = [0.0; LANES];
+            let mut chunks = x.chunks_exact(LANES);
+            for chunk in &mut chunks {
+                lanes.iter_mut().zip(chunk).for_each(|(lane, &v)| *lane += v);
+            }
+            *sum = lanes.iter().sum::<f64>() + chunks.remainder().iter().sum::<f64>();
+        }
+    }
+}
+
+/// exp(s_il − max_l s_il) of a block of rows into `out`; returns the rows' maxima and the
+/// rows' sums of `out`.
+fn shifted_exp(rows: &[f64], m: usize, out: &mut [f64]) -> (Vec<f64>, Vec<f64>) {
+    let count = rows.len() / m;
+    let (mut tops, mut sums) = (vec![0.0; count], vec![0.0; count]);
+    shifted_exp_rows(rows, m, out, &mut tops);
+    row_sums(out, m, &mut sums);
+    (tops, sums)
+}
+
 /// Σ over a block of rows of (logsumexp(s_i) − s_iy_i), and (P − Y)/n of those rows
 /// written into `out` (same shape as `rows`).
 pub(crate) fn block_loss_and_residual(rows: &[f64], labels: &[u32], m: usize, inv_n: f64, out: &mut [f64]) -> f64 {
-    // exp(s − max s) for the whole block in one vectorised pass, then per row the
-    // log-sum-exp and the normalised probabilities in place.
-    let tops: Vec<f64> = rows.chunks_exact(m).map(|s| s.iter().copied().fold(f64::NEG_INFINITY, f64::max)).collect();
-    for ((s, o), &top) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops) {
-        o.iter_mut().zip(s).for_each(|(o, &v)| *o = v - top);
-    }
-    exp_nonpos_slice(out);
+    let (tops, sums) = shifted_exp(rows, m, out);
     let mut total = 0.0;
-    for (((s, o), &top), &y) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops).zip(labels) {
+    for ((((s, o), &top), &sum), &y) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops).zip(&sums).zip(labels) {
         let y = y as usize;
-        let sum: f64 = o.iter().sum();
         total += top + sum.ln() - s[y];
         let scale = inv_n / sum;
         o.iter_mut().for_each(|o| *o *= scale);
@@ -154,13 +201,9 @@ impl<'a> Softmax<'a> {
         let m = scores.m;
         let mut probabilities = vec![0.0; scores.values.len()];
         probabilities.par_chunks_mut(BLOCK_ROWS * m).zip(scores.values.par_chunks(BLOCK_ROWS * m)).for_each(|(out, rows)| {
-            for (o, s) in out.chunks_exact_mut(m).zip(rows.chunks_exact(m)) {
-                let top = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                o.iter_mut().zip(s).for_each(|(o, &v)| *o = v - top);
-            }
-            exp_nonpos_slice(out);
-            for o in out.chunks_exact_mut(m) {
-                let scale = 1.0 / o.iter().sum::<f64>();
+            let (_, sums) = shifted_exp(rows, m, out);
+            for (o, sum) in out.chunks_exact_mut(m).zip(sums) {
+                let scale = 1.0 / sum;
                 o.iter_mut().for_each(|o| *o *= scale);
             }
         });

@@ -178,6 +178,18 @@ def test_estimator_contract():
     assert warm.n_iter_ <= max(2, n_cold // 2)
 
 
+def test_pickled_model_does_not_grow_with_the_training_set():
+    sizes = []
+    for n in (100, 4000):
+        X, y = _problem(n=n, d=6, m=4)
+        model = TraceNormLogisticRegression(0.01, 0.001, warm_start=True).fit(X, y)
+        sizes.append(len(pickle.dumps(model)))
+        # A warm start from the unpickled model recomputes what was not kept.
+        again = pickle.loads(pickle.dumps(model))
+        assert again.fit(X, y).objective_ == pytest.approx(model.objective_, rel=1e-6)
+    assert sizes[1] < sizes[0] + 1000
+
+
 @pytest.mark.parametrize(
     "params, data, message",
     [
@@ -213,6 +225,26 @@ def test_bad_input_to_the_core_raises():
         _core.multinomial_loss(np.full((2, 2), np.inf), np.array([0, 1], dtype=np.uint32))
     with pytest.raises(InvalidInputError, match="start"):
         _core.top_singular_pair(np.ones((3, 2)), np.zeros((1, 3)), block=1)
+
+
+@pytest.mark.parametrize("lambdas, message", [([], "at least one"), ([[0.1]], "one-dimensional"), (["a"], "numbers"),
+                                              ([0.1, -1.0], "lambdas_trace")])
+def test_bad_path_lambdas_raise(lambdas, message):
+    X, y = _problem(n=30)
+    with pytest.raises(InvalidInputError, match=message):
+        tracenorm_path(X, y, lambdas)
+
+
+def test_bad_input_to_the_span_step_raises():
+    Z, V, y = np.ones((4, 2)), np.ones((3, 1)), np.array([0, 1, 2, 0], dtype=np.uint32)
+    with pytest.raises(InvalidInputError, match="span"):
+        _core.tracenorm_span(Z, V, np.ones((2, 2)), np.zeros(3), y, lambda_fro=0.0)
+    with pytest.raises(InvalidInputError, match="span"):
+        _core.tracenorm_span(np.ones((4, 0)), np.ones((3, 0)), np.ones((0, 0)), np.zeros(3), y, lambda_fro=0.0)
+    with pytest.raises(InvalidInputError, match="y"):
+        _core.tracenorm_span(Z, V, np.ones((2, 1)), np.zeros(3), y + 5, lambda_fro=0.0)
+    with pytest.raises(NoSolutionError):
+        _core.tracenorm_span(Z, V, np.full((2, 1), np.nan), np.zeros(3), y, lambda_fro=0.0)
 
 
 def test_predicting_on_wrong_features_raises():

@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l movielens m3l-prior wheel clean
+.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l bench-tracenorm tracenorm-real movielens m3l-prior wheel clean
 
 all: test
 
@@ -51,14 +51,16 @@ data: develop
 	$(PY) -m toprank.datasets fetch
 
 # BENCHMARKS.md is shared: projections.py writes the file but keeps every marked
-# <!-- name:begin/end --> section, and topk_svm.py, attop.py and pq.py replace only their
-# own. bench-svm, bench-attop, bench-pq and bench-ranker still run last (from the recipe, so even
-# `make -j` keeps the order) to keep the layout.
+# <!-- name:begin/end --> section, and the comparison scripts replace only their own.
+# They still run last (from the recipe, so even `make -j` keeps the order) to keep the
+# layout.
 bench: bench-rust bench-sdca bench-compare
 	$(MAKE) --no-print-directory bench-svm
 	$(MAKE) --no-print-directory bench-attop
 	$(MAKE) --no-print-directory bench-pq
 	$(MAKE) --no-print-directory bench-ranker
+	$(MAKE) --no-print-directory bench-m3l
+	$(MAKE) --no-print-directory bench-tracenorm
 
 bench-rust:
 	cargo bench --bench projections
@@ -102,6 +104,17 @@ bench-m3l: develop
 m3l-prior: develop
 	$(PY) -m toprank.datasets fetch yeast scene
 	$(PY) benches/compare/m3l_prior.py --write README.md
+
+# Trace-norm rank-one descent against NumPy FISTA with an SVD prox, and the cost of a
+# 10-point path (~1.5 min).
+bench-tracenorm: develop
+	$(PY) benches/compare/tracenorm.py --write BENCHMARKS.md
+
+# The trace-norm paper's effects on Fashion-MNIST, Letter and Flavia: rank along the
+# path against LinearSVC, training on PQ codes (~25 min, most of it LinearSVC on Fashion-MNIST).
+tracenorm-real: develop
+	$(PY) -m toprank.datasets fetch fashion_mnist letter flavia
+	$(PY) benches/compare/tracenorm_real.py --write BENCHMARKS.md
 
 bench-compare: develop
 	$(PY) benches/compare/projections.py --write BENCHMARKS.md --criterion target/criterion

@@ -31,6 +31,10 @@ __all__ = [
     "sdca_fit_kernel",
     "kernel_cross",
     "attop_fit",
+    "cocoa_sq_norms",
+    "cocoa_local_round",
+    "cocoa_partition_terms",
+    "cocoa_dual_change",
     "pq_train",
     "pq_encode",
     "pq_decode",
@@ -152,6 +156,48 @@ def ranker_objective(
     n_jobs: int | None = None,
 ) -> tuple[float, NDArray[np.floating[Any]]]: ...
 
+def cocoa_sq_norms(x: Any, *, bias: float | None) -> NDArray[np.float64]: ...
+def cocoa_local_round(
+    x: Any,
+    y: NDArray[np.int64],
+    c: NDArray[np.float64],
+    sq_norms: NDArray[np.float64],
+    dual_coef: NDArray[np.float64],
+    coef: NDArray[np.float64],
+    *,
+    loss: str,
+    k: int,
+    smoothing: float,
+    bias: float | None,
+    sigma: float,
+    start: int,
+    steps: int,
+    seed: int,
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]: ...
+def cocoa_partition_terms(
+    x: Any,
+    y: NDArray[np.int64],
+    c: NDArray[np.float64],
+    dual_coef: NDArray[np.float64],
+    coef: NDArray[np.float64],
+    *,
+    loss: str,
+    k: int,
+    smoothing: float,
+    bias: float | None,
+    n_jobs: int | None = None,
+) -> tuple[float, float]: ...
+def cocoa_dual_change(
+    y: NDArray[np.int64],
+    c: NDArray[np.float64],
+    changed: NDArray[np.int64],
+    before: NDArray[np.float64],
+    dual_coef: NDArray[np.float64],
+    *,
+    loss: str,
+    k: int,
+    smoothing: float,
+) -> tuple[float, float]: ...
 def sdca_fit_linear(
     x: Any,
     y: NDArray[np.int64],

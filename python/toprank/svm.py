@@ -165,6 +165,8 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         (epoch, primal, dual, relative gap, seconds) at each gap check.
     """
 
+    n_features_in_: int
+
     def __init__(
         self,
         k: int = 1,

@@ -185,6 +185,7 @@ def _rank_one_descent(
     steps_since_subspace, status, history = 0, "max_iter", []
     canonical = True  # the atoms are W's singular pairs (a start is: it comes from `canonical`)
     gradient = start_gradient
+    span: _Span | None = None
     started = time.perf_counter()
     penalties = dict(lambda_trace=lambda_trace, lambda_fro=lambda_fro)
     iteration = 0

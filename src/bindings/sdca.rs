@@ -283,7 +283,7 @@ pub(crate) fn kernel_cross<'py>(
     Ok(numpy::IntoPyArray::into_pyarray(arr, py))
 }
 
-fn labels_of(y: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
+pub(crate) fn labels_of(y: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
     y.as_array()
         .iter()
         .map(|&v| usize::try_from(v).map_err(|_| invalid("y", format!("label {v} is negative"))))

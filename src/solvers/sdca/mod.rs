@@ -3,6 +3,7 @@
 mod cocoa;
 mod hinge;
 mod kernel_model;
+mod local_round;
 mod loss;
 mod model;
 mod problem;
@@ -13,6 +14,7 @@ mod topk_entropy;
 pub use cocoa::solve_cocoa;
 pub use hinge::TopKHinge;
 pub use kernel_model::KernelModel;
+pub use local_round::{dual_change, local_round, partition_terms, Round, RoundOptions};
 pub use loss::{LossWorkspace, SdcaLoss};
 pub use model::{LinearModel, ScoreModel};
 pub use problem::{objectives, ActiveSet, Examples, Objectives};

@@ -55,7 +55,8 @@ pub struct LinearModel<'a, D: Design> {
     x: &'a D,
     m: usize,
     bias: Option<f64>,
-    sq_norms: Vec<f64>,
+    /// ‖x_i‖² (+ bias²), computed here or borrowed from a caller that keeps them.
+    sq_norms: std::borrow::Cow<'a, [f64]>,
     /// 0, 1, …, m − 1: the class list of a full score row.
     all: Vec<u32>,
     pub(crate) w: Vec<f64>,
@@ -64,9 +65,27 @@ pub struct LinearModel<'a, D: Design> {
 impl<'a, D: Design> LinearModel<'a, D> {
     /// A zero model; `bias = Some(b)` appends the constant feature b.
     pub fn new(x: &'a D, m: usize, bias: Option<f64>) -> Self {
+        let sq_norms = Self::sq_norms_of(x, bias);
+        Self::assemble(x, m, bias, std::borrow::Cow::Owned(sq_norms))
+    }
+
+    /// A zero model over squared norms computed before by [`LinearModel::sq_norms_of`]
+    /// (a CoCoA+ partition keeps them across its rounds instead of a pass over X each).
+    pub fn with_sq_norms(x: &'a D, m: usize, bias: Option<f64>, sq_norms: &'a [f64]) -> crate::Result<Self> {
+        if sq_norms.len() != x.n_rows() {
+            return Err(crate::Error::input("sq_norms", format!("must hold {} values, got {}", x.n_rows(), sq_norms.len())));
+        }
+        Ok(Self::assemble(x, m, bias, std::borrow::Cow::Borrowed(sq_norms)))
+    }
+
+    /// ‖x_i‖² + bias² for every row.
+    pub fn sq_norms_of(x: &D, bias: Option<f64>) -> Vec<f64> {
         let b2 = bias.map_or(0.0, |b| b * b);
         let mut buf = RowBuf::new();
-        let sq_norms = (0..x.n_rows()).map(|i| x.row(i, &mut buf).sq_norm() + b2).collect();
+        (0..x.n_rows()).map(|i| x.row(i, &mut buf).sq_norm() + b2).collect()
+    }
+
+    fn assemble(x: &'a D, m: usize, bias: Option<f64>, sq_norms: std::borrow::Cow<'a, [f64]>) -> Self {
         let dw = x.n_features() + usize::from(bias.is_some());
         let all = (0..m as u32).collect();
         Self { x, m, bias, sq_norms, all, w: vec![0.0; m * dw] }

@@ -17,7 +17,17 @@ pub struct Examples<'a> {
 }
 
 impl Examples<'_> {
+    /// Shapes, labels and weights of a whole problem, which needs an example with c_i > 0.
     pub(crate) fn check(&self, n: usize, m: usize) -> Result<()> {
+        self.check_entries(n, m)?;
+        if n == 0 || self.c.iter().all(|&c| c == 0.0) {
+            return Err(Error::input("X", "no example with a positive weight"));
+        }
+        Ok(())
+    }
+
+    /// Shapes, labels and weights, for any part of a problem (possibly empty).
+    pub(crate) fn check_entries(&self, n: usize, m: usize) -> Result<()> {
         if self.y.len() != n {
             return Err(Error::input("y", format!("has {} labels for {n} examples", self.y.len())));
         }
@@ -29,9 +39,6 @@ impl Examples<'_> {
         }
         if self.c.iter().any(|c| !(c.is_finite() && *c >= 0.0)) {
             return Err(Error::input("sample_weight", "weights times C must be finite and >= 0"));
-        }
-        if n == 0 || self.c.iter().all(|&c| c == 0.0) {
-            return Err(Error::input("X", "no example with a positive weight"));
         }
         Ok(())
     }
@@ -118,6 +125,21 @@ pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(
     active: &mut ActiveSet,
     shrink_classes: bool,
 ) -> Result<Objectives> {
+    let [loss_sum, dual_sum, inner] = objective_terms(model, loss, ex, a, active, shrink_classes)?;
+    let half_w2 = 0.5 * model.sq_norm_w(inner);
+    Ok(Objectives { primal: half_w2 + loss_sum, dual: dual_sum - half_w2 })
+}
+
+/// The example sums of [`objectives`]: Σ c_i L_i, Σ dual_i and Σ ⟨a_i, Wᵀx_i⟩ (= ‖W‖² when
+/// W = W(A)), added over fixed chunks in order; rebuilds `active` the same way.
+pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
+    model: &M,
+    loss: &L,
+    ex: &Examples,
+    a: &[f64],
+    active: &mut ActiveSet,
+    shrink_classes: bool,
+) -> Result<[f64; 3]> {
     let m = model.n_classes();
     type Part = ([f64; 3], Vec<u32>, Vec<u32>); // sums, class lists, list lengths
     let parts: Vec<Result<Part>> = active
@@ -174,6 +196,5 @@ pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(
             active.starts.push(last + len as usize);
         }
     }
-    let half_w2 = 0.5 * model.sq_norm_w(total[2]);
-    Ok(Objectives { primal: half_w2 + total[0], dual: total[1] - half_w2 })
+    Ok(total)
 }

@@ -130,12 +130,12 @@ pub(crate) fn check_problem<L: SdcaLoss + ?Sized>(loss: &L, ex: &Examples, a: &[
 }
 
 /// This epoch's visiting order: the examples with c_i > 0 (only the active ones when
-/// shrinking), shuffled by the epoch's own seeded stream. Shared by both loops.
+/// shrinking) in index order, shuffled by the epoch's own seeded stream — a function of
+/// (seed, epoch, the examples) alone, so a CoCoA+ round can start at any epoch
+/// (`local_round`). Shared by every loop.
 pub(crate) fn epoch_order(order: &mut Vec<usize>, active: &ActiveSet, ex: &Examples, opts: &SdcaOptions, epoch: usize) {
-    if opts.shrinking {
-        order.clear();
-        order.extend((0..active.examples.len()).filter(|&i| active.examples[i] && ex.c[i] > 0.0));
-    }
+    order.clear();
+    order.extend((0..active.examples.len()).filter(|&i| (!opts.shrinking || active.examples[i]) && ex.c[i] > 0.0));
     SplitMix64::derive(opts.seed, epoch as u64).shuffle(order);
 }
 

@@ -1,0 +1,191 @@
+//! Bindings of the two CoCoA+ pieces `toprank.distributed` runs where a partition lives:
+//! one local round (`solvers::sdca::local_round`) and the partition's terms of the
+//! duality gap. Both borrow the partition's X (dense or CSR) without a copy and run
+//! without the GIL.
+
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+use super::design::{with_design, DesignJob};
+use super::errors::invalid;
+use super::monitor::PyMonitor;
+use super::sdca::{labels_of, make_loss};
+use super::threads;
+use crate::data::Design;
+use crate::solvers::sdca::{self, Examples, LinearModel, RoundOptions, SdcaLoss};
+
+/// The partition's data and the broadcast W.
+struct Partition<'a> {
+    loss: &'a dyn SdcaLoss,
+    y: &'a [usize],
+    c: &'a [f64],
+    m: usize,
+    bias: Option<f64>,
+    w: &'a [f64],
+}
+
+struct RoundJob<'a> {
+    part: Partition<'a>,
+    sq_norms: &'a [f64],
+    dual: &'a mut [f64],
+    opts: RoundOptions,
+}
+
+impl DesignJob for RoundJob<'_> {
+    type Output = Option<sdca::Round>;
+    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        let p = &self.part;
+        let model = LinearModel::with_sq_norms(x, p.m, p.bias, self.sq_norms)?;
+        sdca::local_round(&model, p.loss, &Examples { y: p.y, c: p.c }, self.dual, p.w, &self.opts, monitor)
+    }
+}
+
+struct NormsJob {
+    bias: Option<f64>,
+}
+
+impl DesignJob for NormsJob {
+    type Output = Vec<f64>;
+    fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<Vec<f64>> {
+        Ok(LinearModel::sq_norms_of(x, self.bias))
+    }
+}
+
+struct TermsJob<'a> {
+    part: Partition<'a>,
+    dual: &'a [f64],
+}
+
+impl DesignJob for TermsJob<'_> {
+    type Output = (f64, f64);
+    fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<(f64, f64)> {
+        let p = &self.part;
+        let mut model = LinearModel::new(x, p.m, p.bias);
+        sdca::partition_terms(&mut model, p.loss, &Examples { y: p.y, c: p.c }, self.dual, p.w)
+    }
+}
+
+fn matrix<'a>(a: &'a PyReadonlyArray2<'_, f64>, name: &str, rows: usize, cols: usize) -> PyResult<&'a [f64]> {
+    if a.shape() != [rows, cols] {
+        return Err(invalid(name, format!("must have shape ({rows}, {cols}), got {:?}", a.shape())));
+    }
+    a.as_slice().map_err(|_| invalid(name, "must be C-contiguous and aligned"))
+}
+
+/// Width of W's rows for X (features plus the intercept column).
+fn row_width(x: &Bound<'_, PyAny>, bias: Option<f64>) -> PyResult<(usize, usize)> {
+    let (n, d): (usize, usize) = x.getattr("shape")?.extract()?;
+    Ok((n, d + usize::from(bias.is_some())))
+}
+
+/// ‖x_i‖² (+ bias²) of a partition's rows, which its rounds then take instead of a pass over X.
+#[pyfunction]
+#[pyo3(signature = (x, *, bias))]
+pub(crate) fn cocoa_sq_norms<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, bias: Option<f64>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let norms = with_design(x, None, None, NormsJob { bias })?;
+    Ok(numpy::IntoPyArray::into_pyarray(norms, py))
+}
+
+/// One CoCoA+ round on a partition: updates A_k (`dual_coef`) in place and returns
+/// (u = W + σ'ΔW_k, the changed rows, their values before the round).
+#[pyfunction]
+#[pyo3(signature = (x, y, c, sq_norms, dual_coef, coef, *, loss, k, smoothing, bias, sigma, start, steps, seed))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub(crate) fn cocoa_local_round<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray1<'py, i64>,
+    c: PyReadonlyArray1<'py, f64>,
+    sq_norms: PyReadonlyArray1<'py, f64>,
+    mut dual_coef: PyReadwriteArray2<'py, f64>,
+    coef: PyReadonlyArray2<'py, f64>,
+    loss: &str,
+    k: usize,
+    smoothing: f64,
+    bias: Option<f64>,
+    sigma: f64,
+    start: u64,
+    steps: u64,
+    seed: u64,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f64>>)> {
+    let loss = make_loss(loss, k, smoothing)?;
+    let m = coef.shape()[0];
+    let (n, width) = row_width(x, bias)?;
+    let w = matrix(&coef, "coef", m, width)?;
+    if dual_coef.shape() != [n, m] {
+        return Err(invalid("dual_coef", format!("must have shape ({n}, {m}), got {:?}", dual_coef.shape())));
+    }
+    let dual = dual_coef.as_slice_mut().map_err(|_| invalid("dual_coef", "must be C-contiguous, aligned and writeable"))?;
+    let y = labels_of(&y)?;
+    let part = Partition { loss: &*loss, y: &y, c: c.as_slice()?, m, bias, w };
+    let sq_norms = sq_norms.as_slice()?;
+    let job = RoundJob { part, sq_norms, dual, opts: RoundOptions { sigma, start, steps, seed } };
+    // On the calling thread (a round is one sequential pass; the engine runs partitions
+    // in parallel — a shared one-thread pool would run them one after the other).
+    let round = with_design(x, None, None, job)?
+        .ok_or_else(|| super::errors::InternalError::new_err("the round stopped without an interrupt"))?;
+    let to_2d = |v: Vec<f64>, rows: usize, cols: usize| -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let arr = ndarray::Array2::from_shape_vec((rows, cols), v).map_err(|e| invalid("output", e.to_string()))?;
+        Ok(numpy::IntoPyArray::into_pyarray(arr, py))
+    };
+    let changed: Vec<i64> = round.changed.iter().map(|&i| i as i64).collect();
+    let rows = changed.len();
+    Ok((to_2d(round.local, m, width)?, numpy::IntoPyArray::into_pyarray(changed, py), to_2d(round.before, rows, m)?))
+}
+
+/// The partition's terms of the duality gap at (W, A_k): (Σ c_i L_i(W), Σ D_i(a_i)).
+#[pyfunction]
+#[pyo3(signature = (x, y, c, dual_coef, coef, *, loss, k, smoothing, bias, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn cocoa_partition_terms(
+    x: &Bound<'_, PyAny>,
+    y: PyReadonlyArray1<'_, i64>,
+    c: PyReadonlyArray1<'_, f64>,
+    dual_coef: PyReadonlyArray2<'_, f64>,
+    coef: PyReadonlyArray2<'_, f64>,
+    loss: &str,
+    k: usize,
+    smoothing: f64,
+    bias: Option<f64>,
+    n_jobs: Option<i64>,
+) -> PyResult<(f64, f64)> {
+    let threads = threads::resolve(n_jobs)?;
+    let loss = make_loss(loss, k, smoothing)?;
+    let m = coef.shape()[0];
+    let (n, width) = row_width(x, bias)?;
+    let w = matrix(&coef, "coef", m, width)?;
+    let dual = matrix(&dual_coef, "dual_coef", n, m)?;
+    let y = labels_of(&y)?;
+    let part = Partition { loss: &*loss, y: &y, c: c.as_slice()?, m, bias, w };
+    with_design(x, threads, None, TermsJob { part, dual })
+}
+
+/// A round's dual change at t = ½ and t = 1 (`solvers::sdca::dual_change`), for the
+/// line search over the combined step.
+#[pyfunction]
+#[pyo3(signature = (y, c, changed, before, dual_coef, *, loss, k, smoothing))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn cocoa_dual_change(
+    py: Python<'_>,
+    y: PyReadonlyArray1<'_, i64>,
+    c: PyReadonlyArray1<'_, f64>,
+    changed: PyReadonlyArray1<'_, i64>,
+    before: PyReadonlyArray2<'_, f64>,
+    dual_coef: PyReadonlyArray2<'_, f64>,
+    loss: &str,
+    k: usize,
+    smoothing: f64,
+) -> PyResult<(f64, f64)> {
+    let loss = make_loss(loss, k, smoothing)?;
+    if !loss.dual_is_quadratic() {
+        return Err(invalid("loss", "the line search needs a loss with quadratic dual terms (the hinge losses)"));
+    }
+    let y = labels_of(&y)?;
+    let m = dual_coef.shape()[1];
+    let dual = matrix(&dual_coef, "dual_coef", y.len(), m)?;
+    let rows = changed.as_array().iter().map(|&i| usize::try_from(i).map_err(|_| invalid("changed", "must be >= 0"))).collect::<PyResult<Vec<_>>>()?;
+    let before = matrix(&before, "before", rows.len(), m)?;
+    let c = c.as_slice()?;
+    let loss = &*loss;
+    super::arrays::run_detached(py, None, || sdca::dual_change(loss, &Examples { y: &y, c }, &rows, before, dual, m))
+}

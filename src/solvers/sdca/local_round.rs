@@ -1,0 +1,339 @@
+//! One round of CoCoA+ on one partition of the examples (Ma, Smith, Jaggi, Jordan,
+//! Richtárik, Takáč 2015, *Adding vs. averaging in distributed primal-dual optimization*,
+//! Algorithm 1 with γ = 1), the local solver being H passes of Prox-SDCA. A pure
+//! function of (partition, A_k, W): a distributed engine runs it where the partition
+//! lives (`toprank.distributed.fit_cocoa`), and nothing else of the solve has to be there.
+//!
+//! Problem (as in `solver.rs`): min_W ½‖W‖²_F + Σ_i c_i L(Wᵀx_i; y_i), dual max_A D(A) with
+//! W(A) = Σ_i x_i a_iᵀ. The examples are split into K partitions P_k. Given the broadcast
+//! W = W(A), partition k approximately maximises its local subproblem (CoCoA+ (10))
+//!   G_k(ΔA_k) = Σ_{i∈P_k} D_i(a_i + Δa_i) − ⟨W, ΔW_k⟩ − (σ'/2)‖ΔW_k‖²,   ΔW_k = Σ_{i∈P_k} x_i Δa_iᵀ,
+//! by exact coordinate steps: for example i, with the local weights u = W + σ'ΔW_k, the
+//! serial step with scores s = uᵀx_i and curvature σ'‖x_i‖² (`restricted_step` with
+//! σ'), then u += σ' x_i Δa_iᵀ. The driver then sets A_k ← A_k + ΔA_k and
+//! W ← W + Σ_k ΔW_k. With σ' = K ("adding") Σ_k G_k lower-bounds the change of D
+//! (CoCoA+ Lemma 3), so D never decreases, and the rounds converge to the serial
+//! optimum (CoCoA+ Theorems 8 and 10).
+//!
+//! The round returns u = W + σ'ΔW_k; the driver recovers ΔW_k = (u − W)/σ'. With K = 1
+//! and σ' = 1 the steps, their order (global epoch e visits the examples in the serial
+//! solver's order: `epoch_order` with the same seed) and their arithmetic are the serial
+//! solver's, so u is the serial epoch's W bit for bit, and the driver takes W ← u.
+//!
+//! [`partition_terms`] gives the partition's share of the duality gap at (W, A_k):
+//! Σ_{i∈P_k} c_i L_i(W) and Σ_{i∈P_k} D_i(a_i); then P = ½‖W‖² + Σ_k (the first) and
+//! D = Σ_k (the second) − ½‖W‖² — one scalar reduce per check.
+
+use super::loss::SdcaLoss;
+use super::model::{LinearModel, ScoreModel};
+use super::problem::{objective_terms, ActiveSet, Examples};
+use super::solver::{epoch_order, restricted_step, SdcaOptions, StepScratch, POLL_EVERY};
+use crate::data::Design;
+use crate::solvers::Monitor;
+use crate::{Error, Result};
+
+/// What one round does. The partition's steps form one endless sequence, epoch after
+/// epoch: positions (e − 1)·n⁺ … e·n⁺ − 1 are epoch e's visiting order of its n⁺
+/// examples with c_i > 0 (`epoch_order`, the serial solver's). A round takes the steps
+/// at positions `start .. start + steps` — H whole passes, or a part of one.
+#[derive(Debug, Clone, Copy)]
+pub struct RoundOptions {
+    /// σ' ≥ 1, the local curvature scaling (K for CoCoA+'s "adding").
+    pub sigma: f64,
+    /// The position of the round's first step (0 for the first round).
+    pub start: u64,
+    /// The number of steps.
+    pub steps: u64,
+    /// The partition's seed (the serial solver's seed when K = 1).
+    pub seed: u64,
+}
+
+impl RoundOptions {
+    fn check(&self) -> Result<()> {
+        if !(self.sigma >= 1.0 && self.sigma.is_finite()) {
+            return Err(Error::param("sigma", format!("must be finite and >= 1, got {}", self.sigma)));
+        }
+        if self.start.checked_add(self.steps).is_none() {
+            return Err(Error::param("steps", "the round's positions overflow"));
+        }
+        Ok(())
+    }
+}
+
+/// The checks of a partition: W's shape, A_k's shape and feasibility of the labels and
+/// weights. Unlike a whole problem, a partition may be empty or hold only zero weights.
+fn check_partition<D: Design, L: SdcaLoss + ?Sized>(model: &LinearModel<'_, D>, loss: &L, ex: &Examples, a: &[f64], w: &[f64]) -> Result<()> {
+    let (n, m) = (model.design().n_rows(), model.all_classes().len());
+    loss.check(m)?;
+    ex.check_entries(n, m)?;
+    if a.len() != n * m {
+        return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {}", a.len())));
+    }
+    if w.len() != m * model.row_width() {
+        return Err(Error::input("coef", format!("must have {m} x {} entries, got {}", model.row_width(), w.len())));
+    }
+    if w.iter().any(|v| !v.is_finite()) {
+        return Err(Error::input("coef", "must be finite"));
+    }
+    Ok(())
+}
+
+/// What a round returns besides A_k, which it updates in place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Round {
+    /// u = W + σ'ΔW_k (m × dw).
+    pub local: Vec<f64>,
+    /// The examples whose dual rows the round changed, in the order first changed.
+    pub changed: Vec<usize>,
+    /// Their rows before the round (|changed| × m): what a line search needs to scale
+    /// the round's change, at the cost of the round's own steps instead of a copy of A_k.
+    pub before: Vec<f64>,
+}
+
+/// Runs one round on the partition whose examples `model` holds, from the broadcast
+/// weights `w` (m × dw, class-major); updates A_k (`a`, n_k × m) in place, or returns
+/// `None` if the monitor asked to stop (A_k is then partly updated: the caller drops the
+/// fit, a round being all or nothing).
+pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
+    model: &LinearModel<'_, D>,
+    loss: &L,
+    ex: &Examples,
+    a: &mut [f64],
+    w: &[f64],
+    opts: &RoundOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<Option<Round>> {
+    opts.check()?;
+    check_partition(model, loss, ex, a, w)?;
+    let (n, m) = (model.design().n_rows(), model.all_classes().len());
+    let all = model.all_classes();
+    let mut round = Round { local: w.to_vec(), changed: Vec::new(), before: Vec::new() };
+    let u = &mut round.local;
+    let mut step = StepScratch::new(m);
+    let mut order = Vec::with_capacity(n);
+    let mut recorded = vec![false; n];
+    let mut old = vec![0.0; m];
+    let everything = ActiveSet::new(n);
+    let order_opts = SdcaOptions { tol: 1.0, max_epochs: 1, check_every: 1, seed: opts.seed, shrinking: false };
+    let per_epoch = ex.c.iter().filter(|&&c| c > 0.0).count() as u64;
+    if per_epoch == 0 {
+        return Ok(Some(round));
+    }
+    let (mut position, end) = (opts.start, opts.start + opts.steps);
+    let mut visited = 0usize;
+    while position < end {
+        let epoch = position / per_epoch + 1;
+        epoch_order(&mut order, &everything, ex, &order_opts, epoch as usize);
+        let first = (position % per_epoch) as usize;
+        let last = ((end - (epoch - 1) * per_epoch).min(per_epoch)) as usize;
+        for &i in &order[first..last] {
+            if visited % POLL_EVERY == 0 && monitor.should_stop() {
+                return Ok(None);
+            }
+            visited += 1;
+            model.scores_with(u, i, all, &mut step.s, &mut step.buf);
+            let ai = &mut a[i * m..(i + 1) * m];
+            old.copy_from_slice(ai);
+            if restricted_step(loss, ex, i, all, model.sq_norm(i), opts.sigma, ai, &mut step)? {
+                model.apply_with(u, i, &step.delta, opts.sigma, &mut step.buf);
+                if !recorded[i] {
+                    recorded[i] = true;
+                    round.changed.push(i);
+                    round.before.extend_from_slice(&old);
+                }
+            }
+            step.delta.iter_mut().for_each(|d| *d = 0.0);
+        }
+        position = (epoch - 1) * per_epoch + last as u64;
+    }
+    Ok(Some(round))
+}
+
+/// Σ_i [D_i(a_i + ½Δa_i) − D_i(a_i)] and Σ_i [D_i(a_i + Δa_i) − D_i(a_i)] over the
+/// examples a round changed (`changed`, their rows `before` it; A_k after it in `a`):
+/// the round's dual change at t = ½ and t = 1. For a loss whose dual terms are quadratic
+/// along a segment (the hinge losses) these two give D(A + tΔA) for every t, which the
+/// driver maximises over t ∈ [0, 1] (CoCoA with a line search, as `cocoa.rs`'s
+/// `step_length`).
+pub fn dual_change<L: SdcaLoss + ?Sized>(loss: &L, ex: &Examples, changed: &[usize], before: &[f64], a: &[f64], m: usize) -> Result<(f64, f64)> {
+    let n = ex.y.len();
+    ex.check_entries(n, m)?;
+    if a.len() != n * m || before.len() != changed.len() * m || changed.iter().any(|&i| i >= n) {
+        return Err(Error::input("changed", format!("rows must be < {n}, with {m} values each before the round")));
+    }
+    let (mut half, mut one) = (0.0, 0.0);
+    let mut mid = vec![0.0; m];
+    for (&i, a0) in changed.iter().zip(before.chunks_exact(m.max(1))) {
+        let a1 = &a[i * m..(i + 1) * m];
+        let (y, c) = (ex.y[i], ex.c[i]);
+        mid.iter_mut().zip(a0.iter().zip(a1)).for_each(|(h, (&o, &v))| *h = 0.5 * (o + v));
+        let d0 = loss.dual(a0, y, c);
+        half += loss.dual(&mid, y, c) - d0;
+        one += loss.dual(a1, y, c) - d0;
+    }
+    Ok((half, one))
+}
+
+/// The partition's terms of the duality gap at (W, A_k): (Σ c_i L_i(W), Σ D_i(a_i)), on
+/// the current rayon pool, summed in a fixed order (the serial gap pass's).
+pub fn partition_terms<D: Design, L: SdcaLoss + ?Sized>(
+    model: &mut LinearModel<'_, D>,
+    loss: &L,
+    ex: &Examples,
+    a: &[f64],
+    w: &[f64],
+) -> Result<(f64, f64)> {
+    check_partition(model, loss, ex, a, w)?;
+    model.weights_mut().copy_from_slice(w);
+    let mut active = ActiveSet::new(model.design().n_rows());
+    let [loss_sum, dual_sum, _] = objective_terms(&*model, loss, ex, a, &mut active, false)?;
+    Ok((loss_sum, dual_sum))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::DenseRows;
+    use crate::losses::TopKVariant;
+    use crate::rng::SplitMix64;
+    use crate::solvers::sdca::{objectives, solve, TopKHinge};
+    use crate::solvers::Silent;
+
+    fn problem(n: usize, d: usize, m: usize, seed: u64) -> (Vec<f64>, Vec<usize>) {
+        let mut rng = SplitMix64::new(seed);
+        let y: Vec<usize> = (0..n).map(|_| rng.below(m)).collect();
+        let x = y.iter().flat_map(|&yi| (0..d).map(move |j| (yi * d + j) as f64)).map(|t| (t * 0.37).sin() + rng.next_f64() - 0.5).collect();
+        (x, y)
+    }
+
+    /// K = 1, σ' = 1: rounds of one pass are the serial solver's epochs, bit for bit.
+    #[test]
+    fn one_partition_is_the_serial_solver() {
+        let (n, d, m) = (120, 4, 5);
+        let (x, y) = problem(n, d, m, 3);
+        let c = vec![0.8; n];
+        let ex = Examples { y: &y, c: &c };
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let loss = TopKHinge { k: 2, variant: TopKVariant::Alpha, smoothing: 0.0 };
+        let epochs = 7;
+        let mut serial = LinearModel::new(&rows, m, Some(1.0));
+        let mut a_serial = vec![0.0; n * m];
+        let opts = SdcaOptions { tol: 1e-300, max_epochs: epochs, check_every: 1000, seed: 9, shrinking: false };
+        solve(&mut serial, &loss, &ex, &mut a_serial, &opts, &mut Silent).unwrap();
+
+        let mut local = LinearModel::new(&rows, m, Some(1.0));
+        let mut a = vec![0.0; n * m];
+        let mut w = vec![0.0; local.weights().len()];
+        let mut start = 0;
+        for round in 0.. {
+            if start >= (epochs * n) as u64 {
+                break;
+            }
+            // Rounds of various lengths: whole epochs, and parts that straddle epochs.
+            let steps = (if round < 3 { n as u64 } else { 77 }).min((epochs * n) as u64 - start);
+            let round_opts = RoundOptions { sigma: 1.0, start, steps, seed: 9 };
+            start += steps;
+            w = local_round(&local, &loss, &ex, &mut a, &w, &round_opts, &mut Silent).unwrap().unwrap().local;
+        }
+        assert!(w.iter().zip(serial.weights()).all(|(p, q)| p.to_bits() == q.to_bits()));
+        assert!(a.iter().zip(&a_serial).all(|(p, q)| p.to_bits() == q.to_bits()));
+        // And the partition's gap terms are the serial gap pass's.
+        let (loss_sum, dual_sum) = partition_terms(&mut local, &loss, &ex, &a, &w).unwrap();
+        let half = 0.5 * crate::linalg::dot(&w, &w);
+        let whole = objectives(&serial, &loss, &ex, &a_serial, &mut ActiveSet::new(n), false).unwrap();
+        assert_eq!((half + loss_sum).to_bits(), whole.primal.to_bits());
+        assert_eq!((dual_sum - half).to_bits(), whole.dual.to_bits());
+    }
+
+    /// K = 3 partitions with σ' = 3: D never decreases from round to round, and the
+    /// rounds reach the serial optimum.
+    #[test]
+    fn partitions_with_adding_reach_the_serial_optimum() {
+        let (n, d, m) = (150, 5, 6);
+        let (x, y) = problem(n, d, m, 7);
+        let c = vec![0.5; n];
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let loss = TopKHinge { k: 1, variant: TopKVariant::Beta, smoothing: 0.5 };
+        let mut serial = LinearModel::new(&rows, m, None);
+        let mut a_serial = vec![0.0; n * m];
+        let opts = SdcaOptions { tol: 1e-12, max_epochs: 5000, check_every: 5, seed: 1, shrinking: false };
+        let optimum = solve(&mut serial, &loss, &Examples { y: &y, c: &c }, &mut a_serial, &opts, &mut Silent).unwrap();
+
+        let cuts = [0, 40, 41, 150]; // a tiny partition among them
+        let parts: Vec<(Vec<f64>, usize)> = cuts.windows(2).map(|r| (x[r[0] * d..r[1] * d].to_vec(), r[1] - r[0])).collect();
+        let mut duals: Vec<Vec<f64>> = parts.iter().map(|(_, rows)| vec![0.0; rows * m]).collect();
+        let mut w = vec![0.0; m * d];
+        let mut last = f64::NEG_INFINITY;
+        for round in 0..4000 {
+            let mut next = w.clone();
+            let (mut loss_total, mut dual_total) = (0.0, 0.0);
+            for (k, ((xk, rows), a)) in parts.iter().zip(duals.iter_mut()).enumerate() {
+                let design = DenseRows::new(xk, *rows, d).unwrap();
+                let ex = Examples { y: &y[cuts[k]..cuts[k + 1]], c: &c[cuts[k]..cuts[k + 1]] };
+                let mut model = LinearModel::new(&design, m, None);
+                let (l, dl) = partition_terms(&mut model, &loss, &ex, a, &w).unwrap();
+                (loss_total, dual_total) = (loss_total + l, dual_total + dl);
+                let ro = RoundOptions { sigma: 3.0, start: (round * rows) as u64, steps: *rows as u64, seed: 100 + k as u64 };
+                let u = local_round(&model, &loss, &ex, a, &w, &ro, &mut Silent).unwrap().unwrap().local;
+                next.iter_mut().zip(u.iter().zip(&w)).for_each(|(t, (&u, &w))| *t += (u - w) / 3.0);
+            }
+            let half = 0.5 * crate::linalg::dot(&w, &w);
+            let dual = dual_total - half;
+            assert!(dual >= last - 1e-12 * dual.abs(), "round {round}: D fell from {last} to {dual}");
+            last = dual;
+            w = next;
+            if crate::solvers::relative_gap(half + loss_total, dual) < 1e-10 {
+                break;
+            }
+        }
+        let p = optimum.objectives.primal;
+        assert!((last - p).abs() <= 1e-8 * p.abs(), "CoCoA+ D = {last}, serial P = {p}");
+    }
+
+    /// A round lists every example it changed, once, with its row before the round.
+    #[test]
+    fn round_records_the_rows_it_changed() {
+        let (n, d, m) = (60, 3, 4);
+        let (x, y) = problem(n, d, m, 5);
+        let c = vec![1.0; n];
+        let ex = Examples { y: &y, c: &c };
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let model = LinearModel::new(&rows, m, None);
+        let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
+        let mut a = vec![0.0; n * m];
+        let w = local_round(&model, &loss, &ex, &mut a, &vec![0.0; m * d], &RoundOptions { sigma: 1.0, start: 0, steps: 60, seed: 1 }, &mut Silent)
+            .unwrap()
+            .unwrap()
+            .local;
+        let start = a.clone();
+        // 2.5 epochs: examples repeat within the round.
+        let ro = RoundOptions { sigma: 2.0, start: 60, steps: 150, seed: 1 };
+        let round = local_round(&model, &loss, &ex, &mut a, &w, &ro, &mut Silent).unwrap().unwrap();
+        let mut seen = vec![false; n];
+        for (&i, before) in round.changed.iter().zip(round.before.chunks_exact(m)) {
+            assert!(!seen[i], "example {i} listed twice");
+            seen[i] = true;
+            assert_eq!(before, &start[i * m..(i + 1) * m]);
+        }
+        for i in (0..n).filter(|&i| !seen[i]) {
+            assert_eq!(&a[i * m..(i + 1) * m], &start[i * m..(i + 1) * m], "example {i} changed unlisted");
+        }
+        assert!(!round.changed.is_empty());
+        let (half, one) = dual_change(&loss, &ex, &round.changed, &round.before, &a, m).unwrap();
+        assert!(half.is_finite() && one.is_finite());
+    }
+
+    #[test]
+    fn empty_partition_returns_the_broadcast_weights() {
+        let rows = DenseRows::new(&[] as &[f64], 0, 3).unwrap();
+        let model = LinearModel::new(&rows, 4, Some(1.0));
+        let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
+        let ex = Examples { y: &[], c: &[] };
+        let w: Vec<f64> = (0..16).map(f64::from).collect();
+        let ro = RoundOptions { sigma: 2.0, start: 0, steps: 10, seed: 0 };
+        assert_eq!(local_round(&model, &loss, &ex, &mut [], &w, &ro, &mut Silent).unwrap().unwrap().local, w);
+        let bad = RoundOptions { sigma: 0.5, ..ro };
+        assert!(local_round(&model, &loss, &ex, &mut [], &w, &bad, &mut Silent).is_err());
+        assert!(local_round(&model, &loss, &ex, &mut [], &w[1..], &ro, &mut Silent).is_err());
+    }
+}

@@ -1,0 +1,186 @@
+"""toprank.distributed.fit_cocoa: CoCoA+ rounds on Dask (LocalCluster) and on local threads."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from toprank import TopKSVC
+from toprank.distributed import decision_function, fit_cocoa, predict
+from toprank.exceptions import InvalidInputError
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+def _problem(n=300, d=6, m=5, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(m, d))
+    y = rng.integers(0, m, n)
+    X = centres[y] + rng.normal(size=(n, d))
+    return np.ascontiguousarray(X), y
+
+
+def _split(X, y, sizes):
+    edges = np.cumsum([0, *sizes])
+    assert edges[-1] == len(X)
+    return [X[a:b] for a, b in zip(edges[:-1], edges[1:])], [y[a:b] for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return fn(*args, **kwargs)
+
+
+@pytest.mark.parametrize("loss, k, smoothing, intercept", [("alpha", 1, 0.0, False), ("beta", 2, 0.5, True),
+                                                          ("softmax", 1, 0.0, True)])
+def test_one_partition_is_the_serial_solver_bit_for_bit(client, loss, k, smoothing, intercept):
+    X, y = _problem()
+    params = dict(k=k, loss=loss, smoothing=smoothing, fit_intercept=intercept, shrinking=False, check_every=1,
+                  tol=1e-300, random_state=3)
+    serial = _quiet(TopKSVC(max_epochs=6, **params).fit, X, y)
+    for runner in (client, None):
+        model, history = _quiet(fit_cocoa, runner, TopKSVC(**params), [X], y, max_rounds=6)
+        np.testing.assert_array_equal(model.coef_, serial.coef_)
+        np.testing.assert_array_equal(model.intercept_, serial.intercept_)
+        np.testing.assert_array_equal(model.dual_coef_, serial.dual_coef_)
+        assert model.n_iter_ == serial.n_iter_ == 6
+        assert [h.round for h in history] == list(range(1, 7))
+        # The gap terms come from the serial gap pass: the same objectives up to ½‖W‖²'s rounding.
+        np.testing.assert_allclose([h.primal for h in history], [h[1] for h in serial.history_], rtol=1e-14)
+        np.testing.assert_allclose([h.dual for h in history], [h[2] for h in serial.history_], rtol=1e-14)
+
+
+@pytest.mark.parametrize("sizes", [[300], [150, 150], [100, 120, 80], [40] * 7 + [20]])
+@pytest.mark.parametrize("loss, smoothing, tol, aggregation, local_epochs", [("alpha", 0.0, 1e-4, "adding", 1.0),
+                                                                          ("beta", 0.3, 1e-6, "line_search", 0.3)])
+def test_partitions_reach_the_serial_optimum_with_a_rising_dual(sizes, loss, smoothing, tol, aggregation, local_epochs):
+    # On local threads (the rounds are the same as on Dask: test_local_threads_give_the_dask_model).
+    X, y = _problem(seed=1)
+    params = dict(k=2, loss=loss, smoothing=smoothing, C=0.5, check_every=1, random_state=0)
+    optimum = _quiet(TopKSVC(tol=1e-10, max_epochs=20000, **params).fit, X, y).primal_objective_
+    settings = dict(max_rounds=10000, aggregation=aggregation, local_epochs=local_epochs)
+    model, history = fit_cocoa(None, TopKSVC(tol=tol, **params), *_split(X, y, sizes), **settings)
+    assert model.status_ == "converged"
+    duals = [h.dual for h in history]
+    assert all(b >= a - 1e-12 * abs(a) for a, b in zip(duals, duals[1:]))
+    assert abs(model.primal_objective_ - optimum) <= tol * abs(optimum)
+    # The reported objectives are the model's: recomputed here from coef_ and dual_coef_.
+    W = np.hstack([model.coef_, model.intercept_[:, None] / model.intercept_scaling])
+    assert 0.5 * np.sum(W * W) == pytest.approx(0.5 * np.sum((np.hstack([X, np.ones((len(X), 1))]).T
+                                                              @ model.dual_coef_) ** 2), rel=1e-10)
+    again, _ = fit_cocoa(None, TopKSVC(tol=tol, **params), *_split(X, y, sizes), **settings)
+    np.testing.assert_array_equal(again.coef_, model.coef_)
+
+
+def test_local_threads_give_the_dask_model(client):
+    X, y = _problem(seed=2)
+    parts = _split(X, y, [90, 110, 100])
+    estimator = TopKSVC(k=1, C=0.1, smoothing=0.5, tol=1e-5, random_state=5)
+    settings = dict(max_rounds=2000, aggregation="line_search", local_epochs=0.25)
+    on_dask, history = fit_cocoa(client, estimator, *parts, **settings)
+    local, local_history = fit_cocoa(None, estimator, *parts, **settings)
+    assert on_dask.status_ == "converged"
+    np.testing.assert_array_equal(on_dask.coef_, local.coef_)
+    assert [h.round for h in history] == [h.round for h in local_history]
+    assert history[-1].bytes_sent > 0 and local_history[-1].bytes_sent == 0
+
+
+def test_empty_and_tiny_partitions(client):
+    X, y = _problem(n=200, seed=4)
+    params = dict(k=1, C=0.1, smoothing=0.5, tol=1e-5, random_state=0, check_every=2)
+    model, _ = fit_cocoa(client, TopKSVC(**params), *_split(X, y, [0, 1, 199, 0]), max_rounds=3000)
+    reference, _ = fit_cocoa(client, TopKSVC(**params), *_split(X, y, [1, 199]), max_rounds=3000)
+    assert model.status_ == "converged"
+    # The empty partitions neither take steps nor count in σ' = K.
+    np.testing.assert_array_equal(model.coef_, reference.coef_)
+    assert model.dual_coef_.shape == (200, 5)
+
+
+def test_checkpoint_resume_reaches_the_uninterrupted_model(client, tmp_path):
+    X, y = _problem(seed=6)
+    parts = _split(X, y, [100, 100, 100])
+    estimator = TopKSVC(k=2, C=0.1, smoothing=0.2, tol=1e-5, check_every=1, random_state=1)
+    whole, whole_history = fit_cocoa(client, estimator, *parts, max_rounds=2000)
+    with pytest.warns(ConvergenceWarning):
+        cut, _ = fit_cocoa(client, estimator, *parts, max_rounds=7, checkpoint_every=3, checkpoint_dir=str(tmp_path))
+    assert cut.status_ == "max_rounds"
+    resumed, history = fit_cocoa(client, estimator, *parts, max_rounds=2000, checkpoint_dir=str(tmp_path), resume=True)
+    np.testing.assert_array_equal(resumed.coef_, whole.coef_)
+    np.testing.assert_array_equal(resumed.dual_coef_, whole.dual_coef_)
+    assert [h.round for h in history] == [h.round for h in whole_history]
+    with pytest.raises(InvalidInputError, match="resume"):
+        fit_cocoa(client, estimator, *_split(X, y, [150, 150]), checkpoint_dir=str(tmp_path), resume=True)
+
+
+def test_dask_arrays_csr_and_prediction(client):
+    X, y = _problem(n=240, seed=7)
+    dX, dy = da.from_array(X, chunks=(80, 3)), da.from_array(y, chunks=100)
+    estimator = TopKSVC(k=1, C=0.1, smoothing=0.5, tol=1e-5, random_state=2)
+    model, _ = fit_cocoa(client, estimator, dX, dy, max_rounds=3000)
+    listed, _ = fit_cocoa(client, estimator, *_split(X, y, [80, 80, 80]), max_rounds=3000)
+    np.testing.assert_array_equal(model.coef_, listed.coef_)
+    sparse, _ = fit_cocoa(client, estimator, [sp.csr_matrix(p) for p in _split(X, y, [80, 80, 80])[0]], y,
+                          max_rounds=3000)
+    np.testing.assert_allclose(sparse.coef_, listed.coef_, rtol=1e-10, atol=1e-12)
+    scores = decision_function(model, dX).compute()
+    np.testing.assert_allclose(scores, model.decision_function(X))
+    np.testing.assert_array_equal(predict(model, dX).compute(), model.predict(X))
+    assert model.score(X, y) > 0.5
+
+
+def test_worker_processes_pickle_everything():
+    X, y = _problem(n=160, seed=8)
+    estimator = TopKSVC(k=1, smoothing=0.5, tol=1e-5, random_state=4)
+    parts = _split(X, y, [80, 80])
+    local, _ = fit_cocoa(None, estimator, *parts, max_rounds=2000)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            model, _ = fit_cocoa(c, estimator, *parts, max_rounds=2000)
+    np.testing.assert_array_equal(model.coef_, local.coef_)
+
+
+@pytest.mark.parametrize("estimator, X_parts, y, message", [
+    (TopKSVC(kernel="rbf"), None, None, "linear"),
+    (TopKSVC(k=5), None, None, "k"),
+    (TopKSVC(), "nan", None, "NaN"),
+    (TopKSVC(), None, "one class", "class"),
+    (TopKSVC(), None, "short", "labels"),
+    (TopKSVC(C=-1.0), None, None, "C"),
+])
+def test_bad_input_raises(client, estimator, X_parts, y, message):
+    X, labels = _problem(n=60)
+    parts = _split(X, labels, [30, 30])[0]
+    if X_parts == "nan":
+        parts[1] = parts[1].copy()
+        parts[1][3, 2] = np.nan
+    if y == "one class":
+        labels = np.zeros(60, dtype=int)
+    elif y == "short":
+        labels = labels[:50]
+    with pytest.raises(InvalidInputError, match=message):
+        fit_cocoa(client, estimator, parts, labels, max_rounds=3)
+
+
+def test_bad_arguments_raise(client):
+    X, y = _problem(n=60)
+    with pytest.raises(InvalidInputError, match="estimator"):
+        fit_cocoa(client, object(), [X], y)
+    with pytest.raises(InvalidInputError, match="checkpoint_dir"):
+        fit_cocoa(client, TopKSVC(), [X], y, checkpoint_every=2)
+    with pytest.raises(InvalidInputError, match="max_rounds"):
+        fit_cocoa(client, TopKSVC(), [X], y, max_rounds=0)
+    with pytest.raises(InvalidInputError, match="X"):
+        fit_cocoa(None, TopKSVC(), X, y)
+    with pytest.raises(InvalidInputError, match="feature"):
+        fit_cocoa(client, TopKSVC(), [X, X[:, :3]], np.concatenate([y, y]))

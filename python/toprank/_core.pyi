@@ -35,6 +35,8 @@ __all__ = [
     "cocoa_local_round",
     "cocoa_partition_terms",
     "cocoa_dual_change",
+    "m3l_cocoa_round",
+    "m3l_cocoa_terms",
     "pq_train",
     "pq_encode",
     "pq_decode",
@@ -111,6 +113,7 @@ def m3l_fit_linear(
     max_iter: int,
     seed: int,
     bias: float | None = None,
+    shrinking: bool = True,
     dual_coef: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
     callback: _Progress | None = None,
@@ -170,10 +173,13 @@ def cocoa_local_round(
     smoothing: float,
     bias: float | None,
     sigma: float,
-    start: int,
     steps: int,
     seed: int,
-) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]: ...
+    epoch: int,
+    offset: int,
+    shrinking: bool = False,
+    active: tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.uint32]] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], int, int]: ...
 def cocoa_partition_terms(
     x: Any,
     y: NDArray[np.int64],
@@ -185,8 +191,9 @@ def cocoa_partition_terms(
     k: int,
     smoothing: float,
     bias: float | None,
+    shrinking: bool = False,
     n_jobs: int | None = None,
-) -> tuple[float, float]: ...
+) -> tuple[float, float, tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.uint32]]]: ...
 def cocoa_dual_change(
     y: NDArray[np.int64],
     c: NDArray[np.float64],
@@ -198,6 +205,35 @@ def cocoa_dual_change(
     k: int,
     smoothing: float,
 ) -> tuple[float, float]: ...
+def m3l_cocoa_round(
+    x: Any,
+    y: NDArray[np.float64],
+    r: NDArray[np.float64],
+    c: float,
+    delta_plus: NDArray[np.float64],
+    delta_minus: NDArray[np.float64],
+    sq_norms: NDArray[np.float64],
+    dual_coef: NDArray[np.float64],
+    coef: NDArray[np.float64],
+    *,
+    bias: float | None,
+    sigma: float,
+    first_epoch: int,
+    epochs: int,
+    seed: int,
+) -> NDArray[np.float64]: ...
+def m3l_cocoa_terms(
+    x: Any,
+    y: NDArray[np.float64],
+    r: NDArray[np.float64],
+    c: float,
+    delta_plus: NDArray[np.float64],
+    delta_minus: NDArray[np.float64],
+    dual_coef: NDArray[np.float64],
+    coef: NDArray[np.float64],
+    *,
+    bias: float | None,
+) -> tuple[float, float, float]: ...
 def sdca_fit_linear(
     x: Any,
     y: NDArray[np.int64],

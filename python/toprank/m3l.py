@@ -38,7 +38,7 @@ from toprank.exceptions import InvalidInputError
 from toprank.metrics import hamming_loss
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
-from toprank.svm import _choice, _kernel_gamma
+from toprank.svm import _choice, _flag, _kernel_gamma
 
 __all__ = ["M3L"]
 
@@ -89,6 +89,9 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
     intercept_scaling : float, default=1.0
     tol : float, default=1e-3
         Stop when every projected gradient of the dual is below ``tol`` in magnitude.
+    shrinking : bool, default=True
+        DCD: drop variables stuck at a bound between epochs (paper (44)–(45)); all return
+        for a verification epoch before stopping.
     max_iter : int, default=100_000
         Outer SMO iterations (label choices), or DCD epochs, at most.
     cache_size : float, default=200
@@ -125,6 +128,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         fit_intercept: bool = True,
         intercept_scaling: float = 1.0,
         tol: float = 1e-3,
+        shrinking: bool = True,
         max_iter: int = 100_000,
         cache_size: float = 200.0,
         random_state: Any = None,
@@ -141,6 +145,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.tol = tol
+        self.shrinking = shrinking
         self.max_iter = max_iter
         self.cache_size = cache_size
         self.random_state = random_state
@@ -226,7 +231,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
                       callback=self._progress if self.verbose else None)
         if solver == "dcd":
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-            result = _core.m3l_fit_linear(Xv, signs, R, C, *losses, seed=seed,
+            result = _core.m3l_fit_linear(Xv, signs, R, C, *losses, seed=seed, shrinking=_flag(self.shrinking, "shrinking"),
                                           bias=scaling if self.fit_intercept else None, **common)
             alpha = result["dual_coef"]
             Z = result["coef"]

@@ -12,7 +12,8 @@ use super::monitor::PyMonitor;
 use super::sdca::{labels_of, make_loss};
 use super::threads;
 use crate::data::Design;
-use crate::solvers::sdca::{self, Examples, LinearModel, RoundOptions, SdcaLoss};
+use crate::solvers::m3l::{self, M3l, M3lRoundOptions};
+use crate::solvers::sdca::{self, ActiveSet, Cursor, Examples, LinearModel, RoundOptions, SdcaLoss};
 
 /// The partition's data and the broadcast W.
 struct Partition<'a> {
@@ -28,6 +29,8 @@ struct RoundJob<'a> {
     part: Partition<'a>,
     sq_norms: &'a [f64],
     dual: &'a mut [f64],
+    active: ActiveSet,
+    from: Cursor,
     opts: RoundOptions,
 }
 
@@ -36,7 +39,8 @@ impl DesignJob for RoundJob<'_> {
     fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
         let p = &self.part;
         let model = LinearModel::with_sq_norms(x, p.m, p.bias, self.sq_norms)?;
-        sdca::local_round(&model, p.loss, &Examples { y: p.y, c: p.c }, self.dual, p.w, &self.opts, monitor)
+        let ex = Examples { y: p.y, c: p.c };
+        sdca::local_round(&model, p.loss, &ex, self.dual, p.w, &self.active, self.from, &self.opts, monitor)
     }
 }
 
@@ -54,15 +58,36 @@ impl DesignJob for NormsJob {
 struct TermsJob<'a> {
     part: Partition<'a>,
     dual: &'a [f64],
+    shrinking: bool,
 }
 
 impl DesignJob for TermsJob<'_> {
-    type Output = (f64, f64);
-    fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<(f64, f64)> {
+    type Output = (f64, f64, ActiveSet);
+    fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
         let p = &self.part;
         let mut model = LinearModel::new(x, p.m, p.bias);
-        sdca::partition_terms(&mut model, p.loss, &Examples { y: p.y, c: p.c }, self.dual, p.w)
+        sdca::partition_terms(&mut model, p.loss, &Examples { y: p.y, c: p.c }, self.dual, p.w, self.shrinking)
     }
+}
+
+/// The active set from its three arrays (examples as 0/1 bytes), or everything.
+fn active_set(parts: Option<ActiveParts<'_>>, y: &[usize], m: usize) -> PyResult<ActiveSet> {
+    let Some((examples, starts, classes)) = parts else { return Ok(ActiveSet::new(y.len())) };
+    let examples = examples.as_array().iter().map(|&v| v != 0).collect();
+    let starts = starts.as_array().iter().map(|&v| usize::try_from(v).map_err(|_| invalid("active", "starts must be >= 0"))).collect::<PyResult<_>>()?;
+    ActiveSet::from_parts(examples, starts, classes.as_array().to_vec(), y, m).map_err(super::errors::to_py)
+}
+
+type ActiveParts<'py> = (PyReadonlyArray1<'py, u8>, PyReadonlyArray1<'py, i64>, PyReadonlyArray1<'py, u32>);
+type ActiveArrays<'py> = (Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u32>>);
+
+fn active_arrays<'py>(py: Python<'py>, active: &ActiveSet) -> ActiveArrays<'py> {
+    let (examples, starts, classes) = active.parts();
+    (
+        numpy::IntoPyArray::into_pyarray(examples.iter().map(|&b| u8::from(b)).collect::<Vec<u8>>(), py),
+        numpy::IntoPyArray::into_pyarray(starts.iter().map(|&s| s as i64).collect::<Vec<i64>>(), py),
+        numpy::IntoPyArray::into_pyarray(classes.to_vec(), py),
+    )
 }
 
 fn matrix<'a>(a: &'a PyReadonlyArray2<'_, f64>, name: &str, rows: usize, cols: usize) -> PyResult<&'a [f64]> {
@@ -86,10 +111,14 @@ pub(crate) fn cocoa_sq_norms<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, bias: 
     Ok(numpy::IntoPyArray::into_pyarray(norms, py))
 }
 
-/// One CoCoA+ round on a partition: updates A_k (`dual_coef`) in place and returns
-/// (u = W + σ'ΔW_k, the changed rows, their values before the round).
+/// One CoCoA+ round on a partition from the cursor (epoch, offset): updates A_k
+/// (`dual_coef`) in place and returns (u = W + σ'ΔW_k, the changed rows, their values
+/// before the round, the next cursor's epoch and offset).
 #[pyfunction]
-#[pyo3(signature = (x, y, c, sq_norms, dual_coef, coef, *, loss, k, smoothing, bias, sigma, start, steps, seed))]
+#[pyo3(signature = (
+    x, y, c, sq_norms, dual_coef, coef, *, loss, k, smoothing, bias, sigma, steps, seed, epoch, offset,
+    shrinking=false, active=None
+))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub(crate) fn cocoa_local_round<'py>(
     py: Python<'py>,
@@ -104,10 +133,13 @@ pub(crate) fn cocoa_local_round<'py>(
     smoothing: f64,
     bias: Option<f64>,
     sigma: f64,
-    start: u64,
     steps: u64,
     seed: u64,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f64>>)> {
+    epoch: u64,
+    offset: u64,
+    shrinking: bool,
+    active: Option<ActiveParts<'py>>,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f64>>, u64, u64)> {
     let loss = make_loss(loss, k, smoothing)?;
     let m = coef.shape()[0];
     let (n, width) = row_width(x, bias)?;
@@ -119,7 +151,9 @@ pub(crate) fn cocoa_local_round<'py>(
     let y = labels_of(&y)?;
     let part = Partition { loss: &*loss, y: &y, c: c.as_slice()?, m, bias, w };
     let sq_norms = sq_norms.as_slice()?;
-    let job = RoundJob { part, sq_norms, dual, opts: RoundOptions { sigma, start, steps, seed } };
+    let active = active_set(active, part.y, m)?;
+    let opts = RoundOptions { sigma, steps, seed, shrinking };
+    let job = RoundJob { part, sq_norms, dual, active, from: Cursor { epoch, offset }, opts };
     // On the calling thread (a round is one sequential pass; the engine runs partitions
     // in parallel — a shared one-thread pool would run them one after the other).
     let round = with_design(x, None, None, job)?
@@ -130,25 +164,30 @@ pub(crate) fn cocoa_local_round<'py>(
     };
     let changed: Vec<i64> = round.changed.iter().map(|&i| i as i64).collect();
     let rows = changed.len();
-    Ok((to_2d(round.local, m, width)?, numpy::IntoPyArray::into_pyarray(changed, py), to_2d(round.before, rows, m)?))
+    let changed = numpy::IntoPyArray::into_pyarray(changed, py);
+    Ok((to_2d(round.local, m, width)?, changed, to_2d(round.before, rows, m)?, round.end.epoch, round.end.offset))
 }
 
-/// The partition's terms of the duality gap at (W, A_k): (Σ c_i L_i(W), Σ D_i(a_i)).
+/// The partition's terms of the duality gap at (W, A_k): (Σ c_i L_i(W), Σ D_i(a_i)), and
+/// the active set of the serial solver's check (examples, starts, classes; class lists
+/// only with `shrinking`).
 #[pyfunction]
-#[pyo3(signature = (x, y, c, dual_coef, coef, *, loss, k, smoothing, bias, n_jobs=None))]
+#[pyo3(signature = (x, y, c, dual_coef, coef, *, loss, k, smoothing, bias, shrinking=false, n_jobs=None))]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn cocoa_partition_terms(
-    x: &Bound<'_, PyAny>,
-    y: PyReadonlyArray1<'_, i64>,
-    c: PyReadonlyArray1<'_, f64>,
-    dual_coef: PyReadonlyArray2<'_, f64>,
-    coef: PyReadonlyArray2<'_, f64>,
+pub(crate) fn cocoa_partition_terms<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray1<'py, i64>,
+    c: PyReadonlyArray1<'py, f64>,
+    dual_coef: PyReadonlyArray2<'py, f64>,
+    coef: PyReadonlyArray2<'py, f64>,
     loss: &str,
     k: usize,
     smoothing: f64,
     bias: Option<f64>,
+    shrinking: bool,
     n_jobs: Option<i64>,
-) -> PyResult<(f64, f64)> {
+) -> PyResult<(f64, f64, ActiveArrays<'py>)> {
     let threads = threads::resolve(n_jobs)?;
     let loss = make_loss(loss, k, smoothing)?;
     let m = coef.shape()[0];
@@ -157,7 +196,8 @@ pub(crate) fn cocoa_partition_terms(
     let dual = matrix(&dual_coef, "dual_coef", n, m)?;
     let y = labels_of(&y)?;
     let part = Partition { loss: &*loss, y: &y, c: c.as_slice()?, m, bias, w };
-    with_design(x, threads, None, TermsJob { part, dual })
+    let (loss_sum, dual_sum, active) = with_design(x, threads, None, TermsJob { part, dual, shrinking })?;
+    Ok((loss_sum, dual_sum, active_arrays(py, &active)))
 }
 
 /// A round's dual change at t = ½ and t = 1 (`solvers::sdca::dual_change`), for the
@@ -188,4 +228,106 @@ pub(crate) fn cocoa_dual_change(
     let c = c.as_slice()?;
     let loss = &*loss;
     super::arrays::run_detached(py, None, || sdca::dual_change(loss, &Examples { y: &y, c }, &rows, before, dual, m))
+}
+
+/// The partition's M3L problem: its rows of Y (±1) and of the losses, and R, C.
+fn m3l_partition<'a>(
+    y: &'a PyReadonlyArray2<'_, f64>,
+    r: &'a PyReadonlyArray2<'_, f64>,
+    c: f64,
+    delta_plus: &'a PyReadonlyArray2<'_, f64>,
+    delta_minus: &'a PyReadonlyArray2<'_, f64>,
+) -> PyResult<M3l<'a>> {
+    let (n, labels) = (y.shape()[0], y.shape()[1]);
+    let slice = super::m3l::slice;
+    if n == 0 {
+        return Err(invalid("Y", "an empty partition takes no round"));
+    }
+    M3l::new(n, labels, slice(y, "Y")?, slice(r, "R")?, c, slice(delta_plus, "loss")?, slice(delta_minus, "loss")?)
+        .map_err(super::errors::to_py)
+}
+
+struct M3lRoundJob<'a> {
+    problem: M3l<'a>,
+    alpha: &'a mut [f64],
+    z: &'a [f64],
+    sq_norms: &'a [f64],
+    opts: M3lRoundOptions,
+}
+
+impl DesignJob for M3lRoundJob<'_> {
+    type Output = Option<Vec<f64>>;
+    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        m3l::local_round(&self.problem, x, self.alpha, self.z, self.sq_norms, &self.opts, monitor)
+    }
+}
+
+struct M3lTermsJob<'a> {
+    problem: M3l<'a>,
+    alpha: &'a [f64],
+    z: &'a [f64],
+    bias: Option<f64>,
+}
+
+impl DesignJob for M3lTermsJob<'_> {
+    type Output = (f64, f64, f64);
+    fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        m3l::partition_terms(&self.problem, x, self.alpha, self.z, self.bias)
+    }
+}
+
+/// One CoCoA+ round of linear M3L on a partition (`solvers::m3l::local_round`): updates
+/// α_k (`dual_coef`) in place and returns u = Z + σ'ΔZ_k.
+#[pyfunction]
+#[pyo3(signature = (x, y, r, c, delta_plus, delta_minus, sq_norms, dual_coef, coef, *, bias, sigma, first_epoch, epochs, seed))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn m3l_cocoa_round<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    y: PyReadonlyArray2<'py, f64>,
+    r: PyReadonlyArray2<'py, f64>,
+    c: f64,
+    delta_plus: PyReadonlyArray2<'py, f64>,
+    delta_minus: PyReadonlyArray2<'py, f64>,
+    sq_norms: PyReadonlyArray1<'py, f64>,
+    mut dual_coef: PyReadwriteArray2<'py, f64>,
+    coef: PyReadonlyArray2<'py, f64>,
+    bias: Option<f64>,
+    sigma: f64,
+    first_epoch: u64,
+    epochs: u64,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let problem = m3l_partition(&y, &r, c, &delta_plus, &delta_minus)?;
+    let (labels, width) = (coef.shape()[0], coef.shape()[1]);
+    let z = matrix(&coef, "coef", labels, width)?;
+    let alpha = dual_coef.as_slice_mut().map_err(|_| invalid("dual_coef", "must be C-contiguous, aligned and writeable"))?;
+    let opts = M3lRoundOptions { sigma, first_epoch, epochs, seed, bias };
+    let job = M3lRoundJob { problem, alpha, z, sq_norms: sq_norms.as_slice()?, opts };
+    let local = with_design(x, None, None, job)?
+        .ok_or_else(|| super::errors::InternalError::new_err("the round stopped without an interrupt"))?;
+    let arr = ndarray::Array2::from_shape_vec((labels, width), local).map_err(|e| invalid("output", e.to_string()))?;
+    Ok(numpy::IntoPyArray::into_pyarray(arr, py))
+}
+
+/// The partition's share of M3L's (P, D) at (Z, α_k) and its largest |projected gradient|.
+#[pyfunction]
+#[pyo3(signature = (x, y, r, c, delta_plus, delta_minus, dual_coef, coef, *, bias))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn m3l_cocoa_terms(
+    x: &Bound<'_, PyAny>,
+    y: PyReadonlyArray2<'_, f64>,
+    r: PyReadonlyArray2<'_, f64>,
+    c: f64,
+    delta_plus: PyReadonlyArray2<'_, f64>,
+    delta_minus: PyReadonlyArray2<'_, f64>,
+    dual_coef: PyReadonlyArray2<'_, f64>,
+    coef: PyReadonlyArray2<'_, f64>,
+    bias: Option<f64>,
+) -> PyResult<(f64, f64, f64)> {
+    let problem = m3l_partition(&y, &r, c, &delta_plus, &delta_minus)?;
+    let (labels, width) = (coef.shape()[0], coef.shape()[1]);
+    let z = matrix(&coef, "coef", labels, width)?;
+    let alpha = matrix(&dual_coef, "dual_coef", problem.n, problem.labels)?;
+    with_design(x, None, None, M3lTermsJob { problem, alpha, z, bias })
 }

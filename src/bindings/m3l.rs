@@ -34,7 +34,7 @@ impl KernelJob for SmoJob<'_> {
     }
 }
 
-fn slice<'a>(a: &'a PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<&'a [f64]> {
+pub(crate) fn slice<'a>(a: &'a PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<&'a [f64]> {
     a.as_slice().map_err(|_| invalid(name, "must be a C-contiguous float64 array"))
 }
 
@@ -128,7 +128,10 @@ impl DesignJob for DcdJob<'_> {
 /// Linear M3L by dual coordinate descent with shrinking; `x` dense or CSR. Returns the
 /// dual variables and Z (n_labels × (n_features [+ 1 for the bias feature])).
 #[pyfunction]
-#[pyo3(signature = (x, y, r, c, delta_plus, delta_minus, *, tol, max_iter, seed, bias=None, dual_coef=None, n_jobs=None, callback=None))]
+#[pyo3(signature = (
+    x, y, r, c, delta_plus, delta_minus, *, tol, max_iter, seed, bias=None, shrinking=true, dual_coef=None, n_jobs=None,
+    callback=None
+))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn m3l_fit_linear<'py>(
     py: Python<'py>,
@@ -142,6 +145,7 @@ pub(crate) fn m3l_fit_linear<'py>(
     max_iter: usize,
     seed: u64,
     bias: Option<f64>,
+    shrinking: bool,
     dual_coef: Option<PyReadonlyArray2<'py, f64>>,
     n_jobs: Option<i64>,
     callback: Option<Py<PyAny>>,
@@ -149,7 +153,7 @@ pub(crate) fn m3l_fit_linear<'py>(
     let threads = threads::resolve(n_jobs)?;
     let labels = y.shape()[1];
     let (problem, alpha) = problem_and_start(&y, &r, c, &delta_plus, &delta_minus, tol, dual_coef.as_ref())?;
-    let job = DcdJob { problem, alpha, options: DcdOptions { tol, max_iter, seed, bias } };
+    let job = DcdJob { problem, alpha, options: DcdOptions { tol, max_iter, seed, bias, shrinking } };
     let (alpha, report, z) = with_design(x, threads, callback, job)?;
     let out = PyDict::new(py);
     let to_2d = |v: Vec<f64>, cols: usize| PyArray2::from_vec2(py, &v.chunks(cols).map(|r| r.to_vec()).collect::<Vec<_>>());

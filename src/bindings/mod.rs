@@ -206,6 +206,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cocoa::cocoa_partition_terms, m)?)?;
     m.add_function(wrap_pyfunction!(cocoa::cocoa_dual_change, m)?)?;
     m.add_function(wrap_pyfunction!(cocoa::cocoa_sq_norms, m)?)?;
+    m.add_function(wrap_pyfunction!(cocoa::m3l_cocoa_round, m)?)?;
+    m.add_function(wrap_pyfunction!(cocoa::m3l_cocoa_terms, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_train, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_encode, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_decode, m)?)?;

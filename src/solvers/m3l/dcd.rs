@@ -9,8 +9,10 @@
 //! Optimal when every projected gradient (31) vanishes; the solver stops when all are
 //! below `tol` in magnitude, checked on every variable (shrunk or not) before it stops.
 //!
-//! Order: an epoch visits the labels in a seeded random order and, within a label, its
-//! active variables in a seeded random order. Steps on label l update z_l at once
+//! Order: epoch e visits the labels in the order of the seeded stream (e, ·) and, within
+//! label l, its active variables (in index order) shuffled by the stream (e, l) — a
+//! function of (seed, e, l, the active set) alone, so that a CoCoA+ round of one
+//! partition (`local_round.rs`) takes the same steps. Steps on label l update z_l at once
 //! (40) and accumulate v_l = Σ y_jl δ_jl x_j (43); the other labels get z_k += 2 R_kl v_l
 //! (42) when the label is done — every step therefore sees the exact gradient of its
 //! variable, and with R = I nothing is deferred at all (one-vs-all DCD, LIBLINEAR's).
@@ -38,6 +40,8 @@ pub struct DcdOptions {
     pub seed: u64,
     /// The constant feature's value (intercept), or None.
     pub bias: Option<f64>,
+    /// Shrink variables stuck at a bound (44)–(45); without, every epoch visits all.
+    pub shrinking: bool,
 }
 
 /// z·x for a row (the bias feature last).
@@ -45,7 +49,7 @@ fn dot(z: &[f64], row: &Row<'_>, bias: Option<f64>) -> f64 {
     row.dot(z) + bias.map_or(0.0, |s| s * z[z.len() - 1])
 }
 
-fn axpy(alpha: f64, row: &Row<'_>, bias: Option<f64>, z: &mut [f64]) {
+pub(crate) fn axpy(alpha: f64, row: &Row<'_>, bias: Option<f64>, z: &mut [f64]) {
     row.axpy_into(alpha, z);
     if let Some(s) = bias {
         let last = z.len() - 1;
@@ -69,35 +73,15 @@ pub fn solve_dcd<D: Design>(
     if alpha.len() != n * labels || alpha.iter().any(|&a| !(0.0..=c).contains(&a)) {
         return Err(Error::input("dual_coef", format!("must hold {n} x {labels} values in [0, C]")));
     }
-    let width = x.n_features() + usize::from(options.bias.is_some());
     let bias = options.bias;
-    let y = problem.y;
-    let mut buf = RowBuf::new();
-    let sq_norms: Vec<f64> = (0..n).map(|i| x.row(i, &mut buf).sq_norm() + bias.map_or(0.0, |s| s * s)).collect();
-
-    // Z = 2 Xᵀ A R from the starting α.
-    let mut z = vec![0.0; labels * width];
-    for p in 0..n {
-        let row = x.row(p, &mut buf);
-        for l in 0..labels {
-            let a = alpha[p * labels + l];
-            if a != 0.0 {
-                for k in 0..labels {
-                    let r_kl = problem.r(k, l);
-                    if r_kl != 0.0 {
-                        axpy(2.0 * r_kl * y[p * labels + l] * a, &row, bias, &mut z[k * width..(k + 1) * width]);
-                    }
-                }
-            }
-        }
-    }
+    let sq_norms = sq_norms_of(x, bias);
+    let mut z = primal_of(problem, x, alpha, bias);
+    let sweep = Sweep { problem, x, bias, sq_norms: &sq_norms, sigma: 1.0 };
 
     let mut active: Vec<Vec<usize>> = (0..labels).map(|_| (0..n).collect()).collect();
     // Extremal projected gradients (ascent convention) of the previous epoch, per label.
     let (mut upper, mut lower) = (vec![f64::INFINITY; labels], vec![f64::NEG_INFINITY; labels]);
-    let mut label_order: Vec<usize> = (0..labels).collect();
-    let mut rng = SplitMix64::new(options.seed);
-    let mut pending = vec![0.0; width];
+    let mut label_order = Vec::with_capacity(labels);
     let started = std::time::Instant::now();
     let mut status = Status::MaxEpochs;
     let mut epochs = 0;
@@ -108,66 +92,23 @@ pub fn solve_dcd<D: Design>(
         }
         epochs += 1;
         let full = active.iter().all(|a| a.len() == n);
-        rng.shuffle(&mut label_order);
-        let (mut epoch_max, mut epoch_min) = (vec![f64::NEG_INFINITY; labels], vec![f64::INFINITY; labels]);
-        let mut worst = 0.0f64;
+        sweep.label_order(&mut label_order, options.seed, epochs as u64);
+        let mut stats = SweepStats::new(labels);
         for &l in &label_order {
             // An epoch is N·L steps: stop between labels when asked.
             if monitor.should_stop() {
                 status = Status::Interrupted;
                 break;
             }
-            let r_ll = problem.r(l, l);
-            pending.iter_mut().for_each(|v| *v = 0.0);
-            let mut moved = false;
             let set = &mut active[l];
-            rng.shuffle(set);
-            let mut s = 0;
-            while s < set.len() {
-                let p = set[s];
-                let idx = p * labels + l;
-                let row = x.row(p, &mut buf);
-                let g = problem.b(idx) - 2.0 * y[idx] * dot(&z[l * width..(l + 1) * width], &row, bias);
-                let a = alpha[idx];
-                // Shrink a variable stuck at a bound beyond the label's extremal gradients.
-                if a <= 0.0 && g < lower[l] || a >= c && g > upper[l] {
-                    set.swap_remove(s);
-                    continue;
-                }
-                let pg = projected(a, g, c);
-                epoch_max[l] = epoch_max[l].max(pg);
-                epoch_min[l] = epoch_min[l].min(pg);
-                worst = worst.max(pg.abs());
-                s += 1;
-                if pg == 0.0 || sq_norms[p] == 0.0 {
-                    continue;
-                }
-                let new = (a + g / (4.0 * r_ll * sq_norms[p])).clamp(0.0, c);
-                let delta = new - a;
-                if delta != 0.0 {
-                    alpha[idx] = new;
-                    let step = y[idx] * delta;
-                    axpy(2.0 * r_ll * step, &row, bias, &mut z[l * width..(l + 1) * width]);
-                    axpy(step, &row, bias, &mut pending);
-                    moved = true;
-                }
-            }
-            // (42): the other labels catch up with label l.
-            if moved {
-                for k in (0..labels).filter(|&k| k != l) {
-                    let r_kl = problem.r(k, l);
-                    if r_kl != 0.0 {
-                        for (zk, &v) in z[k * width..(k + 1) * width].iter_mut().zip(&pending) {
-                            *zk += 2.0 * r_kl * v;
-                        }
-                    }
-                }
-            }
+            sweep.example_order(set, options.seed, epochs as u64, l);
+            let bounds = options.shrinking.then(|| (lower[l], upper[l]));
+            sweep.label(l, set, bounds, alpha, &mut z, &mut stats);
         }
         if status == Status::Interrupted {
             break;
         }
-        if worst < options.tol {
+        if stats.worst < options.tol {
             if full {
                 status = Status::Converged;
                 break;
@@ -184,26 +125,156 @@ pub fn solve_dcd<D: Design>(
             let (mut hi, mut lo) = (f64::NEG_INFINITY, f64::INFINITY);
             for k in 0..labels {
                 let w = problem.r(k, l).abs();
-                if w != 0.0 && epoch_max[k].is_finite() {
-                    hi = hi.max(w * epoch_max[k]);
-                    lo = lo.min(w * epoch_min[k]);
+                if w != 0.0 && stats.max[k].is_finite() {
+                    hi = hi.max(w * stats.max[k]);
+                    lo = lo.min(w * stats.min[k]);
                 }
             }
             upper[l] = if hi > 0.0 { hi } else { f64::INFINITY };
             lower[l] = if lo < 0.0 { lo } else { f64::NEG_INFINITY };
         }
     }
+    let width = z.len() / labels;
     let scores = training_scores(problem, x, &z, width, bias);
     let (primal, dual) = problem.objectives(alpha, &scores);
     let max_violation = (0..n * labels)
-        .map(|idx| projected(alpha[idx], problem.b(idx) - 2.0 * y[idx] * scores[idx], c).abs())
+        .map(|idx| projected(alpha[idx], problem.b(idx) - 2.0 * problem.y[idx] * scores[idx], c).abs())
         .fold(0.0, f64::max);
     monitor.report(&Progress { epoch: epochs, primal, dual, gap: crate::solvers::relative_gap(primal, dual), elapsed: started.elapsed() });
     Ok((M3lReport { status, iterations: epochs, primal, dual, max_violation }, z))
 }
 
+/// The width of Z's rows: the features, and the bias feature last when there is one.
+pub(crate) fn primal_width<D: Design>(x: &D, bias: Option<f64>) -> usize {
+    x.n_features() + usize::from(bias.is_some())
+}
+
+/// ‖x_i‖² (+ bias²) for every row.
+pub(crate) fn sq_norms_of<D: Design>(x: &D, bias: Option<f64>) -> Vec<f64> {
+    let mut buf = RowBuf::new();
+    (0..x.n_rows()).map(|i| x.row(i, &mut buf).sq_norm() + bias.map_or(0.0, |s| s * s)).collect()
+}
+
+/// Z = 2 Xᵀ A R (L rows of width d [+ 1]) for α.
+pub(crate) fn primal_of<D: Design>(problem: &M3l<'_>, x: &D, alpha: &[f64], bias: Option<f64>) -> Vec<f64> {
+    let (labels, y) = (problem.labels, problem.y);
+    let width = primal_width(x, bias);
+    let mut buf = RowBuf::new();
+    let mut z = vec![0.0; labels * width];
+    for p in 0..problem.n {
+        let row = x.row(p, &mut buf);
+        for l in 0..labels {
+            let a = alpha[p * labels + l];
+            if a != 0.0 {
+                for k in 0..labels {
+                    let r_kl = problem.r(k, l);
+                    if r_kl != 0.0 {
+                        axpy(2.0 * r_kl * y[p * labels + l] * a, &row, bias, &mut z[k * width..(k + 1) * width]);
+                    }
+                }
+            }
+        }
+    }
+    z
+}
+
+/// The extremal projected gradients of an epoch: per label (for shrinking), and overall.
+pub(crate) struct SweepStats {
+    pub(crate) max: Vec<f64>,
+    pub(crate) min: Vec<f64>,
+    pub(crate) worst: f64,
+}
+
+impl SweepStats {
+    pub(crate) fn new(labels: usize) -> Self {
+        Self { max: vec![f64::NEG_INFINITY; labels], min: vec![f64::INFINITY; labels], worst: 0.0 }
+    }
+}
+
+/// The coordinate steps of one label, shared by the serial solver and CoCoA+ rounds: the
+/// exact step (37) with curvature σ'·4R_ll‖x_p‖² against the weights `z` (the local
+/// u = Z + σ'ΔZ_k of a round; Z itself when σ' = 1), which move by σ' times the step's
+/// change of Z = 2 Xᵀ A R.
+pub(crate) struct Sweep<'a, D: Design> {
+    pub(crate) problem: &'a M3l<'a>,
+    pub(crate) x: &'a D,
+    pub(crate) bias: Option<f64>,
+    pub(crate) sq_norms: &'a [f64],
+    pub(crate) sigma: f64,
+}
+
+impl<D: Design> Sweep<'_, D> {
+    /// Epoch e's label order: 0..L shuffled by the stream (e, ·).
+    pub(crate) fn label_order(&self, order: &mut Vec<usize>, seed: u64, epoch: u64) {
+        order.clear();
+        order.extend(0..self.problem.labels);
+        SplitMix64::derive(seed, epoch * (self.problem.labels as u64 + 1)).shuffle(order);
+    }
+
+    /// Label l's visiting order in epoch e: `set` in index order, shuffled by the stream (e, l).
+    pub(crate) fn example_order(&self, set: &mut [usize], seed: u64, epoch: u64, l: usize) {
+        set.sort_unstable();
+        SplitMix64::derive(seed, epoch * (self.problem.labels as u64 + 1) + l as u64 + 1).shuffle(set);
+    }
+
+    /// Steps on label l over `set` (in order); with shrinking `bounds` = (lower, upper),
+    /// a variable stuck at a bound beyond them leaves the set. Then (42): the other labels
+    /// catch up with label l.
+    pub(crate) fn label(&self, l: usize, set: &mut Vec<usize>, bounds: Option<(f64, f64)>, alpha: &mut [f64], z: &mut [f64], stats: &mut SweepStats) {
+        let (problem, bias, sigma) = (self.problem, self.bias, self.sigma);
+        let (labels, c, y) = (problem.labels, problem.c, problem.y);
+        let width = z.len() / labels;
+        let r_ll = problem.r(l, l);
+        let mut pending = vec![0.0; width];
+        let mut buf = RowBuf::new();
+        let mut moved = false;
+        let mut s = 0;
+        while s < set.len() {
+            let p = set[s];
+            let idx = p * labels + l;
+            let row = self.x.row(p, &mut buf);
+            let g = problem.b(idx) - 2.0 * y[idx] * dot(&z[l * width..(l + 1) * width], &row, bias);
+            let a = alpha[idx];
+            // Shrink a variable stuck at a bound beyond the label's extremal gradients.
+            if let Some((lower, upper)) = bounds {
+                if a <= 0.0 && g < lower || a >= c && g > upper {
+                    set.swap_remove(s);
+                    continue;
+                }
+            }
+            let pg = projected(a, g, c);
+            stats.max[l] = stats.max[l].max(pg);
+            stats.min[l] = stats.min[l].min(pg);
+            stats.worst = stats.worst.max(pg.abs());
+            s += 1;
+            if pg == 0.0 || self.sq_norms[p] == 0.0 {
+                continue;
+            }
+            let new = (a + g / (sigma * 4.0 * r_ll * self.sq_norms[p])).clamp(0.0, c);
+            let delta = new - a;
+            if delta != 0.0 {
+                alpha[idx] = new;
+                let step = y[idx] * delta;
+                axpy(sigma * 2.0 * r_ll * step, &row, bias, &mut z[l * width..(l + 1) * width]);
+                axpy(step, &row, bias, &mut pending);
+                moved = true;
+            }
+        }
+        if moved {
+            for k in (0..labels).filter(|&k| k != l) {
+                let r_kl = problem.r(k, l);
+                if r_kl != 0.0 {
+                    for (zk, &v) in z[k * width..(k + 1) * width].iter_mut().zip(&pending) {
+                        *zk += sigma * 2.0 * r_kl * v;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// F = X Zᵀ on the training rows.
-fn training_scores<D: Design>(problem: &M3l<'_>, x: &D, z: &[f64], width: usize, bias: Option<f64>) -> Vec<f64> {
+pub(crate) fn training_scores<D: Design>(problem: &M3l<'_>, x: &D, z: &[f64], width: usize, bias: Option<f64>) -> Vec<f64> {
     let labels = problem.labels;
     let mut buf = RowBuf::new();
     let mut scores = vec![0.0; problem.n * labels];

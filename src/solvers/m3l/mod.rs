@@ -4,9 +4,11 @@
 //! with shrinking in [`dcd`].
 
 pub mod dcd;
+pub mod local_round;
 pub mod problem;
 pub mod smo;
 
 pub use dcd::{solve_dcd, DcdOptions};
+pub use local_round::{local_round, partition_sq_norms, partition_terms, M3lRoundOptions};
 pub use problem::{projected, M3l};
 pub use smo::{scores_from_gradient, solve_box_2d, solve_smo, M3lReport, SmoOptions};

@@ -32,29 +32,36 @@ use crate::data::Design;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
 
-/// What one round does. The partition's steps form one endless sequence, epoch after
-/// epoch: positions (e − 1)·n⁺ … e·n⁺ − 1 are epoch e's visiting order of its n⁺
-/// examples with c_i > 0 (`epoch_order`, the serial solver's). A round takes the steps
-/// at positions `start .. start + steps` — H whole passes, or a part of one.
+/// Where a partition is in its sequence of epochs: the next step is position `offset`
+/// of epoch `epoch`'s visiting order (`epoch_order`, the serial solver's: the examples
+/// with c_i > 0 — the active ones when shrinking — shuffled by the epoch's stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    /// From 1.
+    pub epoch: u64,
+    pub offset: u64,
+}
+
+/// What one round does: `steps` steps from a cursor — H whole passes, or a part of one.
 #[derive(Debug, Clone, Copy)]
 pub struct RoundOptions {
     /// σ' ≥ 1, the local curvature scaling (K for CoCoA+'s "adding").
     pub sigma: f64,
-    /// The position of the round's first step (0 for the first round).
-    pub start: u64,
-    /// The number of steps.
     pub steps: u64,
     /// The partition's seed (the serial solver's seed when K = 1).
     pub seed: u64,
+    /// Visit only the active set's examples, and score each on its listed classes (the
+    /// serial solver's shrinking; the set comes from the last gap check).
+    pub shrinking: bool,
 }
 
 impl RoundOptions {
-    fn check(&self) -> Result<()> {
+    fn check(&self, from: &Cursor) -> Result<()> {
         if !(self.sigma >= 1.0 && self.sigma.is_finite()) {
             return Err(Error::param("sigma", format!("must be finite and >= 1, got {}", self.sigma)));
         }
-        if self.start.checked_add(self.steps).is_none() {
-            return Err(Error::param("steps", "the round's positions overflow"));
+        if from.epoch == 0 {
+            return Err(Error::param("epoch", "epochs are numbered from 1"));
         }
         Ok(())
     }
@@ -88,53 +95,64 @@ pub struct Round {
     /// Their rows before the round (|changed| × m): what a line search needs to scale
     /// the round's change, at the cost of the round's own steps instead of a copy of A_k.
     pub before: Vec<f64>,
+    /// Where the next round starts (an epoch's end is the next epoch's start).
+    pub end: Cursor,
 }
 
 /// Runs one round on the partition whose examples `model` holds, from the broadcast
-/// weights `w` (m × dw, class-major); updates A_k (`a`, n_k × m) in place, or returns
-/// `None` if the monitor asked to stop (A_k is then partly updated: the caller drops the
-/// fit, a round being all or nothing).
+/// weights `w` (m × dw, class-major) and the cursor `from`; updates A_k (`a`, n_k × m)
+/// in place, or returns `None` if the monitor asked to stop (A_k is then partly updated:
+/// the caller drops the fit, a round being all or nothing).
+#[allow(clippy::too_many_arguments)]
 pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
     model: &LinearModel<'_, D>,
     loss: &L,
     ex: &Examples,
     a: &mut [f64],
     w: &[f64],
+    active: &ActiveSet,
+    from: Cursor,
     opts: &RoundOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Option<Round>> {
-    opts.check()?;
+    opts.check(&from)?;
     check_partition(model, loss, ex, a, w)?;
     let (n, m) = (model.design().n_rows(), model.all_classes().len());
+    if active.examples.len() != n {
+        return Err(Error::input("active", format!("must describe {n} examples")));
+    }
     let all = model.all_classes();
-    let mut round = Round { local: w.to_vec(), changed: Vec::new(), before: Vec::new() };
+    let mut round = Round { local: w.to_vec(), changed: Vec::new(), before: Vec::new(), end: from };
     let u = &mut round.local;
     let mut step = StepScratch::new(m);
     let mut order = Vec::with_capacity(n);
     let mut recorded = vec![false; n];
     let mut old = vec![0.0; m];
-    let everything = ActiveSet::new(n);
-    let order_opts = SdcaOptions { tol: 1.0, max_epochs: 1, check_every: 1, seed: opts.seed, shrinking: false };
-    let per_epoch = ex.c.iter().filter(|&&c| c > 0.0).count() as u64;
-    if per_epoch == 0 {
+    let order_opts = SdcaOptions { tol: 1.0, max_epochs: 1, check_every: 1, seed: opts.seed, shrinking: opts.shrinking };
+    let Cursor { mut epoch, mut offset } = from;
+    epoch_order(&mut order, active, ex, &order_opts, epoch as usize);
+    if order.is_empty() {
         return Ok(Some(round));
     }
-    let (mut position, end) = (opts.start, opts.start + opts.steps);
-    let mut visited = 0usize;
-    while position < end {
-        let epoch = position / per_epoch + 1;
-        epoch_order(&mut order, &everything, ex, &order_opts, epoch as usize);
-        let first = (position % per_epoch) as usize;
-        let last = ((end - (epoch - 1) * per_epoch).min(per_epoch)) as usize;
+    let (mut remaining, mut visited) = (opts.steps, 0usize);
+    while remaining > 0 {
+        if offset as usize >= order.len() {
+            (epoch, offset) = (epoch + 1, 0);
+            epoch_order(&mut order, active, ex, &order_opts, epoch as usize);
+        }
+        let first = offset as usize;
+        let last = (first as u64 + remaining).min(order.len() as u64) as usize;
         for &i in &order[first..last] {
             if visited % POLL_EVERY == 0 && monitor.should_stop() {
                 return Ok(None);
             }
             visited += 1;
-            model.scores_with(u, i, all, &mut step.s, &mut step.buf);
+            let classes = active.classes(i).unwrap_or(all);
+            let k = classes.len();
+            model.scores_with(u, i, classes, &mut step.s[..k], &mut step.buf);
             let ai = &mut a[i * m..(i + 1) * m];
             old.copy_from_slice(ai);
-            if restricted_step(loss, ex, i, all, model.sq_norm(i), opts.sigma, ai, &mut step)? {
+            if restricted_step(loss, ex, i, classes, model.sq_norm(i), opts.sigma, ai, &mut step)? {
                 model.apply_with(u, i, &step.delta, opts.sigma, &mut step.buf);
                 if !recorded[i] {
                     recorded[i] = true;
@@ -142,10 +160,12 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
                     round.before.extend_from_slice(&old);
                 }
             }
-            step.delta.iter_mut().for_each(|d| *d = 0.0);
+            classes.iter().for_each(|&c| step.delta[c as usize] = 0.0);
         }
-        position = (epoch - 1) * per_epoch + last as u64;
+        remaining -= (last - first) as u64;
+        offset = last as u64;
     }
+    round.end = if offset as usize >= order.len() { Cursor { epoch: epoch + 1, offset: 0 } } else { Cursor { epoch, offset } };
     Ok(Some(round))
 }
 
@@ -175,19 +195,22 @@ pub fn dual_change<L: SdcaLoss + ?Sized>(loss: &L, ex: &Examples, changed: &[usi
 }
 
 /// The partition's terms of the duality gap at (W, A_k): (Σ c_i L_i(W), Σ D_i(a_i)), on
-/// the current rayon pool, summed in a fixed order (the serial gap pass's).
+/// the current rayon pool, summed in a fixed order (the serial gap pass's), and the
+/// active set the serial solver's check would build from the same scores (class lists
+/// only if `shrink_classes`).
 pub fn partition_terms<D: Design, L: SdcaLoss + ?Sized>(
     model: &mut LinearModel<'_, D>,
     loss: &L,
     ex: &Examples,
     a: &[f64],
     w: &[f64],
-) -> Result<(f64, f64)> {
+    shrink_classes: bool,
+) -> Result<(f64, f64, ActiveSet)> {
     check_partition(model, loss, ex, a, w)?;
     model.weights_mut().copy_from_slice(w);
     let mut active = ActiveSet::new(model.design().n_rows());
-    let [loss_sum, dual_sum, _] = objective_terms(&*model, loss, ex, a, &mut active, false)?;
-    Ok((loss_sum, dual_sum))
+    let [loss_sum, dual_sum, _] = objective_terms(&*model, loss, ex, a, &mut active, shrink_classes)?;
+    Ok((loss_sum, dual_sum, active))
 }
 
 #[cfg(test)]
@@ -206,7 +229,32 @@ mod tests {
         (x, y)
     }
 
-    /// K = 1, σ' = 1: rounds of one pass are the serial solver's epochs, bit for bit.
+    /// Rounds from a cursor, each continuing where the last ended.
+    struct Stepper<'a, D: Design> {
+        model: LinearModel<'a, D>,
+        a: Vec<f64>,
+        w: Vec<f64>,
+        cursor: Cursor,
+    }
+
+    impl<'a, D: Design> Stepper<'a, D> {
+        fn new(x: &'a D, m: usize, bias: Option<f64>) -> Self {
+            let model = LinearModel::new(x, m, bias);
+            let (a, w) = (vec![0.0; x.n_rows() * m], vec![0.0; model.weights().len()]);
+            Self { model, a, w, cursor: Cursor { epoch: 1, offset: 0 } }
+        }
+
+        fn round<L: SdcaLoss>(&mut self, loss: &L, ex: &Examples, active: &ActiveSet, steps: u64, shrinking: bool) -> Round {
+            let opts = RoundOptions { sigma: 1.0, steps, seed: 9, shrinking };
+            let round = local_round(&self.model, loss, ex, &mut self.a, &self.w, active, self.cursor, &opts, &mut Silent).unwrap().unwrap();
+            (self.w, self.cursor) = (round.local.clone(), round.end);
+            round
+        }
+    }
+
+    /// K = 1, σ' = 1: rounds are the serial solver's steps, bit for bit — without
+    /// shrinking in rounds of any length (straddling epochs too), and with shrinking in
+    /// rounds of whole epochs whose active set comes from the same gap checks.
     #[test]
     fn one_partition_is_the_serial_solver() {
         let (n, d, m) = (120, 4, 5);
@@ -214,35 +262,48 @@ mod tests {
         let c = vec![0.8; n];
         let ex = Examples { y: &y, c: &c };
         let rows = DenseRows::new(&x, n, d).unwrap();
-        let loss = TopKHinge { k: 2, variant: TopKVariant::Alpha, smoothing: 0.0 };
         let epochs = 7;
-        let mut serial = LinearModel::new(&rows, m, Some(1.0));
-        let mut a_serial = vec![0.0; n * m];
-        let opts = SdcaOptions { tol: 1e-300, max_epochs: epochs, check_every: 1000, seed: 9, shrinking: false };
-        solve(&mut serial, &loss, &ex, &mut a_serial, &opts, &mut Silent).unwrap();
+        for (k, shrinking) in [(2, false), (1, true), (2, true)] {
+            let loss = TopKHinge { k, variant: TopKVariant::Alpha, smoothing: 0.0 };
+            let check_every = if shrinking { 2 } else { 1000 };
+            let mut serial = LinearModel::new(&rows, m, Some(1.0));
+            let mut a_serial = vec![0.0; n * m];
+            let opts = SdcaOptions { tol: 1e-300, max_epochs: epochs, check_every, seed: 9, shrinking };
+            solve(&mut serial, &loss, &ex, &mut a_serial, &opts, &mut Silent).unwrap();
 
-        let mut local = LinearModel::new(&rows, m, Some(1.0));
-        let mut a = vec![0.0; n * m];
-        let mut w = vec![0.0; local.weights().len()];
-        let mut start = 0;
-        for round in 0.. {
-            if start >= (epochs * n) as u64 {
-                break;
+            let mut local = Stepper::new(&rows, m, Some(1.0));
+            let mut active = ActiveSet::new(n);
+            if shrinking {
+                for epoch in 1..=epochs {
+                    let eligible = (0..n).filter(|&i| active.examples[i] && c[i] > 0.0).count() as u64;
+                    local.round(&loss, &ex, &active, eligible, true);
+                    assert_eq!(local.cursor, Cursor { epoch: epoch as u64 + 1, offset: 0 });
+                    if epoch % check_every == 0 {
+                        active = partition_terms(&mut local.model, &loss, &ex, &local.a, &local.w.clone(), true).unwrap().2;
+                    }
+                }
+            } else {
+                let total = (epochs * n) as u64;
+                let mut done = 0;
+                for round in 0.. {
+                    if done >= total {
+                        break;
+                    }
+                    let steps = (if round < 3 { n as u64 } else { 77 }).min(total - done);
+                    local.round(&loss, &ex, &active, steps, false);
+                    done += steps;
+                }
             }
-            // Rounds of various lengths: whole epochs, and parts that straddle epochs.
-            let steps = (if round < 3 { n as u64 } else { 77 }).min((epochs * n) as u64 - start);
-            let round_opts = RoundOptions { sigma: 1.0, start, steps, seed: 9 };
-            start += steps;
-            w = local_round(&local, &loss, &ex, &mut a, &w, &round_opts, &mut Silent).unwrap().unwrap().local;
+            assert!(local.w.iter().zip(serial.weights()).all(|(p, q)| p.to_bits() == q.to_bits()), "k={k} {shrinking}");
+            assert!(local.a.iter().zip(&a_serial).all(|(p, q)| p.to_bits() == q.to_bits()), "k={k} {shrinking}");
+            // And the partition's gap terms are the serial gap pass's.
+            let w = local.w.clone();
+            let (loss_sum, dual_sum, _) = partition_terms(&mut local.model, &loss, &ex, &local.a, &w, false).unwrap();
+            let half = 0.5 * crate::linalg::dot(&w, &w);
+            let whole = objectives(&serial, &loss, &ex, &a_serial, &mut ActiveSet::new(n), false).unwrap();
+            assert_eq!((half + loss_sum).to_bits(), whole.primal.to_bits());
+            assert_eq!((dual_sum - half).to_bits(), whole.dual.to_bits());
         }
-        assert!(w.iter().zip(serial.weights()).all(|(p, q)| p.to_bits() == q.to_bits()));
-        assert!(a.iter().zip(&a_serial).all(|(p, q)| p.to_bits() == q.to_bits()));
-        // And the partition's gap terms are the serial gap pass's.
-        let (loss_sum, dual_sum) = partition_terms(&mut local, &loss, &ex, &a, &w).unwrap();
-        let half = 0.5 * crate::linalg::dot(&w, &w);
-        let whole = objectives(&serial, &loss, &ex, &a_serial, &mut ActiveSet::new(n), false).unwrap();
-        assert_eq!((half + loss_sum).to_bits(), whole.primal.to_bits());
-        assert_eq!((dual_sum - half).to_bits(), whole.dual.to_bits());
     }
 
     /// K = 3 partitions with σ' = 3: D never decreases from round to round, and the
@@ -271,10 +332,11 @@ mod tests {
                 let design = DenseRows::new(xk, *rows, d).unwrap();
                 let ex = Examples { y: &y[cuts[k]..cuts[k + 1]], c: &c[cuts[k]..cuts[k + 1]] };
                 let mut model = LinearModel::new(&design, m, None);
-                let (l, dl) = partition_terms(&mut model, &loss, &ex, a, &w).unwrap();
+                let (l, dl, _) = partition_terms(&mut model, &loss, &ex, a, &w, false).unwrap();
                 (loss_total, dual_total) = (loss_total + l, dual_total + dl);
-                let ro = RoundOptions { sigma: 3.0, start: (round * rows) as u64, steps: *rows as u64, seed: 100 + k as u64 };
-                let u = local_round(&model, &loss, &ex, a, &w, &ro, &mut Silent).unwrap().unwrap().local;
+                let ro = RoundOptions { sigma: 3.0, steps: *rows as u64, seed: 100 + k as u64, shrinking: false };
+                let from = Cursor { epoch: round as u64 + 1, offset: 0 };
+                let u = local_round(&model, &loss, &ex, a, &w, &ActiveSet::new(*rows), from, &ro, &mut Silent).unwrap().unwrap().local;
                 next.iter_mut().zip(u.iter().zip(&w)).for_each(|(t, (&u, &w))| *t += (u - w) / 3.0);
             }
             let half = 0.5 * crate::linalg::dot(&w, &w);
@@ -298,17 +360,14 @@ mod tests {
         let c = vec![1.0; n];
         let ex = Examples { y: &y, c: &c };
         let rows = DenseRows::new(&x, n, d).unwrap();
-        let model = LinearModel::new(&rows, m, None);
         let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
-        let mut a = vec![0.0; n * m];
-        let w = local_round(&model, &loss, &ex, &mut a, &vec![0.0; m * d], &RoundOptions { sigma: 1.0, start: 0, steps: 60, seed: 1 }, &mut Silent)
-            .unwrap()
-            .unwrap()
-            .local;
-        let start = a.clone();
+        let all = ActiveSet::new(n);
+        let mut local = Stepper::new(&rows, m, None);
+        local.round(&loss, &ex, &all, 60, false);
+        let start = local.a.clone();
         // 2.5 epochs: examples repeat within the round.
-        let ro = RoundOptions { sigma: 2.0, start: 60, steps: 150, seed: 1 };
-        let round = local_round(&model, &loss, &ex, &mut a, &w, &ro, &mut Silent).unwrap().unwrap();
+        let round = local.round(&loss, &ex, &all, 150, false);
+        assert_eq!(round.end, Cursor { epoch: 4, offset: 30 });
         let mut seen = vec![false; n];
         for (&i, before) in round.changed.iter().zip(round.before.chunks_exact(m)) {
             assert!(!seen[i], "example {i} listed twice");
@@ -316,10 +375,10 @@ mod tests {
             assert_eq!(before, &start[i * m..(i + 1) * m]);
         }
         for i in (0..n).filter(|&i| !seen[i]) {
-            assert_eq!(&a[i * m..(i + 1) * m], &start[i * m..(i + 1) * m], "example {i} changed unlisted");
+            assert_eq!(&local.a[i * m..(i + 1) * m], &start[i * m..(i + 1) * m], "example {i} changed unlisted");
         }
         assert!(!round.changed.is_empty());
-        let (half, one) = dual_change(&loss, &ex, &round.changed, &round.before, &a, m).unwrap();
+        let (half, one) = dual_change(&loss, &ex, &round.changed, &round.before, &local.a, m).unwrap();
         assert!(half.is_finite() && one.is_finite());
     }
 
@@ -330,10 +389,12 @@ mod tests {
         let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
         let ex = Examples { y: &[], c: &[] };
         let w: Vec<f64> = (0..16).map(f64::from).collect();
-        let ro = RoundOptions { sigma: 2.0, start: 0, steps: 10, seed: 0 };
-        assert_eq!(local_round(&model, &loss, &ex, &mut [], &w, &ro, &mut Silent).unwrap().unwrap().local, w);
+        let ro = RoundOptions { sigma: 2.0, steps: 10, seed: 0, shrinking: true };
+        let (all, from) = (ActiveSet::new(0), Cursor { epoch: 1, offset: 0 });
+        assert_eq!(local_round(&model, &loss, &ex, &mut [], &w, &all, from, &ro, &mut Silent).unwrap().unwrap().local, w);
         let bad = RoundOptions { sigma: 0.5, ..ro };
-        assert!(local_round(&model, &loss, &ex, &mut [], &w, &bad, &mut Silent).is_err());
-        assert!(local_round(&model, &loss, &ex, &mut [], &w[1..], &ro, &mut Silent).is_err());
+        assert!(local_round(&model, &loss, &ex, &mut [], &w, &all, from, &bad, &mut Silent).is_err());
+        assert!(local_round(&model, &loss, &ex, &mut [], &w[1..], &all, from, &ro, &mut Silent).is_err());
+        assert!(local_round(&model, &loss, &ex, &mut [], &w, &ActiveSet::new(3), from, &ro, &mut Silent).is_err());
     }
 }

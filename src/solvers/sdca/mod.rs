@@ -14,7 +14,7 @@ mod topk_entropy;
 pub use cocoa::solve_cocoa;
 pub use hinge::TopKHinge;
 pub use kernel_model::KernelModel;
-pub use local_round::{dual_change, local_round, partition_terms, Round, RoundOptions};
+pub use local_round::{dual_change, local_round, partition_terms, Cursor, Round, RoundOptions};
 pub use loss::{LossWorkspace, SdcaLoss};
 pub use model::{LinearModel, ScoreModel};
 pub use problem::{objectives, ActiveSet, Examples, Objectives};

@@ -93,6 +93,30 @@ impl ActiveSet {
         Self { examples: vec![true; n], starts: vec![0; n + 1], classes: Vec::new() }
     }
 
+    /// Rebuilt from [`ActiveSet::parts`] (a CoCoA+ partition keeps its set between
+    /// calls): every list must be strictly ascending, below `m` and hold its example's
+    /// label, as a step relies on.
+    pub fn from_parts(examples: Vec<bool>, starts: Vec<usize>, classes: Vec<u32>, y: &[usize], m: usize) -> Result<Self> {
+        let n = examples.len();
+        let bad = |why: &str| Err(Error::input("active", why.to_string()));
+        if y.len() != n || starts.len() != n + 1 || starts[0] != 0 || starts[n] != classes.len() {
+            return bad("examples, starts and classes do not fit together");
+        }
+        for i in 0..n {
+            let Some(list) = classes.get(starts[i]..starts[i + 1]) else { return bad("starts must not decrease") };
+            let sorted = list.windows(2).all(|w| w[0] < w[1]) && list.iter().all(|&c| (c as usize) < m);
+            if !list.is_empty() && !(sorted && list.binary_search(&(y[i] as u32)).is_ok()) {
+                return bad("a class list must be ascending, below the class count and hold its label");
+            }
+        }
+        Ok(Self { examples, starts, classes })
+    }
+
+    /// (examples, starts, classes): the set as plain arrays.
+    pub fn parts(&self) -> (&[bool], &[usize], &[u32]) {
+        (&self.examples, &self.starts, &self.classes)
+    }
+
     /// Example i's class list (ascending), or `None` for all classes.
     #[inline]
     pub fn classes(&self, i: usize) -> Option<&[u32]> {

@@ -1,0 +1,510 @@
+"""Beyond one machine: CoCoA+ training of :class:`toprank.TopKSVC` and linear
+:class:`toprank.M3L` where the data lives (Dask).
+
+:func:`fit_cocoa` trains on data split into K partitions that stay where they are — on
+the Dask workers that hold them — by CoCoA+ (Ma, Smith, Jaggi, Jordan, Richtárik, Takáč,
+ICML 2015; "adding" aggregation γ = 1 with σ' = K). Each round:
+
+1. W is broadcast; every partition k runs ``local_epochs`` passes of its dual solver
+   (Prox-SDCA for TopKSVC, the coordinate descent of M3L) on its own examples against
+   its local weights u_k = W + σ'ΔW_k — each step with its curvature scaled by σ' — on
+   the worker that holds it, keeping its dual variables there
+   (``toprank._core.cocoa_local_round`` / ``m3l_cocoa_round``: pure functions of the
+   partition, its dual variables and W);
+2. ΔW = Σ_k (u_k − W)/σ' is summed on one worker in partition order and becomes the
+   next W. With K = 1 (σ' = 1) a round is one serial epoch, bit for bit.
+
+Every ``check_every`` rounds (TopKSVC's; every round for M3L) each partition reports its
+terms of the objectives at (W, A_k) and the driver forms P and D; TopKSVC stops at a
+relative duality gap of ``tol``, M3L when every projected gradient is below ``tol`` —
+each model's own rule. The dual never decreases (CoCoA+ Lemma 3). Only W, the local
+weights and a few scalars move; X and the dual variables stay on their workers (unless
+``gather_dual``).
+
+For TopKSVC, ``aggregation="line_search"`` replaces adding by CoCoA with σ' = 1 and the
+exact step t ∈ [0, 1] along the combined change (the hinge losses), and a fractional
+``local_epochs`` makes rounds shorter than a pass; on dense data whose partitions
+interact (every partition spans the same features), only short rounds with the line
+search come near the serial number of passes (``benches/compare/cocoa.py``).
+
+Without a client (``client=None``) the same rounds run on local threads (a round
+releases the GIL). ``TopKSVC(n_jobs=...)`` does not use them: on one machine its
+in-memory CoCoA (rounds of 1,024 examples per block with the exact line search, fused
+aggregation, no task overhead) measured faster (``benches/compare/cocoa.py``).
+
+Checkpoints (``checkpoint_every``, ``checkpoint_dir``) write W, every partition's state
+(each worker writes its own, so the directory must be shared by the workers) and the
+history; a fit called with ``resume=True`` on the same partitions continues from the
+last checkpoint — after a lost worker, say — and reaches the same model as an
+uninterrupted fit. Visiting orders depend only on (seed, partition, epoch), so runs are
+deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_class_weight
+
+from toprank._validation import bounded_int as _int
+from toprank._validation import bounded_real as _real
+from toprank.distributed import _partitions as tasks
+from toprank.distributed._runners import Dask, Local, Placed, Runner, n_features, place
+from toprank.exceptions import InvalidInputError
+from toprank.m3l import M3L, _prior
+from toprank.svm import TopKSVC
+
+__all__ = ["RoundRecord", "fit_cocoa", "decision_function", "predict"]
+
+_STATE = "state.json"
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """One check of :func:`fit_cocoa`."""
+
+    round: int
+    primal: float
+    dual: float
+    gap: float
+    seconds: float
+    #: Bytes of W, local weights and scalars moved between workers (and the driver) in
+    #: the rounds since the previous record, from where each array lives.
+    bytes_sent: int
+    #: M3L: the largest |projected gradient| (its stopping measure); None for TopKSVC.
+    max_violation: float | None = None
+
+
+@dataclass
+class _Partition:
+    """One partition as the driver sees it: the future of its shard (its data and state,
+    on its worker), its size, its worker and its seed."""
+
+    shard: Any
+    rows: int
+    worker: str | None
+    seed: int
+
+
+class _Model:
+    """What differs between the models: the global checks, the shards, the problem the
+    tasks carry, how the partitions' terms make (P, D) and the stopping measure, and the
+    fitted attributes."""
+
+    kind: str
+    model: Any
+    problem: Any
+    coef_rows: int
+    seed: int
+    tol: float
+    check_every: int
+    bias: float | None
+
+    def shards(self, runner: Runner, placed: list[Placed]) -> list[Any]:
+        raise NotImplementedError
+
+    def combine(self, values: list[tuple[float, ...]], half: float) -> tuple[float, float, float, float | None]:
+        """(P, D, relative gap, M3L's max violation) from the partitions' terms."""
+        raise NotImplementedError
+
+    def done(self, gap: float, violation: float | None) -> bool:
+        raise NotImplementedError
+
+    def finish(self, runner: Runner, parts: list[_Partition], W: NDArray[np.float64], d: int,
+               gather_dual: bool, aggregate_future: Any) -> None:
+        raise NotImplementedError
+
+
+class _Svc(_Model):
+    kind = "TopKSVC"
+
+    def __init__(self, model: TopKSVC, local_epochs: float, aggregation: str) -> None:
+        self.model = model
+        self.params = model._check_params()
+        if model.kernel != "linear":
+            raise InvalidInputError(f"estimator: fit_cocoa trains kernel='linear' only, got kernel={model.kernel!r}")
+        self.bias = self.params["intercept_scaling"] if model.fit_intercept else None
+        self.problem = tasks.SvcProblem(model.loss, self.params["k"], self.params["smoothing"], self.bias, aggregation,
+                                        float(local_epochs), self.params["shrinking"])
+        self.seed = int(check_random_state(model.random_state).randint(np.iinfo(np.int32).max))
+        self.tol = self.params["tol"]
+        self.check_every = self.params["check_every"]
+
+    def shards(self, runner: Runner, placed: list[Placed]) -> list[Any]:
+        # Classes and class weights over all partitions (only the labels' counts move).
+        counted = runner.gather([runner.submit(tasks.class_counts, yk, worker=w) for _, yk, _, w in placed])
+        classes = np.unique(np.concatenate([values for values, _ in counted]))
+        counts = np.zeros(len(classes), dtype=np.int64)
+        for values, n_values in counted:
+            counts[np.searchsorted(classes, values)] += n_values
+        m = len(classes)
+        if m < 2:
+            raise InvalidInputError(f"y: needs samples of at least 2 classes, got {m} class")
+        if self.params["k"] >= m:
+            raise InvalidInputError(f"k: must satisfy 1 <= k <= n_classes - 1 = {m - 1}, got {self.params['k']}")
+        weights = compute_class_weight(self.model.class_weight, classes=classes, y=np.repeat(classes, counts))
+        self.classes, self.coef_rows = classes, m
+        return [runner.submit(tasks.make_svc_shard, xk, yk, classes, weights, self.params["C"], self.bias, worker=w)
+                for xk, yk, _, w in placed]
+
+    def combine(self, values: list[tuple[float, ...]], half: float) -> tuple[float, float, float, float | None]:
+        primal = half + sum(v[0] for v in values)
+        dual = sum(v[1] for v in values) - half
+        return primal, dual, _relative_gap(primal, dual), None
+
+    def done(self, gap: float, violation: float | None) -> bool:
+        return gap <= self.tol
+
+    def finish(self, runner: Runner, parts: list[_Partition], W: NDArray[np.float64], d: int,
+               gather_dual: bool, aggregate_future: Any) -> None:
+        model, m = self.model, self.coef_rows
+        model.classes_ = self.classes
+        model.n_features_in_ = d
+        model.coef_ = np.ascontiguousarray(W[:, :d])
+        model.intercept_ = W[:, d] * self.params["intercept_scaling"] if self.bias is not None else np.zeros(m)
+        if gather_dual:
+            model.dual_coef_ = _gather_duals(runner, parts, aggregate_future)
+            model._c = np.concatenate(runner.gather([runner.submit(tasks.weights_of, p.shard, worker=p.worker)
+                                                     for p in parts]))
+
+
+class _M3l(_Model):
+    kind = "M3L"
+
+    def __init__(self, model: M3L, local_epochs: float) -> None:
+        self.model = model
+        if model.kernel != "linear" or model.solver not in ("auto", "dcd"):
+            raise InvalidInputError(f"estimator: fit_cocoa trains the linear M3L (dual coordinate descent), got "
+                                    f"kernel={model.kernel!r}, solver={model.solver!r}")
+        if float(local_epochs) != int(local_epochs) or local_epochs < 1:
+            raise InvalidInputError(f"local_epochs: M3L rounds run whole epochs, got {local_epochs}")
+        self.C = _real(model.C, "C", low=0.0, strict=True)
+        self.tol = _real(model.tol, "tol", low=0.0, strict=True)
+        scaling = _real(model.intercept_scaling, "intercept_scaling", low=0.0, strict=True)
+        self.scaling, self.bias = scaling, (scaling if model.fit_intercept else None)
+        self.local_epochs = int(local_epochs)
+        self.seed = int(check_random_state(model.random_state).randint(np.iinfo(np.int32).max))
+        self.check_every = 1
+
+    def shards(self, runner: Runner, placed: list[Placed]) -> list[Any]:
+        widths = runner.gather([runner.submit(_label_width, yk, worker=w) for _, yk, _, w in placed])
+        if len(set(widths)) != 1:
+            raise InvalidInputError(f"Y: partitions have different label counts {sorted(set(widths))}")
+        labels = widths[0]
+        futures = [runner.submit(tasks.make_m3l_shard, xk, yk, labels, worker=w) for xk, yk, _, w in placed]
+        counted = runner.gather([runner.submit(tasks.label_counts, f, worker=w) for f, (_, _, _, w) in
+                                 zip(futures, placed)])
+        rows = sum(r for r, _ in counted)
+        on = np.sum([c for _, c in counted], axis=0)
+        constant = np.flatnonzero((on == 0) | (on == rows))
+        if constant.size:
+            raise InvalidInputError(f"Y: labels {constant.tolist()} are never or always on (one class only): "
+                                    "nothing to learn")
+        self.coef_rows = labels
+        self.problem = tasks.M3lProblem(_prior(self.model.R, labels), self.C, self.bias, self.local_epochs)
+        return futures
+
+    def combine(self, values: list[tuple[float, ...]], half: float) -> tuple[float, float, float, float | None]:
+        primal, dual = sum(v[0] for v in values), sum(v[1] for v in values)
+        return primal, dual, _relative_gap(primal, dual), max(v[2] for v in values)
+
+    def done(self, gap: float, violation: float | None) -> bool:
+        return violation is not None and violation < self.tol
+
+    def finish(self, runner: Runner, parts: list[_Partition], W: NDArray[np.float64], d: int,
+               gather_dual: bool, aggregate_future: Any) -> None:
+        model, labels = self.model, self.coef_rows
+        model.n_features_in_ = d
+        model._target_kind = "multilabel"
+        model.classes_ = np.arange(labels)
+        model._target_dtype = np.empty(0, dtype=np.int64)
+        model.solver_ = "dcd"
+        model.coef_ = np.ascontiguousarray(W[:, :d])
+        model.intercept_ = W[:, d] * self.scaling if self.bias is not None else np.zeros(labels)
+        if gather_dual:
+            model.dual_coef_ = _gather_duals(runner, parts, aggregate_future)
+            model.support_ = np.flatnonzero(np.any(model.dual_coef_ != 0, axis=1))
+
+
+def _label_width(Y: Any) -> int:
+    shape = getattr(Y, "shape", None)
+    if shape is None or len(shape) != 2:
+        raise InvalidInputError("Y: M3L partitions take an n_k × n_labels indicator matrix")
+    return int(shape[1])
+
+
+def _gather_duals(runner: Runner, parts: list[_Partition], aggregate_future: Any) -> NDArray[np.float64]:
+    return np.concatenate(runner.gather([runner.submit(tasks.dual_of, p.shard, aggregate_future, worker=p.worker)
+                                         for p in parts]))
+
+
+def fit_cocoa(
+    client: Any,
+    estimator: TopKSVC | M3L,
+    X: Any,
+    y: Any,
+    *,
+    tol: float | None = None,
+    max_rounds: int = 100,
+    local_epochs: float = 1.0,
+    aggregation: str = "adding",
+    checkpoint_every: int | None = None,
+    checkpoint_dir: str | None = None,
+    resume: bool = False,
+    gather_dual: bool = True,
+    threads: int | None = None,
+) -> tuple[Any, list[RoundRecord]]:
+    """Train a linear :class:`~toprank.TopKSVC` or :class:`~toprank.M3L` by CoCoA+ where
+    the data lives.
+
+    Parameters
+    ----------
+    client : dask.distributed.Client or None
+        Where to run. ``None`` runs the partitions on ``threads`` local threads.
+    estimator : TopKSVC or M3L
+        Its parameters define the problem; a fitted clone is returned. TopKSVC: ``k``,
+        ``loss``, ``C``, ``smoothing``, ``fit_intercept``, ``intercept_scaling``,
+        ``class_weight``, ``shrinking``, ``check_every``, ``tol``, ``random_state``,
+        ``verbose``; ``kernel="linear"``, no ``sample_weight``. M3L: ``C``, ``R``,
+        ``fit_intercept``, ``intercept_scaling``, ``tol``, ``random_state``, ``verbose``;
+        the linear kernel, the Hamming loss, Y a multi-label indicator matrix.
+    X : dask array (n × d, chunked by rows) or list of arrays / CSR matrices
+        The partitions: a dask array's row chunks, or the list's items. Partitions
+        stay on the workers holding them (a list is scattered round-robin first).
+    y : dask array aligned with X's row chunks, a list of per-partition labels, or one
+        array (labels for TopKSVC, an n × L indicator matrix for M3L)
+    tol : float, optional
+        Overrides the estimator's ``tol`` (its stopping rule is kept).
+    max_rounds : int
+        Rounds at most (status ``"max_rounds"`` and a ConvergenceWarning if reached).
+    local_epochs : float
+        H, passes of each partition over its examples per round. TopKSVC also takes a
+        fraction (H·n_k steps, at least one): on dense data whose partitions interact
+        strongly, CoCoA needs rounds of a small part of an epoch.
+    aggregation : {"adding", "line_search"}
+        ``"adding"``: CoCoA+ with σ' = K (any loss). ``"line_search"`` (TopKSVC with a
+        hinge loss): CoCoA with σ' = 1 and the exact step t ∈ [0, 1] along the combined
+        change — as bold as the partitions' changes allow, where adding is bounded by
+        their worst-case interaction. With one partition both are the serial solver.
+    checkpoint_every, checkpoint_dir :
+        Write a checkpoint every that many rounds (at a check) into that directory
+        (shared by the workers).
+    resume : bool
+        Continue from the checkpoint in ``checkpoint_dir`` (same partitions and
+        parameters).
+    gather_dual : bool
+        Gather the dual variables into ``dual_coef_`` at the end; with False they stay
+        where they were and the model has no ``dual_coef_`` (it predicts from ``coef_``).
+    threads : int, optional
+        Local threads when ``client`` is None (default: the partitions' count).
+
+    Returns
+    -------
+    (estimator, history) : the fitted estimator, and one :class:`RoundRecord` per check.
+    """
+    if isinstance(estimator, TopKSVC):
+        if aggregation not in ("adding", "line_search"):
+            raise InvalidInputError(f"aggregation: must be 'adding' or 'line_search', got {aggregation!r}")
+        if aggregation == "line_search" and estimator.loss not in ("alpha", "beta"):
+            raise InvalidInputError("aggregation: 'line_search' needs a hinge loss ('alpha' or 'beta'), "
+                                    f"got loss={estimator.loss!r}")
+        spec: _Model = _Svc(clone(estimator), _real(local_epochs, "local_epochs", low=0.0, strict=True), aggregation)
+    elif isinstance(estimator, M3L):
+        if aggregation != "adding":
+            raise InvalidInputError(f"aggregation: M3L rounds aggregate by adding, got {aggregation!r}")
+        spec = _M3l(clone(estimator), _real(local_epochs, "local_epochs", low=0.0, strict=True))
+    else:
+        raise InvalidInputError(f"estimator: must be a TopKSVC or an M3L, got {type(estimator).__name__}")
+    if tol is not None:
+        spec.tol = _real(tol, "tol", low=0.0, strict=True)
+    max_rounds = _int(max_rounds, "max_rounds", low=1)
+    if checkpoint_every is not None:
+        checkpoint_every = _int(checkpoint_every, "checkpoint_every", low=1)
+        if checkpoint_dir is None:
+            raise InvalidInputError("checkpoint_dir: needed with checkpoint_every")
+    if resume and checkpoint_dir is None:
+        raise InvalidInputError("checkpoint_dir: needed with resume=True")
+    if client is None and not isinstance(X, (list, tuple)):
+        raise InvalidInputError("X: without a client, must be a list of partitions")
+    runner: Runner = Dask(client) if client is not None else Local(threads or max(1, len(X)))
+    try:
+        return _fit(runner, client, spec, X, y, max_rounds, aggregation, checkpoint_every, checkpoint_dir, resume,
+                    gather_dual)
+    finally:
+        runner.close()
+
+
+def _fit(runner: Runner, client: Any, spec: _Model, X: Any, y: Any, max_rounds: int, aggregation: str,
+         checkpoint_every: int | None, checkpoint_dir: str | None, resume: bool,
+         gather_dual: bool) -> tuple[Any, list[RoundRecord]]:
+    placed = place(runner, client, X, y)
+    d = n_features(X)
+    shards = spec.shards(runner, placed)
+    runner.gather(shards)  # the partitions' own checks raise here
+    parts: list[_Partition] = []
+    for shard, (_, _, rows, worker) in zip(shards, placed):
+        # Seeds by position among the non-empty partitions: empty ones change nothing.
+        parts.append(_Partition(shard, rows, worker, _partition_seed(spec.seed, sum(p.rows > 0 for p in parts))))
+    active = [p for p in parts if p.rows > 0]
+    K = len(active)
+    line_search = aggregation == "line_search" and K > 1
+    sigma = 1.0 if line_search else float(max(K, 1))
+    width = d + (spec.bias is not None)
+
+    history: list[RoundRecord] = []
+    start_round = 0
+    w_value = np.zeros((spec.coef_rows, width))
+    fingerprint = _fingerprint(spec, parts)
+    if resume and checkpoint_dir is not None and os.path.exists(os.path.join(checkpoint_dir, _STATE)):
+        start_round, history, w_value = _read_checkpoint(checkpoint_dir, fingerprint)
+        runner.gather([runner.submit(tasks.load_shard, p.shard, os.path.join(checkpoint_dir, f"partition_{k}.npz"),
+                                     worker=p.worker) for k, p in enumerate(parts)])
+    aggregator = active[0].worker if active else None
+    current = runner.put((w_value, 1.0), aggregator)
+    w_bytes = w_value.nbytes
+    # Per round: every local u_k not on the aggregator's worker, and W to every other
+    # worker; per check, a few scalars per partition and ‖W‖² to the driver. Locally
+    # nothing moves.
+    remote = {p.worker for p in active if p.worker != aggregator}
+    local_mode = isinstance(runner, Local)
+    round_bytes = 0 if local_mode else sum(w_bytes for p in active if p.worker != aggregator) + len(remote) * w_bytes
+    check_bytes = 0 if local_mode else 24 * K + 8
+
+    started = time.perf_counter() - (history[-1].seconds if history else 0.0)
+    moved, status, last_dual = 0, "max_rounds", -np.inf if not history else history[-1].dual
+    rounds_done = start_round
+    for r in range(start_round, max_rounds):
+        outcomes = [runner.submit(tasks.run_round, p.shard, current, spec.problem, sigma, p.seed, line_search,
+                                  worker=p.worker) for p in active]
+        current = runner.submit(tasks.aggregate, current, sigma, line_search, *outcomes, worker=aggregator)
+        moved += round_bytes
+        rounds_done = r + 1
+        last = rounds_done == max_rounds
+        if rounds_done % spec.check_every and not last:
+            continue
+        values_f = [runner.submit(tasks.terms, p.shard, current, spec.problem, worker=p.worker) for p in active]
+        *values, half = runner.gather(values_f + [runner.submit(tasks.half_sq_norm, current, worker=aggregator)])
+        moved += check_bytes
+        primal, dual, gap, violation = spec.combine(values, half)
+        record = RoundRecord(rounds_done, primal, dual, gap, time.perf_counter() - started, moved, violation)
+        history.append(record)
+        moved = 0
+        if spec.model.verbose:
+            print(f"[fit_cocoa] round {rounds_done:5d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  "
+                  f"{record.seconds:.2f}s  {record.bytes_sent / 1e6:.2f} MB", file=sys.stdout, flush=True)
+        if checkpoint_every is not None and checkpoint_dir is not None and rounds_done % checkpoint_every == 0:
+            _write_checkpoint(runner, checkpoint_dir, parts, current, rounds_done, history, fingerprint)
+        if spec.done(gap, violation):
+            status = "converged"
+            break
+        if dual <= last_dual:
+            status = "no_progress"
+            break
+        last_dual = dual
+        if last:
+            break
+
+    W = runner.gather([runner.submit(tasks.coef_of, current, worker=aggregator)])[0]
+    spec.finish(runner, parts, W, d, gather_dual, current)
+    model = spec.model
+    final = history[-1]
+    model.n_iter_ = rounds_done
+    model.primal_objective_, model.dual_objective_ = final.primal, final.dual
+    if isinstance(model, TopKSVC):
+        model.duality_gap_ = final.gap
+        model.history_ = [(h.round, h.primal, h.dual, h.gap, h.seconds) for h in history]
+    model.status_ = status
+    if status != "converged":
+        measure = f"a relative duality gap of {final.gap:.3g}" if final.max_violation is None else \
+            f"a projected gradient of {final.max_violation:.3g}"
+        warnings.warn(f"fit_cocoa stopped with status {status!r} after {rounds_done} rounds at {measure} "
+                      f"(tol={spec.tol}); increase max_rounds or tol.", ConvergenceWarning, stacklevel=3)
+    return model, history
+
+
+def _partition_seed(seed: int, k: int) -> int:
+    """The k-th non-empty partition's seed; the first keeps the estimator's own, so one
+    partition is the serial solver."""
+    return (seed + k * 0x9E3779B97F4A7C15) % (1 << 64)
+
+
+def _relative_gap(primal: float, dual: float) -> float:
+    scale = max(abs(primal), abs(dual))
+    return 0.0 if scale == 0 else (primal - dual) / scale
+
+
+def _fingerprint(spec: _Model, parts: Sequence[_Partition]) -> dict[str, Any]:
+    """What a checkpoint must match to be resumed: the partitions, the seed and the problem."""
+    problem = {name: (value.tolist() if isinstance(value, np.ndarray) else value)
+               for name, value in asdict(spec.problem).items()}
+    labels = [str(c) for c in getattr(spec, "classes", range(spec.coef_rows))]
+    # Through JSON and back: the form a checkpoint's state compares as.
+    plain: dict[str, Any] = json.loads(json.dumps(dict(model=spec.kind, rows=[p.rows for p in parts], labels=labels,
+                                                       seed=spec.seed, problem=problem)))
+    return plain
+
+
+def _write_checkpoint(runner: Runner, directory: str, parts: Sequence[_Partition], current: Any, rounds: int,
+                      history: list[RoundRecord], fingerprint: dict[str, Any]) -> None:
+    """Each worker writes its own partition's state; the driver writes W and, last, the
+    state (so a checkpoint is complete whenever the state names it)."""
+    os.makedirs(directory, exist_ok=True)
+    writes = [runner.submit(tasks.save_shard, p.shard, current, os.path.join(directory, f"partition_{k}.npz"),
+                            worker=p.worker) for k, p in enumerate(parts)]
+    w = runner.submit(tasks.coef_of, current)
+    writes.append(runner.submit(tasks.save_array, w, os.path.join(directory, "coef.npy")))
+    runner.gather(writes)
+    state = dict(round=rounds, history=[asdict(h) for h in history], **fingerprint)
+    temporary = os.path.join(directory, _STATE + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as f:
+        json.dump(state, f)
+    os.replace(temporary, os.path.join(directory, _STATE))
+
+
+def _read_checkpoint(directory: str, fingerprint: dict[str, Any]) -> tuple[int, list[RoundRecord], NDArray[np.float64]]:
+    with open(os.path.join(directory, _STATE), encoding="utf-8") as f:
+        state = json.load(f)
+    for name, value in fingerprint.items():
+        if state.get(name) != value:
+            raise InvalidInputError(f"resume: the checkpoint in {directory!r} has other {name} than this fit")
+    history = [RoundRecord(**h) for h in state["history"]]
+    return int(state["round"]), history, np.load(os.path.join(directory, "coef.npy"))
+
+
+# ---------------------------------------------------------------- prediction on dask arrays
+
+
+def decision_function(estimator: TopKSVC | M3L, X: Any) -> Any:
+    """``estimator.decision_function`` (TopKSVC: every class's score; M3L: every label's)
+    over the row chunks of a dask array (map_blocks)."""
+    X = X.rechunk({1: X.shape[1]})
+    width = len(estimator.classes_) if isinstance(estimator, TopKSVC) else estimator.coef_.shape[0]
+    return X.map_blocks(_block_scores, estimator, dtype=np.float64, chunks=(X.chunks[0], (width,)))
+
+
+def predict(estimator: TopKSVC | M3L, X: Any) -> Any:
+    """``estimator.predict`` over the row chunks of a dask array (map_blocks)."""
+    X = X.rechunk({1: X.shape[1]})
+    if isinstance(estimator, M3L) and estimator._target_kind == "multilabel":
+        return X.map_blocks(_block_predict, estimator, dtype=estimator._target_dtype.dtype,
+                            chunks=(X.chunks[0], (estimator.coef_.shape[0],)))
+    return X.map_blocks(_block_predict, estimator, dtype=np.asarray(estimator.classes_).dtype, drop_axis=1)
+
+
+def _block_scores(block: Any, estimator: TopKSVC | M3L) -> NDArray[np.float64]:
+    return np.asarray(estimator._scores(block))
+
+
+def _block_predict(block: Any, estimator: TopKSVC | M3L) -> NDArray[Any]:
+    return np.asarray(estimator.predict(block))

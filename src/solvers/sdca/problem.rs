@@ -105,7 +105,8 @@ impl ActiveSet {
         for i in 0..n {
             let Some(list) = classes.get(starts[i]..starts[i + 1]) else { return bad("starts must not decrease") };
             let sorted = list.windows(2).all(|w| w[0] < w[1]) && list.iter().all(|&c| (c as usize) < m);
-            if !list.is_empty() && !(sorted && list.binary_search(&(y[i] as u32)).is_ok()) {
+            let holds_label = sorted && list.binary_search(&(y[i] as u32)).is_ok();
+            if !list.is_empty() && !holds_label {
                 return bad("a class list must be ascending, below the class count and hold its label");
             }
         }

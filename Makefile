@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l bench-tracenorm tracenorm-real movielens m3l-prior wheel clean
+.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l bench-tracenorm bench-cocoa tracenorm-real movielens m3l-prior wheel clean
 
 all: test
 
@@ -61,6 +61,7 @@ bench: bench-rust bench-sdca bench-compare
 	$(MAKE) --no-print-directory bench-ranker
 	$(MAKE) --no-print-directory bench-m3l
 	$(MAKE) --no-print-directory bench-tracenorm
+	$(MAKE) --no-print-directory bench-cocoa
 
 bench-rust:
 	cargo bench --bench projections
@@ -109,6 +110,11 @@ m3l-prior: develop
 # 10-point path (~1.5 min).
 bench-tracenorm: develop
 	$(PY) benches/compare/tracenorm.py --write BENCHMARKS.md
+
+# CoCoA+ (toprank.distributed.fit_cocoa): rounds against the number of partitions, and
+# 2 Dask worker processes against 1 (~25 min).
+bench-cocoa: develop
+	$(PY) benches/compare/cocoa.py --write BENCHMARKS.md
 
 # The trace-norm paper's effects on Fashion-MNIST, Letter and Flavia: rank along the
 # path against LinearSVC, training on PQ codes (~25 min, most of it LinearSVC on Fashion-MNIST).

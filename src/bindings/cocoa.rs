@@ -97,10 +97,26 @@ fn matrix<'a>(a: &'a PyReadonlyArray2<'_, f64>, name: &str, rows: usize, cols: u
     a.as_slice().map_err(|_| invalid(name, "must be C-contiguous and aligned"))
 }
 
-/// Width of W's rows for X (features plus the intercept column).
-fn row_width(x: &Bound<'_, PyAny>, bias: Option<f64>) -> PyResult<(usize, usize)> {
-    let (n, d): (usize, usize) = x.getattr("shape")?.extract()?;
-    Ok((n, d + usize::from(bias.is_some())))
+/// The loss, the labels and the shapes every SDCA partition call checks first.
+struct Checked {
+    loss: Box<dyn SdcaLoss>,
+    y: Vec<usize>,
+    n: usize,
+    m: usize,
+    /// Width of W's rows: the features plus the intercept column.
+    width: usize,
+}
+
+impl Checked {
+    fn new(x: &Bound<'_, PyAny>, y: &PyReadonlyArray1<'_, i64>, coef: &PyReadonlyArray2<'_, f64>, loss: &str, k: usize,
+           smoothing: f64, bias: Option<f64>) -> PyResult<Self> {
+        let (n, d): (usize, usize) = x.getattr("shape")?.extract()?;
+        Ok(Self { loss: make_loss(loss, k, smoothing)?, y: labels_of(y)?, n, m: coef.shape()[0], width: d + usize::from(bias.is_some()) })
+    }
+
+    fn partition<'a>(&'a self, c: &'a [f64], w: &'a [f64], bias: Option<f64>) -> Partition<'a> {
+        Partition { loss: &*self.loss, y: &self.y, c, m: self.m, bias, w }
+    }
 }
 
 /// ‖x_i‖² (+ bias²) of a partition's rows, which its rounds then take instead of a pass over X.
@@ -140,16 +156,14 @@ pub(crate) fn cocoa_local_round<'py>(
     shrinking: bool,
     active: Option<ActiveParts<'py>>,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f64>>, u64, u64)> {
-    let loss = make_loss(loss, k, smoothing)?;
-    let m = coef.shape()[0];
-    let (n, width) = row_width(x, bias)?;
+    let checked = Checked::new(x, &y, &coef, loss, k, smoothing, bias)?;
+    let (n, m, width) = (checked.n, checked.m, checked.width);
     let w = matrix(&coef, "coef", m, width)?;
     if dual_coef.shape() != [n, m] {
         return Err(invalid("dual_coef", format!("must have shape ({n}, {m}), got {:?}", dual_coef.shape())));
     }
     let dual = dual_coef.as_slice_mut().map_err(|_| invalid("dual_coef", "must be C-contiguous, aligned and writeable"))?;
-    let y = labels_of(&y)?;
-    let part = Partition { loss: &*loss, y: &y, c: c.as_slice()?, m, bias, w };
+    let part = checked.partition(c.as_slice()?, w, bias);
     let sq_norms = sq_norms.as_slice()?;
     let active = active_set(active, part.y, m)?;
     let opts = RoundOptions { sigma, steps, seed, shrinking };
@@ -189,13 +203,10 @@ pub(crate) fn cocoa_partition_terms<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<(f64, f64, ActiveArrays<'py>)> {
     let threads = threads::resolve(n_jobs)?;
-    let loss = make_loss(loss, k, smoothing)?;
-    let m = coef.shape()[0];
-    let (n, width) = row_width(x, bias)?;
-    let w = matrix(&coef, "coef", m, width)?;
-    let dual = matrix(&dual_coef, "dual_coef", n, m)?;
-    let y = labels_of(&y)?;
-    let part = Partition { loss: &*loss, y: &y, c: c.as_slice()?, m, bias, w };
+    let checked = Checked::new(x, &y, &coef, loss, k, smoothing, bias)?;
+    let w = matrix(&coef, "coef", checked.m, checked.width)?;
+    let dual = matrix(&dual_coef, "dual_coef", checked.n, checked.m)?;
+    let part = checked.partition(c.as_slice()?, w, bias);
     let (loss_sum, dual_sum, active) = with_design(x, threads, None, TermsJob { part, dual, shrinking })?;
     Ok((loss_sum, dual_sum, active_arrays(py, &active)))
 }

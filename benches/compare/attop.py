@@ -129,8 +129,8 @@ def section(args: argparse.Namespace, iters: list[str], svc: list[str], mem: str
         "",
         "One iteration (k, a scan over all n partners, the update of the scores with two columns) against "
         "streaming the two columns and the score vector once. An iteration reads f, v, the kernel diagonal, "
-        "the classes and the two columns (about 2.4 MB at n = 50,000, more than one core's 2 MB L2); on two "
-        "threads each core keeps its half of them in its own L2:",
+        "the classes and the two columns (about 2.4 MB at n = 50,000, more than a core's L2 cache here); on two "
+        "threads each core reads half of them:",
         "",
         "| n | threads | per iteration | cache misses in window | memory floor | ratio | target |",
         "|---|---|---|---|---|---|---|",

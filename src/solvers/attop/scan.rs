@@ -128,7 +128,9 @@ fn lane<const COUPLED: bool>(
         0.0
     };
     let gain = -0.5 * a * delta * delta - b * delta;
-    let valid = !empty && delta != 0.0 && delta.abs() < f64::INFINITY && gain > 0.0;
+    // `Line::solve` also rejects Δ = 0 and an infinite Δ, but neither can give gain > 0:
+    // Δ = 0 gives ±0 or NaN, an infinite Δ (a = 0 only) −∞ or NaN.
+    let valid = !empty && gain > 0.0;
     (delta, if valid { gain } else { 0.0 })
 }
 
@@ -136,43 +138,33 @@ fn lane<const COUPLED: bool>(
 /// searched for the largest.
 const BLOCK: usize = 256;
 
-/// The first index of the largest of `values` above `floor` (strictly), and that value:
-/// a running maximum per lane, then the lanes merged with ties to the smaller index.
-/// The lanes keep their indices as f64 (exact below 2⁵³), so that every select is
-/// between two f64 vectors; a usize index beside an f64 value does not vectorize.
+/// The largest of `values` (f64::NEG_INFINITY for none; a NaN is never taken), as a
+/// running maximum per lane: one max per value, which vectorises.
 #[inline(always)]
-fn first_largest(values: &[f64], floor: f64) -> Option<(usize, f64)> {
-    let mut lane_best = [floor; LANES];
-    let mut lane_at = [-1.0f64; LANES];
-    let mut at: [f64; LANES] = std::array::from_fn(|j| j as f64);
+fn largest(values: &[f64]) -> f64 {
+    let larger = |best: f64, x: f64| if x > best { x } else { best };
+    let mut lane_best = [f64::NEG_INFINITY; LANES];
     let chunks = values.chunks_exact(LANES);
     let tail = chunks.remainder();
     for chunk in chunks {
         for j in 0..LANES {
-            let take = chunk[j] > lane_best[j];
-            lane_best[j] = if take { chunk[j] } else { lane_best[j] };
-            lane_at[j] = if take { at[j] } else { lane_at[j] };
-            at[j] += LANES as f64;
+            lane_best[j] = larger(lane_best[j], chunk[j]);
         }
     }
-    let body = values.len() - tail.len();
-    let lanes = lane_at
-        .iter()
-        .zip(lane_best)
-        .filter(|&(&at, _)| at >= 0.0)
-        .map(|(&at, x)| (at as usize, x));
-    let rest = tail
-        .iter()
-        .enumerate()
-        .map(|(i, &x)| (body + i, x))
-        .filter(|&(_, x)| x > floor);
-    let mut best: Option<(usize, f64)> = None;
-    for (i, x) in lanes.chain(rest) {
-        if best.is_none_or(|(b, y)| x > y || (x == y && i < b)) {
-            best = Some((i, x));
-        }
+    tail.iter().chain(&lane_best).fold(f64::NEG_INFINITY, |best, &x| larger(best, x))
+}
+
+/// The first index of the largest of `values` if it is above `floor` (strictly), and that
+/// value. The index is looked for only then: along a scan the best so far rarely
+/// improves, so most blocks cost one max per value.
+#[inline(always)]
+fn first_largest(values: &[f64], floor: f64) -> Option<(usize, f64)> {
+    let top = largest(values);
+    if top > floor {
+        values.iter().position(|&x| x == top).map(|at| (at, values[at]))
+    } else {
+        None
     }
-    best
 }
 
 /// The best partner in `offset + 0 .. offset + f.len()`: (l, Δ, gain), the first of the
@@ -213,8 +205,9 @@ fn scan_blocks<const COUPLED: bool, const UNIFORM_DIAG: bool>(
             let diag_l = if UNIFORM_DIAG { c.diag_k } else { diag[i] };
             (delta[i], gain[i]) = lane::<COUPLED>(c, f[i], v[i], diag_l, col[i], sigma[i]);
         }
-        if let Some((at, g)) = first_largest(&gain[..m], 0.0) {
-            best = super::solver::better(best, Some((offset + start + at, delta[at], g)));
+        // Blocks come in index order: a later block must beat the best strictly.
+        if let Some((at, g)) = first_largest(&gain[..m], best.map_or(0.0, |(_, _, g)| g)) {
+            best = Some((offset + start + at, delta[at], g));
         }
     }
     best
@@ -258,10 +251,8 @@ widest_vector_code! {
                 let can_move = if pos { x < cap_pos } else { x > 0.0 };
                 score[i] = if can_move { value } else { f64::NEG_INFINITY };
             }
-            if let Some((at, x)) = first_largest(&score[..m], f64::NEG_INFINITY) {
-                if best.is_none_or(|(_, y)| x > y) {
-                    best = Some((offset + start + at, x));
-                }
+            if let Some((at, x)) = first_largest(&score[..m], best.map_or(f64::NEG_INFINITY, |(_, y)| y)) {
+                best = Some((offset + start + at, x));
             }
         }
         best

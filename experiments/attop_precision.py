@@ -177,7 +177,7 @@ def main() -> int:
     for name in args.sets:
         results[name] = run_set(name, args)
         out.write_text(json.dumps(results, indent=1))
-    ordered = {n: results[n] for n in ("ionosphere", "spambase", "wine_red", "fashion_mnist") if n in results}
+    ordered: dict[str, Any] = {n: results[n] for n in ("ionosphere", "spambase", "wine_red", "fashion_mnist") if n in results}
     text = table(ordered)
     print(text)
     if args.write:

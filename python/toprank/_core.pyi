@@ -179,6 +179,7 @@ def cocoa_local_round(
     offset: int,
     shrinking: bool = False,
     active: tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.uint32]] | None = None,
+    record: bool = True,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], int, int]: ...
 def cocoa_partition_terms(
     x: Any,

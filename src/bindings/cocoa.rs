@@ -129,11 +129,11 @@ pub(crate) fn cocoa_sq_norms<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, bias: 
 
 /// One CoCoA+ round on a partition from the cursor (epoch, offset): updates A_k
 /// (`dual_coef`) in place and returns (u = W + σ'ΔW_k, the changed rows, their values
-/// before the round, the next cursor's epoch and offset).
+/// before the round — both empty unless `record` —, the next cursor's epoch and offset).
 #[pyfunction]
 #[pyo3(signature = (
     x, y, c, sq_norms, dual_coef, coef, *, loss, k, smoothing, bias, sigma, steps, seed, epoch, offset,
-    shrinking=false, active=None
+    shrinking=false, active=None, record=true
 ))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub(crate) fn cocoa_local_round<'py>(
@@ -155,6 +155,7 @@ pub(crate) fn cocoa_local_round<'py>(
     offset: u64,
     shrinking: bool,
     active: Option<ActiveParts<'py>>,
+    record: bool,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f64>>, u64, u64)> {
     let checked = Checked::new(x, &y, &coef, loss, k, smoothing, bias)?;
     let (n, m, width) = (checked.n, checked.m, checked.width);
@@ -166,7 +167,7 @@ pub(crate) fn cocoa_local_round<'py>(
     let part = checked.partition(c.as_slice()?, w, bias);
     let sq_norms = sq_norms.as_slice()?;
     let active = active_set(active, part.y, m)?;
-    let opts = RoundOptions { sigma, steps, seed, shrinking };
+    let opts = RoundOptions { sigma, steps, seed, shrinking, record };
     let job = RoundJob { part, sq_norms, dual, active, from: Cursor { epoch, offset }, opts };
     // On the calling thread (a round is one sequential pass; the engine runs partitions
     // in parallel — a shared one-thread pool would run them one after the other).

@@ -141,15 +141,16 @@ class SvcShard:
             local, changed, before, epoch, offset = _core.cocoa_local_round(
                 self.X, self.y, self.c, self.sq_norms, self.dual, local, loss=problem.loss, k=problem.k,
                 smoothing=problem.smoothing, bias=problem.bias, sigma=sigma, steps=steps, seed=seed,
-                epoch=self.cursor[0], offset=self.cursor[1], shrinking=problem.shrinking, active=self.active)
+                epoch=self.cursor[0], offset=self.cursor[1], shrinking=problem.shrinking, active=self.active,
+                record=line_search)
             self.cursor, remaining = (epoch, offset), remaining - steps
             changed_parts.append(changed)
             before_parts.append(before)
             if self.next_active is not None and offset == 0:
                 self.active, self.next_active = self.next_active, None
-        changed, before = _first_changes(changed_parts, before_parts, self.dual.shape[1])
         change = (0.0, 0.0)
         if line_search:
+            changed, before = _first_changes(changed_parts, before_parts, self.dual.shape[1])
             change = _core.cocoa_dual_change(self.y, self.c, changed, before, self.dual, loss=problem.loss,
                                              k=problem.k, smoothing=problem.smoothing)
             self.pending = (changed, before)

@@ -53,6 +53,10 @@ pub struct RoundOptions {
     /// Visit only the active set's examples, and score each on its listed classes (the
     /// serial solver's shrinking; the set comes from the last gap check).
     pub shrinking: bool,
+    /// Record the changed rows and their values before the round ([`Round::changed`],
+    /// [`Round::before`]), which only a line search over the round's change needs: a
+    /// whole-pass round would copy all of A_k.
+    pub record: bool,
 }
 
 impl RoundOptions {
@@ -126,7 +130,7 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
     let u = &mut round.local;
     let mut step = StepScratch::new(m);
     let mut order = Vec::with_capacity(n);
-    let mut recorded = vec![false; n];
+    let mut recorded = if opts.record { vec![false; n] } else { Vec::new() };
     let mut old = vec![0.0; m];
     let order_opts = SdcaOptions { tol: 1.0, max_epochs: 1, check_every: 1, seed: opts.seed, shrinking: opts.shrinking };
     let Cursor { mut epoch, mut offset } = from;
@@ -154,7 +158,7 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
             old.copy_from_slice(ai);
             if restricted_step(loss, ex, i, classes, model.sq_norm(i), opts.sigma, ai, &mut step)? {
                 model.apply_with(u, i, &step.delta, opts.sigma, &mut step.buf);
-                if !recorded[i] {
+                if opts.record && !recorded[i] {
                     recorded[i] = true;
                     round.changed.push(i);
                     round.before.extend_from_slice(&old);
@@ -244,9 +248,16 @@ mod tests {
             Self { model, a, w, cursor: Cursor { epoch: 1, offset: 0 } }
         }
 
+        /// Also checks that a round without recording changes A and u the same way.
         fn round<L: SdcaLoss>(&mut self, loss: &L, ex: &Examples, active: &ActiveSet, steps: u64, shrinking: bool) -> Round {
-            let opts = RoundOptions { sigma: 1.0, steps, seed: 9, shrinking };
+            let opts = RoundOptions { sigma: 1.0, steps, seed: 9, shrinking, record: true };
+            let mut unrecorded_a = self.a.clone();
+            let unrecorded_opts = RoundOptions { record: false, ..opts };
+            let unrecorded = local_round(&self.model, loss, ex, &mut unrecorded_a, &self.w, active, self.cursor, &unrecorded_opts, &mut Silent);
             let round = local_round(&self.model, loss, ex, &mut self.a, &self.w, active, self.cursor, &opts, &mut Silent).unwrap().unwrap();
+            let unrecorded = unrecorded.unwrap().unwrap();
+            assert!(unrecorded.changed.is_empty() && unrecorded.before.is_empty());
+            assert_eq!((&unrecorded.local, unrecorded.end, &unrecorded_a), (&round.local, round.end, &self.a));
             (self.w, self.cursor) = (round.local.clone(), round.end);
             round
         }
@@ -334,7 +345,7 @@ mod tests {
                 let mut model = LinearModel::new(&design, m, None);
                 let (l, dl, _) = partition_terms(&mut model, &loss, &ex, a, &w, false).unwrap();
                 (loss_total, dual_total) = (loss_total + l, dual_total + dl);
-                let ro = RoundOptions { sigma: 3.0, steps: *rows as u64, seed: 100 + k as u64, shrinking: false };
+                let ro = RoundOptions { sigma: 3.0, steps: *rows as u64, seed: 100 + k as u64, shrinking: false, record: true };
                 let from = Cursor { epoch: round as u64 + 1, offset: 0 };
                 let u = local_round(&model, &loss, &ex, a, &w, &ActiveSet::new(*rows), from, &ro, &mut Silent).unwrap().unwrap().local;
                 next.iter_mut().zip(u.iter().zip(&w)).for_each(|(t, (&u, &w))| *t += (u - w) / 3.0);
@@ -389,7 +400,7 @@ mod tests {
         let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
         let ex = Examples { y: &[], c: &[] };
         let w: Vec<f64> = (0..16).map(f64::from).collect();
-        let ro = RoundOptions { sigma: 2.0, steps: 10, seed: 0, shrinking: true };
+        let ro = RoundOptions { sigma: 2.0, steps: 10, seed: 0, shrinking: true, record: true };
         let (all, from) = (ActiveSet::new(0), Cursor { epoch: 1, offset: 0 });
         assert_eq!(local_round(&model, &loss, &ex, &mut [], &w, &all, from, &ro, &mut Silent).unwrap().unwrap().local, w);
         let bad = RoundOptions { sigma: 0.5, ..ro };

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import _thread
 import pickle
+import signal
 import threading
 import time
 import warnings
@@ -585,6 +586,9 @@ def test_keyboard_interrupt_stops_long_fit(n_jobs):
         fired.append(time.perf_counter())
         _thread.interrupt_main()
 
+    # Python's own SIGINT handler, whatever the runner left: a shell that starts the tests
+    # in the background ignores SIGINT, and interrupt_main() then does nothing.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, interrupt)
     start = time.perf_counter()
     timer.start()
@@ -596,6 +600,7 @@ def test_keyboard_interrupt_stops_long_fit(n_jobs):
             time.sleep(10)  # only reached if the fit ignored the interrupt and returned
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     done = time.perf_counter()
     assert fired, f"the fit ended before the interrupt ({done - start:.2f} s)"
     assert done - fired[0] < 2.0, f"KeyboardInterrupt {done - fired[0]:.2f} s after Ctrl-C"

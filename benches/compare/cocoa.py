@@ -52,7 +52,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from sections import machine, verdict, write_section
+from sections import machine, publish, verdict
 
 from toprank import M3L, TopKSVC
 from toprank.distributed import fit_cocoa
@@ -253,12 +253,7 @@ def main() -> int:
         "",
         END,
     ]) + "\n"
-    print(text)
-    for failure in failures:
-        print(f"CHECK FAILED: {failure}", file=sys.stderr)
-    if args.write:
-        write_section(args.write, BEGIN, END, text)
-    return 1 if failures else 0
+    return publish(text, failures, args.write, BEGIN, END)
 
 
 if __name__ == "__main__":

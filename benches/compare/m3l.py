@@ -59,7 +59,7 @@ import warnings  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sections import machine, verdict, write_section  # noqa: E402
+from sections import machine, publish, verdict  # noqa: E402
 from sklearn.datasets import make_multilabel_classification  # noqa: E402
 from sklearn.svm import SVC, LinearSVC  # noqa: E402
 
@@ -323,12 +323,7 @@ def main() -> int:
                           (20, 60) if args.quick else (20, 80), args.repeats, failures) if "c" in args.only \
         else ([], 0.0)
     text = section(args, shape, load, dropped, a, b, c, r_max, gamma, args.cache)
-    print(text)
-    for failure in failures:
-        print(f"CHECK FAILED: {failure}", file=sys.stderr)
-    if args.write:
-        write_section(args.write, BEGIN, END, text)
-    return 1 if failures else 0
+    return publish(text, failures, args.write, BEGIN, END)
 
 
 if __name__ == "__main__":

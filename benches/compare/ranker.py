@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sections import machine, verdict, write_section
+from sections import machine, publish, verdict
 
 from toprank import _core
 
@@ -295,12 +295,7 @@ def main() -> int:
     parser.add_argument("--write", metavar="PATH")
     args = parser.parse_args()
     text, failures = run(args)
-    print(text)
-    for failure in failures:
-        print(f"CHECK FAILED: {failure}", file=sys.stderr)
-    if args.write:
-        write_section(args.write, BEGIN, END, text)
-    return 1 if failures else 0
+    return publish(text, failures, args.write, BEGIN, END)
 
 
 if __name__ == "__main__":

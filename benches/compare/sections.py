@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 from pathlib import Path
 
 
@@ -18,6 +19,17 @@ def write_section(path: str, begin: str, end: str, text: str) -> None:
     else:
         doc = doc.rstrip("\n") + "\n\n" + text
     Path(path).write_text(doc if doc.endswith("\n") else doc + "\n", encoding="utf-8")
+
+
+def publish(text: str, failures: list[str], path: str | None, begin: str, end: str) -> int:
+    """Prints a script's section and its failed checks, writes the section into `path`
+    (if given), and returns the script's exit status: 1 when a check failed."""
+    print(text)
+    for failure in failures:
+        print(f"CHECK FAILED: {failure}", file=sys.stderr)
+    if path:
+        write_section(path, begin, end, text)
+    return 1 if failures else 0
 
 
 def verdict(ok: bool, target: str) -> str:

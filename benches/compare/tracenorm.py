@@ -39,7 +39,7 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sections import machine, verdict, write_section  # noqa: E402
+from sections import machine, publish, verdict  # noqa: E402
 
 from toprank.tracenorm import TraceNormLogisticRegression, tracenorm_path  # noqa: E402
 
@@ -198,12 +198,7 @@ def main() -> int:
         "",
         END,
     ]) + "\n"
-    print(text)
-    for failure in failures:
-        print(f"CHECK FAILED: {failure}", file=sys.stderr)
-    if args.write:
-        write_section(args.write, BEGIN, END, text)
-    return 1 if failures else 0
+    return publish(text, failures, args.write, BEGIN, END)
 
 
 if __name__ == "__main__":

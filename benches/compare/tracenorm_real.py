@@ -46,7 +46,7 @@ import time
 import warnings
 
 import numpy as np
-from sections import machine, verdict, write_section
+from sections import machine, publish, verdict
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
@@ -190,12 +190,7 @@ def main() -> int:
         "",
         END,
     ]) + "\n"
-    print(text)
-    for failure in failures:
-        print(f"CHECK FAILED: {failure}", file=sys.stderr)
-    if args.write:
-        write_section(args.write, BEGIN, END, text)
-    return 1 if failures else 0
+    return publish(text, failures, args.write, BEGIN, END)
 
 
 if __name__ == "__main__":

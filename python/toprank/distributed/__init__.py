@@ -52,6 +52,7 @@ import os
 import sys
 import time
 import warnings
+from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -102,7 +103,7 @@ class _Partition:
     seed: int
 
 
-class _Model:
+class _Model(ABC):
     """What differs between the models: the global checks, the shards, the problem the
     tasks carry, how the partitions' terms make (P, D) and the stopping measure, and the
     fitted attributes."""
@@ -116,19 +117,22 @@ class _Model:
     check_every: int
     bias: float | None
 
+    @abstractmethod
     def shards(self, runner: Runner, placed: list[Placed]) -> list[Any]:
-        raise NotImplementedError
+        """The partitions' shards (futures on their workers), built where the data is."""
 
+    @abstractmethod
     def combine(self, values: list[tuple[float, ...]], half: float) -> tuple[float, float, float, float | None]:
         """(P, D, relative gap, M3L's max violation) from the partitions' terms."""
-        raise NotImplementedError
 
+    @abstractmethod
     def done(self, gap: float, violation: float | None) -> bool:
-        raise NotImplementedError
+        """The model's own stopping rule."""
 
+    @abstractmethod
     def finish(self, runner: Runner, parts: list[_Partition], W: NDArray[np.float64], d: int,
                gather_dual: bool, aggregate_future: Any) -> None:
-        raise NotImplementedError
+        """Sets the fitted attributes of the estimator from the final W (and A)."""
 
 
 class _Svc(_Model):

@@ -131,7 +131,7 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
     let mut step = StepScratch::new(m);
     let mut order = Vec::with_capacity(n);
     let mut recorded = if opts.record { vec![false; n] } else { Vec::new() };
-    let mut old = vec![0.0; m];
+    let mut old = if opts.record { vec![0.0; m] } else { Vec::new() };
     let order_opts = SdcaOptions { tol: 1.0, max_epochs: 1, check_every: 1, seed: opts.seed, shrinking: opts.shrinking };
     let Cursor { mut epoch, mut offset } = from;
     epoch_order(&mut order, active, ex, &order_opts, epoch as usize);
@@ -155,10 +155,14 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
             let k = classes.len();
             model.scores_with(u, i, classes, &mut step.s[..k], &mut step.buf);
             let ai = &mut a[i * m..(i + 1) * m];
-            old.copy_from_slice(ai);
+            // The row before its first change in this round, when the round records.
+            let first_change = opts.record && !recorded[i];
+            if first_change {
+                old.copy_from_slice(ai);
+            }
             if restricted_step(loss, ex, i, classes, model.sq_norm(i), opts.sigma, ai, &mut step)? {
                 model.apply_with(u, i, &step.delta, opts.sigma, &mut step.buf);
-                if opts.record && !recorded[i] {
+                if first_change {
                     recorded[i] = true;
                     round.changed.push(i);
                     round.before.extend_from_slice(&old);

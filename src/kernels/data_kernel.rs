@@ -287,6 +287,10 @@ impl<D: Design> KernelSource for DataKernel<'_, D> {
         self.diag[i]
     }
 
+    fn entry_work(&self) -> usize {
+        self.row_work
+    }
+
     fn column_into(&self, i: usize, out: &mut [f64]) {
         assert_eq!(out.len(), self.n(), "column_into: output must have n entries");
         self.fill(i, |t| t, out)

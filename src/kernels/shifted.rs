@@ -17,6 +17,9 @@ impl<S: KernelSource + ?Sized> KernelSource for ShiftedKernel<'_, S> {
     fn diag(&self, i: usize) -> f64 {
         self.inner.diag(i) + self.shift
     }
+    fn entry_work(&self) -> usize {
+        self.inner.entry_work()
+    }
     fn column_into(&self, i: usize, out: &mut [f64]) {
         self.inner.column_into(i, out);
         out.iter_mut().for_each(|v| *v += self.shift);

@@ -16,6 +16,13 @@ pub trait KernelSource: Sync {
     /// K(i, i), precomputed once (O(1)).
     fn diag(&self, i: usize) -> f64;
 
+    /// About how many multiply-adds one entry costs (1 for a stored matrix; the stored
+    /// entries per example for one computed from the examples). Solvers use it to bound
+    /// speculative work, such as columns loaded ahead of need.
+    fn entry_work(&self) -> usize {
+        1
+    }
+
     /// out[j] = K(j, i) for all j (`out.len() == n`). Serial, no cache; callable from
     /// any thread.
     fn column_into(&self, i: usize, out: &mut [f64]);
@@ -47,6 +54,9 @@ impl<S: KernelSource + ?Sized> KernelSource for &S {
     }
     fn diag(&self, i: usize) -> f64 {
         (**self).diag(i)
+    }
+    fn entry_work(&self) -> usize {
+        (**self).entry_work()
     }
     fn column_into(&self, i: usize, out: &mut [f64]) {
         (**self).column_into(i, out)

@@ -80,6 +80,33 @@ def test_smo_and_dcd_agree_on_linear_problems(prior, intercept):
         np.testing.assert_allclose(other.intercept_, smo.intercept_, rtol=1e-4, atol=1e-5)
 
 
+def test_kernel_cache_size_does_not_change_the_fit():
+    # SMO loads columns ahead of need into free cache slots; with a two-column cache every
+    # column is computed alone on its miss and evicted again. Kernel values are the same
+    # however they are computed, so the steps, and the fit, must be the same.
+    X, Y = _problem(n=150, d=5, labels=6, seed=11)
+    kw = dict(C=0.5, kernel="rbf", gamma=0.3, solver="smo", tol=1e-6, max_iter=10**6)
+    whole = M3L(cache_size=100.0, **kw).fit(X, Y)
+    two_columns = M3L(cache_size=2 * 150 * 8 / 2**20, **kw).fit(X, Y)
+    assert whole.status_ == two_columns.status_ == "converged"
+    assert whole.n_iter_ == two_columns.n_iter_
+    np.testing.assert_array_equal(whole.dual_coef_, two_columns.dual_coef_)
+
+
+def test_dcd_stops_each_label_on_its_own_with_an_identity_prior():
+    # With R = I a label whose projected gradients are all below tol rests while the others
+    # go on (as LIBLINEAR's one-vs-all stops each label); the result must still meet tol on
+    # every variable, and equal the fit of each label alone.
+    X, Y = _problem(n=200, d=6, labels=5, seed=4)
+    Y[:, 0] = (X[:, 0] > 0).astype(int)  # an easy label that settles early
+    kw = dict(C=0.5, fit_intercept=False, solver="dcd", tol=1e-6, max_iter=10**6, random_state=0)
+    joint = M3L(**kw).fit(X, Y)
+    assert joint.status_ == "converged"
+    for label in range(Y.shape[1]):
+        alone = M3L(**kw).fit(X, np.column_stack([Y[:, label], 1 - Y[:, label]]))
+        np.testing.assert_allclose(joint.coef_[label], alone.coef_[0], rtol=1e-4, atol=1e-5)
+
+
 def test_identity_prior_is_one_vs_all_with_penalty_2c():
     from sklearn.svm import LinearSVC
 

@@ -19,9 +19,11 @@
 //!
 //! Shrinking (44)–(45): a variable at a bound whose gradient points out of the box by
 //! more than its label's extremal bounds is dropped from that label's active set; the
-//! bounds of label l are the extremal projected gradients of the previous epoch over
-//! all labels k, weighted by |R_kl| — labels coupled by R shrink together. When every
-//! active projected gradient is below `tol`, all variables return for a verification
+//! bounds of label l are the extremal projected gradients of the last sweep of every
+//! label k, weighted by |R_kl| — labels coupled by R shrink together. A label whose
+//! active projected gradients are all below `tol` rests until a label coupled to it
+//! moves (with R = I, for good: one-vs-all DCD stops each label on its own, as
+//! LIBLINEAR does). When every label rests, all variables return for a verification
 //! epoch.
 
 use super::problem::{projected, M3l};
@@ -79,8 +81,15 @@ pub fn solve_dcd<D: Design>(
     let sweep = Sweep { problem, x, bias, sq_norms: &sq_norms, sigma: 1.0 };
 
     let mut active: Vec<Vec<usize>> = (0..labels).map(|_| (0..n).collect()).collect();
-    // Extremal projected gradients (ascent convention) of the previous epoch, per label.
+    // Extremal projected gradients (ascent convention) of each label's last sweep.
+    let mut extremes = SweepStats::new(labels);
     let (mut upper, mut lower) = (vec![f64::INFINITY; labels], vec![f64::NEG_INFINITY; labels]);
+    // A label is settled when its last sweep over all its variables found every
+    // |projected gradient| below tol and no label coupled to it through R has moved by
+    // more since (so its gradients are, to within tol, those it was settled with). Settled labels are not swept — LIBLINEAR's
+    // one-vs-all likewise stops each label at its own tolerance — until every label is
+    // settled; then one epoch over every variable of every label verifies.
+    let mut settled = vec![false; labels];
     let mut label_order = Vec::with_capacity(labels);
     let started = std::time::Instant::now();
     let mut status = Status::MaxEpochs;
@@ -91,43 +100,57 @@ pub fn solve_dcd<D: Design>(
             break;
         }
         epochs += 1;
-        let full = active.iter().all(|a| a.len() == n);
         sweep.label_order(&mut label_order, options.seed, epochs as u64);
         let mut stats = SweepStats::new(labels);
+        let mut returned = vec![false; labels];
         for &l in &label_order {
             // An epoch is N·L steps: stop between labels when asked.
             if monitor.should_stop() {
                 status = Status::Interrupted;
                 break;
             }
+            if settled[l] {
+                continue;
+            }
             let set = &mut active[l];
             sweep.example_order(set, options.seed, epochs as u64, l);
             let bounds = options.shrinking.then(|| (lower[l], upper[l]));
-            sweep.label(l, set, bounds, alpha, &mut z, &mut stats);
+            let whole = set.len() == n;
+            let moved = sweep.label(l, set, bounds, alpha, &mut z, &mut stats);
+            (extremes.max[l], extremes.min[l]) = (stats.max[l], stats.min[l]);
+            let within_tol = stats.max[l].max(-stats.min[l]) < options.tol;
+            if within_tol {
+                if whole {
+                    settled[l] = true;
+                } else {
+                    // Verify on every variable of the label before it rests.
+                    *set = (0..n).collect();
+                    (upper[l], lower[l], returned[l]) = (f64::INFINITY, f64::NEG_INFINITY, true);
+                }
+            }
+            // Steps of a label within tol are as small as the ones a converged epoch takes
+            // everywhere; only larger ones wake the labels coupled to it.
+            if moved && !within_tol {
+                (0..labels).filter(|&k| k != l && problem.r(k, l) != 0.0).for_each(|k| settled[k] = false);
+            }
         }
         if status == Status::Interrupted {
             break;
         }
-        if stats.worst < options.tol {
-            if full {
-                status = Status::Converged;
-                break;
-            }
-            // Verify on every variable before stopping.
-            active.iter_mut().for_each(|a| *a = (0..n).collect());
-            upper.iter_mut().for_each(|u| *u = f64::INFINITY);
-            lower.iter_mut().for_each(|v| *v = f64::NEG_INFINITY);
-            continue;
+        if !settled.contains(&false) {
+            status = Status::Converged;
+            break;
         }
         // (44)–(45): next epoch's bounds, coupled through |R|; a bound that does not
-        // exclude anything (no variable beyond it) shrinks nothing.
-        for l in 0..labels {
+        // exclude anything (no variable beyond it) shrinks nothing. A label just
+        // returned to its whole set keeps it for one sweep.
+        for l in (0..labels).filter(|&l| !returned[l]) {
             let (mut hi, mut lo) = (f64::NEG_INFINITY, f64::INFINITY);
             for k in 0..labels {
                 let w = problem.r(k, l).abs();
-                if w != 0.0 && stats.max[k].is_finite() {
-                    hi = hi.max(w * stats.max[k]);
-                    lo = lo.min(w * stats.min[k]);
+                if w != 0.0 && extremes.max[k].is_finite() {
+                    hi = hi.max(w * extremes.max[k]);
+                    lo = lo.min(w * extremes.min[k]);
                 }
             }
             upper[l] = if hi > 0.0 { hi } else { f64::INFINITY };
@@ -182,12 +205,11 @@ pub(crate) fn primal_of<D: Design>(problem: &M3l<'_>, x: &D, alpha: &[f64], bias
 pub(crate) struct SweepStats {
     pub(crate) max: Vec<f64>,
     pub(crate) min: Vec<f64>,
-    pub(crate) worst: f64,
 }
 
 impl SweepStats {
     pub(crate) fn new(labels: usize) -> Self {
-        Self { max: vec![f64::NEG_INFINITY; labels], min: vec![f64::INFINITY; labels], worst: 0.0 }
+        Self { max: vec![f64::NEG_INFINITY; labels], min: vec![f64::INFINITY; labels] }
     }
 }
 
@@ -219,13 +241,16 @@ impl<D: Design> Sweep<'_, D> {
 
     /// Steps on label l over `set` (in order); with shrinking `bounds` = (lower, upper),
     /// a variable stuck at a bound beyond them leaves the set. Then (42): the other labels
-    /// catch up with label l.
-    pub(crate) fn label(&self, l: usize, set: &mut Vec<usize>, bounds: Option<(f64, f64)>, alpha: &mut [f64], z: &mut [f64], stats: &mut SweepStats) {
+    /// catch up with label l. Returns whether any variable moved.
+    pub(crate) fn label(&self, l: usize, set: &mut Vec<usize>, bounds: Option<(f64, f64)>, alpha: &mut [f64], z: &mut [f64], stats: &mut SweepStats) -> bool {
         let (problem, bias, sigma) = (self.problem, self.bias, self.sigma);
         let (labels, c, y) = (problem.labels, problem.c, problem.y);
         let width = z.len() / labels;
         let r_ll = problem.r(l, l);
-        let mut pending = vec![0.0; width];
+        // v_l (43) is needed only by labels coupled to l; with R = I it would be a
+        // second axpy per step for nothing.
+        let coupled = (0..labels).any(|k| k != l && problem.r(k, l) != 0.0);
+        let mut pending = if coupled { vec![0.0; width] } else { Vec::new() };
         let mut buf = RowBuf::new();
         let mut moved = false;
         let mut s = 0;
@@ -245,7 +270,6 @@ impl<D: Design> Sweep<'_, D> {
             let pg = projected(a, g, c);
             stats.max[l] = stats.max[l].max(pg);
             stats.min[l] = stats.min[l].min(pg);
-            stats.worst = stats.worst.max(pg.abs());
             s += 1;
             if pg == 0.0 || self.sq_norms[p] == 0.0 {
                 continue;
@@ -256,11 +280,13 @@ impl<D: Design> Sweep<'_, D> {
                 alpha[idx] = new;
                 let step = y[idx] * delta;
                 axpy(sigma * 2.0 * r_ll * step, &row, bias, &mut z[l * width..(l + 1) * width]);
-                axpy(step, &row, bias, &mut pending);
+                if coupled {
+                    axpy(step, &row, bias, &mut pending);
+                }
                 moved = true;
             }
         }
-        if moved {
+        if moved && coupled {
             for k in (0..labels).filter(|&k| k != l) {
                 let r_kl = problem.r(k, l);
                 if r_kl != 0.0 {
@@ -270,6 +296,7 @@ impl<D: Design> Sweep<'_, D> {
                 }
             }
         }
+        moved
     }
 }
 

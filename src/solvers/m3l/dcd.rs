@@ -23,8 +23,8 @@
 //! label k, weighted by |R_kl| — labels coupled by R shrink together. A label whose
 //! active projected gradients are all below `tol` rests until a label coupled to it
 //! moves (with R = I, for good: one-vs-all DCD stops each label on its own, as
-//! LIBLINEAR does). When every label rests, all variables return for a verification
-//! epoch.
+//! LIBLINEAR does); a label with shrunk variables first gets them all back for one
+//! verifying sweep. The solve ends when every label rests.
 
 use super::problem::{projected, M3l};
 use super::smo::M3lReport;
@@ -86,9 +86,9 @@ pub fn solve_dcd<D: Design>(
     let (mut upper, mut lower) = (vec![f64::INFINITY; labels], vec![f64::NEG_INFINITY; labels]);
     // A label is settled when its last sweep over all its variables found every
     // |projected gradient| below tol and no label coupled to it through R has moved by
-    // more since (so its gradients are, to within tol, those it was settled with). Settled labels are not swept — LIBLINEAR's
-    // one-vs-all likewise stops each label at its own tolerance — until every label is
-    // settled; then one epoch over every variable of every label verifies.
+    // more since (so its gradients are, to within tol, those it was settled with).
+    // Settled labels are not swept — LIBLINEAR's one-vs-all likewise stops each label at
+    // its own tolerance — and the solve ends when every label is settled.
     let mut settled = vec![false; labels];
     let mut label_order = Vec::with_capacity(labels);
     let started = std::time::Instant::now();

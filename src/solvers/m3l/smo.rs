@@ -23,6 +23,7 @@
 
 use super::problem::{projected, M3l};
 use crate::kernels::{ColumnCache, KernelSource};
+use crate::vector_code::widest_vector_code;
 use crate::solvers::{Monitor, Progress, Status};
 use crate::{Error, Result};
 
@@ -165,14 +166,8 @@ impl SearchSet {
         self.k_p.clear();
         self.k_p.extend(self.index.iter().map(|&q| column_p[q]));
         self.gain.resize(self.index.len(), 0.0);
-        let gp_yp = gp * yp;
-        for j in 0..self.gain.len() {
-            let (kpq, kqq, gq) = (self.k_p[j], self.diag[j], self.g[j]);
-            let det = kpp * kqq - kpq * kpq;
-            let h = (gp * gp * kqq + gq * gq * kpp - 2.0 * gp_yp * gq * self.y[j] * kpq) / (8.0 * r_ll * det);
-            let admissible = self.projected[j] != 0.0 && det > 1e-12 * kpp * kqq;
-            self.gain[j] = if admissible { h } else { 0.0 };
-        }
+        let columns = Partners { k_p: &self.k_p, diag: &self.diag, g: &self.g, y: &self.y, projected: &self.projected };
+        partner_gains(&columns, [gp, yp, kpp, r_ll], &mut self.gain);
         let (mut best, mut at) = (0.0f64, None);
         for (j, &h) in self.gain.iter().enumerate() {
             if h > best {
@@ -202,6 +197,47 @@ impl SearchSet {
     fn store_alpha(&self, a: &mut [f64]) {
         for (&i, &v) in self.index.iter().zip(&self.a) {
             a[i] = v;
+        }
+    }
+}
+
+/// The searched variables' values that the gain (56) of a partner reads.
+///
+/// The two loops of a step below are compiled for the widest vector unit the CPU has (the
+/// baseline build is SSE2): measured at N = 5,000, L = 50, d = 50, the fit took 2.0 s
+/// instead of 2.36 s. Without FMA contraction the values are the same on every path.
+struct Partners<'a> {
+    k_p: &'a [f64],
+    diag: &'a [f64],
+    g: &'a [f64],
+    y: &'a [f64],
+    projected: &'a [f64],
+}
+
+widest_vector_code! {
+    /// gain[j] = h_pj of (56) for the first variable [g_p, y_p, K_pp, R_ll], or 0 where j
+    /// cannot move or the pair's 2 × 2 block is not strictly positive definite. Branch-free,
+    /// so that it vectorises (the divisions pipeline).
+    fn partner_gains(partners: &Partners<'_>, first: [f64; 4], gain: &mut [f64]) -> () {
+        let [gp, yp, kpp, r_ll] = first;
+        let gp_yp = gp * yp;
+        let Partners { k_p, diag, g, y, projected } = *partners;
+        for (j, h) in gain.iter_mut().enumerate() {
+            let (kpq, kqq, gq) = (k_p[j], diag[j], g[j]);
+            let det = kpp * kqq - kpq * kpq;
+            let value = (gp * gp * kqq + gq * gq * kpp - 2.0 * gp_yp * gq * y[j] * kpq) / (8.0 * r_ll * det);
+            let admissible = projected[j] != 0.0 && det > 1e-12 * kpp * kqq;
+            *h = if admissible { value } else { 0.0 };
+        }
+    }
+}
+
+widest_vector_code! {
+    /// u += s_p K_:p + s_q K_:q (the second column optional).
+    fn add_columns(u: &mut [f64], column_p: &[f64], step_p: f64, column_q: Option<&[f64]>, step_q: f64) -> () {
+        match column_q {
+            None => u.iter_mut().zip(column_p).for_each(|(u, &kp)| *u += kp * step_p),
+            Some(column_q) => u.iter_mut().zip(column_p.iter().zip(column_q)).for_each(|(u, (&kp, &kq))| *u += kp * step_p + kq * step_q),
         }
     }
 }
@@ -376,10 +412,7 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             // u += K_:p y_p δ_p + K_:q y_q δ_q over all N (every label's gradient follows
             // from u below); (33) on the searched variables, fused with the choice of the
             // next first variable.
-            match column_q {
-                None => accumulated.iter_mut().zip(column_p).for_each(|(u, &kp)| *u += kp * step_p),
-                Some(column_q) => accumulated.iter_mut().zip(column_p.iter().zip(column_q)).for_each(|(u, (&kp, &kq))| *u += kp * step_p + kq * step_q),
-            }
+            add_columns(&mut accumulated, column_p, step_p, column_q, step_q);
             (gp_abs, first) = search.follow(&accumulated, 4.0 * r_ll, c);
         }
         search.store_alpha(&mut a[l * n..(l + 1) * n]);

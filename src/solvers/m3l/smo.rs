@@ -147,13 +147,7 @@ impl SearchSet {
 
     /// (position, |projected gradient|) of the most violating searched variable.
     fn most_violating(&self) -> (f64, Option<usize>) {
-        let (mut worst, mut at) = (0.0f64, None);
-        for (j, &v) in self.projected.iter().enumerate() {
-            if v.abs() > worst {
-                (worst, at) = (v.abs(), Some(j));
-            }
-        }
-        (worst, at)
+        first_largest(&self.projected, true)
     }
 
     /// The position of the partner q of the first variable p with the largest gain (56)
@@ -168,13 +162,7 @@ impl SearchSet {
         self.gain.resize(self.index.len(), 0.0);
         let columns = Partners { k_p: &self.k_p, diag: &self.diag, g: &self.g, y: &self.y, projected: &self.projected };
         partner_gains(&columns, [gp, yp, kpp, r_ll], &mut self.gain);
-        let (mut best, mut at) = (0.0f64, None);
-        for (j, &h) in self.gain.iter().enumerate() {
-            if h > best {
-                (best, at) = (h, Some(j));
-            }
-        }
-        at
+        first_largest(&self.gain, false).1
     }
 
     /// Brings the searched gradients to g_start − coef·y·u (33) and returns the most
@@ -198,6 +186,41 @@ impl SearchSet {
         for (&i, &v) in self.index.iter().zip(&self.a) {
             a[i] = v;
         }
+    }
+}
+
+/// Lanes of the maximum below: independent partial maxima, so that the loop vectorises.
+const LANES: usize = 8;
+
+widest_vector_code! {
+    /// max(0, max_j v_j) (of |v_j| when `absolute`), NaN skipped.
+    fn largest(values: &[f64], absolute: bool) -> f64 {
+        let mut lanes = [0.0f64; LANES];
+        let mut chunks = values.chunks_exact(LANES);
+        for chunk in &mut chunks {
+            for (lane, &v) in lanes.iter_mut().zip(chunk) {
+                let v = if absolute { v.abs() } else { v };
+                *lane = if v > *lane { v } else { *lane };
+            }
+        }
+        let mut top = lanes.iter().copied().fold(0.0, f64::max);
+        for &v in chunks.remainder() {
+            let v = if absolute { v.abs() } else { v };
+            top = if v > top { v } else { top };
+        }
+        top
+    }
+}
+
+/// (the largest v_j (|v_j| when `absolute`), its first position), or (0, None) when no
+/// value is above 0 — what a scan keeping the first strict maximum returns, in two
+/// vectorised passes instead of one compare-and-branch per value.
+fn first_largest(values: &[f64], absolute: bool) -> (f64, Option<usize>) {
+    let top = largest(values, absolute);
+    if top > 0.0 {
+        (top, values.iter().position(|&v| (if absolute { v.abs() } else { v }) == top))
+    } else {
+        (0.0, None)
     }
 }
 
@@ -475,6 +498,39 @@ pub fn scores_from_gradient(problem: &M3l<'_>, grad: &[f64]) -> Vec<f64> {
 mod tests {
     use super::*;
     use crate::rng::SplitMix64;
+
+    /// The first strict maximum, one compare per value (the reference for `first_largest`).
+    fn scan(values: &[f64], absolute: bool) -> (f64, Option<usize>) {
+        let (mut top, mut at) = (0.0f64, None);
+        for (j, &v) in values.iter().enumerate() {
+            let v = if absolute { v.abs() } else { v };
+            if v > top {
+                (top, at) = (v, Some(j));
+            }
+        }
+        (top, at)
+    }
+
+    #[test]
+    fn first_largest_is_the_first_strict_maximum() {
+        let mut rng = SplitMix64::new(9);
+        for len in [0, 1, 7, 8, 9, 31, 100] {
+            for absolute in [false, true] {
+                // Few distinct values, so that ties are common; NaN and negatives too.
+                let values: Vec<f64> = (0..len)
+                    .map(|_| match (rng.next_f64() * 6.0) as usize {
+                        0 => f64::NAN,
+                        1 => -2.0,
+                        2 => 0.0,
+                        k => k as f64 - 3.5,
+                    })
+                    .collect();
+                assert_eq!(first_largest(&values, absolute), scan(&values, absolute), "{values:?} {absolute}");
+            }
+        }
+        assert_eq!(first_largest(&[-1.0, 0.0], false), (0.0, None));
+        assert_eq!(first_largest(&[-1.0, 0.0], true), (1.0, Some(0)));
+    }
 
     #[test]
     fn box_2d_matches_a_grid_search() {

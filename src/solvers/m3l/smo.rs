@@ -212,6 +212,32 @@ widest_vector_code! {
     }
 }
 
+widest_vector_code! {
+    /// g −= coef·y∘u (35) on one label's N variables, for [coef, C]; returns the largest
+    /// |projected gradient| (31) of the label. With a dense R every label catches up after
+    /// every outer iteration, so this is the O(N·L) part of an iteration; the maximum is
+    /// kept in lanes so that the loop vectorises.
+    fn catch_up(g: &mut [f64], a: &[f64], y: &[f64], u: &[f64], scale: [f64; 2]) -> f64 {
+        let [coef, c] = scale;
+        let mut lanes = [0.0f64; LANES];
+        let whole = g.len() / LANES * LANES;
+        for start in (0..whole).step_by(LANES) {
+            for (t, lane) in lanes.iter_mut().enumerate() {
+                let i = start + t;
+                g[i] -= coef * y[i] * u[i];
+                let v = projected(a[i], g[i], c).abs();
+                *lane = if v > *lane { v } else { *lane };
+            }
+        }
+        let mut worst = lanes.iter().copied().fold(0.0, f64::max);
+        for i in whole..g.len() {
+            g[i] -= coef * y[i] * u[i];
+            worst = worst.max(projected(a[i], g[i], c).abs());
+        }
+        worst
+    }
+}
+
 /// (the largest v_j (|v_j| when `absolute`), its first position), or (0, None) when no
 /// value is above 0 — what a scan keeping the first strict maximum returns, in two
 /// vectorised passes instead of one compare-and-branch per value.
@@ -444,13 +470,8 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
         for k in 0..labels {
             let r_kl = problem.r(k, l);
             if r_kl != 0.0 {
-                let mut worst = 0.0f64;
                 let (gk, ak, yk) = (&mut g[k * n..(k + 1) * n], &a[k * n..(k + 1) * n], &yt[k * n..(k + 1) * n]);
-                for i in 0..n {
-                    gk[i] -= 4.0 * r_kl * yk[i] * accumulated[i];
-                    worst = worst.max(projected(ak[i], gk[i], c).abs());
-                }
-                violation[k] = worst;
+                violation[k] = catch_up(gk, ak, yk, &accumulated, [4.0 * r_kl, c]);
             }
         }
         if options.report_every > 0 && iterations % options.report_every == 0 {

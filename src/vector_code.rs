@@ -69,3 +69,37 @@ macro_rules! widest_vector_code {
 }
 
 pub(crate) use widest_vector_code;
+
+/// Lanes of [`largest_by`] and of other running maxima: independent partial results, so
+/// that the loop vectorises (8 f64 = one AVX-512 register).
+pub(crate) const LANES: usize = 8;
+
+/// The largest key(v) over `values` (f64::NEG_INFINITY for none; a NaN is never taken),
+/// as a running maximum per lane: one max per value, which vectorises when inlined into
+/// a `widest_vector_code!` body.
+#[inline(always)]
+pub(crate) fn largest_by(values: &[f64], key: impl Fn(f64) -> f64) -> f64 {
+    let larger = |best: f64, x: f64| if x > best { x } else { best };
+    let mut lane_best = [f64::NEG_INFINITY; LANES];
+    let chunks = values.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for j in 0..LANES {
+            lane_best[j] = larger(lane_best[j], key(chunk[j]));
+        }
+    }
+    tail.iter().map(|&x| key(x)).chain(lane_best).fold(f64::NEG_INFINITY, larger)
+}
+
+/// The first index of the largest key(v) if it is above `floor` (strictly), and that
+/// key: what a scan keeping the first strict maximum finds, in two passes of which the
+/// second (the index) runs only when the maximum beats `floor`.
+#[inline(always)]
+pub(crate) fn first_largest_by(values: &[f64], floor: f64, key: impl Fn(f64) -> f64) -> Option<(usize, f64)> {
+    let top = largest_by(values, &key);
+    if top > floor {
+        values.iter().position(|&x| key(x) == top).map(|at| (at, top))
+    } else {
+        None
+    }
+}

@@ -15,10 +15,7 @@
 //! one negative whose own β is the largest (TopPushK, k positive), and the whole scan of
 //! Pat&Mat with the hinge (its max term is piecewise; `Line::solve_with_max`).
 
-use crate::vector_code::widest_vector_code;
-
-/// Lanes per step of the vector loop (8 f64 = one AVX-512 register).
-const LANES: usize = 8;
+use crate::vector_code::{first_largest_by, widest_vector_code};
 
 /// The per-class constants of the partner's dual term and of the coupled bounds.
 #[derive(Debug, Clone, Copy)]
@@ -138,35 +135,6 @@ fn lane<const COUPLED: bool>(
 /// searched for the largest.
 const BLOCK: usize = 256;
 
-/// The largest of `values` (f64::NEG_INFINITY for none; a NaN is never taken), as a
-/// running maximum per lane: one max per value, which vectorises.
-#[inline(always)]
-fn largest(values: &[f64]) -> f64 {
-    let larger = |best: f64, x: f64| if x > best { x } else { best };
-    let mut lane_best = [f64::NEG_INFINITY; LANES];
-    let chunks = values.chunks_exact(LANES);
-    let tail = chunks.remainder();
-    for chunk in chunks {
-        for j in 0..LANES {
-            lane_best[j] = larger(lane_best[j], chunk[j]);
-        }
-    }
-    tail.iter().chain(&lane_best).fold(f64::NEG_INFINITY, |best, &x| larger(best, x))
-}
-
-/// The first index of the largest of `values` if it is above `floor` (strictly), and that
-/// value. The index is looked for only then: along a scan the best so far rarely
-/// improves, so most blocks cost one max per value.
-#[inline(always)]
-fn first_largest(values: &[f64], floor: f64) -> Option<(usize, f64)> {
-    let top = largest(values);
-    if top > floor {
-        values.iter().position(|&x| x == top).map(|at| (at, values[at]))
-    } else {
-        None
-    }
-}
-
 /// The best partner in `offset + 0 .. offset + f.len()`: (l, Δ, gain), the first of the
 /// largest gains, or `None` when no partner improves.
 #[inline(always)]
@@ -206,7 +174,7 @@ fn scan_blocks<const COUPLED: bool, const UNIFORM_DIAG: bool>(
             (delta[i], gain[i]) = lane::<COUPLED>(c, f[i], v[i], diag_l, col[i], sigma[i]);
         }
         // Blocks come in index order: a later block must beat the best strictly.
-        if let Some((at, g)) = first_largest(&gain[..m], best.map_or(0.0, |(_, _, g)| g)) {
+        if let Some((at, g)) = first_largest_by(&gain[..m], best.map_or(0.0, |(_, _, g)| g), |x| x) {
             best = Some((offset + start + at, delta[at], g));
         }
     }
@@ -251,7 +219,7 @@ widest_vector_code! {
                 let can_move = if pos { x < cap_pos } else { x > 0.0 };
                 score[i] = if can_move { value } else { f64::NEG_INFINITY };
             }
-            if let Some((at, x)) = first_largest(&score[..m], best.map_or(f64::NEG_INFINITY, |(_, y)| y)) {
+            if let Some((at, x)) = first_largest_by(&score[..m], best.map_or(f64::NEG_INFINITY, |(_, y)| y), |x| x) {
                 best = Some((offset + start + at, x));
             }
         }

@@ -23,7 +23,7 @@
 
 use super::problem::{projected, M3l};
 use crate::kernels::{ColumnCache, KernelSource};
-use crate::vector_code::widest_vector_code;
+use crate::vector_code::{first_largest_by, widest_vector_code, LANES};
 use crate::solvers::{Monitor, Progress, Status};
 use crate::{Error, Result};
 
@@ -189,29 +189,6 @@ impl SearchSet {
     }
 }
 
-/// Lanes of the maximum below: independent partial maxima, so that the loop vectorises.
-const LANES: usize = 8;
-
-widest_vector_code! {
-    /// max(0, max_j v_j) (of |v_j| when `absolute`), NaN skipped.
-    fn largest(values: &[f64], absolute: bool) -> f64 {
-        let mut lanes = [0.0f64; LANES];
-        let mut chunks = values.chunks_exact(LANES);
-        for chunk in &mut chunks {
-            for (lane, &v) in lanes.iter_mut().zip(chunk) {
-                let v = if absolute { v.abs() } else { v };
-                *lane = if v > *lane { v } else { *lane };
-            }
-        }
-        let mut top = lanes.iter().copied().fold(0.0, f64::max);
-        for &v in chunks.remainder() {
-            let v = if absolute { v.abs() } else { v };
-            top = if v > top { v } else { top };
-        }
-        top
-    }
-}
-
 widest_vector_code! {
     /// g −= coef·y∘u (35) on one label's N variables, for [coef, C]; returns the largest
     /// |projected gradient| (31) of the label. With a dense R every label catches up after
@@ -238,16 +215,26 @@ widest_vector_code! {
     }
 }
 
+widest_vector_code! {
+    /// [`first_largest_by`] of the values.
+    fn first_largest_value(values: &[f64]) -> Option<(usize, f64)> {
+        first_largest_by(values, 0.0, |v| v)
+    }
+}
+
+widest_vector_code! {
+    /// [`first_largest_by`] of the magnitudes.
+    fn first_largest_magnitude(values: &[f64]) -> Option<(usize, f64)> {
+        first_largest_by(values, 0.0, f64::abs)
+    }
+}
+
 /// (the largest v_j (|v_j| when `absolute`), its first position), or (0, None) when no
 /// value is above 0 — what a scan keeping the first strict maximum returns, in two
 /// vectorised passes instead of one compare-and-branch per value.
 fn first_largest(values: &[f64], absolute: bool) -> (f64, Option<usize>) {
-    let top = largest(values, absolute);
-    if top > 0.0 {
-        (top, values.iter().position(|&v| (if absolute { v.abs() } else { v }) == top))
-    } else {
-        (0.0, None)
-    }
+    let found = if absolute { first_largest_magnitude(values) } else { first_largest_value(values) };
+    found.map_or((0.0, None), |(at, top)| (top, Some(at)))
 }
 
 /// The searched variables' values that the gain (56) of a partner reads.

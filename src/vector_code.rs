@@ -108,9 +108,9 @@ pub(crate) fn first_largest_by(values: &[f64], floor: f64, key: impl Fn(f64) -> 
 /// from main memory at positions too scattered for the hardware prefetcher to follow
 /// (a gather at sorted indices), the loads then overlap instead of waiting one by one.
 #[inline]
-pub(crate) fn prefetch_lines(values: &[f64]) {
+pub(crate) fn prefetch_lines<T>(values: &[T]) {
     #[cfg(target_arch = "x86_64")]
-    for line in values.chunks(8) {
+    for line in values.chunks((64 / std::mem::size_of::<T>()).max(1)) {
         // SAFETY: a prefetch is only a hint, and the address is inside a live slice.
         unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line.as_ptr().cast()) };
     }

@@ -95,7 +95,9 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
     max_iter : int, default=100_000
         Outer SMO iterations (label choices), or DCD epochs, at most.
     cache_size : float, default=200
-        Kernel-column cache in MB, shared by all labels.
+        Kernel-column cache in MB, shared by all labels. Columns are held in single
+        precision, as LIBSVM holds them (twice the columns per MB, and faster steps):
+        SMO then solves the dual with the kernel matrix rounded entrywise to float32.
     random_state : int, RandomState or None, default=None
         Seeds the DCD visiting order.
     n_jobs : int or None, default=None

@@ -6,6 +6,13 @@
 //! eviction are O(1); a hit never allocates. A miss computes the column with
 //! [`KernelSource::columns_into`] (parallel for [`super::DataKernel`]) straight into
 //! the evicted slot.
+//!
+//! Columns are stored as `f64` or, like LIBSVM's `Qfloat`, as `f32` ([`Stored`]): half
+//! the memory, so twice the columns under a budget, and half the bytes for a solver
+//! whose steps wait on reading columns from main memory. Kernel values are always
+//! computed in `f64`; an `f32` cache holds them rounded, which is exactly the problem
+//! with K rounded entrywise (relative change ≤ 2⁻²⁴), as long as the solver reads K
+//! only from the cache (its diagonal included, see [`Stored::rounded`]).
 
 use super::KernelSource;
 use crate::{Error, Result};
@@ -14,12 +21,51 @@ const NONE: u32 = u32::MAX;
 /// Marks a column chosen for loading during `prefetch`.
 const PENDING: u32 = u32::MAX - 1;
 
-/// LRU cache of the columns of an n × n kernel matrix.
+/// How a column is held: `f64`, or `f32` (rounded to nearest).
+pub trait Stored: Copy + Default + Send + Sync + std::fmt::Debug + 'static {
+    /// A kernel value as stored.
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    /// `v` as the cache holds it: for a solver that takes K's diagonal from
+    /// [`KernelSource::diag`] rather than from a column.
+    fn rounded(v: f64) -> f64 {
+        Self::from_f64(v).to_f64()
+    }
+    /// Column i of `source` into `out`, through `staging` unless `Self` is `f64`.
+    fn compute<S: KernelSource + ?Sized>(source: &S, i: usize, out: &mut [Self], staging: &mut Vec<f64>) {
+        staging.resize(out.len(), 0.0);
+        source.columns_into(std::slice::from_ref(&i), staging);
+        out.iter_mut().zip(staging.iter()).for_each(|(o, &v)| *o = Self::from_f64(v));
+    }
+}
+
+impl Stored for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn compute<S: KernelSource + ?Sized>(source: &S, i: usize, out: &mut [f64], _: &mut Vec<f64>) {
+        source.columns_into(std::slice::from_ref(&i), out);
+    }
+}
+
+impl Stored for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// LRU cache of the columns of an n × n kernel matrix, held as `T`.
 #[derive(Debug, Clone)]
-pub struct ColumnCache {
+pub struct ColumnCache<T: Stored = f64> {
     n: usize,
     capacity: usize,
-    cols: Vec<Box<[f64]>>,
+    cols: Vec<Box<[T]>>,
     slot_of: Vec<u32>,
     col_of: Vec<u32>,
     prev: Vec<u32>,
@@ -35,15 +81,18 @@ pub struct ColumnCache {
 impl ColumnCache {
     /// scikit-learn's default `cache_size` (MB).
     pub const DEFAULT_SIZE_MB: f64 = 200.0;
+}
 
-    /// A cache of ⌊cache_size_mb · 2²⁰ / (8n)⌋ columns of n `f64`s, but at least 2 (the
-    /// pair solvers need two columns at once) and at most n. Memory is allocated as
-    /// columns are first stored.
+impl<T: Stored> ColumnCache<T> {
+    /// A cache of ⌊cache_size_mb · 2²⁰ / (n · size of T)⌋ columns of n values, but at
+    /// least 2 (the pair solvers need two columns at once) and at most n. Memory is
+    /// allocated as columns are first stored.
     pub fn new(n: usize, cache_size_mb: f64) -> Result<Self> {
         if !(cache_size_mb > 0.0 && cache_size_mb.is_finite()) {
             return Err(Error::param("cache_size", format!("must be finite and > 0 (MB), got {cache_size_mb}")));
         }
-        let columns = (cache_size_mb * (1u64 << 20) as f64 / (8.0 * n.max(1) as f64)).floor();
+        let column_bytes = (std::mem::size_of::<T>() * n.max(1)) as f64;
+        let columns = (cache_size_mb * (1u64 << 20) as f64 / column_bytes).floor();
         // Saturating float-to-int conversion: huge budgets just mean "all columns".
         Self::with_columns(n, (columns as usize).max(2))
     }
@@ -114,7 +163,7 @@ impl ColumnCache {
 
     /// Column i if cached, without counting or changing the recency order (usable
     /// through `&self`, e.g. from a parallel pass).
-    pub fn peek(&self, i: usize) -> Option<&[f64]> {
+    pub fn peek(&self, i: usize) -> Option<&[T]> {
         let s = self.slot_of[i];
         (s < PENDING).then(|| &*self.cols[s as usize])
     }
@@ -122,13 +171,13 @@ impl ColumnCache {
     /// Column i of `source`'s matrix, from the cache or computed (evicting the least
     /// recently used column when full). `source` must be the matrix the cache was
     /// filled from.
-    pub fn get<S: KernelSource + ?Sized>(&mut self, i: usize, source: &S) -> &[f64] {
+    pub fn get<S: KernelSource + ?Sized>(&mut self, i: usize, source: &S) -> &[T] {
         let s = self.slot(i, source);
         &self.cols[s]
     }
 
     /// Columns i and j at once (both stay cached: the capacity is at least 2).
-    pub fn get_pair<S: KernelSource + ?Sized>(&mut self, i: usize, j: usize, source: &S) -> (&[f64], &[f64]) {
+    pub fn get_pair<S: KernelSource + ?Sized>(&mut self, i: usize, j: usize, source: &S) -> (&[T], &[T]) {
         let si = self.slot(i, source);
         let sj = self.slot(j, source);
         (&self.cols[si], &self.cols[sj])
@@ -166,7 +215,8 @@ impl ColumnCache {
             source.columns_into(&pending, &mut self.staging);
             for (b, &i) in pending.iter().enumerate() {
                 let s = self.acquire_slot();
-                self.cols[s].copy_from_slice(&self.staging[b * n..(b + 1) * n]);
+                let column = &self.staging[b * n..(b + 1) * n];
+                self.cols[s].iter_mut().zip(column).for_each(|(o, &v)| *o = T::from_f64(v));
                 self.assign(i, s);
             }
             self.misses += pending.len() as u64;
@@ -200,7 +250,7 @@ impl ColumnCache {
         }
         self.misses += 1;
         let s = self.acquire_slot();
-        source.columns_into(std::slice::from_ref(&i), &mut self.cols[s]);
+        T::compute(source, i, &mut self.cols[s], &mut self.staging);
         self.assign(i, s);
         s
     }
@@ -209,7 +259,7 @@ impl ColumnCache {
     /// capacity, else the least recently used.
     fn acquire_slot(&mut self) -> usize {
         if self.cols.len() < self.capacity {
-            self.cols.push(vec![0.0; self.n].into_boxed_slice());
+            self.cols.push(vec![T::default(); self.n].into_boxed_slice());
             self.col_of.push(NONE);
             self.prev.push(NONE);
             self.next.push(NONE);
@@ -304,24 +354,56 @@ mod tests {
         Fake { n, computed: AtomicUsize::new(0) }
     }
 
+    type Cache = ColumnCache<f64>;
+
     #[test]
     fn budget_sets_the_capacity() {
-        let n = 1000; // 8000 bytes per column
-        assert_eq!(ColumnCache::new(n, 1.0).unwrap().capacity(), (1 << 20) / 8000);
-        assert_eq!(ColumnCache::new(n, 1e-6).unwrap().capacity(), 2);
-        assert_eq!(ColumnCache::new(n, 1e9).unwrap().capacity(), n);
-        assert_eq!(ColumnCache::new(1, 1.0).unwrap().capacity(), 1);
+        let n = 1000; // 8000 bytes per column (4000 in single precision)
+        assert_eq!(Cache::new(n, 1.0).unwrap().capacity(), (1 << 20) / 8000);
+        assert_eq!(ColumnCache::<f32>::new(n, 1.0).unwrap().capacity(), (1 << 20) / 4000);
+        assert_eq!(Cache::new(n, 1e-6).unwrap().capacity(), 2);
+        assert_eq!(Cache::new(n, 1e9).unwrap().capacity(), n);
+        assert_eq!(Cache::new(1, 1.0).unwrap().capacity(), 1);
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            assert!(ColumnCache::new(n, bad).is_err());
+            assert!(Cache::new(n, bad).is_err());
         }
-        assert!(ColumnCache::new(0, 1.0).is_err());
-        assert!(ColumnCache::with_columns(n, 1).is_err());
+        assert!(Cache::new(0, 1.0).is_err());
+        assert!(Cache::with_columns(n, 1).is_err());
+    }
+
+    #[test]
+    fn single_precision_columns_hold_the_rounded_values() {
+        // K(j, i) = 1000 i + j + 1/3: not representable, so rounding shows.
+        struct Thirds(usize);
+        impl KernelSource for Thirds {
+            fn n(&self) -> usize {
+                self.0
+            }
+            fn diag(&self, i: usize) -> f64 {
+                1001.0 * i as f64 + 1.0 / 3.0
+            }
+            fn column_into(&self, i: usize, out: &mut [f64]) {
+                out.iter_mut().enumerate().for_each(|(j, o)| *o = (1000 * i + j) as f64 + 1.0 / 3.0);
+            }
+            fn entries_into(&self, i: usize, rows: &[usize], out: &mut [f64]) {
+                out.iter_mut().zip(rows).for_each(|(o, &j)| *o = (1000 * i + j) as f64 + 1.0 / 3.0);
+            }
+        }
+        let k = Thirds(8);
+        let mut c = ColumnCache::<f32>::with_columns(8, 3).unwrap();
+        let expected = |i: usize, j: usize| ((1000 * i + j) as f64 + 1.0 / 3.0) as f32;
+        // Computed alone on a miss, and in a block by prefetch: the same rounded values.
+        assert_eq!(c.get(5, &k)[2], expected(5, 2));
+        assert_eq!(c.prefetch(&[1, 6], &k), 2);
+        assert_eq!(c.peek(6).unwrap()[7], expected(6, 7));
+        assert_eq!(c.peek(1).unwrap()[1] as f64, f32::rounded(k.diag(1)));
+        assert_ne!(c.peek(1).unwrap()[1] as f64, k.diag(1));
     }
 
     #[test]
     fn lru_order_eviction_and_counters() {
         let k = fake(10);
-        let mut c = ColumnCache::with_columns(10, 3).unwrap();
+        let mut c = Cache::with_columns(10, 3).unwrap();
         for i in [0, 1, 2] {
             assert_eq!(c.get(i, &k)[4], (1000 * i + 4) as f64);
         }
@@ -359,7 +441,7 @@ mod tests {
     #[test]
     fn prefetch_loads_missing_columns_in_one_call() {
         let k = fake(20);
-        let mut c = ColumnCache::with_columns(20, 4).unwrap();
+        let mut c = Cache::with_columns(20, 4).unwrap();
         c.get(7, &k);
         c.get(8, &k);
         c.get(9, &k);

@@ -21,7 +21,7 @@ mod shifted;
 mod source;
 pub(crate) mod vexp;
 
-pub use cache::ColumnCache;
+pub use cache::{ColumnCache, Stored};
 pub use data_kernel::DataKernel;
 pub use function::KernelFunction;
 pub use precomputed::PrecomputedKernel;

@@ -204,8 +204,7 @@ impl SearchSet {
         self.k_p.clear();
         self.k_p.extend(self.index.iter().map(|&q| f64::from(column_p[q])));
         self.gain.resize(self.index.len(), 0.0);
-        let columns = Partners { k_p: &self.k_p, diag: &self.diag, g: &self.g, y: &self.y, projected: &self.projected };
-        partner_gains(&columns, [gp, yp, kpp, r_ll], &mut self.gain);
+        partner_gains(self, [gp, yp, kpp, r_ll]);
         first_largest(&self.gain, false).1
     }
 
@@ -227,17 +226,7 @@ impl SearchSet {
         };
         // Without a second variable K_q is whatever the last step left, times 0.
         self.k_q.resize(self.index.len(), 0.0);
-        let mut state = Following {
-            u: &mut self.u,
-            g: &mut self.g,
-            projected: &mut self.projected,
-            g_start: &self.g_start,
-            y: &self.y,
-            a: &self.a,
-            k_p: &self.k_p,
-            k_q: &self.k_q,
-        };
-        move_and_follow(&mut state, [step_p, step_q, coef, c]);
+        move_and_follow(self, [step_p, step_q, coef, c]);
         self.most_violating()
     }
 
@@ -322,27 +311,19 @@ fn first_largest(values: &[f64], absolute: bool) -> (f64, Option<usize>) {
     found.map_or((0.0, None), |(at, top)| (top, Some(at)))
 }
 
-/// The searched variables' values that the gain (56) of a partner reads.
-///
-/// The two loops of a step below are compiled for the widest vector unit the CPU has (the
-/// baseline build is SSE2): measured at N = 5,000, L = 50, d = 50, the fit took 2.0 s
-/// instead of 2.36 s. Without FMA contraction the values are the same on every path.
-struct Partners<'a> {
-    k_p: &'a [f64],
-    diag: &'a [f64],
-    g: &'a [f64],
-    y: &'a [f64],
-    projected: &'a [f64],
-}
+// The loops of a step below read and write the search set's arrays (passed whole, split
+// by field inside) and are compiled for the widest vector unit the CPU has (the baseline
+// build is SSE2): measured at N = 5,000, L = 50, d = 50, the fit took 2.0 s
+// instead of 2.36 s. Without FMA contraction the values are the same on every path.
 
 widest_vector_code! {
-    /// gain[j] = h_pj of (56) for the first variable [g_p, y_p, K_pp, R_ll], or 0 where j
-    /// cannot move or the pair's 2 × 2 block is not strictly positive definite. Branch-free,
-    /// so that it vectorises (the divisions pipeline).
-    fn partner_gains(partners: &Partners<'_>, first: [f64; 4], gain: &mut [f64]) -> () {
+    /// search.gain[j] = h_pj of (56) for the first variable [g_p, y_p, K_pp, R_ll], or 0
+    /// where j cannot move or the pair's 2 × 2 block is not strictly positive definite.
+    /// Branch-free, so that it vectorises (the divisions pipeline).
+    fn partner_gains(search: &mut SearchSet, first: [f64; 4]) -> () {
         let [gp, yp, kpp, r_ll] = first;
         let gp_yp = gp * yp;
-        let Partners { k_p, diag, g, y, projected } = *partners;
+        let SearchSet { k_p, diag, g, y, projected, gain, .. } = search;
         for (j, h) in gain.iter_mut().enumerate() {
             let (kpq, kqq, gq) = (k_p[j], diag[j], g[j]);
             let det = kpp * kqq - kpq * kpq;
@@ -366,24 +347,12 @@ widest_vector_code! {
     }
 }
 
-/// The searched variables' values that a step updates (see [`SearchSet::follow`]).
-struct Following<'a> {
-    u: &'a mut [f64],
-    g: &'a mut [f64],
-    projected: &'a mut [f64],
-    g_start: &'a [f64],
-    y: &'a [f64],
-    a: &'a [f64],
-    k_p: &'a [f64],
-    k_q: &'a [f64],
-}
-
 widest_vector_code! {
     /// u += K_p s_p + K_q s_q, g = g_start − coef·y∘u and its projected gradient (31), for
     /// [s_p, s_q, coef, C], over the searched positions.
-    fn move_and_follow(state: &mut Following<'_>, steps: [f64; 4]) -> () {
+    fn move_and_follow(search: &mut SearchSet, steps: [f64; 4]) -> () {
         let [step_p, step_q, coef, c] = steps;
-        let Following { u, g, projected: pg, g_start, y, a, k_p, k_q } = state;
+        let SearchSet { u, g, projected: pg, g_start, y, a, k_p, k_q, .. } = search;
         let len = u.len();
         let (g, pg, g_start, y, a, k_p, k_q) = (&mut g[..len], &mut pg[..len], &g_start[..len], &y[..len], &a[..len], &k_p[..len], &k_q[..len]);
         for j in 0..len {

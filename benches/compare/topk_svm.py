@@ -26,25 +26,25 @@ Protocol, per problem:
 4. Verification: a second fit with ``max_epochs`` = the epoch found in 3 (same seed and
    thread count, hence the same iterates) returns W; its primal, computed here in NumPy,
    must meet the target.
-
-Every timing is the best of ``--repeats`` (default 5) runs, for both sides alike: on a
-shared 2-core VM single runs vary by ±15%.
-
 5. Seeds: 1 against 2 threads compares two different iterations (CoCoA's rounds are not
    the serial steps), and the epoch at which each first meets the target moves with the
-   shuffling seed (on Fashion-MNIST: 35–55 epochs serial, 45–70 with CoCoA, over
-   ``random_state`` 0–7), so one seed's ratio is one draw (1.2–2.2× there). Step 3 is
-   also timed for each ``random_state`` in 0…``--seeds``−1 (default 5; best of
+   shuffling seed (on Fashion-MNIST: 35–55 epochs serial, 45–70 with CoCoA, over eight
+   seeds), so one seed's ratio is one draw (1.2–2.2× there). Step 3 is also
+   timed for each ``random_state`` in 0…``--seeds``−1 (default 5; best of
    ``--seed-repeats`` = 3 fits each, which repeat the same iterates), float64, on 1 and
    2 threads, the two alternating; the 2-thread target is judged on the ratio of the
    two medians.
 
+Every timing is the best of ``--repeats`` (default 5) runs, for both sides alike: on a
+shared 2-core VM single runs vary by ±15%.
+
 Memory: each layout (C-contiguous float64 / float32, CSR float64) is fitted in a fresh
 subprocess, after a fit on its first 500 rows (which makes the fixed costs resident:
-the extension, the thread pool, the allocator's arenas); the peak RSS growth during ``fit`` (``VmHWM`` after resetting it through
-``/proc/self/clear_refs``, minus ``VmRSS`` before) is compared with the size of X. A
-copy of X would add at least X's size. LIBLINEAR (which converts X to its own sparse
-format) is measured the same way for contrast.
+the extension, the thread pool, the allocator's arenas); the peak RSS growth during
+``fit`` (``VmHWM`` after resetting it through ``/proc/self/clear_refs``, minus ``VmRSS``
+before) is compared with the size of X. A copy of X would add at least X's size.
+LIBLINEAR (which converts X to its own sparse format) is measured the same way for
+contrast.
 
 Targets (from the issue): toprank ≥ 3× faster than LIBLINEAR single-threaded
 (``random_state=0``), and 2 threads ≥ 1.6× faster than 1 thread (medians over seeds).
@@ -461,7 +461,8 @@ class Result:
     ref: RefRun
     target: float
     runs: list[TopRun] = field(default_factory=list)
-    # n_jobs -> (seconds, epoch) to target for random_state = 0, 1, ... (float64, one fit each).
+    # n_jobs -> (seconds, epoch) to target for random_state = 0, 1, ... (float64, best of
+    # `seed_repeats` fits each).
     seeds: dict[int, list[tuple[float, int]]] = field(default_factory=dict)
     seed_repeats: int = 1
 

@@ -196,13 +196,9 @@ impl SearchSet {
     /// among the searched variables that can move (projected gradient ≠ 0) and make the
     /// pair's 2 × 2 block strictly positive definite; None if there is none. The gains are
     /// formed in a branch-free pass (vectorisable: the divisions pipeline) and then
-    /// compared. The column usually comes from main memory and is read at the searched
-    /// positions, so all of its lines are requested first (measured with f64 columns at
-    /// N = 5,000, L = 50, d = 50: the fit took 1.64 s instead of 1.79 s).
+    /// compared.
     fn best_partner(&mut self, column_p: &[f32], gp: f64, yp: f64, kpp: f64, r_ll: f64) -> Option<usize> {
-        prefetch_lines(column_p);
-        self.k_p.clear();
-        self.k_p.extend(self.index.iter().map(|&q| f64::from(column_p[q])));
+        gather_at(column_p, &self.index, &mut self.k_p);
         self.gain.resize(self.index.len(), 0.0);
         partner_gains(self, [gp, yp, kpp, r_ll]);
         first_largest(&self.gain, false).1
@@ -217,9 +213,7 @@ impl SearchSet {
         let step_q = match second {
             Some((jq, column_q, step_q)) => {
                 self.record(jq, step_q);
-                prefetch_lines(column_q);
-                self.k_q.clear();
-                self.k_q.extend(self.index.iter().map(|&q| f64::from(column_q[q])));
+                gather_at(column_q, &self.index, &mut self.k_q);
                 step_q
             }
             None => 0.0,
@@ -261,6 +255,16 @@ impl SearchSet {
             a[i] = v;
         }
     }
+}
+
+/// `column` at the searched positions `index`, into `out`. The column usually comes from
+/// main memory, and a gather at sorted indices is a pattern the hardware prefetcher does
+/// not follow, so all of its lines are requested first (measured with f64 columns at
+/// N = 5,000, L = 50, d = 50: the fit took 1.64 s instead of 1.79 s).
+fn gather_at(column: &[f32], index: &[usize], out: &mut Vec<f64>) {
+    prefetch_lines(column);
+    out.clear();
+    out.extend(index.iter().map(|&q| f64::from(column[q])));
 }
 
 widest_vector_code! {

@@ -66,6 +66,7 @@ from typing import Any, Callable  # noqa: E402
 import numpy as np  # noqa: E402
 from sections import machine, publish, verdict  # noqa: E402
 from sklearn.datasets import make_multilabel_classification  # noqa: E402
+from sklearn.metrics.pairwise import rbf_kernel  # noqa: E402
 from sklearn.svm import SVC, LinearSVC  # noqa: E402
 
 from toprank.m3l import M3L  # noqa: E402
@@ -150,11 +151,6 @@ def hamming(Y: np.ndarray, P: np.ndarray) -> tuple[float, float]:
 M3L_KERNEL_TOL = 1e-3
 
 
-def rbf_matrix(X: np.ndarray, gamma: float) -> np.ndarray:
-    sq = np.einsum("ij,ij->i", X, X)
-    return np.asarray(np.exp(-gamma * np.maximum(sq[:, None] + sq[None, :] - 2.0 * (X @ X.T), 0.0)))
-
-
 def relative_gap(K: np.ndarray, Y: np.ndarray, models: list[tuple[np.ndarray, float]]) -> float:
     """(P − D)/P summed over labels l < len(models), each model (β_l, b_l) an SVM with penalty
     2C in its dual form: P = Σ_l ½β_lᵀKβ_l + 2C Σ_i max(0, 1 − y_il((Kβ_l)_i + b_l)),
@@ -193,7 +189,7 @@ def kernel_row(n: int, labels: int, base: int, features: int, svc_labels: int, c
     kernel entry `features / base` times as costly)."""
     X, Y, Xt, Yt, _ = data(n, labels, base)
     L, gamma = Y.shape[1], 1.0 / base
-    K = rbf_matrix(X, gamma)
+    K = rbf_kernel(X, gamma=gamma)
     if features > base:
         Q = np.linalg.qr(np.random.default_rng(7).normal(size=(features, base)))[0]
         X, Xt = np.ascontiguousarray(X @ Q.T), np.ascontiguousarray(Xt @ Q.T)
@@ -211,6 +207,7 @@ def kernel_row(n: int, labels: int, base: int, features: int, svc_labels: int, c
     t_s, (svcs, _) = timed(svc_fit, 1 if sub < L or features > 100 else repeats)
     t_all = t_s * L / sub
     gap_s = relative_gap(K, Y, svc_duals(svcs, n))
+
     def m3l_fit(tol: float) -> M3L:
         return M3L(C=C, kernel="rbf", solver="smo", gamma=gamma, fit_intercept=False, tol=tol, max_iter=10_000_000,
                    cache_size=cache, n_jobs=1).fit(X, Y)

@@ -847,3 +847,20 @@ def test_no_predict_proba_for_hinge(loss):
     assert not hasattr(est, "predict_proba")
     assert not hasattr(est, "predict_log_proba")
     assert not hasattr(TopKSVC(loss=loss), "predict_proba")
+
+
+@pytest.mark.parametrize("loss", ["alpha", "beta"])
+@pytest.mark.parametrize("scale", [1e-6, 1e-8, 1e-150])
+def test_topk_svc_rows_of_tiny_norm_act_as_zero_rows(loss, scale):
+    # A row of tiny norm makes the step's projection argument v/‖x‖² huge: at 1e-8 it
+    # was unresolved (the fit stopped with "no_progress" at a 2% gap and a worse
+    # primal); a row that small takes the zero row's step (a vertex), exact to rounding.
+    data, y = np.random.RandomState(0).normal(size=(200, 5)), np.arange(200) % 4
+    params = dict(loss=loss, C=10.0, fit_intercept=False, tol=1e-6, random_state=0)
+    tiny, zero = data.copy(), data.copy()
+    tiny[::7] *= scale
+    zero[::7] = 0.0
+    fit = TopKSVC(**params).fit(tiny, y)
+    assert fit.status_ == "converged"
+    # Both within the relative duality gap tol of their optimum.
+    assert fit.primal_objective_ == pytest.approx(TopKSVC(**params).fit(zero, y).primal_objective_, rel=1e-6)

@@ -146,7 +146,12 @@ fn topk_simplex_is_cone_or_knapsack() {
         }
         let want = if cone_sum <= r { cone } else { knapsack_reference(&x, 0.0, r / k as f64, r) };
         let mut out = vec![0.0; m];
-        topk_simplex(&x, k, r, rho, &mut out, &mut ws).unwrap();
+        if let Err(error) = topk_simplex(&x, k, r, rho, &mut out, &mut ws) {
+            // A radius below float64's resolution of x (r = the cone's sum when that sum
+            // is rounding noise): the output cannot be certified to sum to r, so it raises.
+            assert!(r <= 1e-12 * max_abs(&x), "{error:?} x={x:?} k={k} r={r:e} rho={rho}");
+            continue;
+        }
         assert_close(&out, &want, max_abs(&x).max(r), &format!("simplex k={k} r={r} rho={rho} x={x:?}"));
     }
 }

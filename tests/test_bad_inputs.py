@@ -692,3 +692,35 @@ def test_huge_finite_scores_losses(v):
             continue
         assert loss == pytest.approx(0.0, abs=1e-12), (f.__name__, v, loss, grad.tolist())
         assert np.all(np.isfinite(grad)) and np.allclose(grad, 0.0), (f.__name__, v, grad.tolist())
+
+
+# Rows that float64 cannot resolve around the threshold, or whose answer overflows: each
+# once returned an infeasible, zero or non-finite point without a word (found by fuzzing).
+UNRESOLVABLE = {
+    "box_simplex, huge entry, small radius": lambda: projections.box_simplex(np.array([1e16, 0.0]), hi=0.5, r=1e-3),
+    "capped_simplex_entropy, spread 1e16": lambda: projections.capped_simplex_entropy(np.array([0.0, 1e16]), 1.5),
+    "capped_simplex_entropy, spread 1e12": lambda: projections.capped_simplex_entropy(np.array([0.0, 1e12]), 1.5),
+    "topk_simplex, equal huge entries": lambda: projections.topk_simplex(np.full(6, 1e16), 2, r=1.0),
+    "topk_cone, sum overflows": lambda: projections.topk_cone(np.full(6, 1e308), 2),
+    "knapsack, spread 1e308": lambda: projections.knapsack(np.array([1.0, 1, 1, 1, 1.7e308, 1.7e308]), -1e300, 1e300,
+                                                           0.0),
+    "simplex, float32 overflow": lambda: projections.simplex(np.ones(4, np.float32), 1e300),
+    "knapsack, float32 overflow": lambda: projections.knapsack(np.zeros(4, np.float32), -1e300, 1.0, -2e300),
+    "rankmax, eta overflows the mass": lambda: projections.rankmax(np.array([1.0, 2, 3, 4]), 0, 1, eta=5e307),
+    "rankmax, scores overflow": lambda: projections.rankmax(np.array([-9e307, 0, 9e307]), 0, 1),
+    "rankmax_loss, eta overflows": lambda: losses.rankmax_loss(np.array([1.0, 2, 3, 4]), 0, 2, eta=1e308),
+}
+
+
+@pytest.mark.parametrize("case", list(UNRESOLVABLE))
+def test_unresolvable_rows_raise(case):
+    with pytest.raises(NoSolutionError):
+        UNRESOLVABLE[case]()
+
+
+def test_resolvable_huge_rows_stay_exact():
+    # One order of magnitude less, or entries whose differences are exact: the answers
+    # are exact, as the pivot-relative thresholds promise.
+    np.testing.assert_array_equal(projections.box_simplex(np.array([1e15, 0.0]), hi=0.5, r=1e-3), [1e-3, 0.0])
+    np.testing.assert_array_equal(projections.simplex(np.array([1e16, -1e16, 0.0]), 1.0), [1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(projections.capped_simplex(np.array([1e16, -1e16, 0.0]), 1.5), [1.0, 0.0, 0.5])

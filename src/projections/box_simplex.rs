@@ -9,7 +9,7 @@
 //! = r, whose λ = t − ρ r is then ≥ 0. Both equations are solved exactly on a sorted
 //! prefix by `capped_root`.
 
-use super::prefix::{capped_root, capped_sum, write_clipped, TopPrefix, Workspace};
+use super::prefix::{capped_root, capped_sum, check_sum, clipped_noise, write_clipped, Sum, TopPrefix, Workspace};
 use super::topk_cone::check_rho;
 use super::Thresholds;
 use crate::real::Real;
@@ -35,7 +35,7 @@ pub fn box_simplex<T: Real>(
         return Ok(super::write_zero(out));
     }
     let mut top = TopPrefix::load(x, ws);
-    let th = top.solve(32, |d, p, rest| {
+    let (th, sum) = top.solve(32, |d, p, rest| {
         // λ = 0: t = ρ·F(t), i.e. F(t) = t/ρ (t = 0 when ρ = 0).
         let free = if rho > 0.0 {
             capped_root(d, p, hi, 1.0 / rho, 0.0)
@@ -46,13 +46,13 @@ pub fn box_simplex<T: Real>(
             return Ok(None);
         }
         if capped_sum(d, p, hi, free.threshold()) <= r {
-            return Ok(Some(free));
+            return Ok(Some((free, Sum::AtMost(r))));
         }
         // Σp = r.
         let knapsack = capped_root(d, p, hi, 0.0, r);
-        Ok((knapsack.threshold() >= rest).then_some(knapsack))
+        Ok((knapsack.threshold() >= rest).then_some((knapsack, Sum::Equal(r))))
     })?;
-    write_clipped(x, &th, 0.0, out);
+    check_sum("box_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), sum, || 0.0)?;
     Ok(th)
 }
 

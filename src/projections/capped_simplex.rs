@@ -4,7 +4,7 @@
 //! KKT: p_i = clip(x_i − t, 0, 1) with Σp = k — a knapsack with bounds [0, 1], solved
 //! exactly on a sorted prefix of the k-or-so largest entries (`capped_root`).
 
-use super::prefix::{capped_root, check_sum, write_clipped, TopPrefix, Workspace};
+use super::prefix::{capped_root, check_sum, clipped_noise, write_clipped, Sum, TopPrefix, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -19,7 +19,7 @@ pub fn capped_simplex<T: Real>(x: &[T], k: f64, out: &mut [T], ws: &mut Workspac
         let th = capped_root(d, p, 1.0, 0.0, k);
         Ok((th.threshold() >= rest).then_some(th))
     })?;
-    check_sum("capped_simplex", write_clipped(x, &th, 0.0, out), k, 0.0)?;
+    check_sum("capped_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(k), || 0.0)?;
     Ok(th)
 }
 

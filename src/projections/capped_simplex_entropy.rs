@@ -9,7 +9,7 @@
 //! the solution (j < k). The tail log-sum-exps are accumulated from the smallest kept
 //! entry upwards in the log domain (no "total − prefix" cancellation, no overflow).
 
-use super::prefix::{Workspace, Written};
+use super::prefix::{check_sum, Sum, Workspace, Written};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -100,7 +100,7 @@ pub fn capped_simplex_entropy<T: Real>(
         noise += slack(j) * (d.abs() + c.abs() + 1.0) * p;
         *o = T::from_f64(p);
     }
-    super::prefix::check_sum("capped_simplex_entropy", Written { total, noise }, k, 0.0)?;
+    check_sum("capped_simplex_entropy", Written { total, fits: true }, || noise, Sum::Equal(k), || 0.0)?;
     Ok(Thresholds { shift, lower: c, upper: 1.0 })
 }
 

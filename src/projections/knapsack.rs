@@ -17,7 +17,7 @@
 //! again exactly on sorted values (`capped_root`), whose decisions are comparisons of
 //! single entries. This fallback is exact, not an approximation.
 
-use super::prefix::{capped_root, check_sum, write_clipped, TopPrefix, Workspace};
+use super::prefix::{capped_root, check_sum, clipped_noise, write_clipped, Sum, TopPrefix, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -55,11 +55,11 @@ pub fn knapsack<T: Real>(
     let t = variable_fixing_threshold(x, lo, hi, r, ws);
     let th = relative_to_pivot(x, t, lo, hi, r);
     let bound_scale = m * lo.abs().max(hi.abs());
-    if check_sum("knapsack", write_clipped(x, &th, lo, out), r, bound_scale).is_ok() {
+    if check_sum("knapsack", write_clipped(x, &th, lo, out), || clipped_noise(x, &th, lo), Sum::Equal(r), || bound_scale).is_ok() {
         return Ok(th);
     }
     let th = sorted_threshold(x, lo, hi, r, ws)?;
-    check_sum("knapsack", write_clipped(x, &th, lo, out), r, bound_scale)?;
+    check_sum("knapsack", write_clipped(x, &th, lo, out), || clipped_noise(x, &th, lo), Sum::Equal(r), || bound_scale)?;
     Ok(th)
 }
 

@@ -167,42 +167,53 @@ pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> Thr
         lo
     };
     let j = first_at_or_below(&|i| d[i]);
-    let mut lo = if j < c { d[j] } else { f64::NEG_INFINITY };
-    let mut hi = if j > 0 { d[j - 1] } else { f64::INFINITY };
-    let u = if cap.is_finite() {
-        let u = first_at_or_below(&|i| d[i] - cap).min(j);
+    let u = if cap.is_finite() { first_at_or_below(&|i| d[i] - cap).min(j) } else { 0 };
+    // The root's bracket between consecutive breakpoints, relative to a pivot entry next
+    // to it — the first free one, else (no free entries, a = 0: any t in the bracket
+    // works) the smallest capped or the largest zero one: an entry d_i − cap next to a
+    // huge d_i rounds, (d_i − pivot) − cap does not, so the entries land exactly on 0
+    // and the cap.
+    let pivot = if j > u {
+        d[u]
+    } else if a > 0.0 {
+        0.0
+    } else if u > 0 {
+        d[u - 1]
+    } else if j < c {
+        d[j]
+    } else {
+        0.0
+    };
+    let mut lo = if j < c { d[j] - pivot } else { f64::NEG_INFINITY };
+    let mut hi = if j > 0 { d[j - 1] - pivot } else { f64::INFINITY };
+    if cap.is_finite() {
         if u < c {
-            lo = lo.max(d[u] - cap);
+            lo = lo.max((d[u] - pivot) - cap);
         }
         if u > 0 {
-            hi = hi.min(d[u - 1] - cap);
+            hi = hi.min((d[u - 1] - pivot) - cap);
         }
-        u
-    } else {
-        0
-    };
+    }
     let capped = if u > 0 { u as f64 * cap } else { 0.0 };
-    let (pivot, offset) = if j > u {
-        let pivot = d[u];
+    let offset = if j > u {
         let free_sum: f64 = d[u..j].iter().map(|&v| v - pivot).sum();
-        (pivot, (capped + free_sum - a * pivot - b) / ((j - u) as f64 + a))
+        (capped + free_sum - a * pivot - b) / ((j - u) as f64 + a)
     } else if a > 0.0 {
-        (0.0, (capped - b) / a)
+        (capped - b) / a
     } else {
         // No free entries: the sum is constant on the bracket and any t in it works;
         // take one away from its ends, where rounding could free an entry.
-        let t = match (lo.is_finite(), hi.is_finite()) {
+        match (lo.is_finite(), hi.is_finite()) {
             (true, true) => 0.5 * (lo + hi),
             (false, true) => hi - cap.min(hi.abs().max(1.0)),
             (true, false) => lo + 1.0 + lo.abs(),
             (false, false) => 0.0,
-        };
-        (0.0, t)
+        }
     };
     // Rounding may push the linear solve a hair outside its bracket (or, for ties a
     // few ulps apart, invert the bracket itself: then there is nothing to clamp to).
     // `max`/`min` rather than `clamp`, which panics on NaN bounds.
-    let offset = if lo <= hi { offset.max(lo - pivot).min(hi - pivot) } else { offset };
+    let offset = if lo <= hi { offset.max(lo).min(hi) } else { offset };
     Thresholds { shift: pivot, lower: offset, upper: cap }
 }
 
@@ -219,52 +230,126 @@ pub(crate) fn row_max<T: Real>(x: &[T]) -> f64 {
     })
 }
 
-/// The sum of a written projection and the rounding noise that sum may carry.
+/// What writing a projection saw, for [`check_sum`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Written {
     pub total: f64,
-    /// A bound on the rounding error of `total`: a few ulps of |x_i| + |shift| + |lower|
-    /// per free entry (the data carry that much representation error; clipped entries
-    /// are exact).
-    pub noise: f64,
+    /// Every entry fits the output's type (a float32 output can overflow where the
+    /// float64 computation did not; a float64 one overflows only if the total does).
+    pub fits: bool,
 }
 
 /// Writes `clip((x_i − shift) − lower, lo, upper)` into `out`.
 #[inline]
 pub(crate) fn write_clipped<T: Real>(x: &[T], th: &super::Thresholds, lo: f64, out: &mut [T]) -> Written {
     let (shift, lower, upper) = (th.shift, th.lower, th.upper);
-    let (mut total, mut free_magnitude, mut free) = (0.0, 0.0, 0usize);
+    let mut total = 0.0;
     for (o, &v) in out.iter_mut().zip(x) {
-        let v = v.to_f64();
-        let raw = (v - shift) - lower;
         // Branch-free: whether an entry is clipped is unpredictable.
-        let p = raw.max(lo).min(upper);
-        let is_free = (raw > lo) & (raw < upper);
-        free_magnitude += if is_free { v.abs() } else { 0.0 };
-        free += is_free as usize;
+        let p = ((v.to_f64() - shift) - lower).max(lo).min(upper);
         total += p;
         *o = T::from_f64(p);
     }
-    let per_free = shift.abs() + lower.abs();
-    Written { total, noise: 4.0 * f64::EPSILON * (free_magnitude + free as f64 * per_free) }
+    let fits = T::as_f64_slice(out).is_some() || out.iter().all(|o| o.to_f64().is_finite());
+    Written { total, fits }
 }
 
-/// The last line of defence of the equality-constrained projections: the output must
-/// sum to its target up to rounding. It can only fail when the row spans more orders
-/// of magnitude than float64 resolves around the threshold (e.g. |x| ~ 1e20 with
-/// bounds ~1); then we raise instead of returning an infeasible point.
-pub(crate) fn check_sum(problem: &'static str, written: Written, target: f64, bound_scale: f64) -> crate::Result<()> {
-    let total = written.total;
-    if (total - target).abs() <= 1e-12 * (target.abs() + bound_scale) + written.noise {
+/// A bound on the rounding error of a [`write_clipped`] sum: a few ulps of
+/// |x_i| + |shift| + |lower| per free entry (the data carry that much representation
+/// error, and the threshold was computed from them), and per clipped entry that close to
+/// its bound (rounding may have put it on the wrong side; other clipped entries are
+/// exact). A second pass, run only when the sum is off.
+pub(crate) fn clipped_noise<T: Real>(x: &[T], th: &super::Thresholds, lo: f64) -> f64 {
+    let per_entry = th.shift.abs() + th.lower.abs();
+    x.iter()
+        .map(|&v| {
+            let v = v.to_f64();
+            let raw = (v - th.shift) - th.lower;
+            let rounding = 4.0 * f64::EPSILON * (v.abs() + per_entry);
+            if raw > lo - rounding && raw < th.upper + rounding {
+                rounding
+            } else {
+                0.0
+            }
+        })
+        .sum()
+}
+
+/// The last line of defence of the threshold projections: the output must be finite
+/// and satisfy its sum constraint — Σp = target (`Sum::Equal`), or Σp ≤ target
+/// (`Sum::AtMost`) — up to rounding; a sum off by more than 1e-12 of the problem's
+/// scale (|target| + `bound_scale`) is only excused by a rounding bound (`noise`) that
+/// is itself small next to that scale. Both are computed only for a sum that is off.
+/// It fails when the row spans more orders of magnitude than float64 resolves around
+/// the threshold (e.g. |x| ~ 1e20 with bounds ~1), or when the result overflows; then
+/// we raise instead of returning an infeasible or inaccurate point.
+pub(crate) fn check_sum(
+    problem: &'static str,
+    written: Written,
+    noise: impl FnOnce() -> f64,
+    sum: Sum,
+    bound_scale: impl FnOnce() -> f64,
+) -> crate::Result<()> {
+    let Written { total, fits } = written;
+    let target = sum.target();
+    if !(total.is_finite() && fits) {
+        return Err(crate::Error::no_solution(
+            problem,
+            format!("the projection overflows its output type (its entries sum to {total:e}); rescale x or the bounds"),
+        ));
+    }
+    let excess = match sum {
+        Sum::Equal(_) => (total - target).abs(),
+        Sum::AtMost(_) => total - target,
+    };
+    // The common case, without computing the bound scale or the noise.
+    if excess <= 1e-12 * target.abs() {
         return Ok(());
     }
-    Err(crate::Error::no_solution(
-        problem,
-        format!(
-            "the projection sums to {total} instead of {target}: x spans more orders of magnitude than float64 \
-             resolves around the threshold; rescale or clip x"
-        ),
-    ))
+    let scale = target.abs() + bound_scale();
+    if excess <= 1e-12 * scale {
+        return Ok(());
+    }
+    // Off by more than the problem's own precision: an error unless within the rounding
+    // bound, and that bound small enough to vouch for the result (else the threshold is
+    // not resolved: the "rounding" could be the whole answer).
+    let noise = noise();
+    if excess > 1e-12 * scale + noise || noise > RESOLUTION * scale {
+        return Err(crate::Error::no_solution(
+            problem,
+            format!(
+                "the projection sums to {total:e} (rounding bound {noise:.1e}) where it must sum to {} {target:e}: \
+                 x spans more orders of magnitude than float64 resolves around the threshold; rescale or clip x",
+                sum.relation()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The rounding a checked projection may carry, relative to its scale: beyond it the
+/// threshold is not resolved and the projection raises (see [`check_sum`]).
+const RESOLUTION: f64 = 1e-3;
+
+/// The sum constraint a projection's output is checked against.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Sum {
+    Equal(f64),
+    AtMost(f64),
+}
+
+impl Sum {
+    fn target(self) -> f64 {
+        match self {
+            Sum::Equal(t) | Sum::AtMost(t) => t,
+        }
+    }
+    fn relation(self) -> &'static str {
+        match self {
+            Sum::Equal(_) => "=",
+            Sum::AtMost(_) => "<=",
+        }
+    }
 }
 
 /// A tolerance for the optimality checks of a search over sorted values: a few
@@ -272,6 +357,11 @@ pub(crate) fn check_sum(problem: &'static str, written: Written, target: f64, bo
 #[inline]
 pub(crate) fn check_tolerance(scale: f64) -> f64 {
     1e-12 * scale.max(f64::MIN_POSITIVE)
+}
+
+/// max_i |x_i|.
+pub(crate) fn max_abs<T: Real>(x: &[T]) -> f64 {
+    x.iter().fold(0.0, |m: f64, &v| m.max(v.to_f64().abs()))
 }
 
 #[cfg(test)]

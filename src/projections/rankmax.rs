@@ -78,7 +78,7 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
     if k == 1 {
         // eq. (15): μ = z_y − η, t = 0, α = 1 / Σ (z_i − μ)_+.
         let (support, mass) = support_mass(z, zy, eta);
-        return Ok(RankmaxState {
+        return resolved(RankmaxState {
             mu: zy - eta,
             eta,
             alpha: 1.0 / mass,
@@ -167,7 +167,7 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
     let t = (0..k)
         .find(|&t| (k - t) as f64 * excess(top[t]) <= suffix[t])
         .ok_or_else(|| Error::no_solution("rankmax", "no capped count t < k satisfies eq. (12)"))?;
-    Ok(RankmaxState {
+    resolved(RankmaxState {
         mu: anchor - eta,
         eta,
         alpha: (k - t) as f64 / suffix[t],
@@ -176,6 +176,19 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
         capped: t,
         cap_score: if t > 0 { top[t - 1] } else { f64::INFINITY },
     })
+}
+
+/// The state, if its scale α_y is a positive finite number: the excesses z_i − μ_y sum
+/// to a positive finite mass unless they overflow float64 (scores or η near 1e308),
+/// and then α_y = 0 (or NaN) would write zeros (or NaN) where Σp = k.
+fn resolved(state: RankmaxState) -> Result<RankmaxState> {
+    if state.alpha.is_finite() && state.alpha > 0.0 {
+        return Ok(state);
+    }
+    Err(Error::no_solution(
+        "rankmax",
+        format!("the scores' excess over mu_y overflows float64 (alpha_y = {}); rescale the scores or eta", state.alpha),
+    ))
 }
 
 /// The number of scores above μ = anchor − η and the sum of their excess

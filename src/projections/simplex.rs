@@ -6,7 +6,7 @@
 //! Sparsemax (Martins & Astudillo 2016; the k = 1 case of the (n,k)-simplex, Rankmax
 //! paper eq. (8) with α = 1) is the projection with r = 1.
 
-use super::prefix::{check_sum, row_max, write_clipped, Workspace};
+use super::prefix::{check_sum, clipped_noise, row_max, write_clipped, Sum, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -27,7 +27,7 @@ pub fn simplex<T: Real>(
         let positive_sum: f64 = x.iter().map(|v| v.to_f64().max(0.0)).sum();
         if positive_sum <= r {
             let th = Thresholds { shift: 0.0, lower: 0.0, upper: f64::INFINITY };
-            write_clipped(x, &th, 0.0, out);
+            check_sum("simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::AtMost(r), || 0.0)?;
             return Ok(th);
         }
     }
@@ -35,7 +35,7 @@ pub fn simplex<T: Real>(
         return Ok(super::write_zero(out));
     }
     let th = simplex_threshold(x, r, ws)?;
-    check_sum("simplex", write_clipped(x, &th, 0.0, out), r, 0.0)?;
+    check_sum("simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(r), || 0.0)?;
     Ok(th)
 }
 

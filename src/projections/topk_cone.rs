@@ -20,7 +20,7 @@
 //! (x_i − t)_+ = 0 with g increasing, so the root's bracket among the sorted x is
 //! found in O(log m). Total O(m + c log c + k log c) for a prefix of length c.
 
-use super::prefix::{check_tolerance, write_clipped, TopPrefix, Workspace};
+use super::prefix::{check_sum, check_tolerance, clipped_noise, max_abs, write_clipped, Sum, TopPrefix, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -38,7 +38,10 @@ pub fn topk_cone<T: Real>(
     check_rho(rho)?;
     let mut top = TopPrefix::load(x, ws);
     let th = top.solve(first_prefix(k), |d, p, rest| cone_on_prefix(d, p, rest, k, rho))?;
-    write_clipped(x, &th, 0.0, out);
+    // p_i ≤ s/k with s = Σp: the cap must be the output's own mean over k, up to the
+    // rounding of the entries that determine s.
+    let written = write_clipped(x, &th, 0.0, out);
+    check_sum("topk_cone", written, || clipped_noise(x, &th, 0.0), Sum::Equal(k as f64 * th.upper), || k as f64 * max_abs(x))?;
     Ok(th)
 }
 

@@ -9,7 +9,7 @@
 //!     λ = t + (1/k) Σ_{i∈U} (x_i − t − r/k) − ρ r ≥ 0.
 //! Following the paper we try the (cheaper) knapsack first and fall back to the cone.
 
-use super::prefix::{capped_root, check_tolerance, write_clipped, TopPrefix, Workspace};
+use super::prefix::{capped_root, check_sum, check_tolerance, clipped_noise, max_abs, write_clipped, Sum, TopPrefix, Workspace};
 use super::topk_cone::{check_k, check_rho, cone_on_prefix, first_prefix};
 use super::Thresholds;
 use crate::real::Real;
@@ -35,7 +35,11 @@ pub fn topk_simplex<T: Real>(
     }
     let mut top = TopPrefix::load(x, ws);
     let th = top.solve(first_prefix(k), |d, p, rest| simplex_on_prefix(d, p, rest, k, r, rho))?;
-    write_clipped(x, &th, 0.0, out);
+    // Both branches give Σp = k·upper: the knapsack's cap is r/k with Σp = r (checked
+    // against r), the cone's is s/k with Σp = s ≤ r, where s carries the rounding of
+    // the entries that determine it.
+    let bound_scale = || if th.upper == r / k as f64 { 0.0 } else { k as f64 * max_abs(x) };
+    check_sum("topk_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(k as f64 * th.upper), bound_scale)?;
     Ok(th)
 }
 

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from toprank.exceptions import InvalidInputError
+from toprank.exceptions import InvalidInputError, NoSolutionError
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
@@ -50,9 +50,21 @@ def as_count(value: Any, name: str) -> int:
     return number
 
 
+def as_flag(value: Any, name: str) -> bool:
+    """A boolean parameter: True or False (NumPy's too), nothing that merely converts."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+
 def as_jobs(n_jobs: Any) -> int | None:
     """``n_jobs``: None or an integer (the core checks its value)."""
-    return None if n_jobs is None else as_count(n_jobs, "n_jobs")
+    if n_jobs is None:
+        return None
+    count = as_count(n_jobs, "n_jobs")
+    if abs(count) >= 2**31:
+        raise InvalidInputError(f"n_jobs: {count} is out of range")
+    return count
 
 
 def as_real(value: Any, name: str) -> float:
@@ -160,3 +172,41 @@ def bounded_int(value: Any, name: str, *, low: int) -> int:
     if int(value) > INT_MAX:
         raise InvalidInputError(f"{name}: must be <= {INT_MAX}, got {value!r}")
     return int(value)
+
+
+def finite_fit(estimator: str, **values: float) -> None:
+    """Raises when a solve ends with a non-finite objective, gap or threshold: the data's
+    scale overflowed float64 (or a float32 kernel cache), and the model would be NaN or
+    zero where no warning would say so."""
+    bad = {name: value for name, value in values.items() if not math.isfinite(float(value))}
+    if bad:
+        found = ", ".join(f"{name} = {value}" for name, value in bad.items())
+        raise NoSolutionError(f"{estimator}: the solve ended with non-finite values ({found}): the data's scale "
+                              "overflows floating point; rescale X (or the kernel's parameters)")
+
+
+def intercept_scaling(value: Any) -> float:
+    """``intercept_scaling``: positive, with a finite square (the constant feature's
+    weight enters the kernel and the row norms squared)."""
+    scaling = bounded_real(value, "intercept_scaling", low=0.0, strict=True)
+    if not math.isfinite(scaling * scaling):
+        raise InvalidInputError(f"intercept_scaling: its square overflows float64, got {scaling!r}")
+    return scaling
+
+
+def canonical_csr(X: Any, name: str = "X") -> Any:
+    """A sparse ``X`` as CSR with sorted, duplicate-free indices (copied only if it is not
+    already). Its structure is checked first: scipy's own sorting reads out of bounds,
+    or throws a C++ error, on a malformed ``indptr``."""
+    X = sp.csr_matrix(X)
+    n, d = X.shape
+    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+    if (indptr.shape != (n + 1,) or indptr[0] != 0 or indptr[-1] != indices.size
+            or bool(np.any(np.diff(indptr) < 0))):
+        raise InvalidInputError(f"{name}.indptr: must start at 0, never decrease and end at nnz = {indices.size}")
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= d):
+        raise InvalidInputError(f"{name}.indices: column indices must lie in [0, {d})")
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X

@@ -32,7 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
-from toprank._validation import as_jobs
+from toprank._validation import as_jobs, finite_fit
 from toprank.exceptions import InvalidInputError
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
@@ -130,11 +130,17 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 f"got {len(classes)}"
             )
         pos_label = classes[1] if self.pos_label is None else self.pos_label
-        if pos_label not in classes:
+        if np.ndim(pos_label) != 0 or pos_label not in classes:
             raise InvalidInputError(f"pos_label: {pos_label!r} is not one of the classes {classes.tolist()}")
         if self.kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
             raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
         positive = np.ascontiguousarray(y == pos_label)
+        negatives = int(np.sum(~positive))
+        if self._method == "toppushk" and k >= negatives:
+            # TopPush is TopPushK with K = 1: its own message must not name a K it lacks.
+            if isinstance(self, TopPushK):
+                raise InvalidInputError(f"K: must be less than the number of negative examples, {negatives}; got {k}")
+            raise InvalidInputError(f"y: {type(self).__name__} needs at least 2 negative examples, got {negatives}")
         self._gamma = _kernel_gamma(self.kernel, self.gamma, Xv)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         result = _core.attop_fit(
@@ -144,6 +150,8 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             max_iter=max_iter, check_every=check_every, seed=seed, n_jobs=as_jobs(self.n_jobs),
             callback=self._progress if self.verbose else None,
         )
+        finite_fit(type(self).__name__, primal=result["primal"], dual=result["dual"], gap=result["gap"],
+                   threshold=result["threshold"])
         v = result["dual_coef"]
         signed = np.where(positive, v, -v)
         self.classes_ = classes

@@ -15,11 +15,25 @@ from numpy.typing import ArrayLike, NDArray
 
 from toprank import _core
 from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real
+from toprank.exceptions import InvalidInputError, NoSolutionError
 
 __all__ = ["rankmax_loss", "softmax_loss", "sparsemax_loss", "topk_hinge"]
 
 FloatArray = NDArray[np.floating[Any]]
 Loss = float | FloatArray
+
+
+def _finite(name: str, loss: Any) -> None:
+    """Raises if a loss overflowed float64 (finite scores whose differences exceed ~1e308):
+    inf would pass for a value."""
+    if not bool(np.all(np.isfinite(loss))):
+        raise NoSolutionError(f"{name}: the loss overflows float64 for these scores; rescale them")
+
+
+def _checked(name: str, result: Any) -> tuple[Loss, FloatArray]:
+    """The core's (loss, grad), checked by `_finite`."""
+    _finite(name, result[0])
+    return result[0], result[1]
 
 
 def rankmax_loss(
@@ -31,19 +45,20 @@ def rankmax_loss(
     Requires 1 ≤ k < n; O(n log k) per row.
     """
     z_arr = as_array(z, "z")
-    return _core.rankmax_loss(z_arr, as_labels(y, z_arr), as_count(k, "k"), as_real(eta, "eta"), n_jobs=as_jobs(n_jobs))
+    return _checked("rankmax_loss", _core.rankmax_loss(z_arr, as_labels(y, z_arr), as_count(k, "k"),
+                                                       as_real(eta, "eta"), n_jobs=as_jobs(n_jobs)))
 
 
 def softmax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tuple[Loss, FloatArray]:
     """Softmax cross-entropy log Σ exp(z) − z_y and its gradient softmax(z) − e_y."""
     z_arr = as_array(z, "z")
-    return _core.softmax_loss(z_arr, as_labels(y, z_arr), n_jobs=as_jobs(n_jobs))
+    return _checked("softmax_loss", _core.softmax_loss(z_arr, as_labels(y, z_arr), n_jobs=as_jobs(n_jobs)))
 
 
 def sparsemax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tuple[Loss, FloatArray]:
     """Sparsemax loss (Martins & Astudillo, 2016) and its gradient sparsemax(z) − e_y."""
     z_arr = as_array(z, "z")
-    return _core.sparsemax_loss(z_arr, as_labels(y, z_arr), n_jobs=as_jobs(n_jobs))
+    return _checked("sparsemax_loss", _core.sparsemax_loss(z_arr, as_labels(y, z_arr), n_jobs=as_jobs(n_jobs)))
 
 
 def topk_hinge(
@@ -56,4 +71,8 @@ def topk_hinge(
     ``scores`` and an ``(n,)`` array for a batch.
     """
     s_arr = as_array(scores, "scores")
-    return _core.topk_hinge(s_arr, as_labels(y, s_arr), as_count(k, "k"), variant, n_jobs=as_jobs(n_jobs))
+    if not isinstance(variant, str) or variant not in ("alpha", "beta"):
+        raise InvalidInputError(f"variant: must be 'alpha' or 'beta', got {variant!r}")
+    loss: Loss = _core.topk_hinge(s_arr, as_labels(y, s_arr), as_count(k, "k"), variant, n_jobs=as_jobs(n_jobs))
+    _finite("topk_hinge", loss)
+    return loss

@@ -33,12 +33,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from toprank import _core
-from toprank._validation import as_jobs, indicator_matrix
+from toprank._validation import as_jobs, finite_fit, indicator_matrix, intercept_scaling
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import hamming_loss
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
-from toprank.svm import _choice, _flag, _kernel_gamma
+from toprank._validation import as_flag as _flag
+from toprank.svm import _choice, _kernel_gamma
 
 __all__ = ["M3L"]
 
@@ -53,7 +54,12 @@ def _indicator(Y: Any, name: str) -> NDArray[np.int8]:
 def _prior(R: Any, n_labels: int) -> NDArray[np.float64]:
     if R is None:
         return np.eye(n_labels)
-    M = np.asarray(R, dtype=np.float64)
+    if sp.issparse(R):
+        R = R.toarray()
+    try:
+        M = np.asarray(R, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise InvalidInputError(f"R: must be a {n_labels} x {n_labels} real matrix or None ({error})") from None
     if M.shape != (n_labels, n_labels):
         raise InvalidInputError(f"R: must be {n_labels} x {n_labels} (one row per label), got shape {M.shape}")
     if not np.all(np.isfinite(M)) or not np.allclose(M, M.T, rtol=1e-12, atol=1e-12):
@@ -202,7 +208,8 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         tol = _real(self.tol, "tol", low=0.0, strict=True)
         max_iter = _int(self.max_iter, "max_iter", low=1)
         cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
-        scaling = _real(self.intercept_scaling, "intercept_scaling", low=0.0, strict=True)
+        scaling = intercept_scaling(self.intercept_scaling)
+        fit_intercept = _flag(self.fit_intercept, "fit_intercept")
         Xv = validate_data(self, X, reset=True, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2,
                            accept_sparse="csr" if kernel == "linear" else False)
         Y = self._encode_targets(y, Xv.shape[0])
@@ -220,7 +227,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         degree = _int(self.degree, "degree", low=1)
         coef0 = _real(self.coef0, "coef0", low=-np.inf, strict=False)
         signs = np.ascontiguousarray(2.0 * Y - 1.0)
-        shift = scaling**2 if self.fit_intercept else 0.0
+        shift = scaling**2 if fit_intercept else 0.0
         solver = _choice(self.solver, "solver", _SOLVERS)
         if solver == "auto":
             solver = "dcd" if kernel == "linear" else "smo"
@@ -234,19 +241,21 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         if solver == "dcd":
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
             result = _core.m3l_fit_linear(Xv, signs, R, C, *losses, seed=seed, shrinking=_flag(self.shrinking, "shrinking"),
-                                          bias=scaling if self.fit_intercept else None, **common)
+                                          bias=scaling if fit_intercept else None, **common)
+            finite_fit("M3L", primal=result["primal"], dual=result["dual"])
             alpha = result["dual_coef"]
             Z = result["coef"]
             d = Xv.shape[1]
             self.coef_ = np.ascontiguousarray(Z[:, :d])
-            self.intercept_ = Z[:, d] * scaling if self.fit_intercept else np.zeros(n_labels)
+            self.intercept_ = Z[:, d] * scaling if fit_intercept else np.zeros(n_labels)
             self.support_ = np.flatnonzero(np.any(alpha != 0, axis=1))
         else:
-            shift = scaling**2 if self.fit_intercept else 0.0
+            shift = scaling**2 if fit_intercept else 0.0
             result = _core.m3l_fit_kernel(
                 Xv, signs, R, C, *losses, kernel=kernel, gamma=self._gamma, degree=degree, coef0=coef0,
                 cache_size=cache, intercept_shift=shift, report_every=1000 if self.verbose else 0, **common,
             )
+            finite_fit("M3L", primal=result["primal"], dual=result["dual"])
             alpha = result["dual_coef"]
             # f(x) = Σ_i (k(x, x_i) + shift) β_i with β = 2 (y∘α) R  (Z = 2 φ(X) A R, (23)).
             beta = 2.0 * (signs * alpha) @ R
@@ -284,6 +293,9 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             return np.asarray(Xv @ self.coef_.T + self.intercept_, dtype=np.float64)
         if self.kernel == "precomputed":
             K = np.asarray(Xv, dtype=np.float64)[:, self.support_]
+        elif len(self.support_) == 0:
+            # Every dual variable is zero: only the intercept is left.
+            return np.zeros((Xv.shape[0], len(self.intercept_))) + self.intercept_
         else:
             K = _core.kernel_cross(np.ascontiguousarray(Xv, dtype=np.float64), self.support_vectors_,
                                    kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),

@@ -98,6 +98,8 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def fit(self, X: ArrayLike, y: Any = None) -> ProductQuantizer:
         """Learns the codebooks from the rows of ``X`` (n × d, n ≥ 2**n_bits)."""
         X = _float_rows(X, "X")
+        if X.size and float(np.max(np.abs(X))) > float(np.finfo(np.float32).max):
+            raise InvalidInputError("X: has values beyond the float32 range of the codebooks")
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         books, errors = _core.pq_train(
             X,
@@ -186,6 +188,16 @@ class CompressedMatrix:
         check_is_fitted(quantizer, "codebooks_")
         self.quantizer = quantizer
         self.codes = _codes(codes, quantizer.codebooks_.shape[0])
+        # The codes index these codebooks: a refit of the quantizer makes new ones.
+        self._books = quantizer.codebooks_
+
+    @property
+    def codebooks(self) -> NDArray[np.float32]:
+        """The codebooks the codes index (raises if the quantizer was refitted since)."""
+        if self.quantizer.__dict__.get("codebooks_") is not self._books:
+            raise InvalidInputError("quantizer: was refitted after these codes were made; compress X again")
+        books: NDArray[np.float32] = self._books
+        return books
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -194,7 +206,7 @@ class CompressedMatrix:
     @property
     def nbytes(self) -> int:
         """Bytes of the codes and the codebooks."""
-        return int(self.codes.nbytes + self.quantizer.codebooks_.nbytes)
+        return int(self.codes.nbytes + self.codebooks.nbytes)
 
     def __len__(self) -> int:
         return int(self.codes.shape[0])
@@ -202,11 +214,12 @@ class CompressedMatrix:
     def __getitem__(self, rows: Any) -> CompressedMatrix:
         if isinstance(rows, tuple):
             raise InvalidInputError("rows: a CompressedMatrix is indexed by rows only")
+        self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
         codes = self.codes[rows]
         return CompressedMatrix(self.quantizer, codes.reshape(-1, self.codes.shape[1]))
 
     def decode(self) -> NDArray[np.float32]:
-        return self.quantizer.decode(self.codes)
+        return np.asarray(_core.pq_decode(self.codebooks, self.codes, n_jobs=as_jobs(self.quantizer.n_jobs)))
 
     def _operand(self, B: ArrayLike, rows: int, name: str) -> tuple[NDArray[Any], bool]:
         arr = as_array(B, name)
@@ -219,6 +232,8 @@ class CompressedMatrix:
             if arr.dtype.kind not in "biuf":
                 raise InvalidInputError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
             arr = arr.astype(np.float64)
+        if not np.all(np.isfinite(arr)):
+            raise InvalidInputError(f"{name}: contains NaN or infinity")
         return np.ascontiguousarray(arr), vector
 
     def dot(self, B: ArrayLike) -> NDArray[Any]:
@@ -228,27 +243,30 @@ class CompressedMatrix:
             out = np.zeros((len(self), arr.shape[1]), dtype=arr.dtype)
         else:
             q = self.quantizer
-            out = _core.pq_dot(q.codebooks_, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
+            out = _core.pq_dot(self.codebooks, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
         return out[:, 0] if vector else out
 
     def tdot(self, B: ArrayLike) -> NDArray[Any]:
         """X̂ᵀ·B for B of shape (n, m) or (n,)."""
-        arr, vector = self._operand(B, len(self), "B")
+        return self._tdot(B, "B")
+
+    def _tdot(self, B: ArrayLike, name: str) -> NDArray[Any]:
+        arr, vector = self._operand(B, len(self), name)
         if len(self) == 0 or arr.shape[1] == 0:
             out = np.zeros((self.shape[1], arr.shape[1]), dtype=arr.dtype)
         else:
             q = self.quantizer
-            out = _core.pq_tdot(q.codebooks_, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
+            out = _core.pq_tdot(self.codebooks, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
         return out[:, 0] if vector else out
 
     def rdot(self, A: ArrayLike) -> NDArray[Any]:
         """A·X̂ for A of shape (k, n) or (n,): (X̂ᵀ·Aᵀ)ᵀ."""
         arr = as_array(A, "A")
         if arr.ndim == 1:
-            return self.tdot(arr)
+            return self._tdot(arr, "A")
         if arr.ndim != 2:
             raise InvalidInputError(f"A: expected a 1-D or 2-D array, got {arr.ndim}-D")
-        return self.tdot(arr.T).T
+        return self._tdot(arr.T, "A").T
 
     @property
     def T(self) -> _Transposed:

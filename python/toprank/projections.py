@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from toprank import _core
-from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real
+from toprank._validation import as_array, as_count, as_flag, as_jobs, as_labels, as_real
 
 __all__ = [
     "simplex",
@@ -40,7 +40,7 @@ FloatArray = NDArray[np.floating[Any]]
 
 def simplex(x: ArrayLike, r: float = 1.0, inequality: bool = False, *, n_jobs: int | None = None) -> FloatArray:
     """argmin ‖p − x‖² s.t. p ≥ 0, Σp = r (Σp ≤ r when ``inequality``)."""
-    return _core.simplex(as_array(x, "x"), as_real(r, "r"), inequality, n_jobs=as_jobs(n_jobs))
+    return _core.simplex(as_array(x, "x"), as_real(r, "r"), as_flag(inequality, "inequality"), n_jobs=as_jobs(n_jobs))
 
 
 def knapsack(x: ArrayLike, lo: float, hi: float, r: float, *, n_jobs: int | None = None) -> FloatArray:

@@ -38,13 +38,14 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
-from toprank._validation import as_jobs, indicator_matrix
+from toprank._validation import as_jobs, canonical_csr, indicator_matrix
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k
 from toprank.recsys import evaluate_recommender
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
-from toprank.svm import _choice, _flag
+from toprank._validation import as_flag as _flag
+from toprank.svm import _choice
 
 __all__ = ["RankmaxRanker"]
 
@@ -279,9 +280,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             ensure_min_samples=1,
         )
         if sp.issparse(Xv):
-            Xv = sp.csr_matrix(Xv)
-            Xv.sum_duplicates()
-            Xv.sort_indices()
+            Xv = canonical_csr(Xv)
         return Xv
 
     def _fit_targets(self, Y: Any, n_samples: int) -> _LabelSets:

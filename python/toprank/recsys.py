@@ -189,6 +189,13 @@ class _Accumulator:
         if block.dtype.kind == "f" and bool(np.isnan(block).any()):
             rows = np.flatnonzero(np.isnan(block).any(axis=1))
             raise InvalidInputError(f"{name}: contains NaN (first in row {start + int(rows[0])})")
+        # ±inf only at excluded items, in every row (rows without relevant items included,
+        # though they are skipped below).
+        inf_rows, inf_cols = np.nonzero(np.isinf(block))
+        for r, c in zip(inf_rows.tolist(), inf_cols.tolist()):
+            if self.exclude is None or self.exclude[start + r, c] == 0:
+                raise InvalidInputError(f"{name}: contains an infinite value at an item that is not excluded "
+                                        f"(row {start + r})")
         keep = np.flatnonzero(self.nrel[start:stop] > 0)
         if keep.size == 0:
             return

@@ -26,6 +26,7 @@ Like LIBLINEAR's bias feature, the intercept is therefore regularised (a term
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -48,7 +49,8 @@ from sklearn.utils.validation import (
 )
 
 from toprank import _core
-from toprank._validation import as_jobs
+from toprank._validation import as_flag as _flag
+from toprank._validation import as_jobs, canonical_csr, finite_fit, intercept_scaling
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
@@ -58,12 +60,6 @@ __all__ = ["TopKSVC"]
 _LOSSES = ("alpha", "beta", "softmax", "entropy")
 _KERNELS = ("linear", "rbf", "poly", "precomputed")
 _STATUSES_WARN = ("max_epochs", "no_progress")
-
-
-def _flag(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidInputError(f"{name}: expected True or False, got {value!r}")
-    return bool(value)
 
 
 def _choice(value: Any, name: str, options: tuple[str, ...]) -> str:
@@ -78,7 +74,11 @@ def _kernel_gamma(kernel: str, gamma: Any, X: Any) -> float:
     if kernel in ("precomputed", "linear"):
         return 1.0
     if gamma is None:
-        var = float(np.asarray(X, dtype=np.float64).var())
+        with np.errstate(over="ignore"):
+            var = float(np.asarray(X, dtype=np.float64).var())
+        if not math.isfinite(var):
+            raise InvalidInputError("X: its variance overflows float64, so gamma=None ('scale') cannot be computed; "
+                                    "rescale X or set gamma")
         return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
     return _real(gamma, "gamma", low=0.0, strict=True)
 
@@ -230,7 +230,9 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             "max_epochs": _int(self.max_epochs, "max_epochs", low=1),
             "check_every": _int(self.check_every, "check_every", low=1),
             "shrinking": _flag(self.shrinking, "shrinking"),
-            "intercept_scaling": _real(self.intercept_scaling, "intercept_scaling", low=0.0, strict=True),
+            "fit_intercept": _flag(self.fit_intercept, "fit_intercept"),
+            "warm_start": _flag(self.warm_start, "warm_start"),
+            "intercept_scaling": intercept_scaling(self.intercept_scaling),
             "n_jobs": as_jobs(self.n_jobs),
         }
 
@@ -315,13 +317,14 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         )
         y64 = y_enc.astype(np.int64)
         if self.kernel == "linear":
-            bias = params["intercept_scaling"] if self.fit_intercept else None
-            codebooks = coded.quantizer.codebooks_ if coded is not None else None
+            bias = params["intercept_scaling"] if params["fit_intercept"] else None
+            codebooks = coded.codebooks if coded is not None else None
             result = _core.sdca_fit_linear(Xv, y64, c, m, bias=bias, codebooks=codebooks, **common)
+            finite_fit("TopKSVC", primal=result["primal"], dual=result["dual"], gap=result["gap"])
             W = result["coef"]
             d = coded.shape[1] if coded is not None else Xv.shape[1]
             self.coef_ = np.ascontiguousarray(W[:, :d])
-            self.intercept_ = W[:, d] * params["intercept_scaling"] if self.fit_intercept else np.zeros(m)
+            self.intercept_ = W[:, d] * params["intercept_scaling"] if params["fit_intercept"] else np.zeros(m)
         else:
             if self.kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
                 raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
@@ -331,6 +334,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             coef0 = _real(self.coef0, "coef0", low=-np.inf, strict=False)
             result = _core.sdca_fit_kernel(Xv, y64, c, m, kernel=self.kernel, gamma=self._gamma, degree=degree,
                                            coef0=coef0, cache_size=cache, **common)
+            finite_fit("TopKSVC", primal=result["primal"], dual=result["dual"], gap=result["gap"])
             dual = result["dual_coef"]
             self.support_ = np.flatnonzero(np.any(dual != 0, axis=1))
             if self.kernel != "precomputed":
@@ -361,11 +365,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     @staticmethod
     def _canonical_csr(X: Any) -> Any:
         """CSR with sorted, duplicate-free indices (a copy only when it is not)."""
-        X = sp.csr_matrix(X) if not isinstance(X, sp.csr_matrix) else X
-        if not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
-        return X
+        return canonical_csr(X)
 
     def _warm_dual(self, n: int, classes: NDArray[Any], c: NDArray[np.float64]) -> NDArray[np.float64] | None:
         if not (self.warm_start and hasattr(self, "dual_coef_")):
@@ -395,6 +395,9 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             scores = safe_sparse_dot(Xv, self.coef_.T, dense_output=True) + self.intercept_
         elif self.kernel == "precomputed":
             scores = np.asarray(Xv, dtype=np.float64) @ self.dual_coef_
+        elif len(self.support_) == 0:
+            # Every dual variable is zero (e.g. vanishing sample weights): W = 0.
+            scores = np.zeros((Xv.shape[0], len(self.classes_)))
         else:
             K = _core.kernel_cross(np.ascontiguousarray(Xv, dtype=np.float64), self.support_vectors_,
                                    kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),

@@ -56,7 +56,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 from toprank import _core
-from toprank._validation import as_jobs
+from toprank._validation import as_flag as _flag
+from toprank._validation import as_jobs, canonical_csr
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError, NoSolutionError
@@ -81,14 +82,14 @@ class _Design:
         if B.shape[1] == 0:
             return np.zeros((self.shape[0], 0))
         if self.coded:
-            return np.asarray(_core.pq_dot(self.X.quantizer.codebooks_, self.X.codes, B, n_jobs=self.n_jobs))
+            return np.asarray(_core.pq_dot(self.X.codebooks, self.X.codes, B, n_jobs=self.n_jobs))
         return np.asarray(_core.tracenorm_product(self.X, B, n_jobs=self.n_jobs))
 
     def tdot(self, R: NDArray[np.float64]) -> NDArray[np.float64]:
         """Xᵀ·R, R of shape (n, m)."""
         R = np.ascontiguousarray(R, dtype=np.float64)
         if self.coded:
-            return np.asarray(_core.pq_tdot(self.X.quantizer.codebooks_, self.X.codes, R, n_jobs=self.n_jobs))
+            return np.asarray(_core.pq_tdot(self.X.codebooks, self.X.codes, R, n_jobs=self.n_jobs))
         return np.asarray(_core.tracenorm_product(self.X, R, transpose=True, n_jobs=self.n_jobs))
 
 
@@ -496,9 +497,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
             Xv, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], order="C",
                                   ensure_min_samples=2)
             if sp.issparse(Xv):
-                Xv = sp.csr_matrix(Xv)
-                Xv.sum_duplicates()
-                Xv.sort_indices()
+                Xv = canonical_csr(Xv)
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         if len(classes) < 2:
@@ -508,7 +507,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
 
     def fit(self, X: Any, y: ArrayLike) -> TraceNormLogisticRegression:
         """Fit on X (dense, CSR, or a :class:`toprank.pq.CompressedMatrix`) and labels y."""
-        previous = getattr(self, "_atoms", None) if self.warm_start else None
+        previous = getattr(self, "_atoms", None) if _flag(self.warm_start, "warm_start") else None
         previous_classes = getattr(self, "classes_", None)
         design, y_enc = self._validate(X, y)
         start = None
@@ -533,7 +532,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         verbose = _int(self.verbose, "verbose", low=0)
         fit = _rank_one_descent(
             design, y_enc, len(self.classes_), lambda_trace=lambda_trace, lambda_fro=lambda_fro,
-            fit_intercept=bool(self.fit_intercept), tol=tol, max_iter=max_iter, subspace_every=subspace_every,
+            fit_intercept=_flag(self.fit_intercept, "fit_intercept"), tol=tol, max_iter=max_iter, subspace_every=subspace_every,
             rng=check_random_state(self.random_state), n_jobs=as_jobs(self.n_jobs), verbose=verbose,
             start=start, start_gradient=start_gradient,
         )
@@ -641,6 +640,10 @@ def tracenorm_path(
     objective, rank, iterations and seconds, and — with ``validation_data=(X_val,
     y_val)`` — its top-k accuracies on that data for each k in ``topk``.
     """
+    if "lambda_trace" in params:
+        raise InvalidInputError("lambda_trace: a path takes its values from lambdas_trace, not lambda_trace")
+    if np.asarray(lambdas_trace).dtype.kind not in "iuf":
+        raise InvalidInputError(f"lambdas_trace: must be a sequence of real numbers, got {lambdas_trace!r}")
     try:
         values = np.asarray(lambdas_trace, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -652,6 +655,13 @@ def tracenorm_path(
         raise InvalidInputError("lambdas_trace: needs at least one value")
     model = TraceNormLogisticRegression(lambda_fro=lambda_fro, warm_start=True, **params)
     design, y_enc = model._validate(X, y)
+    if validation_data is not None:
+        if not (isinstance(validation_data, (tuple, list)) and len(validation_data) == 2):
+            raise InvalidInputError("validation_data: must be a pair (X_val, y_val)")
+        X_val, y_val = validation_data
+        y_val = column_or_1d(y_val)
+        if len(y_val) != (X_val.shape[0] if hasattr(X_val, "shape") else len(X_val)):
+            raise InvalidInputError("validation_data: X_val and y_val have different lengths")
     points, fit = [], None
     for lam in lambdas:
         started = time.perf_counter()
@@ -662,7 +672,6 @@ def tracenorm_path(
         seconds = time.perf_counter() - started
         point = PathPoint(lam, float(lambda_fro), _copy(model), model.objective_, model.rank_, model.n_iter_, seconds)
         if validation_data is not None:
-            X_val, y_val = validation_data
             scores_order = np.argsort(-model._scores(X_val), axis=1, kind="stable")
             truth = np.asarray(y_val)
             for k in topk:

@@ -1,6 +1,8 @@
 //! `n_jobs` → a rayon pool. `None` uses rayon's global pool; an integer sizes a local
 //! pool (cached, so repeated calls do not respawn threads). Negative values follow
-//! joblib: -1 is all cores, -2 all but one, ...
+//! joblib: -1 is all cores, -2 all but one, ... At most `max(256, 4 × cores)` threads:
+//! every pool is a set of OS threads kept for the process's life, and a count far
+//! beyond the cores (n_jobs = 10**6) would only start threads until memory runs out.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -21,6 +23,10 @@ pub(crate) fn resolve(n_jobs: Option<i64>) -> PyResult<Option<usize>> {
     let threads = if n > 0 { n } else if n < 0 { (cores + 1 + n).max(1) } else { 0 };
     if threads < 1 {
         return Err(invalid("n_jobs", "must be a positive integer, a negative joblib-style count, or None; got 0"));
+    }
+    let most = (4 * cores).max(256);
+    if threads > most {
+        return Err(invalid("n_jobs", format!("must be at most {most} threads (4 per core, at least 256), got {n}")));
     }
     Ok(Some(threads as usize))
 }

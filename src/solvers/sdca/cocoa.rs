@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::{objectives, ActiveSet, Examples};
-use super::solver::{check_problem, drive, epoch_order, restricted_step, SdcaOptions, SdcaReport, StepScratch};
+use super::solver::{check_curvatures, check_problem, drive, epoch_order, restricted_step, SdcaOptions, SdcaReport, StepScratch};
 use crate::data::Design;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
@@ -65,6 +65,7 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     let n = model.design().n_rows();
     let m = model.n_classes();
     check_problem(loss, ex, a, n, m)?;
+    check_curvatures(&*model)?;
     if n_blocks < 2 {
         return Err(Error::param("n_blocks", "CoCoA+ needs at least 2 blocks"));
     }

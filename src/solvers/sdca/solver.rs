@@ -142,6 +142,15 @@ pub(crate) fn epoch_order(order: &mut Vec<usize>, active: &ActiveSet, ex: &Examp
 /// Serial Prox-SDCA. `a` is the n × m dual matrix (row-major), zero or a feasible warm
 /// start whose W the model already holds. Returns when converged, out of epochs,
 /// stalled or interrupted; `a` and the model hold the final iterate.
+/// ‖x_i‖² (k(x_i, x_i) for kernels) is every step's curvature: finite inputs whose
+/// squares overflow would reach the projections as NaN.
+pub(crate) fn check_curvatures<M: ScoreModel + ?Sized>(model: &M) -> Result<()> {
+    match (0..model.n_rows()).find(|&i| !model.sq_norm(i).is_finite()) {
+        Some(i) => Err(Error::input("X", format!("the squared norm of row {i} overflows float64; rescale X (or intercept_scaling)"))),
+        None => Ok(()),
+    }
+}
+
 pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
     model: &mut M,
     loss: &L,
@@ -152,6 +161,7 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
 ) -> Result<SdcaReport> {
     let (n, m) = (model.n_rows(), model.n_classes());
     check_problem(loss, ex, a, n, m)?;
+    check_curvatures(&*model)?;
     let mut order: Vec<usize> = (0..n).filter(|&i| ex.c[i] > 0.0).collect();
     let active = std::cell::RefCell::new(ActiveSet::new(n));
     let mut step = StepScratch::new(m);

@@ -114,6 +114,17 @@ pub fn top_singular_pair(a: &[f64], d: usize, m: usize, start: &[Vec<f64>], bloc
     if a.iter().any(|v| !v.is_finite()) {
         return Err(Error::no_solution("power iteration", "the gradient has non-finite entries"));
     }
+    // The iteration works with AᵀA, whose entries square A's: scaled to a largest entry
+    // of 1, A of any magnitude (entries of 1e100 or 1e-200) neither overflows nor
+    // underflows; σ scales back linearly.
+    let scale = a.iter().fold(0.0f64, |s, v| s.max(v.abs()));
+    let scaled: Vec<f64>;
+    let a = if scale > 0.0 && scale != 1.0 {
+        scaled = a.iter().map(|v| v / scale).collect();
+        &scaled[..]
+    } else {
+        a
+    };
     let b = block.clamp(1, m);
     let mut rng = SplitMix64::new(0x5eed);
     let mut basis: Vec<Vec<f64>> = start.iter().take(b).cloned().collect();
@@ -169,7 +180,8 @@ pub fn top_singular_pair(a: &[f64], d: usize, m: usize, start: &[Vec<f64>], bloc
     } else {
         u[0] = 1.0;
     }
-    Ok(SingularPair { sigma: if u_norm > 0.0 { u_norm } else { sigma }, u, v, ritz, iterations })
+    let sigma = if u_norm > 0.0 { u_norm } else { sigma };
+    Ok(SingularPair { sigma: sigma * if scale > 0.0 { scale } else { 1.0 }, u, v, ritz, iterations })
 }
 
 #[cfg(test)]
@@ -191,6 +203,12 @@ mod tests {
             assert!((align - 1.0).abs() < 1e-9);
         }
         assert_eq!(top_singular_pair(&vec![0.0; d * m], d, m, &[], 2, 1e-9, 10).unwrap().sigma, 0.0);
+        // Entries whose squares overflow (or underflow): σ scales with them.
+        for scale in [1e100, 1e-200] {
+            let scaled: Vec<f64> = mat.iter().map(|v| v * scale).collect();
+            let pair = top_singular_pair(&scaled, d, m, &[], 2, 1e-13, 1000).unwrap();
+            assert!((pair.sigma / scale - 3.0).abs() < 1e-10, "{scale}: {}", pair.sigma);
+        }
     }
 
     #[test]

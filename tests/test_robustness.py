@@ -1,0 +1,135 @@
+"""Inputs found by fuzzing the estimators and functions: each once crashed a fit, hung,
+returned a NaN or zero model without a word, or raised an error that did not name the
+argument at fault. Bad input must raise an exception naming the argument; data whose
+scale overflows must raise, never fit a silent NaN model."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from toprank import M3L, PatMat, TopKSVC, TopPush, TopPushK, TraceNormLogisticRegression, losses, projections, recsys
+from toprank import tracenorm_path
+from toprank.exceptions import InvalidInputError, NoSolutionError
+from toprank.pq import ProductQuantizer
+
+RNG = np.random.RandomState(0)
+X = RNG.normal(size=(40, 4))
+Y3 = np.arange(40) % 3
+Y2 = np.arange(40) % 2
+LABELS = (RNG.rand(40, 3) > 0.5).astype(int)
+
+
+def _malformed_csr() -> sp.csr_matrix:
+    csr = sp.csr_matrix(X)
+    csr.indptr = csr.indptr.copy()
+    csr.indptr[5] = csr.indptr[6] + 1
+    return csr
+
+
+# (call, the exception, the start of its message: the argument it names)
+BAD: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
+    "n_jobs far beyond the cores": (lambda: TopKSVC(n_jobs=10**6).fit(X, Y3), InvalidInputError, "n_jobs:"),
+    "n_jobs beyond int64": (lambda: TopPush(n_jobs=2**70).fit(X, Y2), InvalidInputError, "n_jobs:"),
+    "fit_intercept not a bool (TopKSVC)": (lambda: TopKSVC(fit_intercept="no").fit(X, Y3), InvalidInputError,
+                                           "fit_intercept:"),
+    "fit_intercept not a bool (M3L)": (lambda: M3L(fit_intercept="no").fit(X, LABELS), InvalidInputError,
+                                       "fit_intercept:"),
+    "fit_intercept not a bool (trace norm)": (lambda: TraceNormLogisticRegression(fit_intercept="no").fit(X, Y3),
+                                              InvalidInputError, "fit_intercept:"),
+    "warm_start None": (lambda: TopKSVC(warm_start=None).fit(X, Y3), InvalidInputError, "warm_start:"),
+    "pos_label a list": (lambda: TopPush(pos_label=[1]).fit(X, Y2), InvalidInputError, "pos_label:"),
+    "TopPush with one negative": (lambda: TopPush().fit(X[:5], [0, 1, 1, 1, 1]), InvalidInputError, "y:"),
+    "TopPushK with K negatives": (lambda: TopPushK(K=2).fit(X[:5], [0, 0, 1, 1, 1]), InvalidInputError, "K:"),
+    "squared row norms overflow": (lambda: TopKSVC().fit(X * 1e154, Y3), InvalidInputError, "X:"),
+    "squared row norms overflow (softmax)": (lambda: TopKSVC(loss="softmax").fit(X * 1e154, Y3), InvalidInputError,
+                                             "X:"),
+    "gamma='scale' of an overflowing X": (lambda: TopKSVC(kernel="rbf").fit(X * 1e154, Y3), InvalidInputError, "X:"),
+    "intercept_scaling squared overflows (TopKSVC)": (lambda: TopKSVC(intercept_scaling=1e308).fit(X, Y3),
+                                                      InvalidInputError, "intercept_scaling:"),
+    "intercept_scaling squared overflows (M3L)": (lambda: M3L(intercept_scaling=1e308).fit(X, LABELS),
+                                                  InvalidInputError, "intercept_scaling:"),
+    "R not a matrix": (lambda: M3L(R="identity").fit(X, LABELS), InvalidInputError, "R:"),
+    "malformed CSR indptr (TopKSVC)": (lambda: TopKSVC().fit(_malformed_csr(), Y3), InvalidInputError, "X.indptr:"),
+    "malformed CSR indptr (trace norm)": (lambda: TraceNormLogisticRegression().fit(_malformed_csr(), Y3),
+                                          InvalidInputError, "X.indptr:"),
+    "path lambdas of booleans": (lambda: tracenorm_path(X, Y3, [True]), InvalidInputError, "lambdas_trace:"),
+    "path given lambda_trace": (lambda: tracenorm_path(X, Y3, [1e-2], lambda_trace=5), InvalidInputError,
+                                "lambda_trace:"),
+    "path validation of another length": (lambda: tracenorm_path(X, Y3, [1e-2], validation_data=(X, Y3[:10])),
+                                          InvalidInputError, "validation_data:"),
+    "M3L kernel values beyond float32": (lambda: M3L(kernel="precomputed").fit((X @ X.T) * 1e39, LABELS),
+                                         NoSolutionError, "M3L:"),
+    "M3L SMO on a huge X": (lambda: M3L(solver="smo").fit(X * 1e20, LABELS), NoSolutionError, "M3L:"),
+    "PatMat with a vanishing scale": (lambda: PatMat(scale=1e-200).fit(X, Y2), NoSolutionError, "PatMat:"),
+    "simplex inequality not a bool": (lambda: projections.simplex(np.ones(4), inequality="no"), InvalidInputError,
+                                      "inequality:"),
+    "topk_hinge variant not a string": (lambda: losses.topk_hinge(np.ones(3), 0, 1, variant=3), InvalidInputError,
+                                        "variant:"),
+    "softmax loss overflows": (lambda: losses.softmax_loss(np.array([-1e308, 1e308]), 0), NoSolutionError,
+                               "softmax_loss:"),
+    "inf score in a row without relevant items": (
+        lambda: recsys.evaluate_ranking(np.array([[0.1, 0.8, 0.1], [np.inf, 0.7, 0.5]]),
+                                        np.array([[0, 1, 0], [0, 0, 0]]), k_ap=2, k_recall=2),
+        InvalidInputError, "scores:"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_raises_naming_the_argument(case):
+    call, error, start = BAD[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.raises(error) as caught:
+            call()
+    assert str(caught.value).startswith(start), str(caught.value)
+
+
+def test_trace_norm_on_huge_features_leaves_zero():
+    # The singular pair of a gradient with entries ~1e100 came back as σ = 0, so W = 0
+    # "converged"; the same data at 1e6 shows W = 0 is far from optimal.
+    reference = TraceNormLogisticRegression(random_state=0).fit(X * 1e6, Y3).objective_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        huge = TraceNormLogisticRegression(random_state=0).fit(X * 1e100, Y3)
+    zero = TraceNormLogisticRegression(lambda_trace=10.0).fit(X, Y3).objective_  # W = 0, b = log priors
+    assert huge.objective_ < zero - 0.1
+    assert huge.objective_ == pytest.approx(reference, rel=1e-3)
+
+
+def test_path_validation_labels_as_a_column():
+    flat = tracenorm_path(X, Y3, [1e-2], validation_data=(X, Y3), random_state=0)[0].validation_topk
+    column = tracenorm_path(X, Y3, [1e-2], validation_data=(X, Y3.reshape(-1, 1)), random_state=0)[0].validation_topk
+    assert column == flat
+
+
+class TestCompressedMatrix:
+    def setup_method(self) -> None:
+        self.quantizer = ProductQuantizer(n_subspaces=2, n_bits=2, random_state=0).fit(X)
+        self.codes = self.quantizer.compress(X)
+
+    def test_operands_must_be_finite(self):
+        for call in (lambda: self.codes.dot(np.full((4, 1), np.nan)), lambda: self.codes.tdot(np.full(40, np.inf))):
+            with pytest.raises(InvalidInputError, match="^B:"):
+                call()
+        with pytest.raises(InvalidInputError, match="^A:"):
+            self.codes.rdot(np.ones((2, 39)))
+
+    def test_codes_go_stale_when_the_quantizer_is_refitted(self):
+        before = self.codes.decode()
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(self.codes)).decode(), before)
+        self.quantizer.set_params(n_bits=3).fit(X)
+        for call in (self.codes.decode, lambda: self.codes.dot(np.ones(4)), lambda: self.codes[1:3]):
+            with pytest.raises(InvalidInputError, match="^quantizer:"):
+                call()
+
+    def test_training_rows_must_fit_float32_codebooks(self):
+        with pytest.raises(InvalidInputError, match="^X:"):
+            ProductQuantizer(n_subspaces=2, n_bits=2).fit(X * 1e200)
+

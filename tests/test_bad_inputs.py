@@ -694,13 +694,15 @@ def test_huge_finite_scores_losses(v):
         assert np.all(np.isfinite(grad)) and np.allclose(grad, 0.0), (f.__name__, v, grad.tolist())
 
 
-# Rows that float64 cannot resolve around the threshold, or whose answer overflows: each
-# once returned an infeasible, zero or non-finite point without a word (found by fuzzing).
+# Rows whose threshold float64 does not resolve (spreads of 1e12 and more around a radius
+# of ~1, or breakpoints closer than an ulp: the partition is searched on absolute values),
+# or whose answer overflows: each once returned an infeasible, zero or non-finite point
+# without a word (found by fuzzing); now each raises.
 UNRESOLVABLE = {
     "box_simplex, huge entry, small radius": lambda: projections.box_simplex(np.array([1e16, 0.0]), hi=0.5, r=1e-3),
     "capped_simplex_entropy, spread 1e16": lambda: projections.capped_simplex_entropy(np.array([0.0, 1e16]), 1.5),
     "capped_simplex_entropy, spread 1e12": lambda: projections.capped_simplex_entropy(np.array([0.0, 1e12]), 1.5),
-    "topk_simplex, equal huge entries": lambda: projections.topk_simplex(np.full(6, 1e16), 2, r=1.0),
+    "topk_simplex, equal huge entries (breakpoints within an ulp)": lambda: projections.topk_simplex(np.full(6, 1e16), 2, r=1.0),
     "topk_cone, sum overflows": lambda: projections.topk_cone(np.full(6, 1e308), 2),
     "knapsack, spread 1e308": lambda: projections.knapsack(np.array([1.0, 1, 1, 1, 1.7e308, 1.7e308]), -1e300, 1e300,
                                                            0.0),
@@ -719,8 +721,8 @@ def test_unresolvable_rows_raise(case):
 
 
 def test_resolvable_huge_rows_stay_exact():
-    # One order of magnitude less, or entries whose differences are exact: the answers
-    # are exact, as the pivot-relative thresholds promise.
+    # One order of magnitude less, or huge entries with breakpoints float64 separates: the
+    # answers are exact, as the pivot-relative thresholds promise.
     np.testing.assert_array_equal(projections.box_simplex(np.array([1e15, 0.0]), hi=0.5, r=1e-3), [1e-3, 0.0])
     np.testing.assert_array_equal(projections.simplex(np.array([1e16, -1e16, 0.0]), 1.0), [1.0, 0.0, 0.0])
     np.testing.assert_array_equal(projections.capped_simplex(np.array([1e16, -1e16, 0.0]), 1.5), [1.0, 0.0, 0.5])

@@ -16,6 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from toprank import M3L, PatMat, TopKSVC, TopPush, TopPushK, TraceNormLogisticRegression, losses, projections, recsys
 from toprank import tracenorm_path
+from toprank.distributed import fit_cocoa
 from toprank.exceptions import InvalidInputError, NoSolutionError
 from toprank.pq import ProductQuantizer
 
@@ -67,6 +68,9 @@ BAD: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
     "M3L kernel values beyond float32": (lambda: M3L(kernel="precomputed").fit((X @ X.T) * 1e39, LABELS),
                                          NoSolutionError, "M3L:"),
     "M3L SMO on a huge X": (lambda: M3L(solver="smo").fit(X * 1e20, LABELS), NoSolutionError, "M3L:"),
+    "fit_intercept not a bool (M3L on CoCoA+)": (
+        lambda: fit_cocoa(None, M3L(fit_intercept="no"), [X[:20], X[20:]], [LABELS[:20], LABELS[20:]]),
+        InvalidInputError, "fit_intercept:"),
     "PatMat with a vanishing scale": (lambda: PatMat(scale=1e-200).fit(X, Y2), NoSolutionError, "PatMat:"),
     "simplex inequality not a bool": (lambda: projections.simplex(np.ones(4), inequality="no"), InvalidInputError,
                                       "inequality:"),
@@ -133,3 +137,25 @@ class TestCompressedMatrix:
         with pytest.raises(InvalidInputError, match="^X:"):
             ProductQuantizer(n_subspaces=2, n_bits=2).fit(X * 1e200)
 
+
+def test_box_simplex_radius_within_rounding_of_the_free_sum():
+    # The branch test sums the free solution from prefix sums that carry the rounding of
+    # a large entry: a radius just below that sum picked "Σp ≤ r inactive", whose output
+    # then summed above r (review of the output checks). Now Σp = r takes over.
+    rng = np.random.RandomState(1)
+    for _ in range(2000):
+        x = rng.normal(size=4)
+        x[0] = 10 ** rng.uniform(2, 9)
+        r = float(np.clip(x, 0.0, 1.0).sum()) * (1 + rng.uniform(-1e-9, 1e-9))
+        p = projections.box_simplex(x, hi=1.0, r=r)
+        assert p.sum() <= r * (1 + 1e-12) and np.all((p >= 0) & (p <= 1.0))
+
+
+@pytest.mark.parametrize("smoothing", [1e-14, 1e-17])
+def test_topk_svc_smoothing_below_the_rounding_of_the_scores(smoothing):
+    # h/γ was projected onto radius 1 even when γ is below the scores' rounding: the
+    # primal came out wrong, and raises since the projections check their output.
+    data, y = RNG.normal(size=(150, 6)), np.arange(150) % 10
+    smoothed = TopKSVC(k=3, smoothing=smoothing, random_state=0).fit(data, y)
+    plain = TopKSVC(k=3, random_state=0).fit(data, y)
+    assert smoothed.primal_objective_ == pytest.approx(plain.primal_objective_, rel=1e-6)

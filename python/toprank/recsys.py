@@ -189,13 +189,16 @@ class _Accumulator:
         if block.dtype.kind == "f" and bool(np.isnan(block).any()):
             rows = np.flatnonzero(np.isnan(block).any(axis=1))
             raise InvalidInputError(f"{name}: contains NaN (first in row {start + int(rows[0])})")
-        # ±inf only at excluded items, in every row (rows without relevant items included,
-        # though they are skipped below).
-        inf_rows, inf_cols = np.nonzero(np.isinf(block))
-        for r, c in zip(inf_rows.tolist(), inf_cols.tolist()):
-            if self.exclude is None or self.exclude[start + r, c] == 0:
-                raise InvalidInputError(f"{name}: contains an infinite value at an item that is not excluded "
-                                        f"(row {start + r})")
+        # ±inf only at excluded items, in every row (rows without relevant items too,
+        # though their metrics are skipped below).
+        infinite = np.isinf(block) if block.dtype.kind == "f" else np.zeros(block.shape, dtype=bool)
+        if self.exclude is not None and infinite.any():
+            ex_block = self.exclude[start:stop]
+            rows = np.repeat(np.arange(block.shape[0]), np.diff(ex_block.indptr))
+            infinite[rows, ex_block.indices] = False
+        if infinite.any():
+            raise InvalidInputError(f"{name}: contains an infinite value at an item that is not excluded "
+                                    f"(row {start + int(np.flatnonzero(infinite.any(axis=1))[0])})")
         keep = np.flatnonzero(self.nrel[start:stop] > 0)
         if keep.size == 0:
             return
@@ -208,12 +211,6 @@ class _Accumulator:
             er = np.repeat(np.arange(keep.size), np.diff(ex.indptr))
             ec = np.asarray(ex.indices, dtype=np.intp)
             s[er, ec] = 0.0
-        if not bool(np.isfinite(s).all()):
-            bad = int(np.flatnonzero(~np.isfinite(s).all(axis=1))[0])
-            raise InvalidInputError(
-                f"{name}: contains an infinite value at an item that is not excluded "
-                f"(row {int(rows_idx[bad])})"
-            )
         if ec.size:
             # Below every kept score of the block: "-inf" for the finite-only metrics.
             s[er, ec] = np.inf

@@ -291,7 +291,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if params["k"] >= m:
             raise InvalidInputError(f"k: must satisfy 1 <= k <= n_classes - 1 = {m - 1}, got {params['k']}")
         if sp.issparse(Xv):
-            Xv = self._canonical_csr(Xv)
+            Xv = canonical_csr(Xv)
         sw = _check_sample_weight(sample_weight, Xv, dtype=np.float64)
         if np.any(sw < 0):
             raise InvalidInputError("sample_weight: must be >= 0")
@@ -362,13 +362,8 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             )
         return self
 
-    @staticmethod
-    def _canonical_csr(X: Any) -> Any:
-        """CSR with sorted, duplicate-free indices (a copy only when it is not)."""
-        return canonical_csr(X)
-
     def _warm_dual(self, n: int, classes: NDArray[Any], c: NDArray[np.float64]) -> NDArray[np.float64] | None:
-        if not (self.warm_start and hasattr(self, "dual_coef_")):
+        if not (_flag(self.warm_start, "warm_start") and hasattr(self, "dual_coef_")):
             return None
         old = self.dual_coef_
         if old.shape != (n, len(classes)) or not np.array_equal(self.classes_, classes):

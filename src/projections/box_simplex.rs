@@ -35,6 +35,10 @@ pub fn box_simplex<T: Real>(
         return Ok(super::write_zero(out));
     }
     let mut top = TopPrefix::load(x, ws);
+    let knapsack_on = |d: &[f64], p: &[f64], rest: f64| {
+        let knapsack = capped_root(d, p, hi, 0.0, r);
+        (knapsack.threshold() >= rest).then_some(knapsack)
+    };
     let (th, sum) = top.solve(32, |d, p, rest| {
         // λ = 0: t = ρ·F(t), i.e. F(t) = t/ρ (t = 0 when ρ = 0).
         let free = if rho > 0.0 {
@@ -49,10 +53,17 @@ pub fn box_simplex<T: Real>(
             return Ok(Some((free, Sum::AtMost(r))));
         }
         // Σp = r.
-        let knapsack = capped_root(d, p, hi, 0.0, r);
-        Ok((knapsack.threshold() >= rest).then_some((knapsack, Sum::Equal(r))))
+        Ok(knapsack_on(d, p, rest).map(|knapsack| (knapsack, Sum::Equal(r))))
     })?;
-    check_sum("box_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), sum, || 0.0)?;
+    let written = write_clipped(x, &th, 0.0, out);
+    if matches!(sum, Sum::AtMost(_)) && written.total > r {
+        // The branch test summed the free solution from prefix sums, which carry the
+        // rounding of the largest entries: its output lands above r, so Σp ≤ r binds.
+        let th = top.solve(32, |d, p, rest| Ok(knapsack_on(d, p, rest)))?;
+        check_sum("box_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(r), || 0.0)?;
+        return Ok(th);
+    }
+    check_sum("box_simplex", written, || clipped_noise(x, &th, 0.0), sum, || 0.0)?;
     Ok(th)
 }
 

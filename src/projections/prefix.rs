@@ -14,7 +14,10 @@
 //! pivot entry of the free set M (`p_i = clip((x_i − pivot) − τ, ·)`, with
 //! Σ_M (x_i − pivot) summed directly), so thresholds that are not representable next
 //! to huge entries still give exact answers: (1e16, −1e16, 0) projects onto the simplex
-//! as (1, 0, 0), and onto {0 ≤ p ≤ 1, Σp = 1.5} as (1, 0, 0.5).
+//! as (1, 0, 0), and onto {0 ≤ p ≤ 1, Σp = 1.5} as (1, 0, 0.5). The partition itself is
+//! searched on absolute values, so breakpoints closer than an ulp of the entries (six
+//! equal entries of 1e16 under a cap of 1/6) can land an entry on the wrong side; the
+//! output check (`check_sum`) then raises instead of returning that point.
 
 use super::Thresholds;
 use crate::real::Real;
@@ -148,8 +151,9 @@ pub(crate) fn capped_sum(d: &[f64], p: &[f64], cap: f64, t: f64) -> f64 {
 /// the `d_i − cap` (an entry reaches the cap). Two binary searches, one over each
 /// sorted list, bracket the root between consecutive breakpoints; there the support
 /// `j` and the capped count `u` are fixed and the equation is linear:
-/// `u·cap + Σ_{u≤i<j} d_i − (j − u)·t = a·t + b`, which is solved relative to the
-/// pivot d_u (see the module docs). Returns `t = shift + lower` with `upper = cap`.
+/// `u·cap + Σ_{u≤i<j} d_i − (j − u)·t = a·t + b`, which is solved relative to a pivot
+/// entry (d_u, the first free one; without free entries one next to the bracket; see
+/// the module docs). Returns `t = shift + lower` with `upper = cap`.
 pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> Thresholds {
     let h = |t: f64| capped_sum(d, p, cap, t) - a * t - b;
     let c = d.len();

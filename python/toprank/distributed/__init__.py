@@ -63,6 +63,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 
+from toprank._validation import as_flag, intercept_scaling
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.distributed import _partitions as tasks
@@ -143,7 +144,7 @@ class _Svc(_Model):
         self.params = model._check_params()
         if model.kernel != "linear":
             raise InvalidInputError(f"estimator: fit_cocoa trains kernel='linear' only, got kernel={model.kernel!r}")
-        self.bias = self.params["intercept_scaling"] if model.fit_intercept else None
+        self.bias = self.params["intercept_scaling"] if self.params["fit_intercept"] else None
         self.problem = tasks.SvcProblem(model.loss, self.params["k"], self.params["smoothing"], self.bias, aggregation,
                                         float(local_epochs), self.params["shrinking"])
         self.seed = int(check_random_state(model.random_state).randint(np.iinfo(np.int32).max))
@@ -200,8 +201,8 @@ class _M3l(_Model):
             raise InvalidInputError(f"local_epochs: M3L rounds run whole epochs, got {local_epochs}")
         self.C = _real(model.C, "C", low=0.0, strict=True)
         self.tol = _real(model.tol, "tol", low=0.0, strict=True)
-        scaling = _real(model.intercept_scaling, "intercept_scaling", low=0.0, strict=True)
-        self.scaling, self.bias = scaling, (scaling if model.fit_intercept else None)
+        scaling = intercept_scaling(model.intercept_scaling)
+        self.scaling, self.bias = scaling, (scaling if as_flag(model.fit_intercept, "fit_intercept") else None)
         self.local_epochs = int(local_epochs)
         self.seed = int(check_random_state(model.random_state).randint(np.iinfo(np.int32).max))
         self.check_every = 1

@@ -65,7 +65,10 @@ impl SdcaLoss for TopKHinge {
 
     fn primal(&self, scores: &[f64], y: usize, ws: &mut LossWorkspace) -> Result<f64> {
         let gamma = self.smoothing;
-        if gamma == 0.0 {
+        // L_γ ≤ L ≤ L_γ + γ/2 (‖p‖ ≤ 1 on S): a γ below the rounding of the scores leaves
+        // L itself, and h/γ would be beyond what a projection of radius 1 resolves.
+        let largest = scores.iter().fold(0.0f64, |m, s| m.max(s.abs())) + 1.0;
+        if gamma <= 1e-12 * largest {
             return topk_hinge(scores, y, self.k, self.variant, &mut ws.projection);
         }
         // L_γ(h) = max_p ⟨h, p⟩ − (γ/2)‖p‖² is attained at p = Π_S(h/γ).
@@ -101,8 +104,8 @@ impl SdcaLoss for TopKHinge {
             // does: c/k on the k largest v_j if that sum (alpha) or those v_j (beta) are
             // positive. The example then contributes nothing to W. The same vertex is the
             // step when x_i is merely tiny (δ·c ≤ 1e-12·max|v|): the quadratic term is
-            // then below the linear one's rounding, and b = v/δ beyond what a projection
-            // of radius c resolves (its entries' ulps would exceed c/1000).
+            // then below the linear one's rounding, and b = v/δ too large for a projection
+            // of radius c to resolve (the ulps of its entries reach 2e-4·c).
             top_k_vertex(b, self.k, self.variant, c, p);
         }
         write_dual_row(p, y, a);

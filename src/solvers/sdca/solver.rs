@@ -139,9 +139,6 @@ pub(crate) fn epoch_order(order: &mut Vec<usize>, active: &ActiveSet, ex: &Examp
     SplitMix64::derive(opts.seed, epoch as u64).shuffle(order);
 }
 
-/// Serial Prox-SDCA. `a` is the n × m dual matrix (row-major), zero or a feasible warm
-/// start whose W the model already holds. Returns when converged, out of epochs,
-/// stalled or interrupted; `a` and the model hold the final iterate.
 /// ‖x_i‖² (k(x_i, x_i) for kernels) is every step's curvature: finite inputs whose
 /// squares overflow would reach the projections as NaN.
 pub(crate) fn check_curvatures<M: ScoreModel + ?Sized>(model: &M) -> Result<()> {
@@ -151,6 +148,9 @@ pub(crate) fn check_curvatures<M: ScoreModel + ?Sized>(model: &M) -> Result<()> 
     }
 }
 
+/// Serial Prox-SDCA. `a` is the n × m dual matrix (row-major), zero or a feasible warm
+/// start whose W the model already holds. Returns when converged, out of epochs,
+/// stalled or interrupted; `a` and the model hold the final iterate.
 pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
     model: &mut M,
     loss: &L,

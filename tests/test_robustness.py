@@ -14,7 +14,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from toprank import M3L, PatMat, TopKSVC, TopPush, TopPushK, TraceNormLogisticRegression, losses, projections, recsys
+from toprank import (M3L, PatMat, RankmaxRanker, TopKSVC, TopPush, TopPushK, TraceNormLogisticRegression, losses,
+                     projections, recsys)
 from toprank import tracenorm_path
 from toprank.distributed import fit_cocoa
 from toprank.exceptions import InvalidInputError, NoSolutionError
@@ -71,6 +72,8 @@ BAD: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
     "fit_intercept not a bool (M3L on CoCoA+)": (
         lambda: fit_cocoa(None, M3L(fit_intercept="no"), [X[:20], X[20:]], [LABELS[:20], LABELS[20:]]),
         InvalidInputError, "fit_intercept:"),
+    "RankmaxRanker scores beyond float32": (
+        lambda: RankmaxRanker(random_state=0).fit(X, LABELS).decision_function(X[:2] * 1e300), InvalidInputError, "X:"),
     "PatMat with a vanishing scale": (lambda: PatMat(scale=1e-200).fit(X, Y2), NoSolutionError, "PatMat:"),
     "simplex inequality not a bool": (lambda: projections.simplex(np.ones(4), inequality="no"), InvalidInputError,
                                       "inequality:"),

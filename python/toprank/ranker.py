@@ -450,8 +450,12 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     # ------------------------------------------------------------------ predict
 
     def _scores(self, Xv: Any) -> NDArray[np.float32]:
-        hidden = np.asarray(Xv @ self.feature_factors_, dtype=np.float32)
-        return np.asarray(hidden @ self.label_factors_.T + self.label_bias_, dtype=np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            hidden = np.asarray(Xv @ self.feature_factors_, dtype=np.float32)
+            scores = np.asarray(hidden @ self.label_factors_.T + self.label_bias_, dtype=np.float32)
+        if not bool(np.isfinite(scores).all()):
+            raise InvalidInputError("X: its scores overflow float32 (the model's precision); rescale X")
+        return scores
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float32]:
         """Scores z(x) = (x·U)·Vᵀ + b of every label, shape (n_samples, n_labels), float32."""

@@ -28,11 +28,20 @@ Y2 = np.arange(40) % 2
 LABELS = (RNG.rand(40, 3) > 0.5).astype(int)
 
 
-def _malformed_csr() -> sp.csr_matrix:
-    csr = sp.csr_matrix(X)
+def _malformed_csr(dense: np.ndarray = X, row: int = 5, value: int | None = None) -> sp.csr_matrix:
+    csr = sp.csr_matrix(dense)
     csr.indptr = csr.indptr.copy()
-    csr.indptr[5] = csr.indptr[6] + 1
+    csr.indptr[row] = csr.indptr[row + 1] + 1 if value is None else value
     return csr
+
+
+def _far_index(dense: np.ndarray) -> sp.csr_matrix:
+    csr = sp.csr_matrix(dense)
+    csr.indices = csr.indices.copy()
+    csr.indices[0] = 10**9
+    csr.has_sorted_indices = False
+    return csr
+
 
 
 # (call, the exception, the start of its message: the argument it names)
@@ -61,6 +70,24 @@ BAD: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
     "malformed CSR indptr (TopKSVC)": (lambda: TopKSVC().fit(_malformed_csr(), Y3), InvalidInputError, "X.indptr:"),
     "malformed CSR indptr (trace norm)": (lambda: TraceNormLogisticRegression().fit(_malformed_csr(), Y3),
                                           InvalidInputError, "X.indptr:"),
+    # scipy's own sorting and conversion of these segfaulted the interpreter.
+    "indptr far out of range (M3L's Y)": (lambda: M3L().fit(X, _malformed_csr(LABELS, 7, 10**7)), InvalidInputError,
+                                          "Y.indptr:"),
+    "column index far out of range (M3L's Y)": (lambda: M3L().fit(X, _far_index(LABELS)), InvalidInputError,
+                                                "Y.indices:"),
+    "indptr far out of range (evaluate_ranking)": (
+        lambda: recsys.evaluate_ranking(RNG.rand(40, 3), _malformed_csr(LABELS, 7, 10**7), k_ap=2, k_recall=2),
+        InvalidInputError, "relevant.indptr:"),
+    "indptr far out of range (CoCoA+ partition)": (
+        lambda: fit_cocoa(None, TopKSVC(), [_malformed_csr(X[:20], 3, 10**6), X[20:]], [Y3[:20], Y3[20:]]),
+        InvalidInputError, "X.indptr:"),
+    "local_epochs beyond any use": (
+        lambda: fit_cocoa(None, TopKSVC(), [X[:20], X[20:]], [Y3[:20], Y3[20:]], local_epochs=1e9),
+        InvalidInputError, "local_epochs:"),
+    "gather_dual not a bool": (
+        lambda: fit_cocoa(None, TopKSVC(), [X[:20], X[20:]], [Y3[:20], Y3[20:]], gather_dual="no"),
+        InvalidInputError, "gather_dual:"),
+    "M3L rows whose squared norm overflows": (lambda: M3L().fit(X * 1e300, LABELS), InvalidInputError, "X:"),
     "path lambdas of booleans": (lambda: tracenorm_path(X, Y3, [True]), InvalidInputError, "lambdas_trace:"),
     "path given lambda_trace": (lambda: tracenorm_path(X, Y3, [1e-2], lambda_trace=5), InvalidInputError,
                                 "lambda_trace:"),

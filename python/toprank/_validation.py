@@ -119,6 +119,7 @@ def indicator_matrix(x: Any, name: str, shape: tuple[int, int] | None = None) ->
     ``shape``, when given, is the shape ``x`` must have; otherwise ``x`` must be 2-D.
     """
     if sp.issparse(x):
+        sparse_structure(x, name)
         got = tuple(int(d) for d in x.shape)
         csr = sp.csr_matrix(x, copy=True)
         csr.sum_duplicates()
@@ -194,18 +195,38 @@ def intercept_scaling(value: Any) -> float:
     return scaling
 
 
+def sparse_structure(X: Any, name: str) -> None:
+    """Checks a scipy sparse matrix's index arrays before anything converts or sorts it:
+    scipy's own routines read and write out of bounds (a segfault, or a C++ error) on a
+    malformed ``indptr`` or out-of-range indices."""
+    fmt = getattr(X, "format", None)
+    if fmt in ("csr", "csc", "bsr"):
+        blocks = X.blocksize if fmt == "bsr" else (1, 1)
+        major, minor = X.shape if fmt != "csc" else X.shape[::-1]
+        major, minor = major // blocks[0 if fmt != "csc" else 1], minor // blocks[1 if fmt != "csc" else 0]
+        indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+        nnz = int(indptr[-1]) if indptr.size else -1
+        if (indptr.shape != (major + 1,) or indptr[0] != 0 or not 0 <= nnz <= min(indices.size, len(X.data))
+                or bool(np.any(np.diff(indptr) < 0))):
+            raise InvalidInputError(f"{name}.indptr: must have {major + 1} entries, start at 0, never decrease "
+                                    f"and end at most at the number of stored entries, {indices.size}")
+        if nnz and (int(indices[:nnz].min()) < 0 or int(indices[:nnz].max()) >= minor):
+            raise InvalidInputError(f"{name}.indices: must lie in [0, {minor})")
+    elif fmt == "coo":
+        row, col = np.asarray(X.row if hasattr(X, "row") else X.coords[0]), np.asarray(
+            X.col if hasattr(X, "col") else X.coords[1])
+        if not (row.size == col.size == np.asarray(X.data).size):
+            raise InvalidInputError(f"{name}: row, col and data must have the same length")
+        if row.size and (int(row.min()) < 0 or int(row.max()) >= X.shape[0] or int(col.min()) < 0
+                         or int(col.max()) >= X.shape[1]):
+            raise InvalidInputError(f"{name}: row or column indices out of range for shape {X.shape}")
+
+
 def canonical_csr(X: Any, name: str = "X") -> Any:
     """A sparse ``X`` as CSR with sorted, duplicate-free indices (copied only if it is not
-    already). Its structure is checked first: scipy's own sorting reads out of bounds,
-    or throws a C++ error, on a malformed ``indptr``."""
+    already), its structure checked first (`sparse_structure`)."""
+    sparse_structure(X, name)
     X = sp.csr_matrix(X)
-    n, d = X.shape
-    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
-    if (indptr.shape != (n + 1,) or indptr[0] != 0 or indptr[-1] != indices.size
-            or bool(np.any(np.diff(indptr) < 0))):
-        raise InvalidInputError(f"{name}.indptr: must start at 0, never decrease and end at nnz = {indices.size}")
-    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= d):
-        raise InvalidInputError(f"{name}.indices: column indices must lie in [0, {d})")
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()

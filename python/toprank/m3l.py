@@ -18,6 +18,7 @@ intercepts are regularised and correlated through R as the weights are.
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 from typing import Any
@@ -45,6 +46,19 @@ __all__ = ["M3L"]
 
 _KERNELS = ("linear", "rbf", "poly", "precomputed")
 _SOLVERS = ("auto", "smo", "dcd")
+
+
+def _check_row_norms(X: Any) -> None:
+    """Every ‖x_i‖² must be finite: an overflowing one (X ~ 1e300) left the linear solver
+    an all-zero model and the kernel's float32 cache NaN, with at most a warning."""
+    values = X.data if sp.issparse(X) else X
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    if math.isfinite(largest * largest * X.shape[1]):
+        return  # no row can overflow
+    with np.errstate(over="ignore"):
+        norms = np.asarray(X.multiply(X).sum(axis=1)) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    if not bool(np.all(np.isfinite(norms))):
+        raise InvalidInputError("X: the squared norm of a row overflows float64; rescale X")
 
 
 def _indicator(Y: Any, name: str) -> NDArray[np.int8]:
@@ -212,6 +226,8 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         fit_intercept = _flag(self.fit_intercept, "fit_intercept")
         Xv = validate_data(self, X, reset=True, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2,
                            accept_sparse="csr" if kernel == "linear" else False)
+        if kernel != "precomputed":
+            _check_row_norms(Xv)
         Y = self._encode_targets(y, Xv.shape[0])
         on = Y.sum(axis=0)
         constant = np.flatnonzero((on == 0) | (on == Y.shape[0]))

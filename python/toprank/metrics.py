@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from toprank._validation import sparse_structure
 from toprank.exceptions import InvalidInputError
 
 __all__ = [
@@ -161,6 +162,7 @@ def _positive_keys(y_true: object, n: int, m: int) -> IntArray | None:
         shape = tuple(y_true.shape)  # type: ignore[attr-defined]
         if shape != (n, m):
             raise InvalidInputError(f"y_true: expected shape {(n, m)} matching scores, got {shape}")
+        sparse_structure(y_true, "y_true")
         coo = y_true.tocoo()  # type: ignore[attr-defined]
         data = np.asarray(coo.data)
         if data.dtype.kind not in "biuf":
@@ -520,6 +522,7 @@ def hamming_loss(y_true: object, y_pred: object) -> float:
     for name, y in (("y_true", y_true), ("y_pred", y_pred)):
         arr: NDArray[Any] | None = None
         if _is_sparse(y):
+            sparse_structure(y, name)
             shape = tuple(int(d) for d in y.shape)  # type: ignore[attr-defined]
         else:
             arr = _as_array(y, name)

@@ -323,17 +323,25 @@ def fit_cocoa(
     -------
     (estimator, history) : the fitted estimator, and one :class:`RoundRecord` per check.
     """
+    # Passes over the local data per round: far beyond any use (1e9 ran for hours, in
+    # rounds an interrupt cannot reach), and 1e300 overflows the step count.
+    local_epochs = _real(local_epochs, "local_epochs", low=0.0, strict=True)
+    if local_epochs > 1e4:
+        raise InvalidInputError(f"local_epochs: must be at most 10000 passes per round, got {local_epochs}")
+    resume, gather_dual = as_flag(resume, "resume"), as_flag(gather_dual, "gather_dual")
+    if threads is not None:
+        threads = _int(threads, "threads", low=1)
     if isinstance(estimator, TopKSVC):
         if aggregation not in ("adding", "line_search"):
             raise InvalidInputError(f"aggregation: must be 'adding' or 'line_search', got {aggregation!r}")
         if aggregation == "line_search" and estimator.loss not in ("alpha", "beta"):
             raise InvalidInputError("aggregation: 'line_search' needs a hinge loss ('alpha' or 'beta'), "
                                     f"got loss={estimator.loss!r}")
-        spec: _Model = _Svc(clone(estimator), _real(local_epochs, "local_epochs", low=0.0, strict=True), aggregation)
+        spec: _Model = _Svc(clone(estimator), local_epochs, aggregation)
     elif isinstance(estimator, M3L):
         if aggregation != "adding":
             raise InvalidInputError(f"aggregation: M3L rounds aggregate by adding, got {aggregation!r}")
-        spec = _M3l(clone(estimator), _real(local_epochs, "local_epochs", low=0.0, strict=True))
+        spec = _M3l(clone(estimator), local_epochs)
     else:
         raise InvalidInputError(f"estimator: must be a TopKSVC or an M3L, got {type(estimator).__name__}")
     if tol is not None:

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from toprank import _core
-from toprank._validation import indicator_matrix
+from toprank._validation import indicator_matrix, sparse_structure
 from toprank.exceptions import InvalidInputError
 
 # The aggregation's output, on the aggregating worker: (W, t of the last round).
@@ -37,6 +37,7 @@ def aligned(a: Any) -> Any:
 def _design(X: Any) -> Any:
     """X_k as the core reads it — C-ordered float32/float64, or canonical CSR — checked finite."""
     if sp.issparse(X):
+        sparse_structure(X, "X")
         X = sp.csr_matrix(X)
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)

@@ -189,3 +189,18 @@ def test_topk_svc_smoothing_below_the_rounding_of_the_scores(smoothing):
     smoothed = TopKSVC(k=3, smoothing=smoothing, random_state=0).fit(data, y)
     plain = TopKSVC(k=3, random_state=0).fit(data, y)
     assert smoothed.primal_objective_ == pytest.approx(plain.primal_objective_, rel=1e-6)
+
+
+@pytest.mark.parametrize("argv", [["kernels", "--rows", "0"], ["kernels", "--labels", "3"],
+                                  ["kernels", "--rows", "1000000", "--labels", "100000"], ["kernels", "--seed", "-1"],
+                                  ["demo", "--C", "-1"], ["demo", "--C", "nan"], ["demo", "--max-train", "-15900"],
+                                  ["demo", "--plot", "/nonexistent/dir/x.png"]])
+def test_cli_refuses_bad_arguments_before_any_work(argv, capsys):
+    # These printed a traceback (exit 1), some after training six models, or trained on
+    # X[:-15900] without a word.
+    from toprank.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    assert "error: " in capsys.readouterr().err

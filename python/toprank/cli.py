@@ -12,6 +12,8 @@ and checks the properties that make them useful, with timings of the batched ker
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -161,23 +163,54 @@ def demo(max_train: int | None = None, C: float = 1.0, plot: str | None = "topra
     return 0
 
 
+def _int_in(low: int, high: int) -> Any:
+    """An argparse type: an integer in [low, high] (argparse reports others, exit 2)."""
+    def parse(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be an integer in [{low}, {high}], got {value}")
+        return value
+    return parse
+
+
+def _positive_real(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
+
+
+def _png_path(text: str) -> str:
+    """'' (no plot), or a path whose directory exists: checked before the models train."""
+    if text and not os.path.isdir(os.path.dirname(os.path.abspath(text))):
+        raise argparse.ArgumentTypeError(f"the directory of {text!r} does not exist")
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toprank", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     demo_parser = commands.add_parser("demo", help="top-k SVMs vs scikit-learn on UCI Letter")
-    demo_parser.add_argument("--max-train", type=int, default=None, help="use only this many training letters")
-    demo_parser.add_argument("--C", type=float, default=1.0)
-    demo_parser.add_argument("--plot", default="toprank-demo-letter.png", help="PNG path ('' for no plot)")
-    demo_parser.add_argument("--seed", type=int, default=0)
+    demo_parser.add_argument("--max-train", type=_int_in(26 * 20, 16_000), default=None,
+                             help="use only this many training letters (520 to 16,000)")
+    demo_parser.add_argument("--C", type=_positive_real, default=1.0)
+    demo_parser.add_argument("--plot", type=_png_path, default="toprank-demo-letter.png",
+                             help="PNG path ('' for no plot)")
+    demo_parser.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0)
     kernels_parser = commands.add_parser("kernels", help="show what the kernels compute on a small example")
-    kernels_parser.add_argument("--rows", type=int, default=20_000)
-    kernels_parser.add_argument("--labels", type=int, default=1_000)
-    kernels_parser.add_argument("--seed", type=int, default=0)
+    kernels_parser.add_argument("--rows", type=_int_in(1, 1_000_000), default=20_000)
+    kernels_parser.add_argument("--labels", type=_int_in(11, 100_000), default=1_000,
+                                help="at least 11 (top-10 accuracy and rankmax with k = 5)")
+    kernels_parser.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo(args.max_train, args.C, args.plot or None, args.seed)
     if args.command == "kernels":
+        # The batch holds rows × labels float64 scores (and their projection) at once.
+        if args.rows * args.labels > 250_000_000:
+            kernels_parser.error(f"--rows × --labels must be at most 250,000,000 (about 4 GB of scores), "
+                                 f"got {args.rows * args.labels:,}")
         return kernels(args.rows, args.labels, args.seed)
     parser.error(f"unknown command {args.command}")
     return 2

@@ -204,3 +204,17 @@ def test_cli_refuses_bad_arguments_before_any_work(argv, capsys):
         main(argv)
     assert stopped.value.code == 2
     assert "error: " in capsys.readouterr().err
+
+
+def test_dataset_loaders_check_their_arguments(tmp_path):
+    # download='no' and binary='yes' acted as True (a download started); data_home=123
+    # raised pathlib's TypeError, a file as data_home a FileExistsError.
+    from toprank import datasets
+
+    for call, start in ((lambda: datasets.load_letter(download="no"), "download:"),
+                        (lambda: datasets.load_letter(data_home=123), "data_home:"),
+                        (lambda: datasets.get_data_home(tmp_path / "file"), "data_home:"),
+                        (lambda: datasets.load_wine_quality_red(binary="yes"), "binary:")):
+        (tmp_path / "file").write_text("not a directory")
+        with pytest.raises(InvalidInputError, match=f"^{start}"):
+            call()

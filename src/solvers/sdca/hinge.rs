@@ -95,17 +95,25 @@ impl SdcaLoss for TopKHinge {
         reduced(q, y, b, |qj, qy| qj + (1.0 - qy));
         p.resize(b.len(), 0.0);
         let delta = kii + self.smoothing / c;
-        let largest = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        if delta * c > 1e-12 * largest {
-            b.iter_mut().for_each(|v| *v /= delta);
+        // b = v/δ, and its largest magnitude from the same pass.
+        let largest = if delta > 0.0 {
+            b.iter_mut().fold(0.0f64, |m, v| {
+                *v /= delta;
+                m.max(v.abs())
+            })
+        } else {
+            f64::INFINITY
+        };
+        if largest < 1e12 * c {
             self.project(b, c, kii / delta, p, projection)?;
         } else {
             // x_i = 0 and γ = 0: the step maximises the linear ⟨v, x⟩ over c·S. A vertex
             // does: c/k on the k largest v_j if that sum (alpha) or those v_j (beta) are
-            // positive. The example then contributes nothing to W. The same vertex is the
-            // step when x_i is merely tiny (δ·c ≤ 1e-12·max|v|): the quadratic term is
-            // then below the linear one's rounding, and b = v/δ too large for a projection
-            // of radius c to resolve (the ulps of its entries reach 2e-4·c).
+            // positive (the same for b = v/δ, δ > 0). The example then contributes
+            // nothing to W. The same vertex is the step when x_i is merely tiny
+            // (max|v|/δ ≥ 1e12·c): the quadratic term is then below the linear one's
+            // rounding, and b too large for a projection of radius c to resolve (the
+            // ulps of its entries reach 2e-4·c).
             top_k_vertex(b, self.k, self.variant, c, p);
         }
         write_dual_row(p, y, a);

@@ -404,13 +404,20 @@ def test_topk_cone_matches_qp(rho: float) -> None:
     report.finish()
 
 
+@pytest.mark.parametrize("long_rows", [False, True])
 @pytest.mark.parametrize("rho", RHOS)
-def test_topk_simplex_matches_qp(rho: float) -> None:
-    rng = np.random.default_rng(SEED + 1040 + int(10 * rho))
-    report = Report(f"topk_simplex(rho={rho})")
-    for i in range(N_CASES):
-        m = random_m(rng)
-        k = pick_k(rng, m, i)
+def test_topk_simplex_matches_qp(rho: float, long_rows: bool) -> None:
+    # Long rows with k ≤ m/4 − 4 take the filtered path (only the entries above a
+    # bound from the block maxima are sorted), including its fall-back on ties.
+    rng = np.random.default_rng(SEED + 1040 + int(10 * rho) + 7 * long_rows)
+    report = Report(f"topk_simplex(rho={rho}, long_rows={long_rows})")
+    for i in range(N_CASES // 4 if long_rows else N_CASES):
+        if long_rows:
+            m = int(rng.integers(65, 161))
+            k = pick_k(rng, m // 4 - 4, i) if i % 8 else m - 1
+        else:
+            m = random_m(rng)
+            k = pick_k(rng, m, i)
         scale = random_scale(rng)
         x = random_row(rng, m, ROW_KINDS[(i // 4) % len(ROW_KINDS)]) * scale
         try:
@@ -454,15 +461,17 @@ def test_topk_simplex_matches_qp(rho: float) -> None:
             report.fail("KKT", x, params, why)
         if rho == 0.0:
             check_idempotent(report, x, params, p, P.topk_simplex(p, k, r, rho), sigma)
-    report.finish()
+    report.finish(min_checked=200 if long_rows else 500)
 
 
+@pytest.mark.parametrize("long_rows", [False, True])
 @pytest.mark.parametrize("rho", RHOS)
-def test_box_simplex_matches_qp(rho: float) -> None:
-    rng = np.random.default_rng(SEED + 1050 + int(10 * rho))
-    report = Report(f"box_simplex(rho={rho})")
-    for i in range(N_CASES):
-        m = random_m(rng)
+def test_box_simplex_matches_qp(rho: float, long_rows: bool) -> None:
+    # Long rows whose caps fill up within a few entries take the filtered path.
+    rng = np.random.default_rng(SEED + 1050 + int(10 * rho) + 7 * long_rows)
+    report = Report(f"box_simplex(rho={rho}, long_rows={long_rows})")
+    for i in range(N_CASES // 4 if long_rows else N_CASES):
+        m = int(rng.integers(65, 161)) if long_rows else random_m(rng)
         scale = random_scale(rng)
         x = random_row(rng, m, ROW_KINDS[i % len(ROW_KINDS)]) * scale
         hi_kind = (i // len(ROW_KINDS)) % 5
@@ -477,7 +486,7 @@ def test_box_simplex_matches_qp(rho: float) -> None:
         else:
             hi = 0.0 if i % 7 == 0 else scale * rng.uniform(0.0, 1.0)
         if hi is None:
-            k = pick_k(rng, m, i // 5)
+            k = pick_k(rng, m // 4 - 4 if long_rows else m, i // 5)
             r0 = scale * rng.uniform(0.1, 2.0)
             hi = r0 / k
         try:
@@ -528,7 +537,7 @@ def test_box_simplex_matches_qp(rho: float) -> None:
                 report.fail("KKT", x, params, f"Σp < r but t = ρs = {rho * s!r} ∉ [{low!r}, {high!r}]")
         if rho == 0.0:
             check_idempotent(report, x, params, p, P.box_simplex(p, hi, r, rho), sigma)
-    report.finish()
+    report.finish(min_checked=200 if long_rows else 500)
 
 
 # ------------------------------------------------------ randomized: (n,k)-simplex
@@ -542,12 +551,14 @@ def rounding_floor(x: np.ndarray) -> float:
     return 16.0 * x.size * EPS * float(np.abs(x).max())
 
 
-def test_capped_simplex_matches_qp() -> None:
-    rng = np.random.default_rng(SEED + 1060)
-    report = Report("capped_simplex")
-    for i in range(2 * N_CASES):
-        m = random_m(rng)
-        k = pick_k_real(rng, m, i)
+@pytest.mark.parametrize("long_rows", [False, True])
+def test_capped_simplex_matches_qp(long_rows: bool) -> None:
+    # Long rows with k ≤ m/4 − 4 take the filtered path.
+    rng = np.random.default_rng(SEED + 1060 + 7 * long_rows)
+    report = Report(f"capped_simplex(long_rows={long_rows})")
+    for i in range(N_CASES // 2 if long_rows else 2 * N_CASES):
+        m = int(rng.integers(65, 161)) if long_rows else random_m(rng)
+        k = pick_k_real(rng, m // 4 - 4 if long_rows else m, i)
         scale = random_scale(rng)
         x = random_row(rng, m, ROW_KINDS[(i // 5) % len(ROW_KINDS)]) * scale
         params = dict(k=k)
@@ -579,7 +590,7 @@ def test_capped_simplex_matches_qp() -> None:
         # P(x) is feasible only up to its sum error, which the second projection corrects.
         slack = abs(float(p.sum()) - k) / FEAS
         check_idempotent(report, x, params, p, P.capped_simplex(p, k), feas_scale + slack)
-    report.finish()
+    report.finish(min_checked=400 if long_rows else 500)
 
 
 def test_capped_simplex_entropy_matches_bisection() -> None:
@@ -653,7 +664,7 @@ def batch_rows(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
-@pytest.mark.parametrize("shape", [(6000, 8), (800, 40), (37, 1), (1, 13)])
+@pytest.mark.parametrize("shape", [(6000, 8), (800, 40), (300, 200), (37, 1), (1, 13)])
 def test_batch_equals_rows_and_threads(config: Config, shape: tuple[int, int]) -> None:
     _, func, make_params, _ = config
     n, m = shape

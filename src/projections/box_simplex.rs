@@ -7,13 +7,17 @@
 //! Either λ = 0 and t solves t = ρ Σ clip(x_i − t, 0, hi) (t = 0 when ρ = 0), which is
 //! the answer if its sum is ≤ r; or s = r and t solves the knapsack Σ clip(x − t, 0, hi)
 //! = r, whose λ = t − ρ r is then ≥ 0. Both equations are solved exactly on a sorted
-//! prefix by `capped_root`.
+//! prefix by `capped_root`. Either way Σp ≤ r, so with K the fewest entries whose caps
+//! exceed r (K·hi > r), t ≥ x_[K] − hi: only entries above that are sorted
+//! (`capped_zero_below`).
 
-use super::prefix::{capped_root, capped_sum, check_sum, clipped_noise, write_clipped, Sum, TopPrefix, Workspace};
+use super::prefix::{capped_root, capped_sum, capped_zero_below, check_sum, clipped_noise, solve_largest, write_clipped, Sum, Workspace};
 use super::topk_cone::check_rho;
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
+
+const FIRST_PREFIX: usize = 32;
 
 /// Projects `x` onto `{0 ≤ p ≤ hi, Σp ≤ r}` with bias `rho`, writing `out`.
 pub fn box_simplex<T: Real>(
@@ -34,12 +38,22 @@ pub fn box_simplex<T: Real>(
     if hi == 0.0 || r == 0.0 {
         return Ok(super::write_zero(out));
     }
-    let mut top = TopPrefix::load(x, ws);
+    // Σp = s ≤ r in both branches, so the bound for Σp ≤ r holds.
+    let zero_below = capped_zero_below(x, hi, r, FIRST_PREFIX, ws);
     let knapsack_on = |d: &[f64], p: &[f64], rest: f64| {
         let knapsack = capped_root(d, p, hi, 0.0, r);
         (knapsack.threshold() >= rest).then_some(knapsack)
     };
-    let (th, sum) = top.solve(32, |d, p, rest| {
+    let (th, sum) = solve_largest(x, zero_below, FIRST_PREFIX, ws, |d, p, rest| {
+        // Σp = r with λ = t − ρr ≥ 0 meets the KKT conditions: then the knapsack is the
+        // answer, and the free branch (whose threshold lies lower, needing more
+        // entries) is not needed. Only where the prefix's caps can reach r: otherwise
+        // its knapsack has no root, and `capped_root` returns a bracket end.
+        if d.len() as f64 * hi > r {
+            if let Some(knapsack) = knapsack_on(d, p, rest).filter(|k| k.threshold() - rho * r >= 0.0) {
+                return Ok(Some((knapsack, Sum::Equal(r))));
+            }
+        }
         // λ = 0: t = ρ·F(t), i.e. F(t) = t/ρ (t = 0 when ρ = 0).
         let free = if rho > 0.0 {
             capped_root(d, p, hi, 1.0 / rho, 0.0)
@@ -59,7 +73,7 @@ pub fn box_simplex<T: Real>(
     if matches!(sum, Sum::AtMost(_)) && written.total > r {
         // The branch test summed the free solution from prefix sums, which carry the
         // rounding of the largest entries: its output lands above r, so Σp ≤ r binds.
-        let th = top.solve(32, |d, p, rest| Ok(knapsack_on(d, p, rest)))?;
+        let th = solve_largest(x, zero_below, FIRST_PREFIX, ws, |d, p, rest| Ok(knapsack_on(d, p, rest)))?;
         check_sum("box_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(r), || 0.0)?;
         return Ok(th);
     }

@@ -2,9 +2,10 @@
 //!
 //! Problem:  min_p ½‖p − x‖²  s.t.  0 ≤ p_i ≤ 1,  Σp = k,   0 < k ≤ m (k may be fractional).
 //! KKT: p_i = clip(x_i − t, 0, 1) with Σp = k — a knapsack with bounds [0, 1], solved
-//! exactly on a sorted prefix of the k-or-so largest entries (`capped_root`).
+//! exactly on a sorted prefix of the k-or-so largest entries (`capped_root`), taken
+//! from the entries above x_[K] − 1, K = ⌊k⌋ + 1 (K entries at 1 would exceed k).
 
-use super::prefix::{capped_root, check_sum, clipped_noise, write_clipped, Sum, TopPrefix, Workspace};
+use super::prefix::{capped_root, capped_zero_below, check_sum, clipped_noise, solve_largest, write_clipped, Sum, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -13,9 +14,8 @@ use crate::{Error, Result};
 pub fn capped_simplex<T: Real>(x: &[T], k: f64, out: &mut [T], ws: &mut Workspace) -> Result<Thresholds> {
     super::check_row(x, out)?;
     check_capped_k(k, x.len())?;
-    let mut top = TopPrefix::load(x, ws);
-    let first = (2.0 * k.ceil() + 8.0).min(x.len() as f64) as usize;
-    let th = top.solve(first.max(32), |d, p, rest| {
+    let first = ((2.0 * k.ceil() + 8.0).min(x.len() as f64) as usize).max(32);
+    let th = solve_largest(x, capped_zero_below(x, 1.0, k, first, ws), first, ws, |d, p, rest| {
         let th = capped_root(d, p, 1.0, 0.0, k);
         Ok((th.threshold() >= rest).then_some(th))
     })?;

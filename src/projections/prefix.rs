@@ -10,6 +10,14 @@
 //! grows 4× and we solve again. Typical cost: one copy, one selection, a sort of a
 //! few dozen values, O(log c) searches.
 //!
+//! When a problem can bound its threshold from below before solving (the top-k
+//! simplex: t ≥ min(x_[k] − r/k, x_[k+1])), even the copy is skipped: one vectorised
+//! pass takes the maximum of every block of 16 entries, the bound comes from those
+//! maxima, and only the entries above it, in the blocks whose maximum exceeds it, are
+//! copied (`solve_largest`). The validity test `t ≥ max(rest)` is unchanged, so a
+//! bound that rounding makes too tight costs a second, unfiltered solve, never a
+//! wrong answer.
+//!
 //! Precision: once the partition is known, the threshold is recomputed relative to a
 //! pivot entry of the free set M (`p_i = clip((x_i − pivot) − τ, ·)`, with
 //! Σ_M (x_i − pivot) summed directly), so thresholds that are not representable next
@@ -28,6 +36,7 @@ use crate::real::Real;
 pub struct Workspace {
     pub(crate) values: Vec<f64>,
     pub(crate) prefix_sums: Vec<f64>,
+    pub(crate) block_maxima: Vec<f64>,
 }
 
 impl Workspace {
@@ -36,17 +45,24 @@ impl Workspace {
     }
     /// A workspace already large enough for rows of length `m`.
     pub fn with_capacity(m: usize) -> Self {
-        Workspace { values: Vec::with_capacity(m), prefix_sums: Vec::with_capacity(m + 1) }
+        Workspace {
+            values: Vec::with_capacity(m),
+            prefix_sums: Vec::with_capacity(m + 1),
+            block_maxima: Vec::with_capacity(m.div_ceil(BLOCK)),
+        }
     }
 }
 
-/// A copy of one row with its `sorted_len` largest entries sorted descending in front.
+/// A copy of one row (or of its entries above a bound) with its `sorted_len` largest
+/// entries sorted descending in front.
 pub(crate) struct TopPrefix<'w> {
     values: &'w mut Vec<f64>,
     prefix_sums: &'w mut Vec<f64>,
     sorted_len: usize,
-    /// The largest entry not in the sorted prefix (−∞ when the prefix is the row).
+    /// The largest copied entry not in the sorted prefix (−∞ when the prefix is all).
     rest_max: f64,
+    /// The largest entry of the row that was not copied (−∞ when all were).
+    left_out: f64,
 }
 
 #[inline]
@@ -57,15 +73,33 @@ fn descending(a: &f64, b: &f64) -> std::cmp::Ordering {
 impl<'w> TopPrefix<'w> {
     /// Copies `x` into the workspace.
     pub(crate) fn load<T: Real>(x: &[T], ws: &'w mut Workspace) -> Self {
+        ws.values.clear();
         Self::from_values(x.iter().map(|v| v.to_f64()), ws)
     }
 
-    fn from_values(values: impl Iterator<Item = f64>, ws: &'w mut Workspace) -> Self {
+    /// Copies only the entries of `x` above `bound`: the others are known to be zero in
+    /// the solution (each problem derives its bound from its KKT conditions), and a
+    /// solution whose threshold clears the largest of them is optimal anyway.
+    /// `ws.block_maxima` must hold `x`'s [`block_maxima`].
+    pub(crate) fn load_above<T: Real>(x: &[T], bound: f64, ws: &'w mut Workspace) -> Self {
         ws.values.clear();
+        let left_out = gather_above(x, &ws.block_maxima, bound, &mut ws.values);
+        let mut top = Self::from_values(std::iter::empty(), ws);
+        top.left_out = left_out;
+        top
+    }
+
+    fn from_values(values: impl Iterator<Item = f64>, ws: &'w mut Workspace) -> Self {
         ws.values.extend(values);
         ws.prefix_sums.clear();
         ws.prefix_sums.push(0.0);
-        TopPrefix { values: &mut ws.values, prefix_sums: &mut ws.prefix_sums, sorted_len: 0, rest_max: f64::INFINITY }
+        TopPrefix {
+            values: &mut ws.values,
+            prefix_sums: &mut ws.prefix_sums,
+            sorted_len: 0,
+            rest_max: f64::INFINITY,
+            left_out: f64::NEG_INFINITY,
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -112,26 +146,144 @@ impl<'w> TopPrefix<'w> {
     pub(crate) fn solve<R>(
         &mut self,
         first_len: usize,
-        mut step: impl FnMut(&[f64], &[f64], f64) -> crate::Result<Option<R>>,
+        step: impl FnMut(&[f64], &[f64], f64) -> crate::Result<Option<R>>,
     ) -> crate::Result<R> {
+        self.try_solve(first_len, step)?.ok_or_else(|| {
+            // The whole row was sorted and the step still asked for more.
+            crate::Error::no_solution("threshold search", "the full sorted row did not yield a valid threshold")
+        })
+    }
+
+    /// [`TopPrefix::solve`], or `None` when every copied entry is sorted and the step
+    /// still asks for more.
+    fn try_solve<R>(
+        &mut self,
+        first_len: usize,
+        mut step: impl FnMut(&[f64], &[f64], f64) -> crate::Result<Option<R>>,
+    ) -> crate::Result<Option<R>> {
         let m = self.len();
         let mut c = first_len.clamp(1, m.max(1));
         loop {
             self.extend_to(c);
-            let (d, p, rest) = (self.sorted(), self.prefix_sums(), self.rest_max);
-            if let Some(answer) = step(d, p, rest)? {
-                return Ok(answer);
+            let rest = self.rest_max.max(self.left_out);
+            if let Some(answer) = step(self.sorted(), self.prefix_sums(), rest)? {
+                return Ok(Some(answer));
             }
             if self.sorted_len >= m {
-                // The whole row was sorted and the step still asked for more.
-                return Err(crate::Error::no_solution(
-                    "threshold search",
-                    "the full sorted row did not yield a valid threshold",
-                ));
+                return Ok(None);
             }
             c = self.sorted_len.saturating_mul(4).max(self.sorted_len + 1);
         }
     }
+}
+
+/// Solves a threshold problem over `x` on growing sorted prefixes (see
+/// [`TopPrefix::solve`]), first over only the entries above `zero_below`, a lower
+/// bound on the threshold that the problem guarantees (`−∞`: none; otherwise
+/// `ws.block_maxima` must hold `x`'s [`block_maxima`]), if at most a quarter of the
+/// blocks hold entries above it. When the bound is not tight enough for the step
+/// (rounding at the bound), the whole row is loaded.
+pub(crate) fn solve_largest<T: Real, R>(
+    x: &[T],
+    zero_below: f64,
+    first_len: usize,
+    ws: &mut Workspace,
+    mut step: impl FnMut(&[f64], &[f64], f64) -> crate::Result<Option<R>>,
+) -> crate::Result<R> {
+    // Filter only when the bound leaves out most blocks; otherwise walking the blocks
+    // costs more than the copy and selection it saves.
+    let blocks_above = || ws.block_maxima.iter().filter(|&&b| b > zero_below).count();
+    if zero_below > f64::NEG_INFINITY && 2 * blocks_above() <= ws.block_maxima.len() {
+        if let Some(answer) = TopPrefix::load_above(x, zero_below, ws).try_solve(first_len, &mut step)? {
+            return Ok(answer);
+        }
+    }
+    TopPrefix::load(x, ws).solve(first_len, step)
+}
+
+/// Entries per block of the row summaries below.
+pub(crate) const BLOCK: usize = 16;
+
+/// The maximum of each block of `BLOCK` consecutive entries of `x` (the last block may
+/// be shorter), computed lane-wise so that it vectorises. One cheap pass that lets the
+/// filters skip the blocks holding no candidate without a branch per entry.
+pub(crate) fn block_maxima<T: Real>(x: &[T], maxima: &mut Vec<f64>) {
+    maxima.clear();
+    maxima.extend(x.chunks(BLOCK).map(block_max));
+}
+
+/// The largest entry of a block of at most `BLOCK` entries.
+#[inline]
+fn block_max<T: Real>(block: &[T]) -> f64 {
+    if block.len() < BLOCK {
+        return block.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v.to_f64()));
+    }
+    let mut lanes = [f64::NEG_INFINITY; BLOCK / 2];
+    for (lane, m) in lanes.iter_mut().enumerate() {
+        let (a, b) = (block[lane].to_f64(), block[lane + BLOCK / 2].to_f64());
+        *m = if a > b { a } else { b };
+    }
+    lanes.iter().fold(f64::NEG_INFINITY, |m, &v| if v > m { v } else { m })
+}
+
+/// (B_j, B_{j+1}): the j-th and (j+1)-th largest of `x`'s block maxima (B_0 = +∞),
+/// left in `ws.block_maxima` for [`solve_largest`]. j blocks hold an entry ≥ B_j, so
+/// B_j ≤ x_[j]: bounds on the order statistics a problem's threshold bound needs, from
+/// a summary of m/16 values. `None` (do not filter) when the row is at most
+/// `2·first_len` long, where the first prefix sorts most of it anyway, or when j is a
+/// quarter of the blocks or more (the bound would leave out too few of them).
+pub(crate) fn block_order_statistics<T: Real>(x: &[T], j: usize, first_len: usize, ws: &mut Workspace) -> Option<(f64, f64)> {
+    if x.len() <= 2 * first_len || 2 * j >= x.len().div_ceil(BLOCK) {
+        return None;
+    }
+    block_maxima(x, &mut ws.block_maxima);
+    let top = &mut ws.values;
+    top.clear();
+    top.extend_from_slice(&ws.block_maxima);
+    let (larger, &mut next, _) = top.select_nth_unstable_by(j, |a, b| b.total_cmp(a));
+    Some((larger.iter().fold(f64::INFINITY, |m, &v| m.min(v)), next))
+}
+
+/// The threshold bound of `p = clip(x − t, 0, cap)` with Σp ≤ total: if K entries at
+/// the cap already exceed the total, then t ≥ x_[K] − cap (otherwise the K largest
+/// entries would all be capped). From the block maxima; `−∞` when they give none.
+pub(crate) fn capped_zero_below<T: Real>(x: &[T], cap: f64, total: f64, first_len: usize, ws: &mut Workspace) -> f64 {
+    let fit = (total / cap).floor();
+    if fit >= x.len() as f64 {
+        return f64::NEG_INFINITY;
+    }
+    // The smallest K with K·cap > total, checked in floating point.
+    let over = (fit as usize..=x.len()).find(|&c| c as f64 * cap > total);
+    match over.and_then(|c| block_order_statistics(x, c - 1, first_len, ws)) {
+        Some((_, kth)) => kth - cap,
+        None => f64::NEG_INFINITY,
+    }
+}
+
+/// Appends the entries of `x` above `bound` to `out` (in row order), visiting only the
+/// blocks whose maximum (from [`block_maxima`]) exceeds it, and returns the largest
+/// entry that was not appended (−∞ if none). Entries are compacted without a branch
+/// per entry: whether an entry qualifies is as unpredictable as the data.
+pub(crate) fn gather_above<T: Real>(x: &[T], maxima: &[f64], bound: f64, out: &mut Vec<f64>) -> f64 {
+    let mut left_out = f64::NEG_INFINITY;
+    for (block, &max) in x.chunks(BLOCK).zip(maxima) {
+        if max <= bound {
+            left_out = left_out.max(max);
+            continue;
+        }
+        let start = out.len();
+        out.resize(start + block.len(), 0.0);
+        let (mut len, mut below) = (start, f64::NEG_INFINITY);
+        for &v in block {
+            let v = v.to_f64();
+            out[len] = v;
+            len += (v > bound) as usize;
+            below = if v <= bound && v > below { v } else { below };
+        }
+        out.truncate(len);
+        left_out = left_out.max(below);
+    }
+    left_out
 }
 
 /// `F(t) = Σ_i clip(d_i − t, 0, cap)` over a descending-sorted `d` with prefix sums `p`.
@@ -221,17 +373,10 @@ pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> Thr
     Thresholds { shift: pivot, lower: offset, upper: cap }
 }
 
-/// The largest entry of a row.
+/// The largest entry of a row (−∞ for an empty one).
 #[inline]
 pub(crate) fn row_max<T: Real>(x: &[T]) -> f64 {
-    x.iter().fold(f64::NEG_INFINITY, |a, &v| {
-        let v = v.to_f64();
-        if v > a {
-            v
-        } else {
-            a
-        }
-    })
+    x.chunks(BLOCK).map(block_max).fold(f64::NEG_INFINITY, |m, b| if b > m { b } else { m })
 }
 
 /// What writing a projection saw, for [`check_sum`].
@@ -247,10 +392,22 @@ pub(crate) struct Written {
 #[inline]
 pub(crate) fn write_clipped<T: Real>(x: &[T], th: &super::Thresholds, lo: f64, out: &mut [T]) -> Written {
     let (shift, lower, upper) = (th.shift, th.lower, th.upper);
-    let mut total = 0.0;
-    for (o, &v) in out.iter_mut().zip(x) {
-        // Branch-free: whether an entry is clipped is unpredictable.
-        let p = ((v.to_f64() - shift) - lower).max(lo).min(upper);
+    // Branch-free (whether an entry is clipped is unpredictable), and summed in
+    // independent lanes: one running sum would wait on each addition in turn.
+    let clip = |v: T| ((v.to_f64() - shift) - lower).max(lo).min(upper);
+    let mut lanes = [0.0f64; BLOCK];
+    let mut out_blocks = out.chunks_exact_mut(BLOCK);
+    let mut x_blocks = x.chunks_exact(BLOCK);
+    for (o, v) in out_blocks.by_ref().zip(x_blocks.by_ref()) {
+        for lane in 0..BLOCK {
+            let p = clip(v[lane]);
+            lanes[lane] += p;
+            o[lane] = T::from_f64(p);
+        }
+    }
+    let mut total = lanes.iter().sum::<f64>();
+    for (o, &v) in out_blocks.into_remainder().iter_mut().zip(x_blocks.remainder()) {
+        let p = clip(v);
         total += p;
         *o = T::from_f64(p);
     }

@@ -6,7 +6,7 @@
 //! Sparsemax (Martins & Astudillo 2016; the k = 1 case of the (n,k)-simplex, Rankmax
 //! paper eq. (8) with α = 1) is the projection with r = 1.
 
-use super::prefix::{check_sum, clipped_noise, row_max, write_clipped, Sum, Workspace};
+use super::prefix::{block_maxima, check_sum, clipped_noise, gather_above, write_clipped, Sum, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -42,8 +42,9 @@ pub fn simplex<T: Real>(
 /// The threshold `t` with `Σ (x_i − t)_+ = r` (`r > 0`).
 ///
 /// The largest entry gets p_max = x_max − t ≤ r, so t ≥ x_max − r and only entries
-/// above x_max − r can be in the support: one pass finds the maximum, a second
-/// collects those candidates. On them, Michelot's mean rule (1986): with C the current
+/// above x_max − r can be in the support: one pass finds the maximum of every block
+/// of 16 entries, a second collects those candidates from the blocks whose maximum
+/// exceeds the bound. On them, Michelot's mean rule (1986): with C the current
 /// candidates, τ = (Σ_C x − r)/|C| is at most the final threshold, so every entry ≤ τ
 /// is outside the support and leaves C; τ only rises, and when no entry leaves, C is the
 /// support and τ the threshold (Σ_C (x − τ) = r with every x ∈ C above τ: the KKT
@@ -52,10 +53,13 @@ pub fn simplex<T: Real>(
 /// over n values, not a sort. Values are shifted by x_max, so sums carry no large
 /// offset; τ is kept as that shift plus a small lower part.
 pub(crate) fn simplex_threshold<T: Real>(x: &[T], r: f64, ws: &mut Workspace) -> Result<Thresholds> {
-    let top = row_max(x);
+    block_maxima(x, &mut ws.block_maxima);
+    let top = ws.block_maxima.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
     let candidates = &mut ws.values;
     candidates.clear();
-    candidates.extend(x.iter().map(|v| v.to_f64() - top).filter(|&d| d >= -r));
+    // A bound a few ulps below x_max − r, so that rounding cannot drop a support entry.
+    gather_above(x, &ws.block_maxima, (top - r) - 4.0 * f64::EPSILON * (top.abs() + r), candidates);
+    candidates.iter_mut().for_each(|v| *v -= top);
     let (mut len, mut sum) = (candidates.len(), candidates.iter().sum::<f64>());
     while len > 0 {
         let tau = (sum - r) / len as f64;

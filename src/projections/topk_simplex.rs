@@ -9,7 +9,7 @@
 //!     λ = t + (1/k) Σ_{i∈U} (x_i − t − r/k) − ρ r ≥ 0.
 //! Following the paper we try the (cheaper) knapsack first and fall back to the cone.
 
-use super::prefix::{capped_root, check_sum, check_tolerance, clipped_noise, max_abs, write_clipped, Sum, TopPrefix, Workspace};
+use super::prefix::{block_order_statistics, capped_root, check_sum, check_tolerance, clipped_noise, max_abs, solve_largest, write_clipped, Sum, Workspace};
 use super::topk_cone::{check_k, check_rho, cone_on_prefix, first_prefix};
 use super::Thresholds;
 use crate::real::Real;
@@ -33,14 +33,27 @@ pub fn topk_simplex<T: Real>(
     if r == 0.0 {
         return Ok(super::write_zero(out));
     }
-    let mut top = TopPrefix::load(x, ws);
-    let th = top.solve(first_prefix(k), |d, p, rest| simplex_on_prefix(d, p, rest, k, r, rho))?;
+    let first = first_prefix(k);
+    let th = solve_largest(x, zero_below(x, k, r, first, ws), first, ws, |d, p, rest| simplex_on_prefix(d, p, rest, k, r, rho))?;
     // Both branches give Σp = k·upper: the knapsack's cap is r/k with Σp = r (checked
     // against r), the cone's is s/k with Σp = s ≤ r, where s carries the rounding of
     // the entries that determine it.
     let bound_scale = || if th.upper == r / k as f64 { 0.0 } else { k as f64 * max_abs(x) };
     check_sum("topk_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(k as f64 * th.upper), bound_scale)?;
     Ok(th)
+}
+
+/// Entries at or below min(x_[k] − r/k, x_[k+1]) are zero in the solution: with a
+/// threshold t below both, the k largest entries would sit at their cap s/k and
+/// x_[k+1] above zero, so Σp > s (s = r for the knapsack, s ≤ r for the cone,
+/// whose cap s/k is then at most r/k). The j-th largest block maximum B_j is at most
+/// x_[j] (j blocks hold an entry ≥ B_j), so min(B_k − r/k, B_{k+1}) is a bound too,
+/// found from the block maxima alone (`−∞`, no filtering, where they give none).
+fn zero_below<T: Real>(x: &[T], k: usize, r: f64, first_len: usize, ws: &mut Workspace) -> f64 {
+    match block_order_statistics(x, k, first_len, ws) {
+        Some((kth, next)) => (kth - r / k as f64).min(next),
+        None => f64::NEG_INFINITY,
+    }
 }
 
 fn simplex_on_prefix(

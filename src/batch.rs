@@ -1,5 +1,6 @@
-//! Row-batched drivers: apply a one-row kernel to every row of a row-major matrix in
-//! parallel on the current rayon pool, one [`Workspace`] per worker task.
+//! Row-batched drivers: apply a one-row kernel to every row of a row-major matrix,
+//! in parallel on the current rayon pool (one [`Workspace`] per worker task) or,
+//! with `parallel = false`, serially on the calling thread with one workspace.
 //!
 //! Each row is processed exactly as the one-row function would, so batched results
 //! equal row-by-row results bit for bit, whatever the number of threads.
@@ -23,7 +24,7 @@ fn check_shape<T>(data: &[T], m: usize, name: &'static str) -> Result<usize> {
 }
 
 /// `out[i] = f(i, x[i])` for each row `i` of the `n × m` row-major `x`.
-pub fn map_rows<T, F>(x: &[T], m: usize, out: &mut [T], f: F) -> Result<()>
+pub fn map_rows<T, F>(x: &[T], m: usize, out: &mut [T], parallel: bool, f: F) -> Result<()>
 where
     T: Real,
     F: Fn(usize, &[T], &mut [T], &mut Workspace) -> Result<()> + Sync,
@@ -31,6 +32,10 @@ where
     check_shape(x, m, "x")?;
     if out.len() != x.len() {
         return Err(Error::input("out", "must have the shape of x"));
+    }
+    if !parallel {
+        let mut ws = Workspace::with_capacity(m);
+        return x.chunks(m).zip(out.chunks_mut(m)).enumerate().try_for_each(|(i, (row, out_row))| f(i, row, out_row, &mut ws));
     }
     x.par_chunks(m)
         .zip(out.par_chunks_mut(m))
@@ -40,7 +45,7 @@ where
 }
 
 /// For each row `i`: `loss[i] = f(i, z[i], grad[i])`, the kernel writing the gradient row.
-pub fn loss_rows<T, F>(z: &[T], m: usize, loss: &mut [T], grad: &mut [T], f: F) -> Result<()>
+pub fn loss_rows<T, F>(z: &[T], m: usize, loss: &mut [T], grad: &mut [T], parallel: bool, f: F) -> Result<()>
 where
     T: Real,
     F: Fn(usize, &[T], &mut [T], &mut Workspace) -> Result<f64> + Sync,
@@ -48,6 +53,13 @@ where
     let n = check_shape(z, m, "z")?;
     if grad.len() != z.len() || loss.len() != n {
         return Err(Error::input("grad", "output buffers do not match the shape of z"));
+    }
+    if !parallel {
+        let mut ws = Workspace::with_capacity(m);
+        return z.chunks(m).zip(grad.chunks_mut(m)).zip(loss.iter_mut()).enumerate().try_for_each(|(i, ((row, grad_row), l))| {
+            *l = T::from_f64(f(i, row, grad_row, &mut ws)?);
+            Ok(())
+        });
     }
     z.par_chunks(m)
         .zip(grad.par_chunks_mut(m))
@@ -64,7 +76,7 @@ where
 }
 
 /// For each row `i`: `values[i] = f(i, z[i])` (a scalar per row, no gradient).
-pub fn reduce_rows<T, F>(z: &[T], m: usize, values: &mut [T], f: F) -> Result<()>
+pub fn reduce_rows<T, F>(z: &[T], m: usize, values: &mut [T], parallel: bool, f: F) -> Result<()>
 where
     T: Real,
     F: Fn(usize, &[T], &mut Workspace) -> Result<f64> + Sync,
@@ -72,6 +84,13 @@ where
     let n = check_shape(z, m, "scores")?;
     if values.len() != n {
         return Err(Error::input("values", "must have one entry per row"));
+    }
+    if !parallel {
+        let mut ws = Workspace::with_capacity(m);
+        return z.chunks(m).zip(values.iter_mut()).enumerate().try_for_each(|(i, (row, v))| {
+            *v = T::from_f64(f(i, row, &mut ws)?);
+            Ok(())
+        });
     }
     z.par_chunks(m)
         .zip(values.par_iter_mut())
@@ -95,13 +114,15 @@ mod tests {
     fn batch_equals_row_by_row() {
         let m = 7;
         let x: Vec<f64> = (0..700).map(|i| ((i * 31 % 53) as f64 - 26.0) / 9.0).collect();
-        let mut batched = vec![0.0; x.len()];
-        map_rows(&x, m, &mut batched, |_, row, out, ws| simplex(row, 1.0, false, out, ws).map(|_| ())).unwrap();
         let mut ws = Workspace::new();
-        for (row, expected) in x.chunks(m).zip(batched.chunks(m)) {
-            let mut out = vec![0.0; m];
-            simplex(row, 1.0, false, &mut out, &mut ws).unwrap();
-            assert_eq!(out, expected);
+        for parallel in [true, false] {
+            let mut batched = vec![0.0; x.len()];
+            map_rows(&x, m, &mut batched, parallel, |_, row, out, ws| simplex(row, 1.0, false, out, ws).map(|_| ())).unwrap();
+            for (row, expected) in x.chunks(m).zip(batched.chunks(m)) {
+                let mut out = vec![0.0; m];
+                simplex(row, 1.0, false, &mut out, &mut ws).unwrap();
+                assert_eq!(out, expected);
+            }
         }
     }
 }

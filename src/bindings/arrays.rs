@@ -110,6 +110,26 @@ pub(crate) fn run_detached<R: Send>(
     caught_to_py(py.detach(|| catch_unwind(AssertUnwindSafe(|| threads::install(n_jobs, work)))))
 }
 
+/// Below this many entries a batch runs on the calling thread: waking a pool's
+/// sleeping workers costs tens of microseconds, the work of a few thousand entries.
+const POOL_WORTHWHILE: usize = 32_768;
+
+/// Runs a row batch without the GIL: `work(true)` on the requested pool, or
+/// `work(false)` (serially, on the calling thread) when one thread is asked for or the
+/// batch is too small to pay for waking a pool. Either way a panic becomes
+/// InternalError, and the rows' results are the same.
+pub(crate) fn run_batch<R: Send>(
+    py: Python<'_>,
+    n_jobs: Option<usize>,
+    entries: usize,
+    work: impl FnOnce(bool) -> crate::Result<R> + Send,
+) -> PyResult<R> {
+    if n_jobs == Some(1) || entries < POOL_WORTHWHILE {
+        return caught_to_py(py.detach(|| catch_unwind(AssertUnwindSafe(|| work(false)))));
+    }
+    run_detached(py, n_jobs, || work(true))
+}
+
 /// A core result caught with `catch_unwind` as a Python result: errors map through
 /// `to_py`, a panic becomes InternalError with the panic message.
 pub(crate) fn caught_to_py<R>(outcome: std::thread::Result<crate::Result<R>>) -> PyResult<R> {
@@ -176,8 +196,8 @@ pub(crate) fn map_rows<'py, K: RowMap>(
         {
             let mut guard = out.readwrite();
             let out_slice = guard.as_slice_mut().map_err(|e| InternalError::new_err(e.to_string()))?;
-            run_detached(py, n_jobs, || {
-                batch::map_rows(data, row_len, out_slice, |i, r, o, ws| {
+            run_batch(py, n_jobs, data.len(), |parallel| {
+                batch::map_rows(data, row_len, out_slice, parallel, |i, r, o, ws| {
                     let result = kernel.row(i, r, o, ws);
                     check_finite(r, i, name)?;
                     result
@@ -204,9 +224,9 @@ pub(crate) fn loss_rows<'py, K: RowLoss>(
         let loss = {
             let mut guard = grad.readwrite();
             let grad_slice = guard.as_slice_mut().map_err(|e| InternalError::new_err(e.to_string()))?;
-            run_detached(py, n_jobs, || {
+            run_batch(py, n_jobs, data.len(), |parallel| {
                 let mut loss = vec![T::from_f64(0.0); n_rows];
-                batch::loss_rows(data, row_len, &mut loss, grad_slice, |i, r, g, ws| {
+                batch::loss_rows(data, row_len, &mut loss, grad_slice, parallel, |i, r, g, ws| {
                     let result = kernel.row(i, r, g, ws);
                     check_finite(r, i, name)?;
                     result
@@ -230,9 +250,9 @@ pub(crate) fn value_rows<'py, K: RowValue>(
     with_float_rows!(z, name, |rows: T| {
         let data: &[T] = &rows.data;
         let (n_rows, row_len) = (rows.n_rows, rows.row_len);
-        let values = run_detached(py, n_jobs, || {
+        let values = run_batch(py, n_jobs, data.len(), |parallel| {
             let mut values = vec![T::from_f64(0.0); n_rows];
-            batch::reduce_rows(data, row_len, &mut values, |i, r, ws| {
+            batch::reduce_rows(data, row_len, &mut values, parallel, |i, r, ws| {
                 let result = kernel.row(i, r, ws);
                 check_finite(r, i, name)?;
                 result

@@ -17,9 +17,16 @@ fn pools() -> &'static Mutex<HashMap<usize, Arc<ThreadPool>>> {
     POOLS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// The cores this process may use, asked once: on Linux the answer reads cgroup
+/// files, which costs more than a small projection batch.
+fn cores() -> i64 {
+    static CORES: OnceLock<i64> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map(|c| c.get()).unwrap_or(1) as i64)
+}
+
 pub(crate) fn resolve(n_jobs: Option<i64>) -> PyResult<Option<usize>> {
     let Some(n) = n_jobs else { return Ok(None) };
-    let cores = std::thread::available_parallelism().map(|c| c.get()).unwrap_or(1) as i64;
+    let cores = cores();
     let threads = if n > 0 { n } else if n < 0 { (cores + 1 + n).max(1) } else { 0 };
     if threads < 1 {
         return Err(invalid("n_jobs", "must be a positive integer, a negative joblib-style count, or None; got 0"));

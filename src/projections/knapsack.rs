@@ -17,7 +17,7 @@
 //! again exactly on sorted values (`capped_root`), whose decisions are comparisons of
 //! single entries. This fallback is exact, not an approximation.
 
-use super::prefix::{capped_root, check_sum, clipped_noise, write_clipped, Sum, TopPrefix, Workspace};
+use super::prefix::{capped_root, check_sum, clipped_noise, write_clipped, Sum, TopPrefix, Workspace, BLOCK};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -79,25 +79,37 @@ fn sorted_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mut Workspa
 /// entry of the free set: t = pivot + (Σ_M (x_i − pivot) − r_M)/|M|. The sum of
 /// differences keeps the precision that a threshold next to huge entries would lose.
 fn relative_to_pivot<T: Real>(x: &[T], t: f64, lo: f64, hi: f64, r: f64) -> Thresholds {
-    let (mut pivot, mut free_sum, mut free, mut fixed_sum) = (f64::NAN, 0.0, 0usize, 0.0);
-    for &v in x {
-        let v = v.to_f64();
+    let is_free = |v: f64| {
         let p = v - t;
-        if p <= lo {
-            fixed_sum += lo;
-        } else if p >= hi {
-            fixed_sum += hi;
-        } else {
-            if free == 0 {
-                pivot = v;
-            }
-            free += 1;
-            free_sum += v - pivot;
+        p > lo && p < hi
+    };
+    let Some(pivot) = x.iter().map(|v| v.to_f64()).find(|&v| is_free(v)) else {
+        return Thresholds { shift: 0.0, lower: t, upper: hi };
+    };
+    // Branch-free, in independent lanes: which side of the box an entry falls on is
+    // unpredictable, and one running sum would wait on each addition in turn.
+    let mut free_sum = [0.0f64; BLOCK];
+    let mut fixed_sum = [0.0f64; BLOCK];
+    let mut free = [0usize; BLOCK];
+    let mut accumulate = |lane: usize, v: f64| {
+        let p = v - t;
+        let (low, high) = (p <= lo, p >= hi);
+        let inside = !(low || high);
+        fixed_sum[lane] += if low { lo } else if high { hi } else { 0.0 };
+        free_sum[lane] += if inside { v - pivot } else { 0.0 };
+        free[lane] += inside as usize;
+    };
+    let mut blocks = x.chunks_exact(BLOCK);
+    for block in blocks.by_ref() {
+        for (lane, &v) in block.iter().enumerate() {
+            accumulate(lane, v.to_f64());
         }
     }
-    if free == 0 {
-        return Thresholds { shift: 0.0, lower: t, upper: hi };
+    for &v in blocks.remainder() {
+        accumulate(0, v.to_f64());
     }
+    let (free_sum, fixed_sum) = (free_sum.iter().sum::<f64>(), fixed_sum.iter().sum::<f64>());
+    let free = free.iter().sum::<usize>();
     Thresholds { shift: pivot, lower: (free_sum - (r - fixed_sum)) / free as f64, upper: hi }
 }
 
@@ -107,7 +119,7 @@ fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mu
     free.extend(x.iter().map(|v| v.to_f64()));
     let mut n = free.len();
     let mut r_free = r;
-    let mut sum: f64 = free.iter().sum();
+    let mut sum = lane_sum(free);
     // Any valid threshold keeps the fixed variables at their bounds:
     // t ≥ x_i − lo for those fixed low, t ≤ x_i − hi for those fixed high.
     let (mut t_min, mut t_max) = (f64::NEG_INFINITY, f64::INFINITY);
@@ -115,13 +127,28 @@ fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mu
     // unpredictable, and mispredictions would cost more than the arithmetic.
     while n > 0 {
         let t = (sum - r_free) / n as f64;
-        let (mut below, mut above, mut magnitude) = (0.0, 0.0, r_free.abs());
-        for &v in &free[..n] {
+        // Summed in independent lanes, which vectorise. Also the largest entry at or
+        // below the box and the smallest at or above it, whichever side gets fixed.
+        let (mut below, mut above, mut magnitude) = ([0.0f64; BLOCK], [0.0f64; BLOCK], [0.0f64; BLOCK]);
+        let (mut low_max, mut high_min) = ([f64::NEG_INFINITY; BLOCK], [f64::INFINITY; BLOCK]);
+        let mut measure = |lane: usize, v: f64| {
             let p = v - t;
-            magnitude += p.abs();
-            below += (lo - p).max(0.0);
-            above += (p - hi).max(0.0);
+            magnitude[lane] += p.abs();
+            below[lane] += (lo - p).max(0.0);
+            above[lane] += (p - hi).max(0.0);
+            // The tests of the compaction below, term for term.
+            low_max[lane] = low_max[lane].max(if lo - p >= 0.0 { v } else { f64::NEG_INFINITY });
+            high_min[lane] = high_min[lane].min(if -(hi - p) >= 0.0 { v } else { f64::INFINITY });
+        };
+        let mut blocks = free[..n].chunks_exact(BLOCK);
+        for block in blocks.by_ref() {
+            for (lane, &v) in block.iter().enumerate() {
+                measure(lane, v);
+            }
         }
+        blocks.remainder().iter().for_each(|&v| measure(0, v));
+        let (below, above) = (below.iter().sum::<f64>(), above.iter().sum::<f64>());
+        let magnitude = r_free.abs() + magnitude.iter().sum::<f64>();
         // Done when no variable leaves the box, up to the rounding noise of the sums
         // (an exact `below == above` test would also stop on two large violations that
         // only agree after rounding).
@@ -131,20 +158,25 @@ fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mu
         }
         // Fix the side with the larger violation (either is valid when they are equal:
         // then t is optimal and both sides are at their bounds in the optimum), and
-        // compact the free set in place, summing what stays free for the next round.
+        // compact the free set in place, then sum what stays free for the next round.
         let fix_low = below >= above;
         let (bound, sign) = if fix_low { (lo, 1.0) } else { (hi, -1.0) };
-        let (mut kept, mut kept_sum, mut fixed_extreme) = (0usize, 0.0, f64::NEG_INFINITY);
+        let mut kept = 0usize;
         for i in 0..n {
             let v = free[i];
             // fix_low: p ≤ lo  ⇔  (lo − p) ≥ 0;  fix high: p ≥ hi  ⇔  (p − hi) ≥ 0.
             let at_bound = sign * (bound - (v - t)) >= 0.0;
             free[kept] = v;
             kept += (!at_bound) as usize;
-            kept_sum += if at_bound { 0.0 } else { v };
-            let extreme = sign * v;
-            fixed_extreme = if at_bound && extreme > fixed_extreme { extreme } else { fixed_extreme };
         }
+        // Summed afterwards, in lanes: inside the compaction the compiler turns the
+        // select of what to add into a branch.
+        let kept_sum = lane_sum(&free[..kept]);
+        let fixed_extreme = if fix_low {
+            low_max.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b))
+        } else {
+            -high_min.iter().fold(f64::INFINITY, |a, &b| a.min(b))
+        };
         let fixed = n - kept;
         if fixed == 0 {
             // Only possible with NaN in x (every comparison false): stop rather than
@@ -166,6 +198,16 @@ fn variable_fixing_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mu
     } else {
         t_max
     }
+}
+
+/// Σ values, in independent lanes (which vectorise).
+fn lane_sum(values: &[f64]) -> f64 {
+    let mut lanes = [0.0f64; BLOCK];
+    let mut blocks = values.chunks_exact(BLOCK);
+    for block in blocks.by_ref() {
+        lanes.iter_mut().zip(block).for_each(|(l, &v)| *l += v);
+    }
+    lanes.iter().sum::<f64>() + blocks.remainder().iter().sum::<f64>()
 }
 
 #[cfg(test)]

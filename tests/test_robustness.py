@@ -181,6 +181,34 @@ def test_box_simplex_radius_within_rounding_of_the_free_sum():
         assert p.sum() <= r * (1 + 1e-12) and np.all((p >= 0) & (p <= 1.0))
 
 
+def test_simplex_slack_does_not_overflow_next_to_the_largest_float():
+    # The candidate bound x_max − r − 4ε(|x_max| + r) overflowed to −∞ for
+    # x_max = 1.8e308, r = 1e300, and the threshold came out −∞ (an inf output).
+    top = np.finfo(np.float64).max
+    np.testing.assert_array_equal(projections.simplex(np.array([top, 0.0]), 1e300), [1e300, 0.0])
+    np.testing.assert_array_equal(projections.simplex(np.array([top, top, -top]), 1e300), [5e299, 5e299, 0.0])
+
+
+@pytest.mark.parametrize("value", [1e154, 1e300])
+@pytest.mark.parametrize("project", [
+    lambda x: projections.box_simplex(x, hi=0.5, r=1.0),
+    lambda x: projections.box_simplex(x, hi=1.0, r=1e-300, rho=1.0),
+    lambda x: projections.capped_simplex(x, 2.0),
+    lambda x: projections.topk_simplex(x, 2, r=1.0, rho=1.0),
+])
+def test_long_rows_of_equal_huge_entries_raise_or_answer(project, value):
+    # Long rows take the block-maxima filter; with every entry equal to x, the bound
+    # x − cap rounds to x and no entry lies above it: the empty candidate set indexed
+    # an empty slice (a panic). Now the solve falls back to the whole row, which
+    # answers or raises NoSolutionError (the ulp limitation documented in prefix.rs).
+    x = np.full(100, value)
+    try:
+        p = project(x)
+    except NoSolutionError:
+        return
+    assert np.all(np.isfinite(p)) and np.all(p >= 0)
+
+
 @pytest.mark.parametrize("smoothing", [1e-14, 1e-17])
 def test_topk_svc_smoothing_below_the_rounding_of_the_scores(smoothing):
     # h/γ was projected onto radius 1 even when γ is below the scores' rounding: the

@@ -42,15 +42,20 @@ pub fn box_simplex<T: Real>(
     let zero_below = capped_zero_below(x, hi, r, FIRST_PREFIX, ws);
     let knapsack_on = |d: &[f64], p: &[f64], rest: f64| {
         let knapsack = capped_root(d, p, hi, 0.0, r);
-        (knapsack.threshold() >= rest).then_some(knapsack)
+        knapsack.clears(rest).then_some(knapsack)
     };
     let (th, sum) = solve_largest(x, zero_below, FIRST_PREFIX, ws, |d, p, rest| {
         // Σp = r with λ = t − ρr ≥ 0 meets the KKT conditions: then the knapsack is the
         // answer, and the free branch (whose threshold lies lower, needing more
-        // entries) is not needed. Only where the prefix's caps can reach r: otherwise
-        // its knapsack has no root, and `capped_root` returns a bracket end.
-        if d.len() as f64 * hi > r {
-            if let Some(knapsack) = knapsack_on(d, p, rest).filter(|k| k.threshold() - rho * r >= 0.0) {
+        // entries) is not needed. Only where the prefix's caps can reach r (otherwise
+        // its knapsack has no root, and `capped_root` returns a bracket end), and where
+        // the cap is resolved next to the entries (else the breakpoints x_i and
+        // x_i − hi coincide in float64 and the free branch's order is the safe one).
+        let resolved = || hi > 1e-12 * d[0].abs().max(d[d.len() - 1].abs());
+        if d.len() as f64 * hi > r && resolved() {
+            // λ = (shift − ρr) + lower: next to huge entries t = shift + lower rounds to
+            // the shift and would hide a small negative λ.
+            if let Some(knapsack) = knapsack_on(d, p, rest).filter(|k| (k.shift - rho * r) + k.lower >= 0.0) {
                 return Ok(Some((knapsack, Sum::Equal(r))));
             }
         }
@@ -60,7 +65,7 @@ pub fn box_simplex<T: Real>(
         } else {
             Thresholds { shift: 0.0, lower: 0.0, upper: hi }
         };
-        if free.threshold() < rest {
+        if !free.clears(rest) {
             return Ok(None);
         }
         if capped_sum(d, p, hi, free.threshold()) <= r {

@@ -17,7 +17,7 @@ pub fn capped_simplex<T: Real>(x: &[T], k: f64, out: &mut [T], ws: &mut Workspac
     let first = ((2.0 * k.ceil() + 8.0).min(x.len() as f64) as usize).max(32);
     let th = solve_largest(x, capped_zero_below(x, 1.0, k, first, ws), first, ws, |d, p, rest| {
         let th = capped_root(d, p, 1.0, 0.0, k);
-        Ok((th.threshold() >= rest).then_some(th))
+        Ok(th.clears(rest).then_some(th))
     })?;
     check_sum("capped_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(k), || 0.0)?;
     Ok(th)

@@ -70,7 +70,7 @@ fn sorted_threshold<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, ws: &mut Workspa
     let mut top = TopPrefix::load(x, ws);
     let th = top.solve(64, |d, p, rest| {
         let th = capped_root(d, p, cap, 0.0, target);
-        Ok((th.threshold() >= rest).then_some(th))
+        Ok(th.clears(rest).then_some(th))
     })?;
     Ok(Thresholds { shift: th.shift, lower: th.lower - lo, upper: hi })
 }

@@ -46,6 +46,13 @@ impl Thresholds {
     pub fn threshold(&self) -> f64 {
         self.shift + self.lower
     }
+
+    /// Whether the threshold is at least `rest` (the largest entry left out of a
+    /// prefix solve), compared as (shift − rest) + lower: `shift + lower` rounds to the
+    /// shift next to huge entries, which would admit a threshold just below `rest`.
+    pub(crate) fn clears(&self, rest: f64) -> bool {
+        (self.shift - rest) + self.lower >= 0.0
+    }
 }
 
 /// Writes the zero vector (the projection onto a set of radius 0).

@@ -162,7 +162,11 @@ impl<'w> TopPrefix<'w> {
         mut step: impl FnMut(&[f64], &[f64], f64) -> crate::Result<Option<R>>,
     ) -> crate::Result<Option<R>> {
         let m = self.len();
-        let mut c = first_len.clamp(1, m.max(1));
+        if m == 0 {
+            // A bound at or above every entry left nothing to solve on.
+            return Ok(None);
+        }
+        let mut c = first_len.clamp(1, m);
         loop {
             self.extend_to(c);
             let rest = self.rest_max.max(self.left_out);

@@ -57,8 +57,10 @@ pub(crate) fn simplex_threshold<T: Real>(x: &[T], r: f64, ws: &mut Workspace) ->
     let top = ws.block_maxima.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
     let candidates = &mut ws.values;
     candidates.clear();
-    // A bound a few ulps below x_max − r, so that rounding cannot drop a support entry.
-    gather_above(x, &ws.block_maxima, (top - r) - 4.0 * f64::EPSILON * (top.abs() + r), candidates);
+    // A bound a few ulps below x_max − r, so that rounding cannot drop a support entry
+    // (the slack in two terms: |x_max| + r may overflow).
+    let slack = 4.0 * f64::EPSILON * top.abs() + 4.0 * f64::EPSILON * r;
+    gather_above(x, &ws.block_maxima, (top - r) - slack, candidates);
     candidates.iter_mut().for_each(|v| *v -= top);
     let (mut len, mut sum) = (candidates.len(), candidates.iter().sum::<f64>());
     while len > 0 {

@@ -71,10 +71,10 @@ fn simplex_on_prefix(
     let cap = r / kf;
     // The knapsack: Σ clip(x − t, 0, r/k) = r.
     let knapsack = capped_root(d, p, cap, 0.0, r);
-    let t = knapsack.threshold();
-    if t < rest {
+    if !knapsack.clears(rest) {
         return Ok(None);
     }
+    let t = knapsack.threshold();
     // Its multiplier λ = t + (1/k) Σ_U (x_i − t − r/k) − ρr.
     let capped = d.partition_point(|&v| v - cap >= t);
     let lambda = t + (p[capped] - capped as f64 * (t + cap)) / kf - rho * r;

@@ -184,8 +184,8 @@ impl<'w> TopPrefix<'w> {
 /// Solves a threshold problem over `x` on growing sorted prefixes (see
 /// [`TopPrefix::solve`]), first over only the entries above `zero_below`, a lower
 /// bound on the threshold that the problem guarantees (`−∞`: none; otherwise
-/// `ws.block_maxima` must hold `x`'s [`block_maxima`]), if at most a quarter of the
-/// blocks hold entries above it. When the bound is not tight enough for the step
+/// `ws.block_maxima` must hold `x`'s [`block_maxima`]), if at most half of the blocks
+/// hold entries above it. When the bound is not tight enough for the step
 /// (rounding at the bound), the whole row is loaded.
 pub(crate) fn solve_largest<T: Real, R>(
     x: &[T],
@@ -234,8 +234,8 @@ fn block_max<T: Real>(block: &[T]) -> f64 {
 /// left in `ws.block_maxima` for [`solve_largest`]. j blocks hold an entry ≥ B_j, so
 /// B_j ≤ x_[j]: bounds on the order statistics a problem's threshold bound needs, from
 /// a summary of m/16 values. `None` (do not filter) when the row is at most
-/// `2·first_len` long, where the first prefix sorts most of it anyway, or when j is a
-/// quarter of the blocks or more (the bound would leave out too few of them).
+/// `2·first_len` long, where the first prefix sorts most of it anyway, or when j is
+/// half the blocks or more (the bound would leave out too few of them).
 pub(crate) fn block_order_statistics<T: Real>(x: &[T], j: usize, first_len: usize, ws: &mut Workspace) -> Option<(f64, f64)> {
     if x.len() <= 2 * first_len || 2 * j >= x.len().div_ceil(BLOCK) {
         return None;

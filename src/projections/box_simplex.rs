@@ -51,13 +51,13 @@ pub fn box_simplex<T: Real>(
         // its knapsack has no root, and `capped_root` returns a bracket end), and where
         // the cap is resolved next to the entries (else the breakpoints x_i and
         // x_i − hi coincide in float64 and the free branch's order is the safe one).
+        let knapsack = knapsack_on(d, p, rest);
         let resolved = || hi > 1e-12 * d[0].abs().max(d[d.len() - 1].abs());
-        if d.len() as f64 * hi > r && resolved() {
-            // λ = (shift − ρr) + lower: next to huge entries t = shift + lower rounds to
-            // the shift and would hide a small negative λ.
-            if let Some(knapsack) = knapsack_on(d, p, rest).filter(|k| (k.shift - rho * r) + k.lower >= 0.0) {
-                return Ok(Some((knapsack, Sum::Equal(r))));
-            }
+        // λ = (shift − ρr) + lower: next to huge entries t = shift + lower rounds to the
+        // shift and would hide a small negative λ.
+        let multiplier_ok = |k: &Thresholds| (k.shift - rho * r) + k.lower >= 0.0;
+        if let Some(knapsack) = knapsack.filter(|k| d.len() as f64 * hi > r && resolved() && multiplier_ok(k)) {
+            return Ok(Some((knapsack, Sum::Equal(r))));
         }
         // λ = 0: t = ρ·F(t), i.e. F(t) = t/ρ (t = 0 when ρ = 0).
         let free = if rho > 0.0 {
@@ -72,7 +72,7 @@ pub fn box_simplex<T: Real>(
             return Ok(Some((free, Sum::AtMost(r))));
         }
         // Σp = r.
-        Ok(knapsack_on(d, p, rest).map(|knapsack| (knapsack, Sum::Equal(r))))
+        Ok(knapsack.map(|knapsack| (knapsack, Sum::Equal(r))))
     })?;
     let written = write_clipped(x, &th, 0.0, out);
     if matches!(sum, Sum::AtMost(_)) && written.total > r {

@@ -9,6 +9,7 @@
 use super::prefix::{block_maxima, check_sum, clipped_noise, gather_above, write_clipped, Sum, Workspace};
 use super::Thresholds;
 use crate::real::Real;
+use crate::vector_code::largest_by;
 use crate::{Error, Result};
 
 /// Projects `x` onto `{p ≥ 0, Σp = r}` (`Σp ≤ r` when `inequality`), writing `out`.
@@ -54,7 +55,7 @@ pub fn simplex<T: Real>(
 /// offset; τ is kept as that shift plus a small lower part.
 pub(crate) fn simplex_threshold<T: Real>(x: &[T], r: f64, ws: &mut Workspace) -> Result<Thresholds> {
     block_maxima(x, &mut ws.block_maxima);
-    let top = ws.block_maxima.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+    let top = largest_by(&ws.block_maxima, |v| v);
     let candidates = &mut ws.values;
     candidates.clear();
     // A bound a few ulps below x_max − r, so that rounding cannot drop a support entry

@@ -24,7 +24,11 @@ gradient in Rust, never touching X; see `_span_step`). This contains the paper's
 (C = diag θ in a common basis) and also lets W rotate within the span, without which
 rank-one descent crawls near the optimum (measured: thousands of iterations at 1e-7 on
 the tests' problems). The step returns W's singular pairs as the atoms (so Σθ = ‖W‖_σ,1),
-dropping those the prox zeroed. The fit stops at ε-optimality (C1)–(C2):
+dropping those the prox zeroed. A point of a regularisation path starts from the previous
+point's atoms and gradient: its first step is that subspace step, from weights moved by a
+diagonal Newton step and with only the Ritz pairs outside the atoms' spans added (the
+atoms' own singular values sit at the previous λ1, above the new one). The fit stops at
+ε-optimality (C1)–(C2):
 
 * (C1) σ_max(−∇R̃(W)) ≤ λ1 + ε — no new atom descends by more than ε;
 * (C2) |⟨∇R̃(W), u_j v_jᵀ⟩ + λ1| ≤ ε for every atom with θ_j > 0, and ‖∇_b‖_∞ ≤ ε,
@@ -180,7 +184,9 @@ def _rank_one_descent(
     else:
         atoms = start if fit_intercept else replace(start, b=np.zeros(m))
         start_gradient = start_gradient if fit_intercept else None
-    S = atoms.scores()
+    # The scores, formed when first needed (a path point given its gradient may need none
+    # before its subspace step).
+    S: NDArray[np.float64] | None = None if start_gradient is not None else atoms.scores()
     W = atoms.W
     ritz = rng.standard_normal((1, m))
     steps_since_subspace, status, history = 0, "max_iter", []
@@ -192,6 +198,7 @@ def _rank_one_descent(
     iteration = 0
     for iteration in range(1, max_iter + 1):
         if gradient is None:
+            S = atoms.scores() if S is None else S
             loss, residual = _core.multinomial_loss(S, y, n_jobs=n_jobs)
             gradient = _Gradient(loss, residual, design.tdot(residual) + 2.0 * lambda_fro * W)
         # Only the first iteration can start from a given gradient: every later one moves W.
@@ -232,6 +239,29 @@ def _rank_one_descent(
             continue
         slope = lambda_trace - sigma
         more_pairs, span = False, None
+        if slope <= -tol / 2 and iteration == 1 and start_gradient is not None:
+            # A warm start on a path: the atoms' singular values of −∇R̃ sit at the previous
+            # λ1, above this one, so the descending Ritz pairs are mostly the atoms again.
+            # Instead of re-adding them with a line search (near-copies of the atoms, which
+            # then slow the subspace step), the atoms take a diagonal Newton step on their
+            # weights and only the Ritz pairs outside their span join, weighted the same way;
+            # the subspace step below then solves from there.
+            P = len(y) * residual
+            P[np.arange(len(y)), y] += 1.0
+            new_U, new_V, new_sigma = _outside_pairs(atoms, G, ritz, lambda_trace + tol / 2)
+            span = _Span.of(np.column_stack([atoms.U, new_U]), np.column_stack([atoms.V, new_V]), rotations, design)
+            new_Z = span.Z @ (span.Qu.T @ new_U)
+            theta = atoms.theta - atom_grad / _curvatures(atoms.Z, atoms.V, P, lambda_fro)
+            new_theta = (new_sigma - lambda_trace) / _curvatures(new_Z, new_V, P, lambda_fro)
+            atoms = _Atoms(np.column_stack([atoms.U, new_U]), np.column_stack([atoms.V, new_V]),
+                           np.maximum(np.append(theta, new_theta), 0.0), atoms.b, np.column_stack([atoms.Z, new_Z]))
+            # To a third of the descent (a tenth for the steps below): the next iteration's
+            # gradient certifies the result or refines it at the final precision (measured
+            # on the benchmark: 15 → 10 evaluations per point, still 2 iterations).
+            atoms = _span_step(atoms, span, y, fit_intercept=fit_intercept, gtol=max(tol / 10, 0.3 * -slope),
+                               max_steps=200, n_jobs=n_jobs, **penalties)
+            W, S, steps_since_subspace, canonical = atoms.W, atoms.scores(), 0, True
+            continue
         if slope <= -tol / 2:
             # The top pair with an Armijo step, as in R1D, and with it every other pair of the
             # block whose singular value also exceeds λ1 (Ritz pairs of −∇R̃: u_j = −G v_j/σ_j).
@@ -254,6 +284,7 @@ def _rank_one_descent(
                 new_Z = span.Z @ (span.Qu.T @ new_U)
             else:
                 new_Z = design.dot(new_U)
+            S = atoms.scores() if S is None else S
             delta, _, _ = _core.multinomial_line_search(S, y, np.ascontiguousarray(new_Z[:, 0]), v, u_w_v=float(u @ W @ v),
                                                         loss0=loss, slope=slope, n_jobs=n_jobs, **penalties)
             # The other pairs' first weights scale the line search's by their descent.
@@ -275,6 +306,33 @@ def _rank_one_descent(
                                max_steps=5000 if final else 200, n_jobs=n_jobs, **penalties)
             W, S, steps_since_subspace, canonical = atoms.W, atoms.scores(), 0, True
     return _Fit(atoms, iteration, status, history)
+
+
+def _curvatures(Z: NDArray[np.float64], V: NDArray[np.float64], P: NDArray[np.float64],
+                lambda_fro: float) -> NDArray[np.float64]:
+    """The curvature of R̃ along each atom u_j v_jᵀ (Z = X U, P the softmax probabilities):
+    (1/n) Σ_i z_ij² (Σ_c p_ic v_jc² − (Σ_c p_ic v_jc)²) + 2λ2 (the multinomial Hessian
+    diag(p) − ppᵀ in the direction v_j, per example)."""
+    pv = P @ V
+    spread = P @ (V * V) - pv * pv
+    h = np.einsum("ij,ij->j", Z * Z, spread) / len(P) + 2.0 * lambda_fro
+    return np.asarray(np.maximum(h, np.finfo(np.float64).tiny))
+
+
+def _outside_pairs(atoms: _Atoms, G: NDArray[np.float64], ritz: NDArray[np.float64],
+                   level: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The Ritz pairs (u_j, v_j, σ_j) of −G with σ_j > `level` that point outside the atoms'
+    spans (by more than 0.1 of their length on either side); `ritz` holds the right Ritz
+    vectors as rows."""
+    V = np.asarray(ritz).T
+    U = -G @ V
+    sigma = np.linalg.norm(U, axis=0)
+    above = sigma > level
+    U, V, sigma = U[:, above] / sigma[above], V[:, above], sigma[above]
+    outside_u = np.linalg.norm(U - atoms.U @ (atoms.U.T @ U), axis=0)
+    outside_v = np.linalg.norm(V - atoms.V @ (atoms.V.T @ V), axis=0)
+    keep = np.maximum(outside_u, outside_v) > 0.1
+    return np.asarray(U[:, keep]), np.asarray(V[:, keep]), np.asarray(sigma[keep])
 
 
 def _orthonormal_basis(A: NDArray[np.float64]) -> NDArray[np.float64]:

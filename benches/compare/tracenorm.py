@@ -189,8 +189,9 @@ def main() -> int:
         f"(b) Regularisation path (`tracenorm_path`, warm-started) against one cold fit at the smallest λ1 with the "
         f"same tol, best of {args.repeats} each. The target is judged at the estimator's default tol ({DEFAULT_TOL:g}), "
         "as both are called by default; the tight tol of (a) is shown too. A path point starts from the last one's "
-        "atoms and gradient and costs one subspace step and one more gradient when no new atom appears; the cold fit "
-        "finds all of its atoms in its first Ritz block, so it costs only a few such steps itself:",
+        "atoms and gradient: its first step is a subspace step (the atoms' weights moved by a diagonal Newton step, the "
+        "Ritz pairs outside their spans added), and one more gradient certifies it; the cold fit finds all of its atoms "
+        "in its first Ritz block, so it costs only a few such steps itself:",
         "",
         "| path | path time | cold fit | path / cold | target |",
         "|---|---|---|---|---|",

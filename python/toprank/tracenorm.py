@@ -257,7 +257,7 @@ def _rank_one_descent(
                            np.maximum(np.append(theta, new_theta), 0.0), atoms.b, np.column_stack([atoms.Z, new_Z]))
             # To a third of the descent (a tenth for the steps below): the next iteration's
             # gradient certifies the result or refines it at the final precision (measured
-            # on the benchmark: 15 → 10 evaluations per point, still 2 iterations).
+            # on the benchmark: 15 → 11 evaluations per point, still 2 iterations).
             atoms = _span_step(atoms, span, y, fit_intercept=fit_intercept, gtol=max(tol / 10, 0.3 * -slope),
                                max_steps=200, n_jobs=n_jobs, **penalties)
             W, S, steps_since_subspace, canonical = atoms.W, atoms.scores(), 0, True

@@ -562,6 +562,20 @@ mod tests {
         assert_eq!(tp.rest_max, f64::NEG_INFINITY);
     }
 
+    /// The branch-free count of a short prefix is `partition_point`, ties and
+    /// thresholds on the entries included, on both sides of the length cut-off.
+    #[test]
+    fn leading_counts_what_partition_point_finds() {
+        for len in [0, 1, 2, 7, 31, 32, 33, 40] {
+            // Descending, with runs of ties.
+            let d: Vec<f64> = (0..len).map(|i| ((len - i) / 3) as f64 * 0.5).collect();
+            for t in [-1.0, 0.0, 0.25, 0.5, 1.0, 3.0, 100.0] {
+                assert_eq!(leading(&d, |v| v > t), d.partition_point(|&v| v > t), "len {len} t {t}");
+                assert_eq!(leading(&d, |v| v - 0.5 >= t), d.partition_point(|&v| v - 0.5 >= t), "len {len} t {t}");
+            }
+        }
+    }
+
     #[test]
     fn capped_root_solves_knapsack_and_simplex() {
         let d = [3.0, 1.0, 0.5, -1.0];

@@ -10,11 +10,13 @@ test set, the first 20,000 training images to train and the next 5,000 to valida
 Letter and Flavia 60 / 20 / 20 (train / validation / test), stratified, seeded.
 
 * **(1) Rank along the path and top-k accuracy against one-vs-rest LinearSVC.** A
-  warm-started path over 10 geometric λ1 from the λ1 that makes W = 0 down to 1/100 of
-  it (λ2 = 1e-5); the λ1 with the best validation top-1 accuracy is kept. The other side
+  warm-started path over 10 geometric λ1 from the λ1 that makes W = 0 down to 1/1000 of
+  it (λ2 = 1e-5; with 1/100, Fashion-MNIST's best validation accuracy lay at the path's
+  end); the λ1 with the best validation top-1 accuracy is kept. The other side
   is scikit-learn's ``LinearSVC`` (one-vs-rest, squared hinge, liblinear; ``dual="auto"``
   takes the primal solver when n > d, minutes faster on Fashion-MNIST) with
-  C chosen on the same validation set from {0.001, 0.01, 0.1, 1}. Both are scored on the
+  C chosen on the same validation set from {0.001, 0.01, 0.1, 1}, extended by factors of
+  10 (up to 100) while the largest C is the best. Both are scored on the
   test set by top-1 and top-5 accuracy. Claims checked: the kept model's top-k accuracies
   match (within 1 point) or beat LinearSVC's, and along the path a model of rank below
   min(d, m) already comes within 1 point of LinearSVC's test top-1 accuracy (the path
@@ -103,7 +105,7 @@ def main() -> int:
         X_tr, y_tr, X_va, y_va, X_te, y_te = splits(name, args.quick)
         labels = np.unique(y_tr)
         d, m = X_tr.shape[1], labels.size
-        lambdas = np.geomspace(largest_lambda(X_tr, y_tr), largest_lambda(X_tr, y_tr) / 100, n_lambdas)
+        lambdas = np.geomspace(largest_lambda(X_tr, y_tr), largest_lambda(X_tr, y_tr) / 1000, n_lambdas)
         started = time.perf_counter()
         path = tracenorm_path(X_tr, y_tr, lambdas, lambda_fro=LAMBDA_FRO, validation_data=(X_va, y_va), topk=(1,),
                               max_iter=500, random_state=0)
@@ -120,8 +122,12 @@ def main() -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # liblinear's convergence warnings at large C
             svcs = [LinearSVC(C=C, dual="auto", random_state=0).fit(X_tr, y_tr) for C in SVC_GRID]
+            svc = max(svcs, key=lambda s: (s.score(X_va, y_va), -s.C))
+            # A best C at the grid's end: the grid grows until it is not (or C = 100).
+            while svc.C == max(s.C for s in svcs) and svc.C < 100:
+                svcs.append(LinearSVC(C=10 * svc.C, dual="auto", random_state=0).fit(X_tr, y_tr))
+                svc = max(svcs, key=lambda s: (s.score(X_va, y_va), -s.C))
         svc_seconds = time.perf_counter() - started
-        svc = max(svcs, key=lambda s: (s.score(X_va, y_va), -s.C))
         theirs = topk(svc.decision_function(X_te), y_te, labels)
 
         ranks = ", ".join(str(p.rank) for p in path)

@@ -184,8 +184,8 @@ def _rank_one_descent(
     else:
         atoms = start if fit_intercept else replace(start, b=np.zeros(m))
         start_gradient = start_gradient if fit_intercept else None
-    # The scores, formed when first needed (a path point given its gradient may need none
-    # before its subspace step).
+    # The scores; a path point given its gradient needs none before its first (subspace)
+    # step, which forms them.
     S: NDArray[np.float64] | None = None if start_gradient is not None else atoms.scores()
     W = atoms.W
     ritz = rng.standard_normal((1, m))
@@ -198,7 +198,7 @@ def _rank_one_descent(
     iteration = 0
     for iteration in range(1, max_iter + 1):
         if gradient is None:
-            S = atoms.scores() if S is None else S
+            assert S is not None  # a missing gradient follows a step that formed S
             loss, residual = _core.multinomial_loss(S, y, n_jobs=n_jobs)
             gradient = _Gradient(loss, residual, design.tdot(residual) + 2.0 * lambda_fro * W)
         # Only the first iteration can start from a given gradient: every later one moves W.
@@ -284,7 +284,7 @@ def _rank_one_descent(
                 new_Z = span.Z @ (span.Qu.T @ new_U)
             else:
                 new_Z = design.dot(new_U)
-            S = atoms.scores() if S is None else S
+            assert S is not None  # a warm first iteration took the branch above
             delta, _, _ = _core.multinomial_line_search(S, y, np.ascontiguousarray(new_Z[:, 0]), v, u_w_v=float(u @ W @ v),
                                                         loss0=loss, slope=slope, n_jobs=n_jobs, **penalties)
             # The other pairs' first weights scale the line search's by their descent.

@@ -93,6 +93,26 @@ def test_kernel_cache_size_does_not_change_the_fit():
     np.testing.assert_array_equal(whole.dual_coef_, two_columns.dual_coef_)
 
 
+def test_smo_label_order_does_not_change_uncoupled_labels():
+    # With R = I every label is a problem of its own, and SMO takes an uncoupled label's
+    # outer iterations back to back instead of in the order of (32). That is only a
+    # schedule: each label's iterates, hence the fit, must be the same bit for bit
+    # whatever order the labels come in.
+    X, Y = _problem(n=150, d=5, labels=6, seed=12)
+    kw = dict(C=0.5, kernel="rbf", gamma=0.3, solver="smo", tol=1e-6, max_iter=10**6)
+    model = M3L(**kw).fit(X, Y)
+    order = np.array([3, 5, 0, 4, 1, 2])
+    permuted = M3L(**kw).fit(X, Y[:, order])
+    assert model.status_ == permuted.status_ == "converged"
+    assert model.n_iter_ == permuted.n_iter_
+    np.testing.assert_array_equal(permuted.dual_coef_, model.dual_coef_[:, order])
+    # A dense prior couples every label: the order of (32) is then the algorithm's.
+    R = _random_prior(6, 3)
+    coupled = M3L(R=R, **kw).fit(X, Y)
+    coupled_permuted = M3L(R=R[np.ix_(order, order)], **kw).fit(X, Y[:, order])
+    assert coupled.dual_objective_ == pytest.approx(coupled_permuted.dual_objective_, rel=1e-6)
+
+
 def test_dcd_stops_each_label_on_its_own_with_an_identity_prior():
     # With R = I a label whose projected gradients are all below tol rests while the others
     # go on (as LIBLINEAR's one-vs-all stops each label); the result must still meet tol on

@@ -275,20 +275,25 @@ widest_vector_code! {
     /// kept in lanes so that the loop vectorises.
     fn catch_up(g: &mut [f64], a: &[f64], y: &[f64], u: &[f64], scale: [f64; 2]) -> f64 {
         let [coef, c] = scale;
+        // Whole chunks of LANES zipped together, so that the loop has no bounds checks and
+        // vectorises (indexed, it ran scalar at 3.6 ns a variable: two thirds of a dense-R fit).
+        let follow = |g: &mut f64, a: f64, y: f64, u: f64| {
+            *g -= coef * y * u;
+            projected(a, *g, c).abs()
+        };
         let mut lanes = [0.0f64; LANES];
-        let whole = g.len() / LANES * LANES;
-        for start in (0..whole).step_by(LANES) {
-            for (t, lane) in lanes.iter_mut().enumerate() {
-                let i = start + t;
-                g[i] -= coef * y[i] * u[i];
-                let v = projected(a[i], g[i], c).abs();
-                *lane = if v > *lane { v } else { *lane };
+        let mut g_chunks = g.chunks_exact_mut(LANES);
+        let (a_chunks, y_chunks, u_chunks) = (a.chunks_exact(LANES), y.chunks_exact(LANES), u.chunks_exact(LANES));
+        let (a_rest, y_rest, u_rest) = (a_chunks.remainder(), y_chunks.remainder(), u_chunks.remainder());
+        for (((g, a), y), u) in (&mut g_chunks).zip(a_chunks).zip(y_chunks).zip(u_chunks) {
+            for t in 0..LANES {
+                let v = follow(&mut g[t], a[t], y[t], u[t]);
+                lanes[t] = if v > lanes[t] { v } else { lanes[t] };
             }
         }
         let mut worst = lanes.iter().copied().fold(0.0, f64::max);
-        for i in whole..g.len() {
-            g[i] -= coef * y[i] * u[i];
-            worst = worst.max(projected(a[i], g[i], c).abs());
+        for (((g, &a), &y), &u) in g_chunks.into_remainder().iter_mut().zip(a_rest).zip(y_rest).zip(u_rest) {
+            worst = worst.max(follow(g, a, y, u));
         }
         worst
     }

@@ -5,8 +5,9 @@
 //! solver stops when all are below `tol` in magnitude.
 //!
 //! One outer iteration: pick the label l of the largest projected gradient (32) over
-//! all N·L variables (or keep the previous label while it violates, if no other label
-//! is coupled to it through R: same iterates, warmer cache); then up to L steps on that label, each on the pair (p, q) with
+//! all N·L variables (or keep the previous label, for up to 32 iterations in a row,
+//! while it violates and no other label is coupled to it through R: same iterates,
+//! warmer cache); then up to L steps on that label, each on the pair (p, q) with
 //! p = argmax_i |g̃_il| and q maximising the unconstrained gain (30)/(56)
 //!   h_pq = (g_p² K_qq + g_q² K_pp − 2 g_p g_q y_p y_q K_pq) / (8 R_ll (K_pp K_qq − K_pq²))
 //! over the j with g̃_jl ≠ 0 and K_pj² < K_pp K_jj (the 2 × 2 block strictly positive
@@ -31,6 +32,9 @@ use crate::kernels::{ColumnCache, KernelSource, Stored};
 use crate::vector_code::{first_largest_by, prefetch_lines, widest_vector_code, LANES};
 use crate::solvers::{Monitor, Progress, Status};
 use crate::{Error, Result};
+
+/// Outer iterations a label uncoupled from the others may take in a row (see `solve_smo`).
+const STICKY_TURNS: usize = 32;
 
 /// Settings of the kernel solver.
 #[derive(Debug, Clone, Copy)]
@@ -484,12 +488,13 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
         .collect();
     // A label l with R_kl = 0 for every k ≠ l is a problem of its own: its steps and
     // catch-ups read and write only its own variables, so its iterates are the same
-    // whenever its outer iterations run. Taking them back to back, instead of
-    // interleaved with other labels' by (32), reuses its kernel columns while they are
-    // still in the processor's cache (N = 5,000, L = 50, d = 50, R = I: the same steps,
-    // 1.22 s instead of 1.34 s).
+    // whenever its outer iterations run. Taking up to STICKY_TURNS of them back to back,
+    // instead of interleaved with other labels' by (32), reuses its kernel columns while
+    // they are still in the processor's cache (N = 5,000, L = 50, d = 50, R = I: the same
+    // 3,247 outer iterations, 9% faster); the bound keeps every label progressing when
+    // `max_iter` runs out first.
     let uncoupled: Vec<bool> = (0..labels).map(|l| (0..labels).all(|k| k == l || problem.r(k, l) == 0.0)).collect();
-    let mut previous: Option<usize> = None;
+    let (mut previous, mut turns): (Option<usize>, usize) = (None, 0);
     while iterations < options.max_iter {
         if monitor.should_stop() {
             status = Status::Interrupted;
@@ -507,9 +512,10 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             status = Status::Converged;
             break;
         }
-        if let Some(last) = previous.filter(|&k| uncoupled[k] && violation[k] >= options.tol) {
+        if let Some(last) = previous.filter(|&k| uncoupled[k] && violation[k] >= options.tol && turns < STICKY_TURNS) {
             l = last;
         }
+        turns = if previous == Some(l) { turns + 1 } else { 1 };
         previous = Some(l);
         iterations += 1;
         let r_ll = problem.r(l, l);

@@ -501,7 +501,8 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             break;
         }
         // (32): the label holding the largest projected gradient; but a label that no
-        // other label is coupled to keeps the turn while it violates (see `uncoupled`).
+        // other label is coupled to keeps the turn while it violates, for up to
+        // STICKY_TURNS iterations in a row (see `uncoupled`).
         let (mut worst, mut l) = (0.0f64, 0);
         for (k, &v) in violation.iter().enumerate() {
             if v > worst {

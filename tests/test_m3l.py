@@ -106,6 +106,12 @@ def test_smo_label_order_does_not_change_uncoupled_labels():
     assert model.status_ == permuted.status_ == "converged"
     assert model.n_iter_ == permuted.n_iter_
     np.testing.assert_array_equal(permuted.dual_coef_, model.dual_coef_[:, order])
+    # The turns in a row are bounded: a budget that runs out long before convergence
+    # has still moved every label.
+    with pytest.warns(ConvergenceWarning):
+        budget = M3L(**{**kw, "tol": 1e-12, "max_iter": 6 * 33}).fit(X, Y)
+    assert budget.status_ == "max_epochs"
+    assert np.all(np.abs(budget.dual_coef_).sum(axis=0) > 0)
     # A dense prior couples every label: the order of (32) is then the algorithm's.
     R = _random_prior(6, 3)
     coupled = M3L(R=R, **kw).fit(X, Y)

@@ -114,6 +114,12 @@ class _Atoms:
     def scores(self) -> NDArray[np.float64]:
         return np.ascontiguousarray((self.Z * self.theta) @ self.V.T + self.b)
 
+    def joined(self, U: NDArray[np.float64], V: NDArray[np.float64], Z: NDArray[np.float64],
+               theta: NDArray[np.float64]) -> _Atoms:
+        """These atoms and the new ones (U, V, Z = X U), all weighted by `theta`."""
+        return _Atoms(np.column_stack([self.U, U]), np.column_stack([self.V, V]), theta, self.b,
+                      np.column_stack([self.Z, Z]))
+
     def canonical(self, design: _Design) -> _Atoms:
         """The same W as its singular pairs (θ = the singular values, so Σθ = ‖W‖_σ,1, which
         can only lower the objective): QR of U and V, then the SVD of the small r × r core;
@@ -253,8 +259,7 @@ def _rank_one_descent(
             new_Z = span.Z @ (span.Qu.T @ new_U)
             theta = atoms.theta - atom_grad / _curvatures(atoms.Z, atoms.V, P, lambda_fro)
             new_theta = (new_sigma - lambda_trace) / _curvatures(new_Z, new_V, P, lambda_fro)
-            atoms = _Atoms(np.column_stack([atoms.U, new_U]), np.column_stack([atoms.V, new_V]),
-                           np.maximum(np.append(theta, new_theta), 0.0), atoms.b, np.column_stack([atoms.Z, new_Z]))
+            atoms = atoms.joined(new_U, new_V, new_Z, np.maximum(np.append(theta, new_theta), 0.0))
             # To a third of the descent (a tenth for the steps below): the next iteration's
             # gradient certifies the result or refines it at the final precision (measured
             # on the benchmark: 15 → 11 evaluations per point, still 2 iterations).
@@ -269,13 +274,10 @@ def _rank_one_descent(
             # iterations would add these same directions one by one (measured: 24 iterations
             # of 1e-11 gains each became 6 on the benchmark); the subspace step that follows
             # weighs them all at once.
-            ritz_v = np.asarray(ritz).T[:, 1:]
-            ritz_u = -G @ ritz_v
-            ritz_sigma = np.linalg.norm(ritz_u, axis=0)
-            descending = ritz_sigma > lambda_trace + tol / 2
-            new_U = np.column_stack([u, ritz_u[:, descending] / ritz_sigma[descending]])
-            new_V = np.column_stack([v, ritz_v[:, descending]])
-            more_pairs = bool(np.any(descending))
+            ritz_u, ritz_v, ritz_sigma = _pairs_above(G, ritz[1:], lambda_trace + tol / 2)
+            new_U = np.column_stack([u, ritz_u])
+            new_V = np.column_stack([v, ritz_v])
+            more_pairs = ritz_sigma.size > 0
             if more_pairs or steps_since_subspace + 1 >= subspace_every:
                 # A subspace step follows: one pass over X gives Z of its whole basis, and
                 # the new atoms' X u from it (they lie in the span).
@@ -288,9 +290,8 @@ def _rank_one_descent(
             delta, _, _ = _core.multinomial_line_search(S, y, np.ascontiguousarray(new_Z[:, 0]), v, u_w_v=float(u @ W @ v),
                                                         loss0=loss, slope=slope, n_jobs=n_jobs, **penalties)
             # The other pairs' first weights scale the line search's by their descent.
-            weights = np.append(delta, delta * (ritz_sigma[descending] - lambda_trace) / (sigma - lambda_trace))
-            atoms = _Atoms(np.column_stack([atoms.U, new_U]), np.column_stack([atoms.V, new_V]),
-                           np.append(atoms.theta, weights), atoms.b, np.column_stack([atoms.Z, new_Z]))
+            weights = np.append(delta, delta * (ritz_sigma - lambda_trace) / (sigma - lambda_trace))
+            atoms = atoms.joined(new_U, new_V, new_Z, np.append(atoms.theta, weights))
             W = W + (new_U * weights) @ new_V.T
             S = np.ascontiguousarray(S + (new_Z * weights) @ new_V.T)
             steps_since_subspace, canonical = steps_since_subspace + 1, False
@@ -319,16 +320,22 @@ def _curvatures(Z: NDArray[np.float64], V: NDArray[np.float64], P: NDArray[np.fl
     return np.asarray(np.maximum(h, np.finfo(np.float64).tiny))
 
 
-def _outside_pairs(atoms: _Atoms, G: NDArray[np.float64], ritz: NDArray[np.float64],
-                   level: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """The Ritz pairs (u_j, v_j, σ_j) of −G with σ_j > `level` that point outside the atoms'
-    spans (by more than 0.1 of their length on either side); `ritz` holds the right Ritz
-    vectors as rows."""
+def _pairs_above(G: NDArray[np.float64], ritz: NDArray[np.float64],
+                 level: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The Ritz pairs (u_j, v_j, σ_j) of −G with σ_j > `level`: u_j = −G v_j / σ_j for the right
+    Ritz vectors v_j, the rows of `ritz`."""
     V = np.asarray(ritz).T
     U = -G @ V
     sigma = np.linalg.norm(U, axis=0)
     above = sigma > level
-    U, V, sigma = U[:, above] / sigma[above], V[:, above], sigma[above]
+    return U[:, above] / sigma[above], V[:, above], sigma[above]
+
+
+def _outside_pairs(atoms: _Atoms, G: NDArray[np.float64], ritz: NDArray[np.float64],
+                   level: float) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The pairs of [`_pairs_above`] that point outside the atoms' spans (by more than 0.1 of
+    their length on either side)."""
+    U, V, sigma = _pairs_above(G, ritz, level)
     outside_u = np.linalg.norm(U - atoms.U @ (atoms.U.T @ U), axis=0)
     outside_v = np.linalg.norm(V - atoms.V @ (atoms.V.T @ V), axis=0)
     keep = np.maximum(outside_u, outside_v) > 0.1

@@ -206,6 +206,18 @@ def test_label_sets_name_the_labels():
     assert 0.0 <= model.score(X, Y) <= 1.0
 
 
+def test_numeric_labels_are_sorted_by_value_and_mixed_or_nan_labels_are_refused():
+    X = np.eye(6, dtype=np.float64)
+    model = RankmaxRanker(n_components=2, n_epochs=1, early_stopping=False, random_state=0)
+    # int, float and NumPy integer labels are one kind: ordered by value, not by type.
+    assert model.fit(X, [2.5, 1, np.int64(3), 1, 2.5, 3]).classes_.tolist() == [1.0, 2.5, 3.0]
+    assert set(model.recommend(X, n=1).ravel()) <= {1.0, 2.5, 3.0}
+    with pytest.raises(InvalidInputError, match="Y: labels must be all strings or all real numbers"):
+        model.fit(X, [1, "a", 1, "a", 1, "a"])
+    with pytest.raises(InvalidInputError, match="Y: labels must be finite"):
+        model.fit(X, [1.0, np.nan, 1.0, 2.0, 1.0, 2.0])
+
+
 def test_verbose_prints_a_line_per_epoch(capsys):
     X, Y, _ = _planted(n_users=60, n_items=30)
     RankmaxRanker(n_components=4, n_epochs=3, verbose=1, random_state=0).fit(X, Y)

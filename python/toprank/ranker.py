@@ -119,6 +119,22 @@ def _encode_sets(rows: list[list[Any]], classes: NDArray[Any], name: str) -> _La
     return _LabelSets(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64))
 
 
+def _label_classes(rows: list[list[Any]], name: str) -> NDArray[Any]:
+    """The sorted distinct labels of ``rows``: all strings or all real numbers (NumPy
+    would turn a mix into strings, and 1 would then no longer find its class), no NaN
+    (it is not equal to itself, so no row could find its class)."""
+    labels = [label for row in rows for label in row]
+    if all(isinstance(v, str) for v in labels):
+        return np.unique(np.asarray(labels, dtype=str))
+    if not all(isinstance(v, (int, float, np.integer, np.floating)) for v in labels):
+        kinds = sorted({type(v).__name__ for v in labels})
+        raise InvalidInputError(f"{name}: labels must be all strings or all real numbers, got a mix of {', '.join(kinds)}")
+    classes = np.unique(np.asarray(labels))
+    if classes.dtype.kind == "f" and not np.isfinite(classes).all():
+        raise InvalidInputError(f"{name}: labels must be finite, got {classes[~np.isfinite(classes)][0]}")
+    return classes
+
+
 def _as_rows_of_labels(Y: Any, name: str) -> list[list[Any]] | None:
     """``Y`` as a list of label lists (from 1-D labels or a sequence of label sets), or
     None for an indicator matrix (a 2-D NumPy array or a scipy.sparse matrix)."""
@@ -291,8 +307,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             sets, n_labels = _indicator_sets(Y, "Y")
             self.classes_ = np.arange(n_labels)
         else:
-            labels = sorted({label for row in rows for label in row}, key=lambda v: (str(type(v)), v))
-            self.classes_ = np.asarray(labels)
+            self.classes_ = _label_classes(rows, "Y")
             sets = _encode_sets(rows, self.classes_, "Y")
         if sets.n_rows != n_samples:
             raise InvalidInputError(f"Y: has {sets.n_rows} rows but X has {n_samples}")

@@ -925,6 +925,32 @@ def test_ulp_ties_regressions(func: Callable[..., np.ndarray], x: list[float], a
     expect(func(np.array(x), *args), expected, 1.0)
 
 
+@pytest.mark.parametrize(
+    ("func", "x", "args", "expected"),
+    [
+        # A cap below an ulp of the entries: x_i − cap rounds onto x_i, so the entry's two
+        # breakpoints coincide unless the bracket is searched relative to the entries.
+        (P.knapsack, [1e20], (0.0, 1.0, 0.3), [0.3]),
+        (P.knapsack, [1e17, 0.0], (0.0, 1.0, 0.5), [0.5, 0.0]),
+        (P.knapsack, [1e16] * 5, (0.0, 1.0, 2.0), [0.4] * 5),
+        (P.capped_simplex, [1e17], (0.5,), [0.5]),
+        (P.capped_simplex, [1e17, 0.0], (0.5,), [0.5, 0.0]),
+        (P.box_simplex, [1e17, 0.0], (1.0, 0.5), [0.5, 0.0]),
+        # A bias so large that the answer is 1e20 times smaller than x (Lemma 3, case 2,
+        # and the box simplex's free branch): the zero vector is not the projection.
+        (P.topk_cone, [1e17, 1e17, 0.0], (2, 1e20), [2e17 / (1 + 2e20) / 2] * 2 + [0.0]),
+        (P.topk_simplex, [1e17, 1e17, 0.0], (2, 1.0, 1e20), [2e17 / (1 + 2e20) / 2] * 2 + [0.0]),
+        (P.box_simplex, [1e17, 1e17, 0.0], (1.0, 1.0, 1e20), [2e17 / (1 + 2e20) / 2] * 2 + [0.0]),
+        (P.topk_cone, [3.3e9, 2.9e9, 1e9, -5.0], (3, 1e9), [7.2e9 / (1 + 3e9) / 3] * 3 + [0.0]),
+    ],
+    ids=["knapsack-one-entry", "knapsack-two", "knapsack-ties", "capped-one-entry", "capped-two", "box-two",
+         "cone-huge-rho", "topk-simplex-huge-rho", "box-huge-rho", "cone-case-2-rounding"],
+)
+def test_caps_below_an_ulp_of_the_entries(func: Callable[..., np.ndarray], x: list[float], args: tuple[float, ...],
+                                          expected: list[float]) -> None:
+    np.testing.assert_allclose(func(np.array(x), *args), expected, rtol=1e-14, atol=0.0)
+
+
 def test_parameter_errors() -> None:
     x = np.array([0.3, -0.2, 0.5])
     bad: list[Callable[[], object]] = [

@@ -22,10 +22,12 @@
 //! pivot entry of the free set M (`p_i = clip((x_i − pivot) − τ, ·)`, with
 //! Σ_M (x_i − pivot) summed directly), so thresholds that are not representable next
 //! to huge entries still give exact answers: (1e16, −1e16, 0) projects onto the simplex
-//! as (1, 0, 0), and onto {0 ≤ p ≤ 1, Σp = 1.5} as (1, 0, 0.5). The partition itself is
-//! searched on absolute values, so breakpoints closer than an ulp of the entries (six
-//! equal entries of 1e16 under a cap of 1/6) can land an entry on the wrong side; the
-//! output check (`check_sum`) then raises instead of returning that point.
+//! as (1, 0, 0), and onto {0 ≤ p ≤ 1, Σp = 1.5} as (1, 0, 0.5). The partition is
+//! searched from prefix sums of absolute values, unless their rounding is not small
+//! next to the cap: then x_i − cap would round onto x_i (1e17 under a cap of 1), and
+//! the search sums entry by entry relative to the breakpoint's entry instead
+//! (`capped_root`). Whatever rounding is left, the output check (`check_sum`) raises
+//! rather than returning a point off its constraint.
 
 use super::Thresholds;
 use crate::real::Real;
@@ -324,14 +326,30 @@ pub(crate) fn capped_sum(d: &[f64], p: &[f64], cap: f64, t: f64) -> f64 {
 /// entry (d_u, the first free one; without free entries one next to the bracket; see
 /// the module docs). Returns `t = shift + lower` with `upper = cap`.
 pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> Thresholds {
-    let h = |t: f64| capped_sum(d, p, cap, t) - a * t - b;
     let c = d.len();
+    // h(t) = F(t) − a·t − b at the breakpoint t = d_i − offset (offset 0 or cap). From
+    // the prefix sums, whose rounding is a few ulps of the largest entries; when that
+    // is not small next to the cap (entries ~1e16 under a cap of 1), d_i − cap rounds
+    // onto d_i, the breakpoints of an entry coincide and the bracket lands on the wrong
+    // side. Then h is summed entry by entry relative to d_i (O(c) per evaluation):
+    // clip((d_l − d_i) + cap, ·) keeps the cap's digits, as the output does.
+    let coarse = cap.is_finite() && c > 0 && c as f64 * f64::EPSILON * d[0].abs().max(d[c - 1].abs()) > 1e-6 * cap;
+    let h = |i: usize, offset: f64| -> f64 {
+        if coarse {
+            let base = d[i];
+            let sum: f64 = d.iter().map(|&v| ((v - base) + offset).max(0.0).min(cap)).sum();
+            sum - a * base + a * offset - b
+        } else {
+            let t = d[i] - offset;
+            capped_sum(d, p, cap, t) - a * t - b
+        }
+    };
     // First index whose breakpoint lies at or below the root (h ≥ 0 there).
-    let first_at_or_below = |bp: &dyn Fn(usize) -> f64| -> usize {
+    let first_at_or_below = |offset: f64| -> usize {
         let (mut lo, mut hi) = (0usize, c);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if h(bp(mid)) < 0.0 {
+            if h(mid, offset) < 0.0 {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -339,8 +357,8 @@ pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> Thr
         }
         lo
     };
-    let j = first_at_or_below(&|i| d[i]);
-    let u = if cap.is_finite() { first_at_or_below(&|i| d[i] - cap).min(j) } else { 0 };
+    let j = first_at_or_below(0.0);
+    let u = if cap.is_finite() { first_at_or_below(cap).min(j) } else { 0 };
     // The root's bracket between consecutive breakpoints, relative to a pivot entry next
     // to it — the first free one, else (no free entries, a = 0: any t in the bracket
     // works) the smallest capped or the largest zero one: an entry d_i − cap next to a
@@ -574,6 +592,21 @@ mod tests {
                 assert_eq!(leading(&d, |v| v - 0.5 >= t), d.partition_point(|&v| v - 0.5 >= t), "len {len} t {t}");
             }
         }
+    }
+
+    /// A cap below an ulp of the entries: 1e17 − 1 rounds to 1e17, yet the bracket and
+    /// the threshold (relative to the pivot) come out exact.
+    #[test]
+    fn capped_root_resolves_a_cap_below_an_ulp_of_the_entries() {
+        let d = [1e17, 1e17, 0.0];
+        let p = [0.0, 1e17, 2e17, 2e17];
+        // Σ clip(d − t, 0, 1) = 0.5: both large entries free at 0.25.
+        let th = capped_root(&d, &p, 1.0, 0.0, 0.5);
+        assert_eq!(((1e17 - th.shift) - th.lower, (0.0 - th.shift) - th.lower), (0.25, -1e17 - 0.25));
+        // Σ clip(d − t, 0, 1) = t/ρ with ρ = 1e20: free at 2e17/(1 + 2e20)/2 each.
+        let th = capped_root(&d, &p, 1.0, 1e-20, 0.0);
+        let expected = 2e17 / (1.0 + 2e20) / 2.0;
+        assert!(((1e17 - th.shift) - th.lower - expected).abs() <= 1e-15 * expected);
     }
 
     #[test]

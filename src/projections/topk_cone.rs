@@ -90,8 +90,10 @@ pub(crate) fn cone_on_prefix(
     let s = top_k / (1.0 + rho * kf);
     let cap = s / kf;
     if d[k - 1] - cap >= next_after(k) - tol {
+        // Relative to x_[k]: next to huge entries d[k−1] − cap would round, and the
+        // k-th entry (or all of them) would lose the cap's digits.
         let t = d[k - 1] - cap;
-        return Ok((t >= rest).then_some(Thresholds { shift: 0.0, lower: t, upper: cap }));
+        return Ok((t >= rest).then_some(Thresholds { shift: d[k - 1], lower: -cap, upper: cap }));
     }
 
     // Lemma 3, case 3, for each u = |U| < k.

@@ -326,16 +326,30 @@ pub(crate) fn capped_sum(d: &[f64], p: &[f64], cap: f64, t: f64) -> f64 {
 /// entry (d_u, the first free one; without free entries one next to the bracket; see
 /// the module docs). Returns `t = shift + lower` with `upper = cap`.
 pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> Thresholds {
+    // h from the prefix sums carries a few ulps of the largest entries. When that is not
+    // small next to the cap (entries ~1e16 under a cap of 1), d_i − cap rounds onto d_i,
+    // an entry's two breakpoints coincide and the bracket lands on the wrong side; so
+    // h is then summed entry by entry relative to the breakpoint's entry from the
+    // start. Otherwise a linear solve that falls outside its bracket is the sign that a
+    // rounded h misplaced the bracket (two entries closer than that rounding, one
+    // capped, one not); then the bracket is searched again the same way.
     let c = d.len();
-    // h(t) = F(t) − a·t − b at the breakpoint t = d_i − offset (offset 0 or cap). From
-    // the prefix sums, whose rounding is a few ulps of the largest entries; when that
-    // is not small next to the cap (entries ~1e16 under a cap of 1), d_i − cap rounds
-    // onto d_i, the breakpoints of an entry coincide and the bracket lands on the wrong
-    // side. Then h is summed entry by entry relative to d_i (O(c) per evaluation):
-    // clip((d_l − d_i) + cap, ·) keeps the cap's digits, as the output does.
     let coarse = cap.is_finite() && c > 0 && c as f64 * f64::EPSILON * d[0].abs().max(d[c - 1].abs()) > 1e-6 * cap;
+    match capped_root_in_bracket(d, p, cap, a, b, coarse) {
+        (_, true) if !coarse => capped_root_in_bracket(d, p, cap, a, b, true).0,
+        (th, _) => th,
+    }
+}
+
+/// [`capped_root`] with h evaluated from the prefix sums (`exact_h` false) or entry by
+/// entry relative to each breakpoint's entry (O(c) per evaluation): there
+/// clip((d_l − d_i) + cap, ·) keeps the cap's digits, as the output does. Also returns
+/// whether the linear solve fell outside its bracket (and was clamped to it).
+fn capped_root_in_bracket(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64, exact_h: bool) -> (Thresholds, bool) {
+    let c = d.len();
+    // h(t) = F(t) − a·t − b at the breakpoint t = d_i − offset (offset 0 or cap).
     let h = |i: usize, offset: f64| -> f64 {
-        if coarse {
+        if exact_h {
             let base = d[i];
             let sum: f64 = d.iter().map(|&v| ((v - base) + offset).max(0.0).min(cap)).sum();
             sum - a * base + a * offset - b
@@ -404,8 +418,9 @@ pub(crate) fn capped_root(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64) -> Thr
     // Rounding may push the linear solve a hair outside its bracket (or, for ties a
     // few ulps apart, invert the bracket itself: then there is nothing to clamp to).
     // `max`/`min` rather than `clamp`, which panics on NaN bounds.
+    let clamped = lo <= hi && !(offset >= lo && offset <= hi);
     let offset = if lo <= hi { offset.max(lo).min(hi) } else { offset };
-    Thresholds { shift: pivot, lower: offset, upper: cap }
+    (Thresholds { shift: pivot, lower: offset, upper: cap }, clamped)
 }
 
 /// The largest entry of a row (−∞ for an empty one).

@@ -89,11 +89,16 @@ pub(crate) fn cone_on_prefix(
     // Lemma 3, case 2: U = the k largest, M = ∅.
     let s = top_k / (1.0 + rho * kf);
     let cap = s / kf;
-    if d[k - 1] - cap >= next_after(k) - tol {
+    let next = next_after(k);
+    if d[k - 1] - cap >= next - tol {
         // Relative to x_[k]: next to huge entries d[k−1] − cap would round, and the
-        // k-th entry (or all of them) would lose the cap's digits.
-        let t = d[k - 1] - cap;
-        return Ok((t >= rest).then_some(Thresholds { shift: d[k - 1], lower: -cap, upper: cap }));
+        // k-th entry (or all of them) would lose the cap's digits. When the partition
+        // holds only within the tolerance (x_[k+1] a hair above x_[k] − cap), the
+        // threshold is raised to x_[k+1]: the entries below stay at 0, as the
+        // partition says, and x_[k] ends up at most the tolerance under its cap.
+        let lower = (-cap).max(next - d[k - 1]);
+        let t = d[k - 1] + lower;
+        return Ok((t >= rest).then_some(Thresholds { shift: d[k - 1], lower, upper: cap }));
     }
 
     // Lemma 3, case 3, for each u = |U| < k.

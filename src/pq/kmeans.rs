@@ -29,7 +29,9 @@ pub(super) fn kmeans(points: &[f64], dim: usize, k: usize, n_iter: usize, seed: 
     let mut centroids: Vec<f64> = order[..k].iter().flat_map(|&i| points[i * dim..(i + 1) * dim].iter().copied()).collect();
     let mut assignment = vec![0usize; n];
     let mut distance = vec![0.0f64; n];
-    let mut errors = Vec::with_capacity(n_iter);
+    // Grown as the steps run: reserving n_iter up front aborts the process (allocation
+    // failure is not a panic) when a caller asks for, say, 2⁴⁰ steps.
+    let mut errors = Vec::with_capacity(n_iter.min(1 << 12));
     let mut sums = vec![0.0f64; k * dim];
     let mut counts = vec![0usize; k];
     for _ in 0..n_iter {

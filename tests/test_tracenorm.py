@@ -178,6 +178,19 @@ def test_estimator_contract():
     assert warm.n_iter_ <= max(2, n_cold // 2)
 
 
+def test_a_refused_warm_start_leaves_the_model_whole():
+    X, y = _problem(n=120, d=6, m=3)
+    model = TraceNormLogisticRegression(0.01, 0.001, warm_start=True).fit(X, y)
+    before = model.predict(X)
+    relabelled = np.array(["a", "b", "c"])[np.unique(y, return_inverse=True)[1]]
+    for X_new, y_new in [(X, relabelled), (np.hstack([X, X]), y)]:
+        with pytest.raises(InvalidInputError, match="warm_start"):
+            model.fit(X_new, y_new)
+        np.testing.assert_array_equal(model.classes_, np.unique(y))
+        assert model.n_features_in_ == X.shape[1]
+        np.testing.assert_array_equal(model.predict(X), before)
+
+
 def test_pickled_model_does_not_grow_with_the_training_set():
     sizes = []
     for n in (100, 4000):

@@ -61,7 +61,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 
 from toprank import _core
 from toprank._validation import as_flag as _flag
-from toprank._validation import as_jobs, canonical_csr
+from toprank._validation import as_jobs, canonical_csr, sparse_structure
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError, NoSolutionError
@@ -559,6 +559,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
                 del self.feature_names_in_
             Xv: Any = X
         else:
+            sparse_structure(X, "X")
             Xv, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], order="C",
                                   ensure_min_samples=2)
             if sp.issparse(Xv):
@@ -573,12 +574,16 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     def fit(self, X: Any, y: ArrayLike) -> TraceNormLogisticRegression:
         """Fit on X (dense, CSR, or a :class:`toprank.pq.CompressedMatrix`) and labels y."""
         previous = getattr(self, "_atoms", None) if _flag(self.warm_start, "warm_start") else None
-        previous_classes = getattr(self, "classes_", None)
+        fitted = dict(vars(self))
         design, y_enc = self._validate(X, y)
         start = None
         if previous is not None:
-            if (previous_classes is None or not np.array_equal(previous_classes, self.classes_)
+            if (not np.array_equal(fitted.get("classes_"), self.classes_)
                     or previous.U.shape[0] != design.shape[1]):
+                # Validation has already set classes_ and n_features_in_ from the new data:
+                # the refused refit leaves the previous model whole.
+                vars(self).clear()
+                vars(self).update(fitted)
                 raise InvalidInputError("warm_start: the previous fit has other classes or features; refit without it")
             start = replace(previous, Z=design.dot(previous.U))
         self._fit_design(design, y_enc, start)
@@ -643,6 +648,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
             if X.shape[1] != self.n_features_in_:
                 raise InvalidInputError(f"X: has {X.shape[1]} features, the model {self.n_features_in_}")
             return np.asarray(X.dot(self.coef_.T.astype(np.float64)), dtype=np.float64) + self.intercept_
+        sparse_structure(X, "X")
         Xv: Any = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return np.asarray(safe_sparse_dot(Xv, self.coef_.T, dense_output=True), dtype=np.float64) + self.intercept_
 

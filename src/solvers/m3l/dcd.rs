@@ -271,10 +271,17 @@ impl<D: Design> Sweep<'_, D> {
             stats.max[l] = stats.max[l].max(pg);
             stats.min[l] = stats.min[l].min(pg);
             s += 1;
-            if pg == 0.0 || self.sq_norms[p] == 0.0 {
+            if pg == 0.0 {
                 continue;
             }
-            let new = (a + g / (sigma * 4.0 * r_ll * self.sq_norms[p])).clamp(0.0, c);
+            let new = if self.sq_norms[p] == 0.0 {
+                // x_p = 0 (an empty row without intercept): the dual is linear in this
+                // variable, so its maximum is the bound the gradient points to (the limit
+                // of the step below as ‖x_p‖ → 0). Z does not move.
+                if g > 0.0 { c } else { 0.0 }
+            } else {
+                (a + g / (sigma * 4.0 * r_ll * self.sq_norms[p])).clamp(0.0, c)
+            };
             let delta = new - a;
             if delta != 0.0 {
                 alpha[idx] = new;

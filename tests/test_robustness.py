@@ -35,12 +35,12 @@ def _malformed_csr(dense: np.ndarray = X, row: int = 5, value: int | None = None
     return csr
 
 
-def _far_index(dense: np.ndarray) -> sp.csr_matrix:
-    csr = sp.csr_matrix(dense)
-    csr.indices = csr.indices.copy()
-    csr.indices[0] = 10**9
-    csr.has_sorted_indices = False
-    return csr
+def _far_index(dense: np.ndarray, fmt: str = "csr") -> Any:
+    matrix = sp.csr_matrix(dense) if fmt == "csr" else sp.csc_matrix(dense)
+    matrix.indices = matrix.indices.copy()
+    matrix.indices[0] = 10**9
+    matrix.has_sorted_indices = False
+    return matrix
 
 
 
@@ -70,7 +70,23 @@ BAD: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
     "malformed CSR indptr (TopKSVC)": (lambda: TopKSVC().fit(_malformed_csr(), Y3), InvalidInputError, "X.indptr:"),
     "malformed CSR indptr (trace norm)": (lambda: TraceNormLogisticRegression().fit(_malformed_csr(), Y3),
                                           InvalidInputError, "X.indptr:"),
-    # scipy's own sorting and conversion of these segfaulted the interpreter.
+    # scipy's own sorting and conversion of these segfaulted the interpreter (fit on CSC
+    # converts to CSR first; predict computes X @ coef_ in scipy).
+    "row index far out of range (TopKSVC on CSC)": (lambda: TopKSVC().fit(_far_index(X, "csc"), Y3),
+                                                    InvalidInputError, "X.indices:"),
+    "column index far out of range (TopKSVC.predict)": (lambda: TopKSVC().fit(X, Y3).predict(_far_index(X)),
+                                                        InvalidInputError, "X.indices:"),
+    "column index far out of range (M3L.predict)": (lambda: M3L().fit(X, LABELS).predict(_far_index(X)),
+                                                    InvalidInputError, "X.indices:"),
+    "column index far out of range (trace norm predict)": (
+        lambda: TraceNormLogisticRegression().fit(X, Y3).predict(_far_index(X)), InvalidInputError, "X.indices:"),
+    "column index far out of range (RankmaxRanker.recommend)": (
+        lambda: RankmaxRanker(n_epochs=1, random_state=0).fit(X, LABELS).recommend(_far_index(X)), InvalidInputError,
+        "X.indices:"),
+    "polynomial degree beyond the core's 32 bits": (lambda: TopKSVC(kernel="poly", degree=2**32).fit(X, Y3),
+                                                    InvalidInputError, "degree:"),
+    "polynomial degree beyond the core's 32 bits (M3L)": (
+        lambda: M3L(kernel="poly", degree=2**32).fit(X, LABELS), InvalidInputError, "degree:"),
     "indptr far out of range (M3L's Y)": (lambda: M3L().fit(X, _malformed_csr(LABELS, 7, 10**7)), InvalidInputError,
                                           "Y.indptr:"),
     "column index far out of range (M3L's Y)": (lambda: M3L().fit(X, _far_index(LABELS)), InvalidInputError,

@@ -150,6 +150,8 @@ def indicator_matrix(x: Any, name: str, shape: tuple[int, int] | None = None) ->
 
 
 INT_MAX = 2**63 - 1
+# The kernels' polynomial degree is a 32-bit signed integer in the core (powi).
+DEGREE_MAX = 2**31 - 1
 
 
 def bounded_real(value: Any, name: str, *, low: float, strict: bool) -> float:
@@ -163,15 +165,16 @@ def bounded_real(value: Any, name: str, *, low: float, strict: bool) -> float:
     return v
 
 
-def bounded_int(value: Any, name: str, *, low: int) -> int:
-    """An integer in [``low``, 2⁶³ − 1]; anything else raises naming ``name``."""
+def bounded_int(value: Any, name: str, *, low: int, high: int = INT_MAX) -> int:
+    """An integer in [``low``, ``high``] (at most 2⁶³ − 1); anything else raises naming
+    ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise InvalidInputError(f"{name}: expected an integer, got {type(value).__name__}")
     if int(value) < low:
         raise InvalidInputError(f"{name}: must be >= {low}, got {value!r}")
     # The core takes 64-bit sizes; larger Python ints would fail without naming the argument.
-    if int(value) > INT_MAX:
-        raise InvalidInputError(f"{name}: must be <= {INT_MAX}, got {value!r}")
+    if int(value) > high:
+        raise InvalidInputError(f"{name}: must be <= {high}, got {value!r}")
     return int(value)
 
 

@@ -32,7 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
-from toprank._validation import as_jobs, finite_fit
+from toprank._validation import DEGREE_MAX, as_jobs, finite_fit
 from toprank.exceptions import InvalidInputError
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
@@ -145,7 +145,7 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         result = _core.attop_fit(
             Xv, positive, method=self._method, k=k, tau=tau, surrogate=self.surrogate, scale=scale, c=C,
-            kernel=self.kernel, gamma=self._gamma, degree=_int(self.degree, "degree", low=1),
+            kernel=self.kernel, gamma=self._gamma, degree=_int(self.degree, "degree", low=1, high=DEGREE_MAX),
             coef0=_real(self.coef0, "coef0", low=-np.inf, strict=False), cache_size=cache, tol=tol,
             max_iter=max_iter, check_every=check_every, seed=seed, n_jobs=as_jobs(self.n_jobs),
             callback=self._progress if self.verbose else None,

@@ -34,7 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from toprank import _core
-from toprank._validation import as_jobs, finite_fit, indicator_matrix, intercept_scaling
+from toprank._validation import DEGREE_MAX, as_jobs, finite_fit, indicator_matrix, intercept_scaling, sparse_structure
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import hamming_loss
 from toprank._validation import bounded_int as _int
@@ -224,6 +224,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
         scaling = intercept_scaling(self.intercept_scaling)
         fit_intercept = _flag(self.fit_intercept, "fit_intercept")
+        sparse_structure(X, "X")
         Xv = validate_data(self, X, reset=True, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2,
                            accept_sparse="csr" if kernel == "linear" else False)
         if kernel != "precomputed":
@@ -240,7 +241,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         n_labels = Y.shape[1]
         R = _prior(self.R, n_labels)
         self._gamma = _kernel_gamma(kernel, self.gamma, Xv)
-        degree = _int(self.degree, "degree", low=1)
+        degree = _int(self.degree, "degree", low=1, high=DEGREE_MAX)
         coef0 = _real(self.coef0, "coef0", low=-np.inf, strict=False)
         signs = np.ascontiguousarray(2.0 * Y - 1.0)
         shift = scaling**2 if fit_intercept else 0.0
@@ -303,6 +304,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
+        sparse_structure(X, "X")
         Xv = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], order="C",
                            accept_sparse="csr" if self.kernel == "linear" else False)
         if self.kernel == "linear":

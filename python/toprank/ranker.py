@@ -38,7 +38,7 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
-from toprank._validation import as_jobs, canonical_csr, indicator_matrix
+from toprank._validation import as_jobs, canonical_csr, indicator_matrix, sparse_structure
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k
 from toprank.recsys import evaluate_recommender
@@ -291,6 +291,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         }
 
     def _check_X(self, X: Any, *, reset: bool) -> Any:
+        sparse_structure(X, "X")
         Xv = validate_data(
             self, X, reset=reset, accept_sparse="csr", dtype=[np.float32, np.float64], order="C",
             ensure_min_samples=1,

@@ -50,7 +50,7 @@ from sklearn.utils.validation import (
 
 from toprank import _core
 from toprank._validation import as_flag as _flag
-from toprank._validation import as_jobs, canonical_csr, finite_fit, intercept_scaling
+from toprank._validation import DEGREE_MAX, as_jobs, canonical_csr, finite_fit, intercept_scaling, sparse_structure
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
@@ -274,6 +274,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             if hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
         else:
+            sparse_structure(X, "X")
             Xv, y = validate_data(
                 self,
                 X,
@@ -330,7 +331,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
             self._gamma = _kernel_gamma(self.kernel, self.gamma, Xv)
             cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
-            degree = _int(self.degree, "degree", low=1)
+            degree = _int(self.degree, "degree", low=1, high=DEGREE_MAX)
             coef0 = _real(self.coef0, "coef0", low=-np.inf, strict=False)
             result = _core.sdca_fit_kernel(Xv, y64, c, m, kernel=self.kernel, gamma=self._gamma, degree=degree,
                                            coef0=coef0, cache_size=cache, **common)
@@ -385,6 +386,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         sparse_ok = "csr" if self.kernel == "linear" else False
+        sparse_structure(X, "X")
         Xv: Any = validate_data(self, X, accept_sparse=sparse_ok, dtype=[np.float64, np.float32], reset=False)
         if self.kernel == "linear":
             scores = safe_sparse_dot(Xv, self.coef_.T, dense_output=True) + self.intercept_

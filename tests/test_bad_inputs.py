@@ -695,17 +695,12 @@ def test_huge_finite_scores_losses(v):
 
 
 # Rows whose threshold float64 does not resolve (spreads of 1e12 and more around a radius
-# of ~1, or breakpoints closer than an ulp: the partition is searched on absolute values),
-# or whose answer overflows: each once returned an infeasible, zero or non-finite point
-# without a word (found by fuzzing); now each raises.
+# of ~1 for the entropic projection), or whose answer overflows: each once returned an
+# infeasible, zero or non-finite point without a word (found by fuzzing); now each raises.
 UNRESOLVABLE = {
-    "box_simplex, huge entry, small radius": lambda: projections.box_simplex(np.array([1e16, 0.0]), hi=0.5, r=1e-3),
     "capped_simplex_entropy, spread 1e16": lambda: projections.capped_simplex_entropy(np.array([0.0, 1e16]), 1.5),
     "capped_simplex_entropy, spread 1e12": lambda: projections.capped_simplex_entropy(np.array([0.0, 1e12]), 1.5),
-    "topk_simplex, equal huge entries (breakpoints within an ulp)": lambda: projections.topk_simplex(np.full(6, 1e16), 2, r=1.0),
     "topk_cone, sum overflows": lambda: projections.topk_cone(np.full(6, 1e308), 2),
-    "knapsack, spread 1e308": lambda: projections.knapsack(np.array([1.0, 1, 1, 1, 1.7e308, 1.7e308]), -1e300, 1e300,
-                                                           0.0),
     "simplex, float32 overflow": lambda: projections.simplex(np.ones(4, np.float32), 1e300),
     "knapsack, float32 overflow": lambda: projections.knapsack(np.zeros(4, np.float32), -1e300, 1.0, -2e300),
     "rankmax, eta overflows the mass": lambda: projections.rankmax(np.array([1.0, 2, 3, 4]), 0, 1, eta=5e307),
@@ -724,5 +719,11 @@ def test_resolvable_huge_rows_stay_exact():
     # One order of magnitude less, or huge entries with breakpoints float64 separates: the
     # answers are exact, as the pivot-relative thresholds promise.
     np.testing.assert_array_equal(projections.box_simplex(np.array([1e15, 0.0]), hi=0.5, r=1e-3), [1e-3, 0.0])
+    # Caps below an ulp of the entries (these raised while the partition was searched on
+    # absolute values only).
+    np.testing.assert_array_equal(projections.box_simplex(np.array([1e16, 0.0]), hi=0.5, r=1e-3), [1e-3, 0.0])
+    np.testing.assert_allclose(projections.topk_simplex(np.full(6, 1e16), 2, r=1.0), np.full(6, 1 / 6), rtol=1e-15)
+    np.testing.assert_allclose(projections.knapsack(np.array([1.0, 1, 1, 1, 1.7e308, 1.7e308]), -1e300, 1e300, 0.0),
+                               [-5e299] * 4 + [1e300] * 2, rtol=1e-15)
     np.testing.assert_array_equal(projections.simplex(np.array([1e16, -1e16, 0.0]), 1.0), [1.0, 0.0, 0.0])
     np.testing.assert_array_equal(projections.capped_simplex(np.array([1e16, -1e16, 0.0]), 1.5), [1.0, 0.0, 0.5])

@@ -8,8 +8,9 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 
 from toprank.exceptions import InvalidInputError
 from toprank.m3l import M3L
@@ -170,7 +171,10 @@ def test_intercept_and_prediction():
     [
         (np.ones((3, 3)), "^R: must be positive definite"),
         (np.eye(2), "^R: must be 3 x 3"),
-        (np.array([[1, 0.5, 0], [0, 1, 0], [0, 0, 1.0]]), "^R: must be finite and symmetric"),
+        (np.array([[1, 0.5, 0], [0, 1, 0], [0, 0, 1.0]]), "^R: must be symmetric"),
+        # Asymmetric at a scale below any absolute tolerance.
+        (1e-13 * np.array([[1, 0.5, 0], [0, 1, 0], [0, 0, 1.0]]), "^R: must be symmetric"),
+        (np.diag([1.0, np.nan, 1.0]), "^R: must be finite"),
     ],
 )
 def test_bad_priors_name_r(R, match):
@@ -193,6 +197,22 @@ def test_bad_targets_and_data():
         M3L().fit(bad, Y)
     with pytest.raises(InvalidInputError, match="^C"):
         M3L(C=0).fit(X, Y)
+
+
+def test_target_containers_agree_and_score_names_y():
+    pd = pytest.importorskip("pandas")
+    X, Y = _problem(n=30)
+    model = M3L(random_state=0).fit(X, Y)
+    # One label: a sparse column is the dense (n, 1) indicator.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataConversionWarning)
+        one = M3L(random_state=0).fit(X, Y[:, :1]).decision_function(X)
+        np.testing.assert_array_equal(M3L(random_state=0).fit(X, sp.csr_matrix(Y[:, :1])).decision_function(X), one)
+    # pandas' nullable columns arrive as objects.
+    frame = pd.DataFrame(Y).astype("Int64")
+    np.testing.assert_array_equal(M3L(random_state=0).fit(X, frame).dual_coef_, model.dual_coef_)
+    with pytest.raises(InvalidInputError, match=r"^Y: expected shape \(30, 3\)"):
+        model.score(X, Y[:, :2])
 
 
 def test_binary_and_multiclass_targets_are_one_vs_all():

@@ -262,3 +262,13 @@ def test_dataset_loaders_check_their_arguments(tmp_path):
         (tmp_path / "file").write_text("not a directory")
         with pytest.raises(InvalidInputError, match=f"^{start}"):
             call()
+
+
+@pytest.mark.parametrize("make, y", [(lambda: TopKSVC(random_state=0), Y3), (lambda: M3L(random_state=0), LABELS)])
+def test_a_refit_with_another_kernel_drops_the_old_kernels_attributes(make, y):
+    model = make().fit(X, y)
+    assert hasattr(model, "coef_")
+    model.set_params(kernel="rbf").fit(X, y)
+    assert not hasattr(model, "coef_") and hasattr(model, "support_vectors_")
+    model.set_params(kernel="precomputed").fit(X @ X.T, y)
+    assert not hasattr(model, "support_vectors_")

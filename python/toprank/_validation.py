@@ -129,6 +129,13 @@ def indicator_matrix(x: Any, name: str, shape: tuple[int, int] | None = None) ->
             arr = np.asarray(x)
         except (ValueError, TypeError) as exc:
             raise InvalidInputError(f"{name}: cannot be converted to an array ({exc})") from exc
+        if arr.dtype == object:
+            # pandas' nullable Int64 / boolean columns arrive as objects; a missing value
+            # becomes NaN and fails the 0/1 test below.
+            try:
+                arr = arr.astype(np.float64)
+            except (ValueError, TypeError) as exc:
+                raise InvalidInputError(f"{name}: expected 0/1 or boolean values ({exc})") from None
         got = tuple(int(d) for d in arr.shape)
         csr = None
         data = arr
@@ -187,6 +194,13 @@ def finite_fit(estimator: str, **values: float) -> None:
         found = ", ".join(f"{name} = {value}" for name, value in bad.items())
         raise NoSolutionError(f"{estimator}: the solve ended with non-finite values ({found}): the data's scale "
                               "overflows floating point; rescale X (or the kernel's parameters)")
+
+
+def forget(estimator: Any, *names: str) -> None:
+    """Removes fitted attributes that the new fit does not set (those of another kernel),
+    so that none outlives a refit."""
+    for name in names:
+        vars(estimator).pop(name, None)
 
 
 def intercept_scaling(value: Any) -> float:

@@ -34,7 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from toprank import _core
-from toprank._validation import DEGREE_MAX, as_jobs, finite_fit, indicator_matrix, intercept_scaling, sparse_structure
+from toprank._validation import DEGREE_MAX, as_jobs, finite_fit, forget, indicator_matrix, intercept_scaling, sparse_structure
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import hamming_loss
 from toprank._validation import bounded_int as _int
@@ -69,6 +69,7 @@ def _prior(R: Any, n_labels: int) -> NDArray[np.float64]:
     if R is None:
         return np.eye(n_labels)
     if sp.issparse(R):
+        sparse_structure(R, "R")
         R = R.toarray()
     try:
         M = np.asarray(R, dtype=np.float64)
@@ -76,8 +77,11 @@ def _prior(R: Any, n_labels: int) -> NDArray[np.float64]:
         raise InvalidInputError(f"R: must be a {n_labels} x {n_labels} real matrix or None ({error})") from None
     if M.shape != (n_labels, n_labels):
         raise InvalidInputError(f"R: must be {n_labels} x {n_labels} (one row per label), got shape {M.shape}")
-    if not np.all(np.isfinite(M)) or not np.allclose(M, M.T, rtol=1e-12, atol=1e-12):
-        raise InvalidInputError("R: must be finite and symmetric")
+    if not np.all(np.isfinite(M)):
+        raise InvalidInputError("R: must be finite")
+    # Relative to R's own scale: an absolute tolerance would pass any R scaled below it.
+    if np.max(np.abs(M - M.T)) > 1e-12 * np.max(np.abs(M)):
+        raise InvalidInputError("R: must be symmetric (up to rounding)")
     try:
         np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
@@ -188,7 +192,11 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         (M3L with R = I is then one-vs-all)."""
         if y is None:
             raise InvalidInputError("Y: requires y to be passed, but the target y is None")
-        if not sp.issparse(y):
+        if sp.issparse(y):
+            sparse_structure(y, "Y")
+            if y.shape[1] == 1:  # one label, as the dense (n, 1) indicator
+                y = y.toarray()
+        else:
             y = np.asarray(y)
         shape = y.shape
         if len(shape) == 2 and shape[1] > 1:
@@ -260,6 +268,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             result = _core.m3l_fit_linear(Xv, signs, R, C, *losses, seed=seed, shrinking=_flag(self.shrinking, "shrinking"),
                                           bias=scaling if fit_intercept else None, **common)
             finite_fit("M3L", primal=result["primal"], dual=result["dual"])
+            forget(self, "support_vectors_", "_beta")
             alpha = result["dual_coef"]
             Z = result["coef"]
             d = Xv.shape[1]
@@ -273,6 +282,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
                 cache_size=cache, intercept_shift=shift, report_every=1000 if self.verbose else 0, **common,
             )
             finite_fit("M3L", primal=result["primal"], dual=result["dual"])
+            forget(self, "coef_", "support_vectors_")
             alpha = result["dual_coef"]
             # f(x) = Σ_i (k(x, x_i) + shift) β_i with β = 2 (y∘α) R  (Z = 2 φ(X) A R, (23)).
             beta = 2.0 * (signs * alpha) @ R
@@ -342,4 +352,9 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             return float(super().score(X, y, sample_weight=sample_weight))
         if sample_weight is not None:
             raise InvalidInputError("sample_weight: not supported for multi-label targets")
-        return 1.0 - hamming_loss(_indicator(y, "Y"), self.predict(X))
+        Y = _indicator(y, "Y")
+        predicted = self.predict(X)
+        if Y.shape != predicted.shape:
+            raise InvalidInputError(f"Y: expected shape {predicted.shape} (one column per label of the fit), "
+                                    f"got {Y.shape}")
+        return 1.0 - hamming_loss(Y, predicted)

@@ -50,7 +50,7 @@ from sklearn.utils.validation import (
 
 from toprank import _core
 from toprank._validation import as_flag as _flag
-from toprank._validation import DEGREE_MAX, as_jobs, canonical_csr, finite_fit, intercept_scaling, sparse_structure
+from toprank._validation import DEGREE_MAX, as_jobs, canonical_csr, finite_fit, forget, intercept_scaling, sparse_structure
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
@@ -322,6 +322,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             codebooks = coded.codebooks if coded is not None else None
             result = _core.sdca_fit_linear(Xv, y64, c, m, bias=bias, codebooks=codebooks, **common)
             finite_fit("TopKSVC", primal=result["primal"], dual=result["dual"], gap=result["gap"])
+            forget(self, "support_", "support_vectors_")
             W = result["coef"]
             d = coded.shape[1] if coded is not None else Xv.shape[1]
             self.coef_ = np.ascontiguousarray(W[:, :d])
@@ -336,6 +337,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             result = _core.sdca_fit_kernel(Xv, y64, c, m, kernel=self.kernel, gamma=self._gamma, degree=degree,
                                            coef0=coef0, cache_size=cache, **common)
             finite_fit("TopKSVC", primal=result["primal"], dual=result["dual"], gap=result["gap"])
+            forget(self, "coef_", "support_vectors_")
             dual = result["dual_coef"]
             self.support_ = np.flatnonzero(np.any(dual != 0, axis=1))
             if self.kernel != "precomputed":

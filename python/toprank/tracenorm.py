@@ -574,16 +574,16 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     def fit(self, X: Any, y: ArrayLike) -> TraceNormLogisticRegression:
         """Fit on X (dense, CSR, or a :class:`toprank.pq.CompressedMatrix`) and labels y."""
         previous = getattr(self, "_atoms", None) if _flag(self.warm_start, "warm_start") else None
-        fitted = dict(vars(self))
+        fitted: dict[str, Any] = dict(self.__dict__)
         design, y_enc = self._validate(X, y)
         start = None
         if previous is not None:
-            if (not np.array_equal(fitted.get("classes_"), self.classes_)
+            if (not np.array_equal(fitted.get("classes_", []), self.classes_)
                     or previous.U.shape[0] != design.shape[1]):
                 # Validation has already set classes_ and n_features_in_ from the new data:
                 # the refused refit leaves the previous model whole.
-                vars(self).clear()
-                vars(self).update(fitted)
+                self.__dict__.clear()
+                self.__dict__.update(fitted)
                 raise InvalidInputError("warm_start: the previous fit has other classes or features; refit without it")
             start = replace(previous, Z=design.dot(previous.U))
         self._fit_design(design, y_enc, start)

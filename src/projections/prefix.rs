@@ -503,10 +503,14 @@ pub(crate) fn check_sum(
 ) -> crate::Result<()> {
     let Written { total, fits } = written;
     let target = sum.target();
-    if !(total.is_finite() && fits) {
+    // A non-finite target (a cone whose sum overflowed) would excuse any total below.
+    if !(total.is_finite() && fits && target.is_finite()) {
         return Err(crate::Error::no_solution(
             problem,
-            format!("the projection overflows its output type (its entries sum to {total:e}); rescale x or the bounds"),
+            format!(
+                "the projection overflows its output type (its entries sum to {total:e}, its constraint to {target:e}); \
+                 rescale x or the bounds"
+            ),
         ));
     }
     let excess = match sum {

@@ -62,6 +62,7 @@ BAD: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
     "squared row norms overflow (softmax)": (lambda: TopKSVC(loss="softmax").fit(X * 1e154, Y3), InvalidInputError,
                                              "X:"),
     "gamma='scale' of an overflowing X": (lambda: TopKSVC(kernel="rbf").fit(X * 1e154, Y3), InvalidInputError, "X:"),
+    "gamma='scale' of a vanishing X": (lambda: TopKSVC(kernel="rbf").fit(X * 1e-160, Y3), InvalidInputError, "X:"),
     "intercept_scaling squared overflows (TopKSVC)": (lambda: TopKSVC(intercept_scaling=1e308).fit(X, Y3),
                                                       InvalidInputError, "intercept_scaling:"),
     "intercept_scaling squared overflows (M3L)": (lambda: M3L(intercept_scaling=1e308).fit(X, LABELS),
@@ -83,6 +84,13 @@ BAD: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
     "column index far out of range (RankmaxRanker.recommend)": (
         lambda: RankmaxRanker(n_epochs=1, random_state=0).fit(X, LABELS).recommend(_far_index(X)), InvalidInputError,
         "X.indices:"),
+    "sparse X for the product quantizer": (lambda: ProductQuantizer(n_subspaces=2, n_bits=2).fit(sp.csr_matrix(X)),
+                                           InvalidInputError, "X: sparse input is not supported"),
+    "infinity for the product quantizer": (lambda: ProductQuantizer(n_subspaces=2, n_bits=2).fit(np.where(X > 2, np.inf, X)),
+                                           InvalidInputError, "X: contains NaN or infinity"),
+    "rdot with the transposed shape": (
+        lambda: ProductQuantizer(n_subspaces=2, n_bits=2, random_state=0).fit(X).compress(X).rdot(np.ones((40, 4))),
+        InvalidInputError, "A: expected 40 columns"),
     "polynomial degree beyond the core's 32 bits": (lambda: TopKSVC(kernel="poly", degree=2**32).fit(X, Y3),
                                                     InvalidInputError, "degree:"),
     "polynomial degree beyond the core's 32 bits (M3L)": (

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
@@ -38,6 +39,8 @@ from toprank._validation import bounded_int as _int
 
 def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:
     """A C-contiguous float32/float64 2-D array (other dtypes are converted to float64)."""
+    if sp.issparse(X):
+        raise InvalidInputError(f"{name}: sparse input is not supported (the codebooks are dense); pass X.toarray()")
     arr = as_array(X, name)
     if arr.ndim != 2:
         raise InvalidInputError(f"{name}: expected a 2-D array, got {arr.ndim}-D")
@@ -98,6 +101,8 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def fit(self, X: ArrayLike, y: Any = None) -> ProductQuantizer:
         """Learns the codebooks from the rows of ``X`` (n × d, n ≥ 2**n_bits)."""
         X = _float_rows(X, "X")
+        if X.size and not np.all(np.isfinite(X)):
+            raise InvalidInputError("X: contains NaN or infinity")
         if X.size and float(np.max(np.abs(X))) > float(np.finfo(np.float32).max):
             raise InvalidInputError("X: has values beyond the float32 range of the codebooks")
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
@@ -267,6 +272,8 @@ class CompressedMatrix:
             return self._tdot(arr, "A")
         if arr.ndim != 2:
             raise InvalidInputError(f"A: expected a 1-D or 2-D array, got {arr.ndim}-D")
+        if arr.shape[1] != len(self):
+            raise InvalidInputError(f"A: expected {len(self)} columns (one per row of X), got shape {arr.shape}")
         return self._tdot(arr.T, "A").T
 
     @property

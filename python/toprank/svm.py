@@ -79,7 +79,13 @@ def _kernel_gamma(kernel: str, gamma: Any, X: Any) -> float:
         if not math.isfinite(var):
             raise InvalidInputError("X: its variance overflows float64, so gamma=None ('scale') cannot be computed; "
                                     "rescale X or set gamma")
-        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        if var == 0:
+            return 1.0
+        scale = 1.0 / (int(X.shape[1]) * var)
+        if not math.isfinite(scale):
+            raise InvalidInputError(f"X: its variance ({var:.3g}) is so small that gamma=None ('scale') overflows; "
+                                    "rescale X or set gamma")
+        return scale
     return _real(gamma, "gamma", low=0.0, strict=True)
 
 

@@ -57,7 +57,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 from toprank import _core
 from toprank._validation import as_flag as _flag
@@ -550,7 +550,8 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         from toprank.pq import CompressedMatrix  # noqa: PLC0415
 
         if isinstance(X, CompressedMatrix):
-            y = column_or_1d(y, warn=True)
+            # As validate_data checks y for the other inputs (NaN among object labels too).
+            y = column_or_1d(check_array(y, ensure_2d=False, dtype=None, input_name="y"), warn=True)
             check_consistent_length(X.codes, y)
             if len(y) < 2:
                 raise InvalidInputError(f"X: needs at least 2 samples, got {len(y)}")

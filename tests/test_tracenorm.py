@@ -178,6 +178,19 @@ def test_estimator_contract():
     assert warm.n_iter_ <= max(2, n_cold // 2)
 
 
+def test_features_with_an_offset_reach_the_same_optimum():
+    # The intercept is unpenalised, so X + 50 has the same optimal W (the intercept takes
+    # the shift). Uncentred, the subspace step's mean couples W with b: this fit ran to
+    # max_iter with J 0.9 % above the optimum.
+    X, y = _problem(n=300, d=20, m=6, seed=8)
+    kw = dict(lambda_trace=0.01, lambda_fro=1e-4, tol=1e-5, random_state=0)
+    centred = TraceNormLogisticRegression(**kw).fit(X, y)
+    shifted = TraceNormLogisticRegression(**kw).fit(X + 50.0, y)
+    assert shifted.status_ == "converged"
+    assert shifted.objective_ == pytest.approx(centred.objective_, rel=1e-5)
+    np.testing.assert_allclose(shifted.decision_function(X + 50.0), centred.decision_function(X), atol=5e-2)
+
+
 def test_a_refused_warm_start_leaves_the_model_whole():
     X, y = _problem(n=120, d=6, m=3)
     model = TraceNormLogisticRegression(0.01, 0.001, warm_start=True).fit(X, y)

@@ -394,10 +394,20 @@ def _span_step(atoms: _Atoms, span: _Span, y: NDArray[np.uint32], *, lambda_trac
     if atoms.theta.size == 0:
         return atoms
     Qu, Qv, Z = span.Qu, span.Qv, span.Z
-    C, b = _factored_span_descent(atoms, Qu, Qv, Z, y, lambda_trace=lambda_trace, lambda_fro=lambda_fro,
+    # With an intercept, both stages run on the centred Z̃ = Z − 1z̄ᵀ: Z C Q_vᵀ + 1bᵀ =
+    # Z̃ C Q_vᵀ + 1(b + Q_v Cᵀz̄)ᵀ, the same problem with the mean moved into the
+    # unpenalised intercept. Uncentred, a large mean couples C with b: the L-BFGS stalls
+    # and the prox step 1/‖Z‖² shrinks (features with an offset of 50 times their spread
+    # ran to max_iter far from the optimum).
+    mean = Z.mean(axis=0) if fit_intercept else np.zeros(Z.shape[1])
+    Z_centred = np.ascontiguousarray(Z - mean) if fit_intercept else Z
+    shift = ((mean @ Qu.T @ atoms.U) * atoms.theta) @ atoms.V.T
+    C, b = _factored_span_descent(replace(atoms, b=atoms.b + shift), Qu, Qv, Z_centred, y, lambda_trace=lambda_trace,
+                                  lambda_fro=lambda_fro, fit_intercept=fit_intercept, gtol=gtol, max_steps=max_steps,
+                                  n_jobs=n_jobs)
+    C, b = _proximal_span_descent(C, b, Z_centred, Qv, y, lambda_trace=lambda_trace, lambda_fro=lambda_fro,
                                   fit_intercept=fit_intercept, gtol=gtol, max_steps=max_steps, n_jobs=n_jobs)
-    C, b = _proximal_span_descent(C, b, Z, Qv, y, lambda_trace=lambda_trace, lambda_fro=lambda_fro,
-                                  fit_intercept=fit_intercept, gtol=gtol, max_steps=max_steps, n_jobs=n_jobs)
+    b = np.ascontiguousarray(b - (mean @ C) @ Qv.T)
     if not (np.all(np.isfinite(C)) and np.all(np.isfinite(b))):
         raise NoSolutionError("the subspace step produced non-finite weights")
     P, sv, Qt = np.linalg.svd(C, full_matrices=False)

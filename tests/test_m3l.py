@@ -63,6 +63,21 @@ def test_smo_reaches_the_qp_optimum_of_the_dual(kernel, prior):
     assert model.primal_objective_ == pytest.approx(model.dual_objective_, rel=1e-6)
 
 
+def test_smo_pairs_copies_of_an_example_with_opposite_signs():
+    # Five copies of each of 8 points, labels drawn independently: copies with opposite
+    # signs form singular 2 x 2 blocks. Excluded as partners, they left only 1-variable
+    # steps that zig-zag between the copies: 100,000 iterations ended at D = 568.
+    rng = np.random.default_rng(11)
+    X = np.repeat(rng.normal(size=(8, 3)) * 3, 5, axis=0)
+    Y = (rng.random((len(X), 3)) > 0.5).astype(int)
+    R = _random_prior(3, 1)
+    K = (0.5 * X @ X.T + 1.0) ** 3
+    model = M3L(kernel="precomputed", C=10.0, R=R, fit_intercept=False, tol=1e-6, max_iter=20000).fit(K, Y)
+    assert model.status_ == "converged"
+    value, _ = _dual_reference(K, Y, R, 10.0)
+    assert model.dual_objective_ == pytest.approx(value, rel=1e-6)
+
+
 @pytest.mark.parametrize("prior", ["identity", "dense"])
 @pytest.mark.parametrize("intercept", [False, True])
 def test_smo_and_dcd_agree_on_linear_problems(prior, intercept):

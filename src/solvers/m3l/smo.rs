@@ -10,9 +10,10 @@
 //! warmer cache); then up to L steps on that label, each on the pair (p, q) with
 //! p = argmax_i |g̃_il| and q maximising the unconstrained gain (30)/(56)
 //!   h_pq = (g_p² K_qq + g_q² K_pp − 2 g_p g_q y_p y_q K_pq) / (8 R_ll (K_pp K_qq − K_pq²))
-//! over the j with g̃_jl ≠ 0 and K_pj² < K_pp K_jj (the 2 × 2 block strictly positive
-//! definite); the pair's 2-variable box QP (47)–(54) is solved exactly (see
-//! [`solve_box_2d`]), or, with no admissible q, the 1-variable one (58). The steps
+//! over the j with g̃_jl ≠ 0 (the denominator floored at 1e-12·K_pp K_jj, as LIBSVM's τ,
+//! so that a singular block — two copies of an example with opposite signs — can pair);
+//! the pair's 2-variable box QP (47)–(54) is solved exactly (see [`solve_box_2d`]), or,
+//! with no admissible q, the 1-variable one (58). The steps
 //! search only label l's free and violating variables (see [`SearchSet`]), whose
 //! gradients follow every step (33); every label k with R_kl ≠ 0 (l included) is
 //! brought up to date once per outer iteration through the accumulated
@@ -58,16 +59,20 @@ pub struct M3lReport {
     pub max_violation: f64,
 }
 
-/// The exact maximiser of −½ xᵀQx + gᵀx over lo ≤ x ≤ hi for a positive definite 2 × 2 Q.
-/// If the unconstrained maximiser Q⁻¹g is outside the box, the maximiser lies on its
-/// boundary, i.e. on one of the four edges, where the problem is 1-dimensional and its
-/// solution a clamp: the best of the four is returned. (Appendix A's Algorithm 2 tries
-/// fewer edges, which is not always optimal.)
+/// The exact maximiser of −½ xᵀQx + gᵀx over lo ≤ x ≤ hi for a positive semidefinite
+/// 2 × 2 Q with q11, q22 > 0. If Q is definite and its unconstrained maximiser Q⁻¹g lies
+/// in the box, that is the answer; otherwise a maximiser lies on the boundary (for a
+/// singular Q too: the objective is then constant or unbounded along Q's null space),
+/// i.e. on one of the four edges, where the problem is 1-dimensional and its solution a
+/// clamp: the best of the four is returned. (Appendix A's Algorithm 2 tries fewer edges,
+/// which is not always optimal.)
 pub fn solve_box_2d(q: [f64; 3], g: [f64; 2], lo: [f64; 2], hi: [f64; 2]) -> [f64; 2] {
     let [q11, q12, q22] = q;
     let det = q11 * q22 - q12 * q12;
     let free = [(q22 * g[0] - q12 * g[1]) / det, (q11 * g[1] - q12 * g[0]) / det];
-    if (lo[0]..=hi[0]).contains(&free[0]) && (lo[1]..=hi[1]).contains(&free[1]) {
+    // det ≤ 0 (singular, or a hair indefinite from the kernel's rounding): Q⁻¹g is no
+    // maximiser (it may be a saddle point inside the box).
+    if det > 0.0 && (lo[0]..=hi[0]).contains(&free[0]) && (lo[1]..=hi[1]).contains(&free[1]) {
         return free;
     }
     let value = |x: [f64; 2]| -0.5 * (q11 * x[0] * x[0] + 2.0 * q12 * x[0] * x[1] + q22 * x[1] * x[1]) + g[0] * x[0] + g[1] * x[1];
@@ -198,14 +203,16 @@ impl SearchSet {
 
     /// The position of the partner q of the first variable p with the largest gain (56)
     ///   h_pq = (g_p² K_qq + g_q² K_pp − 2 g_p g_q y_p y_q K_pq) / (8 R_ll (K_pp K_qq − K_pq²))
-    /// among the searched variables that can move (projected gradient ≠ 0) and make the
-    /// pair's 2 × 2 block strictly positive definite; None if there is none. The gains are
+    /// among the other searched variables that can move (projected gradient ≠ 0), the
+    /// denominator floored (see the module docs); None if there is none. The gains are
     /// formed in a branch-free pass (vectorisable: the divisions pipeline) and then
     /// compared.
-    fn best_partner(&mut self, column_p: &[f32], gp: f64, yp: f64, kpp: f64, r_ll: f64) -> Option<usize> {
+    fn best_partner(&mut self, jp: usize, column_p: &[f32], gp: f64, yp: f64, kpp: f64, r_ll: f64) -> Option<usize> {
         gather_at(column_p, &self.index, &mut self.k_p);
         self.gain.resize(self.index.len(), 0.0);
         partner_gains(self, [gp, yp, kpp, r_ll]);
+        // p with itself is a singular block too (its numerator is 0 only up to rounding).
+        self.gain[jp] = 0.0;
         first_largest(&self.gain, false).1
     }
 
@@ -332,7 +339,7 @@ fn first_largest(values: &[f64], absolute: bool) -> (f64, Option<usize>) {
 
 widest_vector_code! {
     /// search.gain[j] = h_pj of (56) for the first variable [g_p, y_p, K_pp, R_ll], or 0
-    /// where j cannot move or the pair's 2 × 2 block is not strictly positive definite.
+    /// where j cannot move or either diagonal entry is 0.
     /// Branch-free, so that it vectorises (the divisions pipeline).
     fn partner_gains(search: &mut SearchSet, first: [f64; 4]) -> () {
         let [gp, yp, kpp, r_ll] = first;
@@ -340,9 +347,13 @@ widest_vector_code! {
         let SearchSet { k_p, diag, g, y, projected, gain, .. } = search;
         for (j, h) in gain.iter_mut().enumerate() {
             let (kpq, kqq, gq) = (k_p[j], diag[j], g[j]);
-            let det = kpp * kqq - kpq * kpq;
+            // A (near) singular block, e.g. two copies of one example with opposite signs,
+            // has its gain floored as LIBSVM's τ does: the box QP is still solved exactly
+            // (on its edges), and such a pair is often the only step that moves both
+            // copies at once (1-variable steps zig-zag between them).
+            let det = (kpp * kqq - kpq * kpq).max(1e-12 * kpp * kqq);
             let value = (gp * gp * kqq + gq * gq * kpp - 2.0 * gp_yp * gq * y[j] * kpq) / (8.0 * r_ll * det);
-            let admissible = projected[j] != 0.0 && det > 1e-12 * kpp * kqq;
+            let admissible = projected[j] != 0.0 && kpp > 0.0 && kqq > 0.0;
             *h = if admissible { value } else { 0.0 };
         }
     }
@@ -533,7 +544,7 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             // Second variable: the largest unconstrained gain (56) among the searched ones.
             lookahead.load(Some(p), &search, cache, kernel);
             let column_p = cache.get(p, kernel);
-            let second = search.best_partner(column_p, gp, yp, kpp, r_ll);
+            let second = search.best_partner(jp, column_p, gp, yp, kpp, r_ll);
             // The step: the pair's exact 2-variable box QP, or the 1-variable one (58);
             // then u and the searched gradients follow it (33), which gives the next p.
             let old_p = search.a[jp];
@@ -657,7 +668,8 @@ mod tests {
         let mut rng = SplitMix64::new(5);
         for _ in 0..300 {
             let (a, b, d) = (rng.next_f64() * 3.0 + 0.1, rng.next_f64() * 2.0 - 1.0, rng.next_f64() * 3.0 + 0.1);
-            let q12 = b * (a * d).sqrt() * 0.95;
+            // Definite blocks, and singular ones (two copies of an example).
+            let q12 = if rng.next_f64() < 0.3 { (a * d).sqrt().copysign(b) } else { b * (a * d).sqrt() * 0.95 };
             let g = [rng.next_f64() * 6.0 - 3.0, rng.next_f64() * 6.0 - 3.0];
             let lo = [-rng.next_f64(), -rng.next_f64()];
             let hi = [rng.next_f64(), rng.next_f64()];

@@ -210,9 +210,11 @@ impl SearchSet {
     fn best_partner(&mut self, jp: usize, column_p: &[f32], gp: f64, yp: f64, kpp: f64, r_ll: f64) -> Option<usize> {
         gather_at(column_p, &self.index, &mut self.k_p);
         self.gain.resize(self.index.len(), 0.0);
+        // p with itself is a singular block too (its numerator is 0 only up to rounding):
+        // out of the partners while the gains are formed.
+        let projected_p = std::mem::replace(&mut self.projected[jp], 0.0);
         partner_gains(self, [gp, yp, kpp, r_ll]);
-        // p with itself is a singular block too (its numerator is 0 only up to rounding).
-        self.gain[jp] = 0.0;
+        self.projected[jp] = projected_p;
         first_largest(&self.gain, false).1
     }
 
@@ -351,7 +353,8 @@ widest_vector_code! {
             // has its gain floored as LIBSVM's τ does: the box QP is still solved exactly
             // (on its edges), and such a pair is often the only step that moves both
             // copies at once (1-variable steps zig-zag between them).
-            let det = (kpp * kqq - kpq * kpq).max(1e-12 * kpp * kqq);
+            let (det, floor) = (kpp * kqq - kpq * kpq, 1e-12 * kpp * kqq);
+            let det = if det > floor { det } else { floor };
             let value = (gp * gp * kqq + gq * gq * kpp - 2.0 * gp_yp * gq * y[j] * kpq) / (8.0 * r_ll * det);
             let admissible = projected[j] != 0.0 && kpp > 0.0 && kqq > 0.0;
             *h = if admissible { value } else { 0.0 };

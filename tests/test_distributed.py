@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from toprank import M3L, TopKSVC
@@ -124,6 +125,12 @@ def test_checkpoint_resume_reaches_the_uninterrupted_model(client, tmp_path):
     assert [h.round for h in history] == [h.round for h in whole_history]
     with pytest.raises(InvalidInputError, match="resume"):
         fit_cocoa(client, estimator, *_split(X, y, [150, 150]), checkpoint_dir=str(tmp_path), resume=True)
+    # C and the class weights live in the partitions' costs, not in the problem: a
+    # checkpoint of another C was resumed into a wrong model.
+    for changed in (dict(C=0.01), dict(class_weight="balanced")):
+        with pytest.raises(InvalidInputError, match="other costs"):
+            fit_cocoa(client, clone(estimator).set_params(**changed), *parts, checkpoint_dir=str(tmp_path),
+                      resume=True)
 
 
 def test_dask_arrays_csr_and_prediction(client):
@@ -160,6 +167,11 @@ def test_worker_processes_pickle_everything():
     (TopKSVC(), None, "one class", "class"),
     (TopKSVC(), None, "short", "labels"),
     (TopKSVC(C=-1.0), None, None, "C"),
+    # The imaginary part was dropped (a NumPy warning only); continuous targets trained
+    # as one class per value, where TopKSVC.fit refuses both.
+    (TopKSVC(), "complex", None, "X: expected real numbers"),
+    (TopKSVC(), None, "continuous", "Unknown label type"),
+    (TopKSVC(), None, "two columns", "y: expected 1-D class labels"),
 ])
 def test_bad_input_raises(client, estimator, X_parts, y, message):
     X, labels = _problem(n=60)
@@ -167,11 +179,17 @@ def test_bad_input_raises(client, estimator, X_parts, y, message):
     if X_parts == "nan":
         parts[1] = parts[1].copy()
         parts[1][3, 2] = np.nan
+    elif X_parts == "complex":
+        parts[1] = parts[1] + 1j
     if y == "one class":
         labels = np.zeros(60, dtype=int)
     elif y == "short":
         labels = labels[:50]
-    with pytest.raises(InvalidInputError, match=message):
+    elif y == "continuous":
+        labels = np.linspace(0.0, 1.0, 60)
+    elif y == "two columns":
+        labels = np.column_stack([labels, labels])
+    with pytest.raises((InvalidInputError, ValueError), match=message):
         fit_cocoa(client, estimator, parts, labels, max_rounds=3)
 
 

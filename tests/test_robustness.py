@@ -246,7 +246,8 @@ def test_topk_svc_smoothing_below_the_rounding_of_the_scores(smoothing):
 @pytest.mark.parametrize("argv", [["kernels", "--rows", "0"], ["kernels", "--labels", "3"],
                                   ["kernels", "--rows", "1000000", "--labels", "100000"], ["kernels", "--seed", "-1"],
                                   ["demo", "--C", "-1"], ["demo", "--C", "nan"], ["demo", "--max-train", "-15900"],
-                                  ["demo", "--plot", "/nonexistent/dir/x.png"]])
+                                  ["demo", "--plot", "/nonexistent/dir/x.png"], ["demo", "--plot", "."],
+                                  ["demo", "--max-train", "abc"]])
 def test_cli_refuses_bad_arguments_before_any_work(argv, capsys):
     # These printed a traceback (exit 1), some after training six models, or trained on
     # X[:-15900] without a word.
@@ -256,6 +257,36 @@ def test_cli_refuses_bad_arguments_before_any_work(argv, capsys):
         main(argv)
     assert stopped.value.code == 2
     assert "error: " in capsys.readouterr().err
+
+
+def test_cli_kernels_on_a_batch_that_misses_labels_and_plot_names(capsys):
+    # 100 rows cannot draw all 1,000 labels: top_k_accuracy refused the batch.
+    from toprank.cli import _png_path, main
+
+    assert main(["kernels", "--rows", "100", "--labels", "1000"]) == 0
+    # matplotlib writes "curves" as "curves.png": the reported path must be that one.
+    assert _png_path("curves") == "curves.png" and _png_path("curves.svg") == "curves.svg"
+    with pytest.raises(SystemExit):
+        main(["kernels", "--rows", "abc"])
+    assert "invalid integer value: 'abc'" in capsys.readouterr().err
+
+
+def test_a_cache_that_cannot_be_written_warns_and_the_data_still_load(tmp_path, monkeypatch):
+    from toprank import datasets
+
+    target = tmp_path / "letter.npz"
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    monkeypatch.setattr(datasets.tempfile, "mkstemp", read_only)
+    with pytest.warns(RuntimeWarning, match="could not write the cache"):
+        datasets._save_npz(target, "sha", data=np.zeros(3))
+    assert not target.exists()
+    monkeypatch.setenv("TOPRANK_DATA", str(tmp_path / "file"))
+    (tmp_path / "file").write_text("not a directory")
+    with pytest.raises(InvalidInputError, match="^TOPRANK_DATA:"):
+        datasets.get_data_home()
 
 
 def test_dataset_loaders_check_their_arguments(tmp_path):

@@ -83,6 +83,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import warnings
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -487,16 +488,18 @@ def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     pathlib.Path
         The absolute, existing cache directory.
     """
+    source = "data_home"
     if data_home is None:
         env = os.environ.get("TOPRANK_DATA", "")
         path = Path(env) if env else Path("~/.cache/toprank")
+        source = "TOPRANK_DATA" if env else "data_home (default)"
     elif isinstance(data_home, (str, os.PathLike)):
         path = Path(data_home)
     else:
         raise InvalidInputError(f"data_home: expected a path, got {type(data_home).__name__}")
     path = path.expanduser().resolve()
     if path.exists() and not path.is_dir():
-        raise InvalidInputError(f"data_home: {path} exists and is not a directory")
+        raise InvalidInputError(f"{source}: {path} exists and is not a directory")
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -603,8 +606,14 @@ def _load_npz(path: Path, source: str) -> dict[str, Any] | None:
 
 
 def _save_npz(path: Path, source: str, **arrays: NDArray[Any]) -> None:
-    """Write an .npz atomically (uncompressed: loading it is then a plain read)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".npz")
+    """Write an .npz atomically (uncompressed: loading it is then a plain read). The
+    cache only saves parsing time: where it cannot be written (a read-only data home,
+    a full disk) the load goes on with a warning."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".npz")
+    except OSError as exc:
+        _cache_not_written(path, exc)
+        return
     try:
         with os.fdopen(fd, "wb") as fh:
             payload: dict[str, Any] = {
@@ -615,9 +624,17 @@ def _save_npz(path: Path, source: str, **arrays: NDArray[Any]) -> None:
             np.savez(fh, **payload)
         os.chmod(tmp, 0o644)  # mkstemp creates 0600
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        _cache_not_written(path, exc)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _cache_not_written(path: Path, exc: OSError) -> None:
+    warnings.warn(f"could not write the cache {path} ({exc}); the data set is parsed again on the next load",
+                  RuntimeWarning, stacklevel=4)
 
 
 def _encode(labels: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[np.str_]]:
@@ -1565,6 +1582,8 @@ def fetch(
     ValueError
         An unknown name.
     """
+    if isinstance(names, str):  # one name, not its letters
+        names = [names]
     unknown = [name for name in names if name not in DATASETS]
     if unknown:
         raise ValueError(f"names: unknown data sets {unknown}; choose from {list(DATASETS)}")
@@ -1662,7 +1681,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown data sets {unknown}; choose from {', '.join(DATASETS)}")
     try:
         fetch(names, data_home=args.data_home)
-    except (OSError, DownloadError) as exc:
+    except (OSError, DownloadError, InvalidInputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

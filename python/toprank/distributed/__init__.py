@@ -165,6 +165,9 @@ class _Svc(_Model):
             raise InvalidInputError(f"k: must satisfy 1 <= k <= n_classes - 1 = {m - 1}, got {self.params['k']}")
         weights = compute_class_weight(self.model.class_weight, classes=classes, y=np.repeat(classes, counts))
         self.classes, self.coef_rows = classes, m
+        # C and the class weights enter each shard's c_k, not the problem: a checkpoint
+        # written with others must not be resumed (see _fingerprint).
+        self.costs = dict(C=float(self.params["C"]), class_weights=[float(w) for w in weights])
         return [runner.submit(tasks.make_svc_shard, xk, yk, classes, weights, self.params["C"], self.bias, worker=w)
                 for xk, yk, _, w in placed]
 
@@ -288,7 +291,8 @@ def fit_cocoa(
         ``class_weight``, ``shrinking``, ``check_every``, ``tol``, ``random_state``,
         ``verbose``; ``kernel="linear"``, no ``sample_weight``. M3L: ``C``, ``R``,
         ``fit_intercept``, ``intercept_scaling``, ``tol``, ``random_state``, ``verbose``;
-        the linear kernel, the Hamming loss, Y a multi-label indicator matrix.
+        the linear kernel, the Hamming loss, Y a multi-label indicator matrix (its
+        ``shrinking`` does not apply: the rounds do not shrink).
     X : dask array (n × d, chunked by rows) or list of arrays / CSR matrices
         The partitions: a dask array's row chunks, or the list's items. Partitions
         stay on the workers holding them (a list is scattered round-robin first).
@@ -463,13 +467,15 @@ def _relative_gap(primal: float, dual: float) -> float:
 
 
 def _fingerprint(spec: _Model, parts: Sequence[_Partition]) -> dict[str, Any]:
-    """What a checkpoint must match to be resumed: the partitions, the seed and the problem."""
+    """What a checkpoint must match to be resumed: the partitions, the seed, the problem
+    and the costs the shards carry (TopKSVC's C and class weights)."""
     problem = {name: (value.tolist() if isinstance(value, np.ndarray) else value)
                for name, value in asdict(spec.problem).items()}
     labels = [str(c) for c in getattr(spec, "classes", range(spec.coef_rows))]
     # Through JSON and back: the form a checkpoint's state compares as.
     plain: dict[str, Any] = json.loads(json.dumps(dict(model=spec.kind, rows=[p.rows for p in parts], labels=labels,
-                                                       seed=spec.seed, problem=problem)))
+                                                       seed=spec.seed, problem=problem,
+                                                       costs=getattr(spec, "costs", None))))
     return plain
 
 

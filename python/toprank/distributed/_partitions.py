@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
+from sklearn.utils.multiclass import check_classification_targets
 
 from toprank import _core
 from toprank._validation import indicator_matrix, sparse_structure
@@ -34,23 +35,43 @@ def aligned(a: Any) -> Any:
     return np.require(a, requirements=["C", "A"])
 
 
+def _real_values(X: Any) -> Any:
+    """X as float64 unless it already is float32/float64: integers and booleans convert,
+    objects only if each is a real number; complex values are refused (their imaginary
+    parts would be dropped)."""
+    if X.dtype in (np.float32, np.float64):
+        return X
+    if X.dtype.kind not in "biufO":
+        raise InvalidInputError(f"X: expected real numbers, got dtype {X.dtype}")
+    try:
+        return X.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"X: expected real numbers ({exc})") from None
+
+
+def _labels(labels: Any) -> NDArray[Any]:
+    """A partition's class labels as a 1-D array, checked as TopKSVC.fit checks its y."""
+    y: NDArray[Any] = np.asarray(labels)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise InvalidInputError(f"y: expected 1-D class labels, got shape {y.shape}")
+    check_classification_targets(y)
+    return y
+
+
 def _design(X: Any) -> Any:
     """X_k as the core reads it — C-ordered float32/float64, or canonical CSR — checked finite."""
     if sp.issparse(X):
         sparse_structure(X, "X")
-        X = sp.csr_matrix(X)
-        if X.dtype not in (np.float32, np.float64):
-            X = X.astype(np.float64)
+        X = _real_values(sp.csr_matrix(X))
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
         X.data, X.indices, X.indptr = aligned(X.data), aligned(X.indices), aligned(X.indptr)
         values = X.data
     else:
-        X = np.asarray(X)
-        if X.dtype not in (np.float32, np.float64):
-            X = X.astype(np.float64)
-        X = aligned(X)
+        X = aligned(_real_values(np.asarray(X)))
         values = X
     if X.ndim != 2:
         raise InvalidInputError(f"X: partitions must be 2-D, got {X.ndim}-D")
@@ -93,7 +114,7 @@ class SvcShard:
     def __init__(self, X: Any, y: Any, classes: NDArray[Any], weights: NDArray[np.float64], C: float,
                  bias: float | None) -> None:
         self.X = _design(X)
-        y = np.asarray(y).ravel()
+        y = _labels(y)
         if len(y) != self.X.shape[0]:
             raise InvalidInputError(f"y: a partition has {len(y)} labels for {self.X.shape[0]} rows")
         encoded = np.searchsorted(classes, y)
@@ -214,7 +235,7 @@ def _first_changes(changed: list[NDArray[np.int64]], before: list[NDArray[np.flo
 
 
 def class_counts(y: Any) -> tuple[NDArray[Any], NDArray[np.int64]]:
-    values, counts = np.unique(np.asarray(y).ravel(), return_counts=True)
+    values, counts = np.unique(_labels(y), return_counts=True)
     return values, counts.astype(np.int64)
 
 

@@ -205,6 +205,14 @@ def test_bad_arguments_raise(client):
         fit_cocoa(None, TopKSVC(), X, y)
     with pytest.raises(InvalidInputError, match="feature"):
         fit_cocoa(client, TopKSVC(), [X, X[:, :3]], np.concatenate([y, y]))
+    # Dask's own chunking error (and a ZeroDivisionError without workers) named nothing.
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(InvalidInputError, match="^y: has 50 rows of labels for 60"):
+        fit_cocoa(client, TopKSVC(), da.from_array(X, chunks=30), da.from_array(y[:50], chunks=25))
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as idle:
+            with pytest.raises(InvalidInputError, match="^client: has no workers"):
+                fit_cocoa(idle, TopKSVC(), [X[:30], X[30:]], y)
 
 
 # ---------------------------------------------------------------- linear M3L

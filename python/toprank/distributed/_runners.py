@@ -78,6 +78,8 @@ def place(runner: Runner, client: Any, X: Any, y: Any) -> list[Placed]:
             raise InvalidInputError(f"X: must be 2-D, got {X.ndim}-D")
         if not _is_dask_array(y):
             raise InvalidInputError("y: must be a dask array aligned with X when X is one")
+        if y.shape[0] == y.shape[0] and X.shape[0] == X.shape[0] and y.shape[0] != X.shape[0]:  # known (not NaN)
+            raise InvalidInputError(f"y: has {y.shape[0]} rows of labels for {X.shape[0]} rows of X")
         X = X.rechunk({1: X.shape[1]})
         y = y.rechunk((X.chunks[0],) + tuple((size,) for size in y.shape[1:]))
         from distributed import wait  # noqa: PLC0415 (the optional extra)
@@ -102,6 +104,8 @@ def place(runner: Runner, client: Any, X: Any, y: Any) -> list[Placed]:
     if len(ys) != len(X):
         raise InvalidInputError(f"y: {len(ys)} label partitions for {len(X)} partitions of X")
     workers: list[str | None] = sorted(client.scheduler_info()["workers"]) if client is not None else [None]
+    if not workers:
+        raise InvalidInputError("client: has no workers (start some, or pass client=None for local threads)")
     placed: list[Placed] = []
     for k, (part, labels) in enumerate(zip(X, ys)):
         worker = workers[k % len(workers)]

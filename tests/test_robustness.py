@@ -311,3 +311,20 @@ def test_a_refit_with_another_kernel_drops_the_old_kernels_attributes(make, y):
     assert not hasattr(model, "coef_") and hasattr(model, "support_vectors_")
     model.set_params(kernel="precomputed").fit(X @ X.T, y)
     assert not hasattr(model, "support_vectors_")
+
+
+@pytest.mark.parametrize("make, y, late_error", [
+    (lambda: TopKSVC(kernel="rbf", random_state=0), Y3, dict(cache_size=-1.0)),
+    (lambda: M3L(kernel="rbf", random_state=0), LABELS, dict(cache_size=-1.0)),
+    (lambda: TopPush(kernel="rbf"), Y2, dict(cache_size=-1.0)),
+    (lambda: TraceNormLogisticRegression(), Y3, dict(verbose=-1)),
+])
+def test_a_failed_refit_leaves_the_previous_model(make, y, late_error):
+    # Validation had set n_features_in_, classes_ and gamma (from the new X) before the
+    # error (or a Ctrl-C in the solve): the old coefficients then met the new gamma.
+    model = make().fit(X, y)
+    before = model.decision_function(X)
+    with pytest.raises(InvalidInputError):
+        model.set_params(**late_error).fit(np.hstack([X, X]) * 10.0, np.asarray(y)[::-1])
+    assert model.n_features_in_ == X.shape[1]
+    np.testing.assert_array_equal(model.decision_function(X), before)

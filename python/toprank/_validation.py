@@ -9,10 +9,11 @@ the argument where a conversion would otherwise fail with a generic error.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import operator
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -194,6 +195,27 @@ def finite_fit(estimator: str, **values: float) -> None:
         found = ", ".join(f"{name} = {value}" for name, value in bad.items())
         raise NoSolutionError(f"{estimator}: the solve ended with non-finite values ({found}): the data's scale "
                               "overflows floating point; rescale X (or the kernel's parameters)")
+
+
+_Fit = TypeVar("_Fit", bound=Callable[..., Any])
+
+
+def restores_on_failure(fit: _Fit) -> _Fit:
+    """A ``fit`` that raises — bad input found late, Ctrl-C, a solver error — leaves the
+    estimator as it was. Validation sets n_features_in_, classes_ and kernel parameters
+    before the solve; without this, the previous model would be paired with them (its
+    coefficients predicting the new labels, with the new gamma)."""
+    @functools.wraps(fit)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        before = dict(self.__dict__)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    return guarded  # type: ignore[return-value]
 
 
 def forget(estimator: Any, *names: str) -> None:

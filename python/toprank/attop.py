@@ -32,7 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
-from toprank._validation import DEGREE_MAX, as_jobs, finite_fit
+from toprank._validation import DEGREE_MAX, as_jobs, finite_fit, restores_on_failure
 from toprank.exceptions import InvalidInputError
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
@@ -99,6 +99,7 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         """(K, tau) for the solver: TopPush's (K = 1) here; TopPushK and PatMat override."""
         return 1, 0.0
 
+    @restores_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike) -> _RankingAtTop:
         """Fit the model.
 

@@ -34,7 +34,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from toprank import _core
-from toprank._validation import DEGREE_MAX, as_jobs, finite_fit, forget, indicator_matrix, intercept_scaling, sparse_structure
+from toprank._validation import (DEGREE_MAX, as_jobs, finite_fit, forget, indicator_matrix, intercept_scaling,
+                                 restores_on_failure, sparse_structure)
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import hamming_loss
 from toprank._validation import bounded_int as _int
@@ -222,6 +223,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise InvalidInputError(f"Y: has {Y.shape[0]} rows but X has {n_samples}")
         return Y
 
+    @restores_on_failure
     def fit(self, X: ArrayLike, y: Any) -> M3L:
         """Train on examples ``X`` and targets ``y``: an n_samples × n_labels 0/1 indicator
         (dense or sparse), or 1-D class labels (binary: one label; multiclass: one-hot)."""

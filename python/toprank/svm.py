@@ -50,7 +50,8 @@ from sklearn.utils.validation import (
 
 from toprank import _core
 from toprank._validation import as_flag as _flag
-from toprank._validation import DEGREE_MAX, as_jobs, canonical_csr, finite_fit, forget, intercept_scaling, sparse_structure
+from toprank._validation import (DEGREE_MAX, as_jobs, canonical_csr, finite_fit, forget, intercept_scaling,
+                                 restores_on_failure, sparse_structure)
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
@@ -242,6 +243,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             "n_jobs": as_jobs(self.n_jobs),
         }
 
+    @restores_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> TopKSVC:
         """Fit the model.
 

@@ -61,7 +61,7 @@ from sklearn.utils.validation import check_array, check_consistent_length, check
 
 from toprank import _core
 from toprank._validation import as_flag as _flag
-from toprank._validation import as_jobs, canonical_csr, sparse_structure
+from toprank._validation import as_jobs, canonical_csr, restores_on_failure, sparse_structure
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError, NoSolutionError
@@ -582,19 +582,18 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         self.classes_ = classes
         return _Design(Xv, as_jobs(self.n_jobs)), np.ascontiguousarray(y_enc, dtype=np.uint32)
 
+    @restores_on_failure
     def fit(self, X: Any, y: ArrayLike) -> TraceNormLogisticRegression:
         """Fit on X (dense, CSR, or a :class:`toprank.pq.CompressedMatrix`) and labels y."""
         previous = getattr(self, "_atoms", None) if _flag(self.warm_start, "warm_start") else None
-        fitted: dict[str, Any] = dict(self.__dict__)
+        previous_classes = getattr(self, "classes_", None)
         design, y_enc = self._validate(X, y)
         start = None
         if previous is not None:
-            if (not np.array_equal(fitted.get("classes_", []), self.classes_)
+            # (Validation has set classes_ and n_features_in_ from the new data; the
+            # refusal restores the previous model, as every failed fit does.)
+            if (previous_classes is None or not np.array_equal(previous_classes, self.classes_)
                     or previous.U.shape[0] != design.shape[1]):
-                # Validation has already set classes_ and n_features_in_ from the new data:
-                # the refused refit leaves the previous model whole.
-                self.__dict__.clear()
-                self.__dict__.update(fitted)
                 raise InvalidInputError("warm_start: the previous fit has other classes or features; refit without it")
             start = replace(previous, Z=design.dot(previous.U))
         self._fit_design(design, y_enc, start)

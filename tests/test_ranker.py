@@ -149,7 +149,7 @@ def test_held_out_pairs_keep_every_user_in_training():
     assert max(h["val_ap"] for h in model.history_) > 0.5
 
 
-def test_a_diverging_or_failed_fit_leaves_the_estimator_unfitted():
+def test_a_diverging_or_failed_fit_leaves_the_estimator_as_it_was():
     from sklearn.exceptions import NotFittedError
 
     from toprank.exceptions import NoSolutionError
@@ -161,10 +161,12 @@ def test_a_diverging_or_failed_fit_leaves_the_estimator_unfitted():
     with pytest.raises(NotFittedError):
         model.decision_function(X)
     model.set_params(learning_rate=0.1).fit(X, Y)
+    before = model.decision_function(X)
     with pytest.raises(InvalidInputError):
-        model.fit(X, Y[:10])
-    with pytest.raises(NotFittedError):
-        model.recommend(X)
+        model.fit(X[:, :5], Y[:10])
+    # The previous model, whole (as every estimator of the package keeps it).
+    assert model.n_features_in_ == X.shape[1]
+    np.testing.assert_array_equal(model.decision_function(X), before)
 
 
 def test_validation_data_with_exclusion_is_used():

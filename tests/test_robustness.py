@@ -303,7 +303,8 @@ def test_dataset_loaders_check_their_arguments(tmp_path):
             call()
 
 
-@pytest.mark.parametrize("make, y", [(lambda: TopKSVC(random_state=0), Y3), (lambda: M3L(random_state=0), LABELS)])
+@pytest.mark.parametrize("make, y", [(lambda: TopKSVC(random_state=0), Y3), (lambda: M3L(random_state=0), LABELS),
+                                     (lambda: TopPush(kernel="linear"), Y2)])
 def test_a_refit_with_another_kernel_drops_the_old_kernels_attributes(make, y):
     model = make().fit(X, y)
     assert hasattr(model, "coef_")
@@ -313,18 +314,19 @@ def test_a_refit_with_another_kernel_drops_the_old_kernels_attributes(make, y):
     assert not hasattr(model, "support_vectors_")
 
 
+# Each error is raised after validation has set n_features_in_ (and classes_, gamma).
 @pytest.mark.parametrize("make, y, late_error", [
     (lambda: TopKSVC(kernel="rbf", random_state=0), Y3, dict(cache_size=-1.0)),
-    (lambda: M3L(kernel="rbf", random_state=0), LABELS, dict(cache_size=-1.0)),
-    (lambda: TopPush(kernel="rbf"), Y2, dict(cache_size=-1.0)),
+    (lambda: M3L(kernel="rbf", random_state=0), LABELS, dict(kernel="poly", degree=2**32)),
+    (lambda: TopPush(kernel="rbf"), Y2, dict(kernel="poly", degree=2**32)),
     (lambda: TraceNormLogisticRegression(), Y3, dict(verbose=-1)),
 ])
 def test_a_failed_refit_leaves_the_previous_model(make, y, late_error):
     # Validation had set n_features_in_, classes_ and gamma (from the new X) before the
     # error (or a Ctrl-C in the solve): the old coefficients then met the new gamma.
     model = make().fit(X, y)
-    before = model.decision_function(X)
+    params, before = model.get_params(), model.decision_function(X)
     with pytest.raises(InvalidInputError):
         model.set_params(**late_error).fit(np.hstack([X, X]) * 10.0, np.asarray(y)[::-1])
     assert model.n_features_in_ == X.shape[1]
-    np.testing.assert_array_equal(model.decision_function(X), before)
+    np.testing.assert_array_equal(model.set_params(**params).decision_function(X), before)

@@ -32,7 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
-from toprank._validation import DEGREE_MAX, as_jobs, finite_fit, restores_on_failure
+from toprank._validation import DEGREE_MAX, as_jobs, finite_fit, forget, restores_on_failure
 from toprank.exceptions import InvalidInputError
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
@@ -153,6 +153,7 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         )
         finite_fit(type(self).__name__, primal=result["primal"], dual=result["dual"], gap=result["gap"],
                    threshold=result["threshold"])
+        forget(self, "coef_", "support_vectors_")
         v = result["dual_coef"]
         signed = np.where(positive, v, -v)
         self.classes_ = classes

@@ -38,7 +38,7 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
-from toprank._validation import as_jobs, canonical_csr, indicator_matrix, sparse_structure
+from toprank._validation import as_jobs, canonical_csr, indicator_matrix, restores_on_failure, sparse_structure
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k
 from toprank.recsys import evaluate_recommender
@@ -361,17 +361,12 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         ``validation_fraction`` of the (example, label) pairs — not of the examples, so
         that with one-hot users every user keeps training pairs — and scores the
         rankings of all examples against their held-out labels, each example's
-        training labels excluded. A failed or interrupted fit leaves the estimator
-        unfitted.
+        training labels excluded. A failed or interrupted fit leaves the estimator as it
+        was (fitted or not).
         """
-        try:
-            return self._fit(X, y, validation_data)
-        except BaseException:
-            for name in ("classes_", "feature_factors_", "label_factors_", "label_bias_", "history_", "n_iter_",
-                         "best_epoch_", "n_features_in_", "_theta_shape"):
-                self.__dict__.pop(name, None)
-            raise
+        return self._fit(X, y, validation_data)
 
+    @restores_on_failure
     def _fit(self, X: ArrayLike, y: Any, validation_data: tuple[Any, ...] | None) -> RankmaxRanker:
         p = self._check_params()
         Xv = self._check_X(X, reset=True)

@@ -86,20 +86,25 @@ pub(crate) fn cone_on_prefix(
     let tol = check_tolerance(scale);
     let next_after = |j: usize| if j < c { d[j] } else { rest };
 
-    // Lemma 3, case 2: U = the k largest, M = ∅.
+    // Lemma 3, case 2: U = the k largest, M = ∅. Relative to x_[k]: next to huge
+    // entries d[k−1] − cap would round, and the k-th entry (or all of them) would lose
+    // the cap's digits.
     let s = top_k / (1.0 + rho * kf);
     let cap = s / kf;
     let next = next_after(k);
-    if d[k - 1] - cap >= next - tol {
-        // Relative to x_[k]: next to huge entries d[k−1] − cap would round, and the
-        // k-th entry (or all of them) would lose the cap's digits. When the partition
-        // holds only within the tolerance (x_[k+1] a hair above x_[k] − cap), the
-        // threshold is raised to x_[k+1]: the entries below stay at 0, as the
-        // partition says, and x_[k] ends up at most the tolerance under its cap.
-        let lower = (-cap).max(next - d[k - 1]);
-        let t = d[k - 1] + lower;
-        return Ok((t >= rest).then_some(Thresholds { shift: d[k - 1], lower, upper: cap }));
+    if d[k - 1] - cap >= next {
+        let t = d[k - 1] - cap;
+        return Ok((t >= rest).then_some(Thresholds { shift: d[k - 1], lower: -cap, upper: cap }));
     }
+    // Case 2 holding only within the tolerance (x_[k+1] a hair above x_[k] − s/k): case 3
+    // below resolves those entries (M ≠ ∅); if rounding defeats it, this is the answer,
+    // with the threshold raised to x_[k+1] so that the entries below stay 0 as the
+    // partition says (x_[k] then ends at most the tolerance under its cap) — except for
+    // a tie x_[k+1] = x_[k], where that would zero every tied entry.
+    let within_tolerance = (d[k - 1] - cap >= next - tol).then(|| {
+        let lower = if next < d[k - 1] { (-cap).max(next - d[k - 1]) } else { -cap };
+        (d[k - 1] + lower, Thresholds { shift: d[k - 1], lower, upper: cap })
+    });
 
     // Lemma 3, case 3, for each u = |U| < k.
     for u in 0..k {
@@ -135,6 +140,9 @@ pub(crate) fn cone_on_prefix(
         if u_ok && m_ok {
             return Ok((t >= rest).then_some(Thresholds { shift: 0.0, lower: t, upper: s / kf }));
         }
+    }
+    if let Some((t, th)) = within_tolerance {
+        return Ok((t >= rest).then_some(th));
     }
     Err(Error::no_solution(
         "topk_cone",

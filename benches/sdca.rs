@@ -102,7 +102,7 @@ fn bench_design<X: Design>(c: &mut Criterion, name: &str, x: &X, ex: &Examples) 
     });
     let mut active = ActiveSet::new(N);
     group.bench_function(format!("{name}/gap"), |b| {
-        b.iter(|| black_box(objectives(&model, &loss, ex, &a, &mut active, false).expect("objectives")))
+        b.iter(|| black_box(objectives(&model, &loss, ex, &a, &mut active, false, None).expect("objectives")))
     });
     group.finish();
 }

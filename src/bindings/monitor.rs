@@ -42,6 +42,10 @@ impl Monitor for PyMonitor<'_> {
     fn should_stop(&mut self) -> bool {
         self.error.is_some() || self.stop.load(Ordering::Relaxed)
     }
+
+    fn stop_flag(&self) -> Option<&AtomicBool> {
+        Some(self.stop)
+    }
 }
 
 /// Runs `work` without the GIL on the requested pool, interruptible by Ctrl-C: a

@@ -2,6 +2,7 @@
 //! check, and a cheap, frequent question "should I stop?" (Ctrl-C from Python, a time
 //! budget...). Kept as a trait so the core has no idea Python exists.
 
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// Why a solver stopped.
@@ -57,6 +58,12 @@ pub trait Monitor {
     /// Polled often (every few milliseconds of work); `true` stops the solver.
     fn should_stop(&mut self) -> bool {
         false
+    }
+    /// The flag behind `should_stop`, if there is one, for work that polls from several
+    /// threads at once and cannot call `should_stop` (`&mut`): a parallel duality-gap
+    /// evaluation, which with a kernel costs about an epoch.
+    fn stop_flag(&self) -> Option<&AtomicBool> {
+        None
     }
 }
 

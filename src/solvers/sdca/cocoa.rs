@@ -104,7 +104,7 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
             model.w = w;
             result
         },
-        || objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow(), &mut active.borrow_mut(), opts.shrinking),
+        |stop| objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow(), &mut active.borrow_mut(), opts.shrinking, stop),
     )
 }
 

@@ -1,6 +1,8 @@
 //! A Prox-SDCA problem instance: labels, per-example weights, the dual matrix A, and
 //! the duality-gap evaluation shared by the serial and the parallel loops.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 
 use super::loss::{LossWorkspace, SdcaLoss};
@@ -142,6 +144,8 @@ impl ActiveSet {
 /// P = ½‖W‖² + Σ c_i L_i and D = Σ dual_i − ½‖W‖², on all threads of the current pool.
 ///
 /// Also rebuilds `active` (see [`ActiveSet`]); class lists only if `shrink_classes`.
+/// `None` if `stop` was raised meanwhile (polled per chunk of examples; `active` is then
+/// partly rebuilt, and the solve is over).
 pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(
     model: &M,
     loss: &L,
@@ -149,14 +153,18 @@ pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(
     a: &[f64],
     active: &mut ActiveSet,
     shrink_classes: bool,
-) -> Result<Objectives> {
-    let [loss_sum, dual_sum, inner] = objective_terms(model, loss, ex, a, active, shrink_classes)?;
+    stop: Option<&AtomicBool>,
+) -> Result<Option<Objectives>> {
+    let Some([loss_sum, dual_sum, inner]) = objective_terms(model, loss, ex, a, active, shrink_classes, stop)? else {
+        return Ok(None);
+    };
     let half_w2 = 0.5 * model.sq_norm_w(inner);
-    Ok(Objectives { primal: half_w2 + loss_sum, dual: dual_sum - half_w2 })
+    Ok(Some(Objectives { primal: half_w2 + loss_sum, dual: dual_sum - half_w2 }))
 }
 
 /// The example sums of [`objectives`]: Σ c_i L_i, Σ dual_i and Σ ⟨a_i, Wᵀx_i⟩ (= ‖W‖² when
-/// W = W(A)), added over fixed chunks in order; rebuilds `active` the same way.
+/// W = W(A)), added over fixed chunks in order; rebuilds `active` the same way. `None`
+/// if `stop` was raised meanwhile (see [`objectives`]).
 pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
     model: &M,
     loss: &L,
@@ -164,16 +172,20 @@ pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
     a: &[f64],
     active: &mut ActiveSet,
     shrink_classes: bool,
-) -> Result<[f64; 3]> {
+    stop: Option<&AtomicBool>,
+) -> Result<Option<[f64; 3]>> {
     let m = model.n_classes();
     type Part = ([f64; 3], Vec<u32>, Vec<u32>); // sums, class lists, list lengths
-    let parts: Vec<Result<Part>> = active
+    let parts: Vec<Result<Option<Part>>> = active
         .examples
         .par_chunks_mut(GAP_CHUNK)
         .enumerate()
         .map_init(
             || (LossWorkspace::new(), RowBuf::new(), vec![0.0; SCORE_BLOCK * m]),
             |(ws, buf, block), (chunk, flags)| {
+                if stop.is_some_and(|stop| stop.load(Ordering::Relaxed)) {
+                    return Ok(None);
+                }
                 let mut sums = [0.0f64; 3]; // Σ c L, Σ dual, Σ ⟨a_i, s_i⟩
                 let (mut classes, mut lens) = (Vec::new(), Vec::with_capacity(flags.len()));
                 let start = chunk * GAP_CHUNK;
@@ -204,7 +216,7 @@ pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
                         lens.push((classes.len() - before) as u32);
                     }
                 }
-                Ok((sums, classes, lens))
+                Ok(Some((sums, classes, lens)))
             },
         )
         .collect();
@@ -213,7 +225,9 @@ pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
     active.starts.clear();
     active.starts.push(0);
     for part in parts {
-        let (sums, classes, lens) = part?;
+        let Some((sums, classes, lens)) = part? else {
+            return Ok(None);
+        };
         total.iter_mut().zip(sums).for_each(|(t, p)| *t += p);
         active.classes.extend_from_slice(&classes);
         for len in lens {
@@ -221,5 +235,5 @@ pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
             active.starts.push(last + len as usize);
         }
     }
-    Ok(total)
+    Ok(Some(total))
 }

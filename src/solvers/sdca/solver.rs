@@ -16,6 +16,7 @@
 //! subspace holding the current iterate, so D stays monotone, and the stopping test
 //! always evaluates every example and class.
 
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::loss::{LossWorkspace, SdcaLoss};
@@ -78,19 +79,22 @@ pub(crate) fn drive(
     opts: &SdcaOptions,
     monitor: &mut dyn Monitor,
     mut epoch: impl FnMut(usize, &mut dyn Monitor) -> Result<bool>,
-    mut evaluate: impl FnMut() -> Result<Objectives>,
+    mut evaluate: impl FnMut(Option<&AtomicBool>) -> Result<Option<Objectives>>,
 ) -> Result<SdcaReport> {
     opts.check()?;
     let start = Instant::now();
     let mut history = Vec::new();
     let mut last_dual = f64::NEG_INFINITY;
-    let mut check = |epochs: usize, history: &mut Vec<Progress>, monitor: &mut dyn Monitor| -> Result<(Objectives, f64)> {
-        let obj = evaluate()?;
+    // None: the monitor's stop flag rose during the evaluation.
+    let mut check = |epochs: usize, history: &mut Vec<Progress>, monitor: &mut dyn Monitor| -> Result<Option<(Objectives, f64)>> {
+        let Some(obj) = evaluate(monitor.stop_flag())? else {
+            return Ok(None);
+        };
         let gap = obj.relative_gap();
         let progress = Progress { epoch: epochs, primal: obj.primal, dual: obj.dual, gap, elapsed: start.elapsed() };
         history.push(progress);
         monitor.report(&progress);
-        Ok((obj, gap))
+        Ok(Some((obj, gap)))
     };
     let interrupted = |epochs: usize, history: Vec<Progress>| SdcaReport {
         status: Status::Interrupted,
@@ -103,11 +107,14 @@ pub(crate) fn drive(
             return Ok(interrupted(e, history));
         }
         if e % opts.check_every == 0 || e == opts.max_epochs {
-            // The epoch polled last up to POLL_EVERY steps ago; a check takes longer.
+            // The epoch polled last up to POLL_EVERY steps ago; a check takes longer, and
+            // polls the monitor's stop flag (if any) itself.
             if monitor.should_stop() {
                 return Ok(interrupted(e, history));
             }
-            let (obj, gap) = check(e, &mut history, monitor)?;
+            let Some((obj, gap)) = check(e, &mut history, monitor)? else {
+                return Ok(interrupted(e, history));
+            };
             let status = if gap <= opts.tol {
                 Some(Status::Converged)
             } else if obj.dual <= last_dual {
@@ -195,7 +202,7 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
             }
             Ok(false)
         },
-        || objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow(), &mut active.borrow_mut(), opts.shrinking),
+        |stop| objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow(), &mut active.borrow_mut(), opts.shrinking, stop),
     )
 }
 
@@ -309,10 +316,10 @@ mod tests {
                 &mut StopAfter(polls),
                 // Epochs poll once; a stop seen in an epoch ends it, else the check polls.
                 |_, monitor| Ok(stop_in_epoch && monitor.should_stop()),
-                || {
+                |_| {
                     evaluations.set(evaluations.get() + 1);
                     // A rising dual with a wide gap: no other status ends the run.
-                    Ok(Objectives { primal: 1e3, dual: evaluations.get() as f64 })
+                    Ok(Some(Objectives { primal: 1e3, dual: evaluations.get() as f64 }))
                 },
             )
             .unwrap();
@@ -340,6 +347,37 @@ mod tests {
     /// The class lists of a gap check keep every class the exact full step would
     /// change: the step restricted to them equals the full step (to rounding, 1e-12) at
     /// every example of a partly solved problem, for both losses, k and smoothing.
+    /// A stop raised while a gap check runs ends the evaluation (None) and the solve
+    /// (interrupted, no report of that check); without the flag the check completes.
+    #[test]
+    fn a_stop_flag_ends_a_running_gap_check() {
+        use std::sync::atomic::Ordering;
+        struct Flagged(AtomicBool);
+        impl Monitor for Flagged {
+            fn stop_flag(&self) -> Option<&AtomicBool> {
+                Some(&self.0)
+            }
+        }
+        let (n, d, m) = (600, 5, 4);
+        let (x, y) = problem(n, d, m, 4);
+        let c = vec![0.7; n];
+        let ex = Examples { y: &y, c: &c };
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
+        let model = LinearModel::new(&rows, m, None);
+        let a = vec![0.0; n * m];
+        let raised = AtomicBool::new(true);
+        assert!(objectives(&model, &loss, &ex, &a, &mut ActiveSet::new(n), false, Some(&raised)).unwrap().is_none());
+        raised.store(false, Ordering::Relaxed);
+        assert!(objectives(&model, &loss, &ex, &a, &mut ActiveSet::new(n), false, Some(&raised)).unwrap().is_some());
+        // Through the solver: should_stop never says so, only the flag (raised from the start).
+        let mut model = LinearModel::new(&rows, m, None);
+        let mut a = vec![0.0; n * m];
+        let opts = SdcaOptions { tol: 1e-12, max_epochs: 5, check_every: 1, seed: 2, shrinking: true };
+        let report = solve(&mut model, &loss, &ex, &mut a, &opts, &mut Flagged(AtomicBool::new(true))).unwrap();
+        assert_eq!((report.status, report.epochs, report.history.len()), (Status::Interrupted, 1, 0));
+    }
+
     #[test]
     fn restricted_step_at_a_check_equals_the_full_step() {
         let (n, d, m) = (300, 5, 12);
@@ -355,7 +393,7 @@ mod tests {
                 let opts = SdcaOptions { tol: 1e-12, max_epochs: 3, check_every: 3, seed: 2, shrinking: true };
                 solve(&mut model, &loss, &ex, &mut a, &opts, &mut Silent).unwrap();
                 let mut active = ActiveSet::new(n);
-                objectives(&model, &loss, &ex, &a, &mut active, true).unwrap();
+                objectives(&model, &loss, &ex, &a, &mut active, true, None).unwrap().unwrap();
                 assert!(active.mean_classes(m) < m as f64, "{variant:?} k={k}: nothing shrunk");
                 let all: Vec<u32> = (0..m as u32).collect();
                 let (mut full, mut part) = (StepScratch::new(m), StepScratch::new(m));

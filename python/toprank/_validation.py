@@ -18,6 +18,7 @@ from typing import Any, Callable, TypeVar
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+from sklearn.utils.validation import validate_data
 
 from toprank.exceptions import InvalidInputError, NoSolutionError
 
@@ -259,6 +260,14 @@ def sparse_structure(X: Any, name: str) -> None:
         if row.size and (int(row.min()) < 0 or int(row.max()) >= X.shape[0] or int(col.min()) < 0
                          or int(col.max()) >= X.shape[1]):
             raise InvalidInputError(f"{name}: row or column indices out of range for shape {X.shape}")
+
+
+def validate_input(estimator: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
+    """scikit-learn's ``validate_data`` for an estimator's X (and y), with a sparse X's
+    index arrays checked first (`sparse_structure`): its conversions (CSC to CSR) and
+    the products at prediction would read a malformed matrix out of bounds."""
+    sparse_structure(X, "X")
+    return validate_data(estimator, X, *args, **kwargs)
 
 
 def canonical_csr(X: Any, name: str = "X") -> Any:

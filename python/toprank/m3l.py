@@ -31,11 +31,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from toprank import _core
 from toprank._validation import (DEGREE_MAX, as_jobs, finite_fit, forget, indicator_matrix, intercept_scaling,
-                                 restores_on_failure, sparse_structure)
+                                 restores_on_failure, sparse_structure, validate_input)
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import hamming_loss
 from toprank._validation import bounded_int as _int
@@ -234,9 +234,8 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
         scaling = intercept_scaling(self.intercept_scaling)
         fit_intercept = _flag(self.fit_intercept, "fit_intercept")
-        sparse_structure(X, "X")
-        Xv = validate_data(self, X, reset=True, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2,
-                           accept_sparse="csr" if kernel == "linear" else False)
+        Xv = validate_input(self, X, reset=True, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2,
+                            accept_sparse="csr" if kernel == "linear" else False)
         if kernel != "precomputed":
             _check_row_norms(Xv)
         Y = self._encode_targets(y, Xv.shape[0])
@@ -316,9 +315,8 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
 
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
-        sparse_structure(X, "X")
-        Xv = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], order="C",
-                           accept_sparse="csr" if self.kernel == "linear" else False)
+        Xv = validate_input(self, X, reset=False, dtype=[np.float64, np.float32], order="C",
+                            accept_sparse="csr" if self.kernel == "linear" else False)
         if self.kernel == "linear":
             return np.asarray(Xv @ self.coef_.T + self.intercept_, dtype=np.float64)
         if self.kernel == "precomputed":

@@ -35,10 +35,10 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
-from toprank._validation import as_jobs, canonical_csr, indicator_matrix, restores_on_failure, sparse_structure
+from toprank._validation import as_jobs, canonical_csr, indicator_matrix, restores_on_failure, validate_input
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k
 from toprank.recsys import evaluate_recommender
@@ -291,8 +291,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         }
 
     def _check_X(self, X: Any, *, reset: bool) -> Any:
-        sparse_structure(X, "X")
-        Xv = validate_data(
+        Xv = validate_input(
             self, X, reset=reset, accept_sparse="csr", dtype=[np.float32, np.float64], order="C",
             ensure_min_samples=1,
         )

@@ -45,13 +45,12 @@ from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
     column_or_1d,
-    validate_data,
 )
 
 from toprank import _core
 from toprank._validation import as_flag as _flag
 from toprank._validation import (DEGREE_MAX, as_jobs, canonical_csr, finite_fit, forget, intercept_scaling,
-                                 restores_on_failure, sparse_structure)
+                                 restores_on_failure, validate_input)
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
@@ -282,8 +281,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             if hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
         else:
-            sparse_structure(X, "X")
-            Xv, y = validate_data(
+            Xv, y = validate_input(
                 self,
                 X,
                 y,
@@ -396,8 +394,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         sparse_ok = "csr" if self.kernel == "linear" else False
-        sparse_structure(X, "X")
-        Xv: Any = validate_data(self, X, accept_sparse=sparse_ok, dtype=[np.float64, np.float32], reset=False)
+        Xv: Any = validate_input(self, X, accept_sparse=sparse_ok, dtype=[np.float64, np.float32], reset=False)
         if self.kernel == "linear":
             scores = safe_sparse_dot(Xv, self.coef_.T, dense_output=True) + self.intercept_
         elif self.kernel == "precomputed":

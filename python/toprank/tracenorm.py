@@ -57,11 +57,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted, column_or_1d
 
 from toprank import _core
 from toprank._validation import as_flag as _flag
-from toprank._validation import as_jobs, canonical_csr, restores_on_failure, sparse_structure
+from toprank._validation import as_jobs, canonical_csr, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError, NoSolutionError
@@ -570,9 +570,8 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
                 del self.feature_names_in_
             Xv: Any = X
         else:
-            sparse_structure(X, "X")
-            Xv, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], order="C",
-                                  ensure_min_samples=2)
+            Xv, y = validate_input(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], order="C",
+                                   ensure_min_samples=2)
             if sp.issparse(Xv):
                 Xv = canonical_csr(Xv)
         check_classification_targets(y)
@@ -658,8 +657,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
             if X.shape[1] != self.n_features_in_:
                 raise InvalidInputError(f"X: has {X.shape[1]} features, the model {self.n_features_in_}")
             return np.asarray(X.dot(self.coef_.T.astype(np.float64)), dtype=np.float64) + self.intercept_
-        sparse_structure(X, "X")
-        Xv: Any = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        Xv: Any = validate_input(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return np.asarray(safe_sparse_dot(Xv, self.coef_.T, dense_output=True), dtype=np.float64) + self.intercept_
 
     def predict(self, X: Any) -> NDArray[Any]:

@@ -112,6 +112,9 @@ pub trait Design: Sync {
     }
     /// Number of stored entries of row `i`.
     fn row_nnz(&self, i: usize) -> usize;
+    /// Starts loading row `i` into the cache (a hint; rows visited in a shuffled order
+    /// are too scattered for the hardware prefetcher).
+    fn prefetch_row(&self, _i: usize) {}
 }
 
 /// A dense row-major n × d matrix.
@@ -152,6 +155,9 @@ impl<T: Real> Design for DenseRows<'_, T> {
     }
     fn row_nnz(&self, _i: usize) -> usize {
         self.n_features
+    }
+    fn prefetch_row(&self, i: usize) {
+        crate::vector_code::prefetch_lines(self.slice(i));
     }
 }
 
@@ -252,6 +258,11 @@ impl<T: Real, I: CsrIndex> Design for CsrRows<'_, T, I> {
     }
     fn row_nnz(&self, i: usize) -> usize {
         self.range(i).len()
+    }
+    fn prefetch_row(&self, i: usize) {
+        let r = self.range(i);
+        crate::vector_code::prefetch_lines(&self.indices[r.clone()]);
+        crate::vector_code::prefetch_lines(&self.data[r]);
     }
 }
 

@@ -256,6 +256,9 @@ impl<D: Design> Sweep<'_, D> {
         let mut s = 0;
         while s < set.len() {
             let p = set[s];
+            if let Some(&next) = set.get(s + 1) {
+                self.x.prefetch_row(next);
+            }
             let idx = p * labels + l;
             let row = self.x.row(p, &mut buf);
             let g = problem.b(idx) - 2.0 * y[idx] * dot(&z[l * width..(l + 1) * width], &row, bias);

@@ -162,7 +162,11 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
                 block.rows.clear();
                 block.span = span(part, round);
                 (block.dual_half, block.dual_one) = (0.0, 0.0);
-                for &i in &part[block.span.clone()] {
+                let examples = &part[block.span.clone()];
+                for (j, &i) in examples.iter().enumerate() {
+                    if let Some(&next) = examples.get(j + 1) {
+                        self.model.prefetch_row(next);
+                    }
                     // SAFETY: parts are disjoint and each block writes only rows of its
                     // previous round's examples (above), never this round's.
                     let a_old = unsafe { rows.row_ref(i) };

@@ -146,11 +146,14 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
         }
         let first = offset as usize;
         let last = (first as u64 + remaining).min(order.len() as u64) as usize;
-        for &i in &order[first..last] {
+        for (j, &i) in order[first..last].iter().enumerate() {
             if visited % POLL_EVERY == 0 && monitor.should_stop() {
                 return Ok(None);
             }
             visited += 1;
+            if let Some(&next) = order.get(first + j + 1) {
+                model.prefetch_row(next);
+            }
             let classes = active.classes(i).unwrap_or(all);
             let k = classes.len();
             model.scores_with(u, i, classes, &mut step.s[..k], &mut step.buf);

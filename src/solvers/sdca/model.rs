@@ -45,6 +45,8 @@ pub trait ScoreModel: Sync {
     /// ‖W‖²_F. `from_scores` = Σ_i ⟨a_i, Wᵀx_i⟩, which equals it exactly and is all a
     /// kernel model has; explicit models return their own, more accurate, value.
     fn sq_norm_w(&self, from_scores: f64) -> f64;
+    /// Starts loading what a step on example i reads from main memory (a hint).
+    fn prefetch_row(&self, _i: usize) {}
 }
 
 /// W as an m × dw row-major matrix (one row per class: the layout of `coef_`), over a
@@ -156,6 +158,9 @@ impl<D: Design> ScoreModel for LinearModel<'_, D> {
     }
     fn sq_norm(&self, i: usize) -> f64 {
         self.sq_norms[i]
+    }
+    fn prefetch_row(&self, i: usize) {
+        self.x.prefetch_row(i);
     }
     fn scores(&self, i: usize, _a: &[f64], s: &mut [f64], buf: &mut RowBuf) {
         self.scores_with(&self.w, i, &self.all, s, buf)

@@ -197,6 +197,9 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
                 if visited % POLL_EVERY == 0 && monitor.should_stop() {
                     return Ok(true);
                 }
+                if let Some(&next) = order.get(visited + 1) {
+                    model.prefetch_row(next);
+                }
                 let classes = active.classes(i).unwrap_or(&all);
                 sdca_step(&mut **model, loss, ex, i, classes, &mut a, &mut step)?;
             }

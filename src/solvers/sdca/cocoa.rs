@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::{objectives, ActiveSet, Examples};
-use super::solver::{check_curvatures, check_problem, drive, epoch_order, restricted_step, SdcaOptions, SdcaReport, StepScratch};
+use super::solver::{check_curvatures, check_problem, drive, epoch_order, prefetch_step, restricted_step, SdcaOptions, SdcaReport, StepScratch};
 use crate::data::Design;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
@@ -38,9 +38,10 @@ const AGGREGATE_CHUNK: usize = 4096;
 struct Block {
     /// Local weights u_b.
     u: Vec<f64>,
-    /// New dual rows of the examples of the block's latest round (committed to A, scaled
-    /// by that round's t, at the start of the next round or by `flush`).
-    rows: Vec<f64>,
+    /// The dual rows, as they were before the block's latest round, of that round's
+    /// examples. The steps write the new rows into A; a round whose t is below 1 pulls
+    /// them back to old + t·(new − old) at the start of the next round or in `flush`.
+    old_rows: Vec<f64>,
     step: StepScratch,
     /// Midpoint row for the line search.
     mid: Vec<f64>,
@@ -79,7 +80,7 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     let mut blocks: Vec<Block> = (0..n_blocks)
         .map(|_| Block {
             u: vec![0.0; width],
-            rows: Vec::new(),
+            old_rows: Vec::new(),
             step: StepScratch::new(m),
             mid: vec![0.0; m],
             dual_half: 0.0,
@@ -127,7 +128,7 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
     /// r + 1's two parallel passes — one over the blocks (u_b = W + tΔW, the block's
     /// rows of round r, then its local steps) and one over W by chunks (W += tΔW, then
     /// the new ΔW and its inner products) — so a round has no serial O(round) or O(W)
-    /// work. `pending` holds t while round r's new rows are still in the blocks and its
+    /// work. `pending` holds t while round r's rows in A are still its full steps and its
     /// ΔW in `total`.
     fn epoch(
         &self,
@@ -159,18 +160,18 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
                     }
                     None => block.u.copy_from_slice(w_now),
                 }
-                block.rows.clear();
+                block.old_rows.clear();
                 block.span = span(part, round);
                 (block.dual_half, block.dual_one) = (0.0, 0.0);
                 let examples = &part[block.span.clone()];
                 for (j, &i) in examples.iter().enumerate() {
                     if let Some(&next) = examples.get(j + 1) {
-                        self.model.prefetch_row(next);
+                        // SAFETY: `next` is in this block's part, as row i below.
+                        prefetch_step(self.model, self.ex, self.active, unsafe { rows.row_ref(next) }, next);
                     }
-                    // SAFETY: parts are disjoint and each block writes only rows of its
-                    // previous round's examples (above), never this round's.
-                    let a_old = unsafe { rows.row_ref(i) };
-                    self.local_step(i, a_old, block)?;
+                    // SAFETY: parts are disjoint, so no other thread touches row i.
+                    let ai = unsafe { rows.row(i) };
+                    self.local_step(i, ai, block)?;
                 }
                 Ok::<(), Error>(())
             })?;
@@ -209,32 +210,38 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
         }
     }
 
-    /// a_i += t (new_i − a_i) for the examples of the block's last round.
+    /// a_i ← old_i + t (a_i − old_i) for the examples of the block's last round. Nothing
+    /// to do at t = 1, the usual case: A already holds the full steps (and the A rows
+    /// of a past round, long evicted from the cache, are not read again).
     fn commit(&self, block: &Block, part: &[usize], rows: &DisjointRows, t: f64) {
+        if t == 1.0 {
+            return;
+        }
         let m = self.model.n_classes();
-        for (&i, new) in part[block.span.clone()].iter().zip(block.rows.chunks_exact(m)) {
+        for (&i, old) in part[block.span.clone()].iter().zip(block.old_rows.chunks_exact(m)) {
             // SAFETY: parts are disjoint, so no other thread touches row i meanwhile.
             let ai = unsafe { rows.row(i) };
             // Only the step's classes can have changed.
             for &c in self.active.classes(i).unwrap_or(self.model.all_classes()) {
                 let c = c as usize;
-                ai[c] += t * (new[c] - ai[c]);
+                ai[c] = old[c] + t * (ai[c] - old[c]);
             }
         }
     }
 
-    /// One σ'-scaled SDCA step of example i in a block; appends the new a_i to
-    /// `block.rows` and, for the line search, its dual-term changes at t = ½ and 1.
-    fn local_step(&self, i: usize, a_old: &[f64], block: &mut Block) -> Result<()> {
+    /// One σ'-scaled SDCA step of example i in a block on its dual row `ai` (in A);
+    /// appends the old row to `block.old_rows` and, for the line search, adds its
+    /// dual-term changes at t = ½ and 1.
+    fn local_step(&self, i: usize, ai: &mut [f64], block: &mut Block) -> Result<()> {
         let (model, ex) = (self.model, self.ex);
         let classes = self.active.classes(i).unwrap_or(model.all_classes());
         let kii = model.sq_norm(i);
         let k = classes.len();
         let step = &mut block.step;
         model.scores_with(&block.u, i, classes, &mut step.s[..k], &mut step.buf);
-        let start = block.rows.len();
-        block.rows.extend_from_slice(a_old);
-        let ai = &mut block.rows[start..];
+        let start = block.old_rows.len();
+        block.old_rows.extend_from_slice(ai);
+        let a_old = &block.old_rows[start..];
         if restricted_step(self.loss, ex, i, classes, kii, self.sigma, ai, step)? {
             model.apply_with(&mut block.u, i, &step.delta, self.sigma, &mut step.buf);
             if self.line_search {

@@ -27,7 +27,7 @@
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::{objective_terms, ActiveSet, Examples};
-use super::solver::{epoch_order, restricted_step, SdcaOptions, StepScratch, POLL_EVERY};
+use super::solver::{epoch_order, prefetch_step, restricted_step, SdcaOptions, StepScratch, POLL_EVERY};
 use crate::data::Design;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
@@ -152,7 +152,7 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
             }
             visited += 1;
             if let Some(&next) = order.get(first + j + 1) {
-                model.prefetch_row(next);
+                prefetch_step(model, ex, active, &a[next * m..(next + 1) * m], next);
             }
             let classes = active.classes(i).unwrap_or(all);
             let k = classes.len();

@@ -45,7 +45,7 @@ pub trait ScoreModel: Sync {
     /// ‖W‖²_F. `from_scores` = Σ_i ⟨a_i, Wᵀx_i⟩, which equals it exactly and is all a
     /// kernel model has; explicit models return their own, more accurate, value.
     fn sq_norm_w(&self, from_scores: f64) -> f64;
-    /// Starts loading what a step on example i reads from main memory (a hint).
+    /// Starts loading example i's row and squared norm (a hint).
     fn prefetch_row(&self, _i: usize) {}
 }
 
@@ -161,6 +161,7 @@ impl<D: Design> ScoreModel for LinearModel<'_, D> {
     }
     fn prefetch_row(&self, i: usize) {
         self.x.prefetch_row(i);
+        crate::vector_code::prefetch_lines(&self.sq_norms[i..=i]);
     }
     fn scores(&self, i: usize, _a: &[f64], s: &mut [f64], buf: &mut RowBuf) {
         self.scores_with(&self.w, i, &self.all, s, buf)

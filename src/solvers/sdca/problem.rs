@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use super::loss::{LossWorkspace, SdcaLoss};
 use super::model::ScoreModel;
 use crate::data::RowBuf;
+use crate::vector_code::prefetch_lines;
 use crate::{Error, Result};
 
 /// Labels and weights c_i = C · sample_weight_i · class_weight_{y_i} (c_i = 0 drops
@@ -19,6 +20,12 @@ pub struct Examples<'a> {
 }
 
 impl Examples<'_> {
+    /// Starts loading example i's label and weight (a hint).
+    pub(crate) fn prefetch(&self, i: usize) {
+        prefetch_lines(&self.y[i..=i]);
+        prefetch_lines(&self.c[i..=i]);
+    }
+
     /// Shapes, labels and weights of a whole problem, which needs an example with c_i > 0.
     pub(crate) fn check(&self, n: usize, m: usize) -> Result<()> {
         self.check_entries(n, m)?;
@@ -118,6 +125,11 @@ impl ActiveSet {
     /// (examples, starts, classes): the set as plain arrays.
     pub fn parts(&self) -> (&[bool], &[usize], &[u32]) {
         (&self.examples, &self.starts, &self.classes)
+    }
+
+    /// Starts loading where example i's class list is (a hint).
+    pub(crate) fn prefetch(&self, i: usize) {
+        prefetch_lines(&self.starts[i..i + 2]);
     }
 
     /// Example i's class list (ascending), or `None` for all classes.

@@ -2,6 +2,7 @@
 //! (linear SDCA), or the dual coefficients and a kernel (scores A·K_i, §3.2 of the
 //! paper). Prox-SDCA only needs scores, squared norms kii and the rank-one update.
 
+use rayon::prelude::*;
 use std::ops::Range;
 
 use ndarray::{s, ArrayView2, ArrayViewMut2};
@@ -83,8 +84,9 @@ impl<'a, D: Design> LinearModel<'a, D> {
     /// ‖x_i‖² + bias² for every row.
     pub fn sq_norms_of(x: &D, bias: Option<f64>) -> Vec<f64> {
         let b2 = bias.map_or(0.0, |b| b * b);
-        let mut buf = RowBuf::new();
-        (0..x.n_rows()).map(|i| x.row(i, &mut buf).sq_norm() + b2).collect()
+        // A pass over all of X, on the current pool's threads (each value is computed
+        // alone, so the result does not depend on their number).
+        (0..x.n_rows()).into_par_iter().map_init(RowBuf::new, |buf, i| x.row(i, buf).sq_norm() + b2).collect()
     }
 
     fn assemble(x: &'a D, m: usize, bias: Option<f64>, sq_norms: std::borrow::Cow<'a, [f64]>) -> Self {

@@ -2,10 +2,10 @@
 //! solver runs unchanged on dense row-major `f32`/`f64` arrays and on CSR matrices
 //! (scipy's layout, `i32` or `i64` indices) without densifying or copying them.
 //!
-//! Solvers read one row at a time through [`Design::row`], which hands out either a
-//! borrowed `f64` slice (dense `f64`) or the row converted into a caller-owned
-//! [`RowBuf`] (dense `f32`, CSR). Converting once per row costs O(nnz) and lets every
-//! inner product run on contiguous `f64` data.
+//! Solvers read one row at a time through [`Design::row`], which hands out the caller's
+//! own slices (dense `f64`; CSR with `f64` values, `i32` indices and no explicit zeros)
+//! or the row converted into a caller-owned [`RowBuf`] (dense `f32`, other CSR).
+//! Converting costs O(nnz) per call and lets every inner product run on `f64` data.
 
 use crate::linalg::{axpy, dot, dot4};
 use crate::real::Real;
@@ -18,21 +18,33 @@ pub enum Row<'a> {
     Sparse { indices: &'a [u32], values: &'a [f64] },
 }
 
+/// [⟨x, w_0⟩, …, ⟨x, w_{K−1}⟩] for a sparse x in one pass over its entries (the rows
+/// of w are gathered at x's indices); each sum runs in the order of x's entries.
+#[inline]
+fn sparse_dots<const K: usize>(indices: &[u32], values: &[f64], ws: [&[f64]; K]) -> [f64; K] {
+    let mut s = [0.0; K];
+    for (&j, &v) in indices.iter().zip(values) {
+        for (sk, wk) in s.iter_mut().zip(&ws) {
+            *sk += v * wk[j as usize];
+        }
+    }
+    s
+}
+
 impl Row<'_> {
     /// ⟨x, w⟩ for a dense `w` of length n_features (or longer: extra entries unused).
     #[inline]
     pub fn dot(&self, w: &[f64]) -> f64 {
         match *self {
             Row::Dense(x) => dot(x, &w[..x.len()]),
-            Row::Sparse { indices, values } => {
-                indices.iter().zip(values).map(|(&j, &v)| v * w[j as usize]).sum()
-            }
+            Row::Sparse { indices, values } => sparse_dots(indices, values, [w])[0],
         }
     }
 
     /// out[t] = ⟨x, w_c⟩ for c = classes[t], where w_c = w[c·stride..] is row c of a
     /// row-major weight matrix (rows at least as wide as x). Four rows at a time share
-    /// one pass over x; every value equals [`Row::dot`] with that row bit for bit.
+    /// one pass over x, and for a sparse x the last one to three rows share one too;
+    /// every value equals [`Row::dot`] with that row bit for bit.
     pub fn dot_rows(&self, w: &[f64], stride: usize, classes: &[u32], out: &mut [f64]) {
         assert_eq!(classes.len(), out.len());
         let row = |c: u32| &w[c as usize * stride..];
@@ -42,20 +54,16 @@ impl Row<'_> {
             let ws = [row(cs[0]), row(cs[1]), row(cs[2]), row(cs[3])];
             let v = match *self {
                 Row::Dense(x) => dot4(x, ws.map(|w| &w[..x.len()])),
-                Row::Sparse { indices, values } => {
-                    let mut s = [0.0; 4];
-                    for (&j, &v) in indices.iter().zip(values) {
-                        for (sk, wk) in s.iter_mut().zip(&ws) {
-                            *sk += v * wk[j as usize];
-                        }
-                    }
-                    s
-                }
+                Row::Sparse { indices, values } => sparse_dots(indices, values, ws),
             };
             o.copy_from_slice(&v);
         }
-        for (&c, o) in rest.iter().zip(out_rest) {
-            *o = self.dot(row(c));
+        match (*self, rest) {
+            (Row::Sparse { indices, values }, &[a, b]) => out_rest.copy_from_slice(&sparse_dots(indices, values, [row(a), row(b)])),
+            (Row::Sparse { indices, values }, &[a, b, c]) => {
+                out_rest.copy_from_slice(&sparse_dots(indices, values, [row(a), row(b), row(c)]))
+            }
+            _ => rest.iter().zip(out_rest).for_each(|(&c, o)| *o = self.dot(row(c))),
         }
     }
 

@@ -257,7 +257,11 @@ impl<D: Design> Sweep<'_, D> {
         while s < set.len() {
             let p = set[s];
             if let Some(&next) = set.get(s + 1) {
+                // Variables (next, l) sit `labels` apart in memory, at shuffled rows.
                 self.x.prefetch_row(next);
+                problem.prefetch(next * labels + l);
+                crate::vector_code::prefetch_lines(&alpha[next * labels + l..=next * labels + l]);
+                crate::vector_code::prefetch_lines(&self.sq_norms[next..=next]);
             }
             let idx = p * labels + l;
             let row = self.x.row(p, &mut buf);

@@ -251,7 +251,7 @@ impl<'a, T: Real, I: CsrIndex> CsrRows<'a, T, I> {
         if indices.iter().any(|j| j.to_usize().is_none_or(|j| j >= n_features)) {
             return Err(Error::input("X.indices", format!("column indices must lie in [0, {n_features})")));
         }
-        let borrowed = T::as_f64_slice(data).is_some_and(|v| v.iter().all(|&v| v != 0.0)) && I::as_u32_slice(indices).is_some();
+        let borrowed = I::as_u32_slice(indices).is_some() && T::as_f64_slice(data).is_some_and(|v| v.iter().all(|&v| v != 0.0));
         Ok(Self { indptr, indices, data, n_features, borrowed })
     }
 

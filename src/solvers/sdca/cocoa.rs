@@ -53,7 +53,9 @@ struct Block {
     span: std::ops::Range<usize>,
 }
 
-/// CoCoA+ over `n_blocks` blocks on the current rayon pool (see the module docs).
+/// CoCoA+ over `n_blocks` blocks on the current rayon pool (see the module docs). On
+/// Err, `a` may hold part of a round's steps, out of step with the model's W: discard
+/// both.
 pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     model: &mut LinearModel<D>,
     loss: &L,

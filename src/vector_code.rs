@@ -104,6 +104,12 @@ pub(crate) fn first_largest_by(values: &[f64], floor: f64, key: impl Fn(f64) -> 
     }
 }
 
+/// Asks the CPU to start loading the cache line of `values[i]` (a hint).
+#[inline]
+pub(crate) fn prefetch_entry<T>(values: &[T], i: usize) {
+    prefetch_lines(&values[i..=i]);
+}
+
 /// Asks the CPU to start loading every cache line of `values` now. For a column read
 /// from main memory at positions too scattered for the hardware prefetcher to follow
 /// (a gather at sorted indices), the loads then overlap instead of waiting one by one.

@@ -260,8 +260,8 @@ impl<D: Design> Sweep<'_, D> {
                 // Variables (next, l) sit `labels` apart in memory, at shuffled rows.
                 self.x.prefetch_row(next);
                 problem.prefetch(next * labels + l);
-                crate::vector_code::prefetch_lines(&alpha[next * labels + l..=next * labels + l]);
-                crate::vector_code::prefetch_lines(&self.sq_norms[next..=next]);
+                crate::vector_code::prefetch_entry(alpha, next * labels + l);
+                crate::vector_code::prefetch_entry(self.sq_norms, next);
             }
             let idx = p * labels + l;
             let row = self.x.row(p, &mut buf);

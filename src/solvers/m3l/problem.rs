@@ -82,7 +82,7 @@ impl<'a> M3l<'a> {
     /// Starts loading variable idx's label and margins (a hint).
     pub(crate) fn prefetch(&self, idx: usize) {
         for values in [self.y, self.delta_plus, self.delta_minus] {
-            crate::vector_code::prefetch_lines(&values[idx..=idx]);
+            crate::vector_code::prefetch_entry(values, idx);
         }
     }
 

@@ -163,7 +163,7 @@ impl<D: Design> ScoreModel for LinearModel<'_, D> {
     }
     fn prefetch_row(&self, i: usize) {
         self.x.prefetch_row(i);
-        crate::vector_code::prefetch_lines(&self.sq_norms[i..=i]);
+        crate::vector_code::prefetch_entry(&self.sq_norms, i);
     }
     fn scores(&self, i: usize, _a: &[f64], s: &mut [f64], buf: &mut RowBuf) {
         self.scores_with(&self.w, i, &self.all, s, buf)

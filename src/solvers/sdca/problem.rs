@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::loss::{LossWorkspace, SdcaLoss};
 use super::model::ScoreModel;
 use crate::data::RowBuf;
-use crate::vector_code::prefetch_lines;
+use crate::vector_code::{prefetch_entry, prefetch_lines};
 use crate::{Error, Result};
 
 /// Labels and weights c_i = C · sample_weight_i · class_weight_{y_i} (c_i = 0 drops
@@ -22,8 +22,8 @@ pub struct Examples<'a> {
 impl Examples<'_> {
     /// Starts loading example i's label and weight (a hint).
     pub(crate) fn prefetch(&self, i: usize) {
-        prefetch_lines(&self.y[i..=i]);
-        prefetch_lines(&self.c[i..=i]);
+        prefetch_entry(self.y, i);
+        prefetch_entry(self.c, i);
     }
 
     /// Shapes, labels and weights of a whole problem, which needs an example with c_i > 0.

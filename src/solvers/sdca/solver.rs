@@ -359,9 +359,6 @@ mod tests {
         (x, y)
     }
 
-    /// The class lists of a gap check keep every class the exact full step would
-    /// change: the step restricted to them equals the full step (to rounding, 1e-12) at
-    /// every example of a partly solved problem, for both losses, k and smoothing.
     /// A stop raised while a gap check runs ends the evaluation (None) and the solve
     /// (interrupted, no report of that check); without the flag the check completes.
     #[test]
@@ -393,6 +390,9 @@ mod tests {
         assert_eq!((report.status, report.epochs, report.history.len()), (Status::Interrupted, 1, 0));
     }
 
+    /// The class lists of a gap check keep every class the exact full step would
+    /// change: the step restricted to them equals the full step (to rounding, 1e-12) at
+    /// every example of a partly solved problem, for both losses, k and smoothing.
     #[test]
     fn restricted_step_at_a_check_equals_the_full_step() {
         let (n, d, m) = (300, 5, 12);

@@ -149,6 +149,25 @@ def test_dcd_stops_each_label_on_its_own_with_an_identity_prior():
         np.testing.assert_allclose(joint.coef_[label], alone.coef_[0], rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_dcd_gives_the_same_fit_on_any_number_of_threads(sparse):
+    # Labels that R couples to no other are solved whole, one task each, on the n_jobs
+    # pool, and the coupled ones together: each label's steps are its own, so the fit
+    # must be the same bit for bit on one thread and on two.
+    X, Y = _problem(n=300, d=6, labels=6, seed=7)
+    X = sp.csr_matrix(X) if sparse else X
+    R = np.eye(6)
+    R[1, 4] = R[4, 1] = 0.3  # labels 1 and 4 coupled, the other four on their own
+    for prior in (None, R):
+        kw = dict(C=0.5, R=prior, solver="dcd", tol=1e-6, max_iter=10**6, random_state=2)
+        one, two = M3L(n_jobs=1, **kw).fit(X, Y), M3L(n_jobs=2, **kw).fit(X, Y)
+        assert one.status_ == two.status_ == "converged"
+        assert one.n_iter_ == two.n_iter_
+        np.testing.assert_array_equal(one.dual_coef_, two.dual_coef_)
+        np.testing.assert_array_equal(one.coef_, two.coef_)
+        np.testing.assert_array_equal(one.intercept_, two.intercept_)
+
+
 @pytest.mark.parametrize("empty_row", [False, True])
 def test_identity_prior_is_one_vs_all_with_penalty_2c(empty_row):
     from sklearn.svm import LinearSVC

@@ -126,7 +126,9 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
     random_state : int, RandomState or None, default=None
         Seeds the DCD visiting order.
     n_jobs : int or None, default=None
-        Threads for kernel columns.
+        Threads. SMO computes kernel columns on them; DCD solves the labels that ``R``
+        couples to no other (with ``R = I``, every label) on them, one label per task.
+        The fit is the same on any number of threads.
     verbose : int, default=0
         Print the objectives every 1000 SMO outer iterations, or at the end of a DCD solve.
 

@@ -26,7 +26,11 @@
 //! LIBLINEAR does); a label with shrunk variables first gets them all back for one
 //! verifying sweep. The solve ends when every label rests.
 
-use super::problem::{projected, M3l};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rayon::prelude::*;
+
+use super::problem::{label_major, projected, row_major, M3l};
 use super::smo::M3lReport;
 use crate::data::{Design, Row, RowBuf};
 use crate::rng::SplitMix64;
@@ -61,6 +65,13 @@ pub(crate) fn axpy(alpha: f64, row: &Row<'_>, bias: Option<f64>, z: &mut [f64]) 
 
 /// Maximises D2 from `alpha` (N × L, feasible) in place; returns the report and Z
 /// (L rows of width d, or d + 1 with the bias feature last).
+///
+/// A label that R couples to no other (R_kl = R_lk = 0 for every k ≠ l; with R = I,
+/// every label) is a problem of its own: its steps read and write only its own α and
+/// z_l, and its orders and shrinking bounds depend on it alone. Such labels are solved
+/// whole, one task each, on the current rayon pool (their epochs exactly as the loop
+/// over coupled labels would take them, so the result does not depend on the thread
+/// count); the coupled labels then run the epoch loop together.
 pub fn solve_dcd<D: Design>(
     problem: &M3l<'_>,
     x: &D,
@@ -78,36 +89,119 @@ pub fn solve_dcd<D: Design>(
     let bias = options.bias;
     let sq_norms = sq_norms_of(x, bias);
     let mut z = primal_of(problem, x, alpha, bias);
+    let width = z.len() / labels;
     let sweep = Sweep { problem, x, bias, sq_norms: &sq_norms, sigma: 1.0 };
+    // Label-major α: label l's N variables contiguous, so that labels can be handed out.
+    let mut a = label_major(alpha, n, labels);
+    let coupled: Vec<bool> = (0..labels).map(|l| (0..labels).any(|k| k != l && (problem.r(k, l) != 0.0 || problem.r(l, k) != 0.0))).collect();
+    let started = std::time::Instant::now();
 
-    let mut active: Vec<Vec<usize>> = (0..labels).map(|_| (0..n).collect()).collect();
+    let stop = monitor.stop_flag();
+    let alone: Vec<(Status, usize)> = a
+        .par_chunks_mut(n)
+        .zip(z.par_chunks_mut(width))
+        .enumerate()
+        .filter(|(l, _)| !coupled[*l])
+        .map(|(l, (a_l, z_l))| solve_uncoupled_label(&sweep, l, a_l, z_l, options, stop))
+        .collect();
+    let mut outcomes = alone;
+    let interrupted = outcomes.iter().any(|&(status, _)| status == Status::Interrupted) || monitor.should_stop();
+    if interrupted {
+        outcomes.push((Status::Interrupted, 0));
+    } else if coupled.contains(&true) {
+        outcomes.push(solve_coupled_labels(&sweep, &coupled, &mut a, &mut z, options, monitor));
+    }
+    let epochs = outcomes.iter().map(|&(_, e)| e).max().unwrap_or(0);
+    let status = if outcomes.iter().any(|&(s, _)| s == Status::Interrupted) {
+        Status::Interrupted
+    } else if outcomes.iter().all(|&(s, _)| s == Status::Converged) {
+        Status::Converged
+    } else {
+        Status::MaxEpochs
+    };
+    alpha.copy_from_slice(&row_major(&a, n, labels));
+    let scores = training_scores(problem, x, &z, width, bias);
+    let (primal, dual) = problem.objectives(alpha, &scores);
+    let max_violation = (0..n * labels)
+        .map(|idx| projected(alpha[idx], problem.b(idx) - 2.0 * problem.y[idx] * scores[idx], c).abs())
+        .fold(0.0, f64::max);
+    monitor.report(&Progress { epoch: epochs, primal, dual, gap: crate::solvers::relative_gap(primal, dual), elapsed: started.elapsed() });
+    Ok((M3lReport { status, iterations: epochs, primal, dual, max_violation }, z))
+}
+
+/// (44)–(45) for one label: the shrinking bounds from the weighted extremal projected
+/// gradients of the labels coupled to it (itself included); a bound that does not
+/// exclude anything (no variable beyond it) shrinks nothing.
+fn shrinking_bounds(weighted: impl Iterator<Item = (f64, f64, f64)>) -> (f64, f64) {
+    let (mut hi, mut lo) = (f64::NEG_INFINITY, f64::INFINITY);
+    for (w, max, min) in weighted {
+        if w != 0.0 && max.is_finite() {
+            hi = hi.max(w * max);
+            lo = lo.min(w * min);
+        }
+    }
+    (if lo < 0.0 { lo } else { f64::NEG_INFINITY }, if hi > 0.0 { hi } else { f64::INFINITY })
+}
+
+/// The epochs of one label coupled to no other (see [`solve_dcd`]), on its α (`a_l`, N
+/// values) and z_l, until it settles (a sweep over all its variables within tol), the
+/// budget runs out, or `stop` is raised. Returns the status and the epochs taken.
+fn solve_uncoupled_label<D: Design>(sweep: &Sweep<'_, D>, l: usize, a_l: &mut [f64], z_l: &mut [f64], options: &DcdOptions, stop: Option<&AtomicBool>) -> (Status, usize) {
+    let n = a_l.len();
+    let weight = sweep.problem.r(l, l).abs();
+    let mut set: Vec<usize> = (0..n).collect();
+    let (mut lower, mut upper) = (f64::NEG_INFINITY, f64::INFINITY);
+    let mut epochs = 0;
+    while epochs < options.max_iter {
+        if stop.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
+            return (Status::Interrupted, epochs);
+        }
+        epochs += 1;
+        sweep.example_order(&mut set, options.seed, epochs as u64, l);
+        let whole = set.len() == n;
+        let swept = sweep.label(l, &mut set, options.shrinking.then_some((lower, upper)), a_l, z_l, None);
+        if swept.max.max(-swept.min) < options.tol {
+            if whole {
+                return (Status::Converged, epochs);
+            }
+            // Verify on every variable of the label before it rests.
+            set = (0..n).collect();
+            (lower, upper) = (f64::NEG_INFINITY, f64::INFINITY);
+        } else {
+            (lower, upper) = shrinking_bounds(std::iter::once((weight, swept.max, swept.min)));
+        }
+    }
+    (Status::MaxEpochs, epochs)
+}
+
+/// The epoch loop over the labels marked `coupled` (α label-major); the others are
+/// left alone. Returns the status and the epochs taken.
+fn solve_coupled_labels<D: Design>(sweep: &Sweep<'_, D>, coupled: &[bool], a: &mut [f64], z: &mut [f64], options: &DcdOptions, monitor: &mut dyn Monitor) -> (Status, usize) {
+    let (problem, n) = (sweep.problem, sweep.problem.n);
+    let labels = problem.labels;
+    let mut active: Vec<Vec<usize>> = (0..labels).map(|l| if coupled[l] { (0..n).collect() } else { Vec::new() }).collect();
     // Extremal projected gradients (ascent convention) of each label's last sweep.
-    let mut extremes = SweepStats::new(labels);
+    let mut extremes = vec![LabelSweep::default(); labels];
     let (mut upper, mut lower) = (vec![f64::INFINITY; labels], vec![f64::NEG_INFINITY; labels]);
     // A label is settled when its last sweep over all its variables found every
     // |projected gradient| below tol and no label coupled to it through R has moved by
     // more since (so its gradients are, to within tol, those it was settled with).
-    // Settled labels are not swept — LIBLINEAR's one-vs-all likewise stops each label at
-    // its own tolerance — and the solve ends when every label is settled.
-    let mut settled = vec![false; labels];
+    // Settled labels are not swept, and the loop ends when every label is settled.
+    let mut settled: Vec<bool> = coupled.iter().map(|&c| !c).collect();
     let mut label_order = Vec::with_capacity(labels);
-    let started = std::time::Instant::now();
-    let mut status = Status::MaxEpochs;
+    let mut pending = Vec::new();
     let mut epochs = 0;
     while epochs < options.max_iter {
         if monitor.should_stop() {
-            status = Status::Interrupted;
-            break;
+            return (Status::Interrupted, epochs);
         }
         epochs += 1;
         sweep.label_order(&mut label_order, options.seed, epochs as u64);
-        let mut stats = SweepStats::new(labels);
         let mut returned = vec![false; labels];
         for &l in &label_order {
             // An epoch is N·L steps: stop between labels when asked.
             if monitor.should_stop() {
-                status = Status::Interrupted;
-                break;
+                return (Status::Interrupted, epochs);
             }
             if settled[l] {
                 continue;
@@ -116,9 +210,9 @@ pub fn solve_dcd<D: Design>(
             sweep.example_order(set, options.seed, epochs as u64, l);
             let bounds = options.shrinking.then(|| (lower[l], upper[l]));
             let whole = set.len() == n;
-            let moved = sweep.label(l, set, bounds, alpha, &mut z, &mut stats);
-            (extremes.max[l], extremes.min[l]) = (stats.max[l], stats.min[l]);
-            let within_tol = stats.max[l].max(-stats.min[l]) < options.tol;
+            let swept = sweep.label_and_coupled(l, set, bounds, &mut a[l * n..(l + 1) * n], z, &mut pending);
+            extremes[l] = swept;
+            let within_tol = swept.max.max(-swept.min) < options.tol;
             if within_tol {
                 if whole {
                     settled[l] = true;
@@ -130,41 +224,20 @@ pub fn solve_dcd<D: Design>(
             }
             // Steps of a label within tol are as small as the ones a converged epoch takes
             // everywhere; only larger ones wake the labels coupled to it.
-            if moved && !within_tol {
+            if swept.moved && !within_tol {
                 (0..labels).filter(|&k| k != l && problem.r(k, l) != 0.0).for_each(|k| settled[k] = false);
             }
         }
-        if status == Status::Interrupted {
-            break;
-        }
         if !settled.contains(&false) {
-            status = Status::Converged;
-            break;
+            return (Status::Converged, epochs);
         }
-        // (44)–(45): next epoch's bounds, coupled through |R|; a bound that does not
-        // exclude anything (no variable beyond it) shrinks nothing. A label just
-        // returned to its whole set keeps it for one sweep.
-        for l in (0..labels).filter(|&l| !returned[l]) {
-            let (mut hi, mut lo) = (f64::NEG_INFINITY, f64::INFINITY);
-            for k in 0..labels {
-                let w = problem.r(k, l).abs();
-                if w != 0.0 && extremes.max[k].is_finite() {
-                    hi = hi.max(w * extremes.max[k]);
-                    lo = lo.min(w * extremes.min[k]);
-                }
-            }
-            upper[l] = if hi > 0.0 { hi } else { f64::INFINITY };
-            lower[l] = if lo < 0.0 { lo } else { f64::NEG_INFINITY };
+        // Next epoch's bounds, coupled through |R|. A label just returned to its whole
+        // set keeps it for one sweep.
+        for l in (0..labels).filter(|&l| coupled[l] && !returned[l]) {
+            (lower[l], upper[l]) = shrinking_bounds((0..labels).map(|k| (problem.r(k, l).abs(), extremes[k].max, extremes[k].min)));
         }
     }
-    let width = z.len() / labels;
-    let scores = training_scores(problem, x, &z, width, bias);
-    let (primal, dual) = problem.objectives(alpha, &scores);
-    let max_violation = (0..n * labels)
-        .map(|idx| projected(alpha[idx], problem.b(idx) - 2.0 * problem.y[idx] * scores[idx], c).abs())
-        .fold(0.0, f64::max);
-    monitor.report(&Progress { epoch: epochs, primal, dual, gap: crate::solvers::relative_gap(primal, dual), elapsed: started.elapsed() });
-    Ok((M3lReport { status, iterations: epochs, primal, dual, max_violation }, z))
+    (Status::MaxEpochs, epochs)
 }
 
 /// The width of Z's rows: the features, and the bias feature last when there is one.
@@ -201,15 +274,19 @@ pub(crate) fn primal_of<D: Design>(problem: &M3l<'_>, x: &D, alpha: &[f64], bias
     z
 }
 
-/// The extremal projected gradients of an epoch: per label (for shrinking), and overall.
-pub(crate) struct SweepStats {
-    pub(crate) max: Vec<f64>,
-    pub(crate) min: Vec<f64>,
+/// What one label's sweep did: whether a variable moved, and the extremal projected
+/// gradients (ascent convention) it saw, which bound the next sweep's shrinking.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LabelSweep {
+    pub(crate) moved: bool,
+    pub(crate) max: f64,
+    pub(crate) min: f64,
 }
 
-impl SweepStats {
-    pub(crate) fn new(labels: usize) -> Self {
-        Self { max: vec![f64::NEG_INFINITY; labels], min: vec![f64::INFINITY; labels] }
+impl Default for LabelSweep {
+    /// A label not swept yet: no extremes.
+    fn default() -> Self {
+        Self { moved: false, max: f64::NEG_INFINITY, min: f64::INFINITY }
     }
 }
 
@@ -239,34 +316,31 @@ impl<D: Design> Sweep<'_, D> {
         SplitMix64::derive(seed, epoch * (self.problem.labels as u64 + 1) + l as u64 + 1).shuffle(set);
     }
 
-    /// Steps on label l over `set` (in order); with shrinking `bounds` = (lower, upper),
-    /// a variable stuck at a bound beyond them leaves the set. Then (42): the other labels
-    /// catch up with label l. Returns whether any variable moved.
-    pub(crate) fn label(&self, l: usize, set: &mut Vec<usize>, bounds: Option<(f64, f64)>, alpha: &mut [f64], z: &mut [f64], stats: &mut SweepStats) -> bool {
+    /// Steps on label l over `set` (in order), on its α (`alpha_l`, N values) and z_l;
+    /// with shrinking `bounds` = (lower, upper), a variable stuck at a bound beyond them
+    /// leaves the set. `pending`, when given, accumulates v_l = Σ y δ x (43) for the
+    /// labels coupled to l.
+    pub(crate) fn label(&self, l: usize, set: &mut Vec<usize>, bounds: Option<(f64, f64)>, alpha_l: &mut [f64], z_l: &mut [f64], mut pending: Option<&mut [f64]>) -> LabelSweep {
         let (problem, bias, sigma) = (self.problem, self.bias, self.sigma);
         let (labels, c, y) = (problem.labels, problem.c, problem.y);
-        let width = z.len() / labels;
         let r_ll = problem.r(l, l);
-        // v_l (43) is needed only by labels coupled to l; with R = I it would be a
-        // second axpy per step for nothing.
-        let coupled = (0..labels).any(|k| k != l && problem.r(k, l) != 0.0);
-        let mut pending = if coupled { vec![0.0; width] } else { Vec::new() };
         let mut buf = RowBuf::new();
-        let mut moved = false;
+        let mut swept = LabelSweep::default();
         let mut s = 0;
         while s < set.len() {
             let p = set[s];
             if let Some(&next) = set.get(s + 1) {
-                // Variables (next, l) sit `labels` apart in memory, at shuffled rows.
+                // Variable (next, l)'s label and margins sit `labels` apart in memory, at
+                // shuffled rows; its α, at shuffled positions.
                 self.x.prefetch_row(next);
                 problem.prefetch(next * labels + l);
-                crate::vector_code::prefetch_entry(alpha, next * labels + l);
+                crate::vector_code::prefetch_entry(alpha_l, next);
                 crate::vector_code::prefetch_entry(self.sq_norms, next);
             }
             let idx = p * labels + l;
             let row = self.x.row(p, &mut buf);
-            let g = problem.b(idx) - 2.0 * y[idx] * dot(&z[l * width..(l + 1) * width], &row, bias);
-            let a = alpha[idx];
+            let g = problem.b(idx) - 2.0 * y[idx] * dot(z_l, &row, bias);
+            let a = alpha_l[p];
             // Shrink a variable stuck at a bound beyond the label's extremal gradients.
             if let Some((lower, upper)) = bounds {
                 if a <= 0.0 && g < lower || a >= c && g > upper {
@@ -275,8 +349,8 @@ impl<D: Design> Sweep<'_, D> {
                 }
             }
             let pg = projected(a, g, c);
-            stats.max[l] = stats.max[l].max(pg);
-            stats.min[l] = stats.min[l].min(pg);
+            swept.max = swept.max.max(pg);
+            swept.min = swept.min.min(pg);
             s += 1;
             if pg == 0.0 {
                 continue;
@@ -291,26 +365,40 @@ impl<D: Design> Sweep<'_, D> {
             };
             let delta = new - a;
             if delta != 0.0 {
-                alpha[idx] = new;
+                alpha_l[p] = new;
                 let step = y[idx] * delta;
-                axpy(sigma * 2.0 * r_ll * step, &row, bias, &mut z[l * width..(l + 1) * width]);
-                if coupled {
-                    axpy(step, &row, bias, &mut pending);
+                axpy(sigma * 2.0 * r_ll * step, &row, bias, z_l);
+                if let Some(v) = pending.as_deref_mut() {
+                    axpy(step, &row, bias, v);
                 }
-                moved = true;
+                swept.moved = true;
             }
         }
-        if moved && coupled {
+        swept
+    }
+
+    /// [`Self::label`] on the whole Z (L rows), then (42): every label k coupled to l
+    /// catches up, z_k += σ'·2 R_kl v_l. `pending` is scratch for v_l.
+    pub(crate) fn label_and_coupled(&self, l: usize, set: &mut Vec<usize>, bounds: Option<(f64, f64)>, alpha_l: &mut [f64], z: &mut [f64], pending: &mut Vec<f64>) -> LabelSweep {
+        let labels = self.problem.labels;
+        let width = z.len() / labels;
+        // v_l (43) is needed only by labels coupled to l; with R = I it would be a
+        // second axpy per step for nothing.
+        let coupled = (0..labels).any(|k| k != l && self.problem.r(k, l) != 0.0);
+        pending.clear();
+        pending.resize(if coupled { width } else { 0 }, 0.0);
+        let swept = self.label(l, set, bounds, alpha_l, &mut z[l * width..(l + 1) * width], coupled.then_some(&mut pending[..]));
+        if swept.moved && coupled {
             for k in (0..labels).filter(|&k| k != l) {
-                let r_kl = problem.r(k, l);
+                let r_kl = self.problem.r(k, l);
                 if r_kl != 0.0 {
-                    for (zk, &v) in z[k * width..(k + 1) * width].iter_mut().zip(&pending) {
-                        *zk += sigma * 2.0 * r_kl * v;
+                    for (zk, &v) in z[k * width..(k + 1) * width].iter_mut().zip(pending.iter()) {
+                        *zk += self.sigma * 2.0 * r_kl * v;
                     }
                 }
             }
         }
-        moved
+        swept
     }
 }
 
@@ -326,4 +414,66 @@ pub(crate) fn training_scores<D: Design>(problem: &M3l<'_>, x: &D, z: &[f64], wi
         }
     }
     scores
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::DenseRows;
+    use crate::rng::SplitMix64;
+
+    /// A monitor whose stop flag is raised from the start, or never.
+    struct Raised(AtomicBool);
+
+    impl Monitor for Raised {
+        fn should_stop(&mut self) -> bool {
+            self.0.load(Ordering::Relaxed)
+        }
+
+        fn stop_flag(&self) -> Option<&AtomicBool> {
+            Some(&self.0)
+        }
+    }
+
+    /// 120 examples, 6 labels; R couples labels 1–3 and 3–4, the others are uncoupled.
+    fn fit(threads: usize, stop: bool) -> (M3lReport, Vec<f64>, Vec<f64>) {
+        let (n, d, labels) = (120, 4, 6);
+        let mut rng = SplitMix64::new(8);
+        let x: Vec<f64> = (0..n * d).map(|_| rng.next_f64() - 0.5).collect();
+        let y: Vec<f64> = (0..n * labels).map(|t| if x[(t / labels) * d + t % d] + 0.2 * (rng.next_f64() - 0.5) > 0.0 { 1.0 } else { -1.0 }).collect();
+        let mut r = vec![0.0; labels * labels];
+        (0..labels).for_each(|l| r[l * labels + l] = 1.0);
+        for (l, k, v) in [(1, 3, 0.2), (3, 4, -0.15)] {
+            (r[l * labels + k], r[k * labels + l]) = (v, v);
+        }
+        let (plus, minus) = (vec![0.0; n * labels], vec![2.0; n * labels]);
+        let problem = M3l::new(n, labels, &y, &r, 0.6, &plus, &minus).unwrap();
+        let design = DenseRows::new(&x, n, d).unwrap();
+        let options = DcdOptions { tol: 1e-8, max_iter: 10_000, seed: 5, bias: Some(1.0), shrinking: true };
+        let mut alpha = vec![0.0; n * labels];
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let (report, z) = pool.install(|| solve_dcd(&problem, &design, &mut alpha, &options, &mut Raised(AtomicBool::new(stop)))).unwrap();
+        (report, alpha, z)
+    }
+
+    /// Uncoupled labels are solved as tasks of the pool; their steps are their own, so
+    /// the fit is the same bit for bit on one thread and on three.
+    #[test]
+    fn the_fit_does_not_depend_on_the_thread_count() {
+        let (one, alpha_one, z_one) = fit(1, false);
+        let (three, alpha_three, z_three) = fit(3, false);
+        assert_eq!(one.status, Status::Converged);
+        assert_eq!(one, three);
+        assert!(alpha_one.iter().zip(&alpha_three).all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(z_one.iter().zip(&z_three).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    /// A raised stop flag stops the uncoupled labels' tasks and the coupled loop alike.
+    #[test]
+    fn a_raised_stop_flag_interrupts_the_solve() {
+        let (report, alpha, _) = fit(2, true);
+        assert_eq!(report.status, Status::Interrupted);
+        assert_eq!(report.iterations, 0);
+        assert!(alpha.iter().all(|&a| a == 0.0));
+    }
 }

@@ -17,8 +17,8 @@
 //! examples of terms of (α_i, f_i = Z x_i), see `problem.rs`) and its largest projected
 //! gradient, the stopping measure of M3L.
 
-use super::dcd::{primal_width, sq_norms_of, training_scores, Sweep, SweepStats};
-use super::problem::{projected, M3l};
+use super::dcd::{primal_width, sq_norms_of, training_scores, Sweep};
+use super::problem::{label_major, projected, row_major, M3l};
 use crate::data::Design;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
@@ -72,9 +72,11 @@ pub fn local_round<D: Design>(
         return Err(Error::input("sq_norms", format!("must hold {} values", problem.n)));
     }
     let sweep = Sweep { problem, x, bias: opts.bias, sq_norms, sigma: opts.sigma };
+    let n = problem.n;
     let mut u = z.to_vec();
-    let (mut labels, mut set) = (Vec::new(), Vec::with_capacity(problem.n));
-    let mut stats = SweepStats::new(problem.labels);
+    // Label-major α for the sweeps (label l's N variables contiguous).
+    let mut a = label_major(alpha, n, problem.labels);
+    let (mut labels, mut set, mut pending) = (Vec::new(), Vec::with_capacity(n), Vec::new());
     for epoch in opts.first_epoch..opts.first_epoch + opts.epochs {
         sweep.label_order(&mut labels, opts.seed, epoch);
         for &l in &labels {
@@ -82,11 +84,12 @@ pub fn local_round<D: Design>(
                 return Ok(None);
             }
             set.clear();
-            set.extend(0..problem.n);
+            set.extend(0..n);
             sweep.example_order(&mut set, opts.seed, epoch, l);
-            sweep.label(l, &mut set, None, alpha, &mut u, &mut stats);
+            sweep.label_and_coupled(l, &mut set, None, &mut a[l * n..(l + 1) * n], &mut u, &mut pending);
         }
     }
+    alpha.copy_from_slice(&row_major(&a, n, problem.labels));
     Ok(Some(u))
 }
 

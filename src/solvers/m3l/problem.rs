@@ -121,6 +121,28 @@ pub fn projected(alpha: f64, g: f64, c: f64) -> f64 {
     }
 }
 
+/// An N × L row-major matrix as L × N (label-major).
+pub(crate) fn label_major(m: &[f64], n: usize, labels: usize) -> Vec<f64> {
+    let mut t = vec![0.0; n * labels];
+    for (i, row) in m.chunks_exact(labels).enumerate() {
+        for (k, &v) in row.iter().enumerate() {
+            t[k * n + i] = v;
+        }
+    }
+    t
+}
+
+/// The inverse of [`label_major`].
+pub(crate) fn row_major(t: &[f64], n: usize, labels: usize) -> Vec<f64> {
+    let mut m = vec![0.0; n * labels];
+    for (k, column) in t.chunks_exact(n).enumerate() {
+        for (i, &v) in column.iter().enumerate() {
+            m[i * labels + k] = v;
+        }
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::projected;

@@ -28,7 +28,7 @@
 //! solved is then D2 with K rounded entrywise to `f32` (its diagonal too): every
 //! kernel value the solver uses comes rounded, so the steps stay exact for that K.
 
-use super::problem::{projected, M3l};
+use super::problem::{label_major, projected, row_major, M3l};
 use crate::kernels::{ColumnCache, KernelSource, Stored};
 use crate::vector_code::{first_largest_by, prefetch_lines, widest_vector_code, LANES};
 use crate::solvers::{Monitor, Progress, Status};
@@ -599,28 +599,6 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
     let (primal, dual) = problem.objectives(alpha, &scores);
     let max_violation = grad.iter().zip(alpha.iter()).map(|(&g, &a)| projected(a, g, c).abs()).fold(0.0, f64::max);
     Ok(M3lReport { status, iterations, primal, dual, max_violation })
-}
-
-/// An N × L row-major matrix as L × N (label-major).
-fn label_major(m: &[f64], n: usize, labels: usize) -> Vec<f64> {
-    let mut t = vec![0.0; n * labels];
-    for (i, row) in m.chunks_exact(labels).enumerate() {
-        for (k, &v) in row.iter().enumerate() {
-            t[k * n + i] = v;
-        }
-    }
-    t
-}
-
-/// The inverse of [`label_major`].
-fn row_major(t: &[f64], n: usize, labels: usize) -> Vec<f64> {
-    let mut m = vec![0.0; n * labels];
-    for (k, column) in t.chunks_exact(n).enumerate() {
-        for (i, &v) in column.iter().enumerate() {
-            m[i * labels + k] = v;
-        }
-    }
-    m
 }
 
 /// F = y∘(b − g)/2 (g = b − 2 y∘F, y = ±1).

@@ -90,7 +90,8 @@ pub fn solve_dcd<D: Design>(
     let sq_norms = sq_norms_of(x, bias);
     let mut z = primal_of(problem, x, alpha, bias);
     let width = z.len() / labels;
-    let sweep = Sweep { problem, x, bias, sq_norms: &sq_norms, sigma: 1.0 };
+    let columns = LabelMajor::of(problem);
+    let sweep = Sweep { problem, y: &columns.y, b: &columns.b, x, bias, sq_norms: &sq_norms, sigma: 1.0 };
     // Label-major α: label l's N variables contiguous, so that labels can be handed out.
     let mut a = label_major(alpha, n, labels);
     let coupled: Vec<bool> = (0..labels).map(|l| (0..labels).any(|k| k != l && (problem.r(k, l) != 0.0 || problem.r(l, k) != 0.0))).collect();
@@ -274,6 +275,21 @@ pub(crate) fn primal_of<D: Design>(problem: &M3l<'_>, x: &D, alpha: &[f64], bias
     z
 }
 
+/// y and b = Δ⁻ − Δ⁺ of a problem, label-major (entry l·N + i): a label's sweep reads
+/// them at shuffled examples, within its own N values instead of L apart.
+pub(crate) struct LabelMajor {
+    pub(crate) y: Vec<f64>,
+    pub(crate) b: Vec<f64>,
+}
+
+impl LabelMajor {
+    pub(crate) fn of(problem: &M3l<'_>) -> Self {
+        let (n, labels) = (problem.n, problem.labels);
+        let b: Vec<f64> = (0..n * labels).map(|idx| problem.b(idx)).collect();
+        Self { y: label_major(problem.y, n, labels), b: label_major(&b, n, labels) }
+    }
+}
+
 /// What one label's sweep did: whether a variable moved, and the extremal projected
 /// gradients (ascent convention) it saw, which bound the next sweep's shrinking.
 #[derive(Debug, Clone, Copy)]
@@ -296,6 +312,9 @@ impl Default for LabelSweep {
 /// change of Z = 2 Xᵀ A R.
 pub(crate) struct Sweep<'a, D: Design> {
     pub(crate) problem: &'a M3l<'a>,
+    /// y and b = Δ⁻ − Δ⁺ label-major (see [`LabelMajor`]).
+    pub(crate) y: &'a [f64],
+    pub(crate) b: &'a [f64],
     pub(crate) x: &'a D,
     pub(crate) bias: Option<f64>,
     pub(crate) sq_norms: &'a [f64],
@@ -322,7 +341,8 @@ impl<D: Design> Sweep<'_, D> {
     /// labels coupled to l.
     pub(crate) fn label(&self, l: usize, set: &mut Vec<usize>, bounds: Option<(f64, f64)>, alpha_l: &mut [f64], z_l: &mut [f64], mut pending: Option<&mut [f64]>) -> LabelSweep {
         let (problem, bias, sigma) = (self.problem, self.bias, self.sigma);
-        let (labels, c, y) = (problem.labels, problem.c, problem.y);
+        let (n, c) = (problem.n, problem.c);
+        let (y_l, b_l) = (&self.y[l * n..(l + 1) * n], &self.b[l * n..(l + 1) * n]);
         let r_ll = problem.r(l, l);
         let mut buf = RowBuf::new();
         let mut swept = LabelSweep::default();
@@ -330,16 +350,16 @@ impl<D: Design> Sweep<'_, D> {
         while s < set.len() {
             let p = set[s];
             if let Some(&next) = set.get(s + 1) {
-                // Variable (next, l)'s label and margins sit `labels` apart in memory, at
-                // shuffled rows; its α, at shuffled positions.
+                // Variable (next, l)'s α, label and margin, at a shuffled position.
                 self.x.prefetch_row(next);
-                problem.prefetch(next * labels + l);
-                crate::vector_code::prefetch_entry(alpha_l, next);
+                for values in [&*alpha_l, y_l, b_l] {
+                    crate::vector_code::prefetch_entry(values, next);
+                }
                 crate::vector_code::prefetch_entry(self.sq_norms, next);
             }
-            let idx = p * labels + l;
             let row = self.x.row(p, &mut buf);
-            let g = problem.b(idx) - 2.0 * y[idx] * dot(z_l, &row, bias);
+            let (yp, bp) = (y_l[p], b_l[p]);
+            let g = bp - 2.0 * yp * dot(z_l, &row, bias);
             let a = alpha_l[p];
             // Shrink a variable stuck at a bound beyond the label's extremal gradients.
             if let Some((lower, upper)) = bounds {
@@ -366,7 +386,7 @@ impl<D: Design> Sweep<'_, D> {
             let delta = new - a;
             if delta != 0.0 {
                 alpha_l[p] = new;
-                let step = y[idx] * delta;
+                let step = yp * delta;
                 axpy(sigma * 2.0 * r_ll * step, &row, bias, z_l);
                 if let Some(v) = pending.as_deref_mut() {
                     axpy(step, &row, bias, v);

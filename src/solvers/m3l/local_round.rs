@@ -17,7 +17,7 @@
 //! examples of terms of (α_i, f_i = Z x_i), see `problem.rs`) and its largest projected
 //! gradient, the stopping measure of M3L.
 
-use super::dcd::{primal_width, sq_norms_of, training_scores, Sweep};
+use super::dcd::{primal_width, sq_norms_of, training_scores, LabelMajor, Sweep};
 use super::problem::{label_major, projected, row_major, M3l};
 use crate::data::Design;
 use crate::solvers::Monitor;
@@ -71,7 +71,8 @@ pub fn local_round<D: Design>(
     if sq_norms.len() != problem.n {
         return Err(Error::input("sq_norms", format!("must hold {} values", problem.n)));
     }
-    let sweep = Sweep { problem, x, bias: opts.bias, sq_norms, sigma: opts.sigma };
+    let columns = LabelMajor::of(problem);
+    let sweep = Sweep { problem, y: &columns.y, b: &columns.b, x, bias: opts.bias, sq_norms, sigma: opts.sigma };
     let n = problem.n;
     let mut u = z.to_vec();
     // Label-major α for the sweeps (label l's N variables contiguous).

@@ -79,13 +79,6 @@ impl<'a> M3l<'a> {
         self.r[l * self.labels + k]
     }
 
-    /// Starts loading variable idx's label and margins (a hint).
-    pub(crate) fn prefetch(&self, idx: usize) {
-        for values in [self.y, self.delta_plus, self.delta_minus] {
-            crate::vector_code::prefetch_entry(values, idx);
-        }
-    }
-
     /// b_il = Δ⁻_il − Δ⁺_il, the linear term of the dual.
     #[inline]
     pub fn b(&self, idx: usize) -> f64 {

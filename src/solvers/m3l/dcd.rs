@@ -276,7 +276,10 @@ pub(crate) fn primal_of<D: Design>(problem: &M3l<'_>, x: &D, alpha: &[f64], bias
 }
 
 /// y and b = Δ⁻ − Δ⁺ of a problem, label-major (entry l·N + i): a label's sweep reads
-/// them at shuffled examples, within its own N values instead of L apart.
+/// them at shuffled examples, within its own N values instead of L apart. With the
+/// label-major α that makes three N × L copies (24 bytes a variable), as SMO keeps;
+/// they took the epochs of a 5,000 × 50 problem with 50 labels from ~13 ms to ~6 ms
+/// (R = I) and from ~12 ms to ~9 ms (dense R).
 pub(crate) struct LabelMajor {
     pub(crate) y: Vec<f64>,
     pub(crate) b: Vec<f64>,

@@ -24,16 +24,22 @@ Letter and Flavia 60 / 20 / 20 (train / validation / test), stratified, seeded.
   validation only). Also timed: one cold fit at the path's smallest λ1, against the
   whole warm-started path (the issue's target: path ≤ 3 × cold fit).
 * **(2) Train on product-quantized codes, predict on raw features (paper Fig. 3).** A
-  ``ProductQuantizer`` compresses the training rows; the model is trained on the codes
-  (``CompressedMatrix``) at the λ1 kept in (1), and tested on the decoded test rows and
-  on the raw ones. Compressions: the paper's (64 times smaller than float32: one 8-bit
-  code per 16 dimensions: 49 sub-spaces for Fashion-MNIST, one for Letter, i.e. plain
-  256-centroid vector quantization) and, for Fashion-MNIST, where that loses less than a
-  point, one code per 49 dimensions (16 sub-spaces, 196 times smaller). Claim: predicting
-  on raw features recovers at least half of the top-1 accuracy lost against the model
-  trained and tested on raw data (the paper: "almost half"); judged where at least one
-  point (1 % of the test rows) is lost — below that the share is a ratio of two
-  differences of a few dozen test rows each, reported but not judged.
+  ``ProductQuantizer`` compresses the training rows, and a warm-started path over the
+  λ1 of (1) is trained on the codes (``CompressedMatrix``). Each way of using the model
+  keeps the λ1 that its own validation rows favour, as a user deploying it would: tested
+  on codes, the λ1 best on the decoded validation rows; tested on raw features (the
+  paper's "Semi PQ"), the λ1 best on the raw validation rows; the model trained and
+  tested raw is the one kept in (1). (The paper runs a 10-step path for every model but
+  does not say how Fig. 3's points were picked.) Also reported: the code-trained model
+  at the λ1 kept in (1) for both test modes, which is not judged. Compressions: the
+  paper's (64 times smaller than float32: one 8-bit code per 16 dimensions: 49
+  sub-spaces for Fashion-MNIST, one for Letter, i.e. plain 256-centroid vector
+  quantization) and, for Fashion-MNIST, where that loses less than a point, one code per
+  49 dimensions (16 sub-spaces, 196 times smaller). Claim: predicting on raw features
+  recovers at least half of the top-1 accuracy lost against the model trained and
+  tested on raw data (the paper: "almost half"); judged where at least one point (1 % of
+  the test rows) is lost — below that the share is a ratio of two differences of a few
+  dozen test rows each, reported but not judged.
 
 The section between ``<!-- tracenorm-real:begin -->`` and ``<!-- tracenorm-real:end -->``
 of the given file is replaced (appended if absent); it is always printed.
@@ -56,7 +62,7 @@ from sklearn.svm import LinearSVC
 from toprank.datasets import load_fashion_mnist, load_flavia, load_letter
 from toprank.metrics import top_k_accuracy
 from toprank.pq import ProductQuantizer
-from toprank.tracenorm import TraceNormLogisticRegression, tracenorm_path
+from toprank.tracenorm import PathPoint, TraceNormLogisticRegression, tracenorm_path
 
 BEGIN, END = "<!-- tracenorm-real:begin -->", "<!-- tracenorm-real:end -->"
 LAMBDA_FRO = 1e-5
@@ -116,7 +122,7 @@ def main() -> int:
         cold_seconds = time.perf_counter() - started
         best = max(path, key=lambda p: (p.validation_topk[1], -p.lambda_trace))
         ours = topk(best.model.decision_function(X_te), y_te, labels)
-        kept[name] = (best, X_tr, y_tr, X_te, y_te, labels)
+        kept[name] = (best, lambdas, X_tr, y_tr, X_va, y_va, X_te, y_te, labels)
 
         started = time.perf_counter()
         with warnings.catch_warnings():
@@ -150,25 +156,37 @@ def main() -> int:
     # (2) product-quantized training data: 8-bit codes, one per 16 (and 49) dimensions.
     pq_rows = []
     for name, n_subspaces in (("Fashion-MNIST", 49), ("Fashion-MNIST", 16), ("Letter", 1)):
-        best, X_tr, y_tr, X_te, y_te, labels = kept[name]
+        best, lambdas, X_tr, y_tr, X_va, y_va, X_te, y_te, labels = kept[name]
         quantizer = ProductQuantizer(n_subspaces=n_subspaces, n_bits=8, random_state=0).fit(X_tr)
-        on_codes = TraceNormLogisticRegression(lambda_trace=best.lambda_trace, lambda_fro=LAMBDA_FRO, max_iter=500,
-                                               random_state=0).fit(quantizer.compress(X_tr), y_tr)
-        raw_raw = top_k_accuracy(y_te, best.model.decision_function(X_te), 1, labels=labels)
-        codes_codes = top_k_accuracy(y_te, on_codes.decision_function(quantizer.transform(X_te)), 1, labels=labels)
-        codes_raw = top_k_accuracy(y_te, on_codes.decision_function(X_te), 1, labels=labels)
+        coded = tracenorm_path(quantizer.compress(X_tr), y_tr, lambdas, lambda_fro=LAMBDA_FRO, max_iter=500,
+                               random_state=0)
+        X_va_codes, X_te_codes = quantizer.transform(X_va), quantizer.transform(X_te)
+
+        def top1(point: PathPoint, X: np.ndarray, y: np.ndarray) -> float:
+            return top_k_accuracy(y, point.model.decision_function(X), 1, labels=labels)
+
+        # Ties go to the smaller λ1, as in (1).
+        tested_on_codes = max(coded, key=lambda p: (top1(p, X_va_codes, y_va), -p.lambda_trace))
+        tested_raw = max(coded, key=lambda p: (top1(p, X_va, y_va), -p.lambda_trace))
+        at_kept = next(p for p in coded if p.lambda_trace == best.lambda_trace)
+        raw_raw = top1(best, X_te, y_te)
+        codes_codes, codes_raw = top1(tested_on_codes, X_te_codes, y_te), top1(tested_raw, X_te, y_te)
         lost, recovered = raw_raw - codes_codes, codes_raw - codes_codes
         share = recovered / lost if lost > 0 else float("nan")
         judged = lost >= 0.01
         if judged and share < 0.5:
             failures.append(f"(2) {name}, {n_subspaces} sub-spaces: lost {lost:.4f}, recovered {recovered:.4f}")
         claim = verdict(share >= 0.5, "recovers >= 50 %") if judged else "not judged (less than 1 pt lost)"
+        fixed_codes, fixed_raw = top1(at_kept, X_te_codes, y_te), top1(at_kept, X_te, y_te)
+        fixed_share = (fixed_raw - fixed_codes) / (raw_raw - fixed_codes) if raw_raw > fixed_codes else float("nan")
         ratio = 4 * X_tr.shape[1] // n_subspaces  # against float32, as the paper
         pq_rows.append(f"| {name}, {n_subspaces} × 8-bit codes ({n_subspaces} B per row, {ratio}× smaller) | "
-                       f"{best.lambda_trace:.3g} | "
-                       f"{100 * raw_raw:.2f} | {100 * codes_codes:.2f} (rank {on_codes.rank_}) | {100 * codes_raw:.2f} | "
+                       f"{100 * raw_raw:.2f} (λ1 {best.lambda_trace:.3g}) | "
+                       f"{100 * codes_codes:.2f} (λ1 {tested_on_codes.lambda_trace:.3g}, rank {tested_on_codes.rank}) | "
+                       f"{100 * codes_raw:.2f} (λ1 {tested_raw.lambda_trace:.3g}, rank {tested_raw.rank}) | "
                        f"{100 * lost:.2f} pts lost ({round(lost * len(y_te))} of {len(y_te):,} test rows), "
-                       f"{100 * recovered:.2f} recovered ({100 * share:.0f} %) | {claim} |")
+                       f"{100 * recovered:.2f} recovered ({100 * share:.0f} %) | "
+                       f"{100 * fixed_codes:.2f} / {100 * fixed_raw:.2f} ({100 * fixed_share:.0f} %) | {claim} |")
 
     text = "\n".join([
         BEGIN,
@@ -187,10 +205,12 @@ def main() -> int:
         "|---|---|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",
-        "(2) Trained on product-quantized codes, tested on decoded codes and on raw features (paper Fig. 3), top-1 %:",
+        "(2) Trained on product-quantized codes, tested on decoded codes and on raw features (paper Fig. 3), top-1 %; "
+        "each test mode at the λ1 its own validation rows favour (decoded rows for the model tested on codes, raw "
+        "rows for the one tested raw):",
         "",
-        "| data | λ1 | trained and tested raw | trained on codes, tested on codes | trained on codes, tested raw "
-        "| loss and recovery | claim |",
+        "| data | trained and tested raw | trained on codes, tested on codes | trained on codes, tested raw "
+        "| loss and recovery | not judged: trained on codes at (1)'s λ1, tested on codes / raw (recovery) | claim |",
         "|---|---|---|---|---|---|---|",
         *pq_rows,
         "",

@@ -288,8 +288,9 @@ pub(crate) struct LabelMajor {
 impl LabelMajor {
     pub(crate) fn of(problem: &M3l<'_>) -> Self {
         let (n, labels) = (problem.n, problem.labels);
-        let b: Vec<f64> = (0..n * labels).map(|idx| problem.b(idx)).collect();
-        Self { y: label_major(problem.y, n, labels), b: label_major(&b, n, labels) }
+        // b label-major straight from the margins, without a row-major N × L copy first.
+        let b = (0..labels).flat_map(|l| (0..n).map(move |i| problem.b(i * labels + l))).collect();
+        Self { y: label_major(problem.y, n, labels), b }
     }
 }
 

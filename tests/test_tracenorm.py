@@ -143,6 +143,35 @@ def test_results_do_not_depend_on_the_thread_count():
     assert a.n_iter_ == b.n_iter_
 
 
+def test_blas_runs_on_one_thread_during_a_fit_and_is_restored_after(monkeypatch):
+    """NumPy's BLAS workers, spinning between the fit's small products, would take the
+    cores of the Rust pool: the fit holds BLAS to one thread and gives back the caller's
+    setting."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import toprank.tracenorm as tracenorm
+
+    def blas_threads():
+        return [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
+
+    seen = []
+    descent = tracenorm._rank_one_descent
+
+    def recording(*args, **kwargs):
+        seen.append(blas_threads())
+        return descent(*args, **kwargs)
+
+    monkeypatch.setattr(tracenorm, "_rank_one_descent", recording)
+    X, y = _problem(n=300, d=10, m=4, seed=2)
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        if not before or max(before) < 2:
+            pytest.skip("NumPy's BLAS runs on one thread here already")
+        TraceNormLogisticRegression(0.01, 0.001, random_state=0).fit(X, y)
+        tracenorm_path(X, y, [0.1, 0.01], 0.001, random_state=0)
+        assert blas_threads() == before
+    assert len(seen) == 3 and all(threads == [1] * len(before) for threads in seen), seen
+
+
 def test_path_is_warm_started_and_lowers_rank_with_lambda():
     X, y = _problem(n=300, d=10, m=8, rank=3, seed=5)
     X_val, y_val = _problem(n=200, d=10, m=8, rank=3, seed=5)

@@ -117,7 +117,7 @@ bench-cocoa: develop
 	$(PY) benches/compare/cocoa.py --write BENCHMARKS.md
 
 # The trace-norm paper's effects on Fashion-MNIST, Letter and Flavia: rank along the
-# path against LinearSVC, training on PQ codes (25–50 min, most of it LinearSVC on Fashion-MNIST).
+# path against LinearSVC, training on PQ codes (about 40 min, most of it LinearSVC on Fashion-MNIST).
 tracenorm-real: develop
 	$(PY) -m toprank.datasets fetch fashion_mnist letter flavia
 	$(PY) benches/compare/tracenorm_real.py --write BENCHMARKS.md

@@ -147,7 +147,8 @@ def test_blas_runs_on_one_thread_during_a_fit_and_is_restored_after(monkeypatch)
     """NumPy's BLAS workers, spinning between the fit's small products, would take the
     cores of the Rust pool: the fit holds BLAS to one thread and gives back the caller's
     setting."""
-    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import threadpoolctl
+
     import toprank.tracenorm as tracenorm
 
     def blas_threads():

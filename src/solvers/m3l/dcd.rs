@@ -98,14 +98,13 @@ pub fn solve_dcd<D: Design>(
     let started = std::time::Instant::now();
 
     let stop = monitor.stop_flag();
-    let alone: Vec<(Status, usize)> = a
+    let mut outcomes: Vec<(Status, usize)> = a
         .par_chunks_mut(n)
         .zip(z.par_chunks_mut(width))
         .enumerate()
         .filter(|(l, _)| !coupled[*l])
         .map(|(l, (a_l, z_l))| solve_uncoupled_label(&sweep, l, a_l, z_l, options, stop))
         .collect();
-    let mut outcomes = alone;
     let interrupted = outcomes.iter().any(|&(status, _)| status == Status::Interrupted) || monitor.should_stop();
     if interrupted {
         outcomes.push((Status::Interrupted, 0));

@@ -42,9 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from sections import machine, publish
-from sklearn.preprocessing import StandardScaler
+from tracenorm_real import largest_lambda, splits
 
-from toprank.datasets import load_fashion_mnist
 from toprank.metrics import top_k_accuracy
 from toprank.pq import ProductQuantizer
 from toprank.tracenorm import PathPoint, tracenorm_path
@@ -79,24 +78,6 @@ SETTINGS = (
 )
 
 
-def data(standardise: bool, n_train: int) -> tuple[np.ndarray, ...]:
-    train, test = load_fashion_mnist(subset="train"), load_fashion_mnist(subset="test")
-    parts = (train.data[:n_train], train.target[:n_train], train.data[n_train:n_train + 5000],
-             train.target[n_train:n_train + 5000], test.data, test.target)
-    X_tr, y_tr, X_va, y_va, X_te, y_te = (np.asarray(p) for p in parts)
-    if standardise:
-        scaler = StandardScaler().fit(X_tr)
-        X_tr, X_va, X_te = scaler.transform(X_tr), scaler.transform(X_va), scaler.transform(X_te)
-    as_float = (lambda a: np.ascontiguousarray(a, dtype=np.float64))
-    return as_float(X_tr), y_tr, as_float(X_va), y_va, as_float(X_te), y_te
-
-
-def largest_lambda(X: np.ndarray, y: np.ndarray) -> float:
-    """The smallest λ1 at which W = 0 (with b = log class priors) is optimal."""
-    Y = np.eye(int(y.max()) + 1)[y]
-    return float(np.linalg.norm(X.T @ (Y.mean(axis=0) - Y) / len(X), 2))
-
-
 def reconstruction_errors(X_tr: np.ndarray, X_te: np.ndarray, n_subspaces: int) -> str:
     ours = ProductQuantizer(n_subspaces=n_subspaces, n_bits=8, random_state=0).fit(X_tr)
     ours_mse = float(np.mean((X_te - ours.transform(X_te)) ** 2))
@@ -122,7 +103,7 @@ def main() -> int:
     for setting in SETTINGS:
         key = (setting.standardise, setting.n_train)
         if key not in raw_paths:
-            split = data(*key)
+            split = splits("Fashion-MNIST", False, standardise=setting.standardise, fashion_train=setting.n_train)
             X_tr, y_tr = split[0], split[1]
             lam = largest_lambda(X_tr, y_tr)
             lambdas = np.geomspace(lam, lam / 1000, N_LAMBDAS)

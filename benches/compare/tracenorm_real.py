@@ -71,11 +71,12 @@ LAMBDA_FRO = 1e-5
 SVC_GRID = (0.001, 0.01, 0.1, 1.0)
 
 
-def splits(name: str, quick: bool) -> tuple[np.ndarray, ...]:
-    """(X_train, y_train, X_val, y_val, X_test, y_test), standardised on X_train."""
+def splits(name: str, quick: bool, *, fashion_train: int = 20_000, standardise: bool = True) -> tuple[np.ndarray, ...]:
+    """(X_train, y_train, X_val, y_val, X_test, y_test), standardised on X_train (unless
+    told not to); Fashion-MNIST trains on its first `fashion_train` images (5,000 quick)."""
     if name == "Fashion-MNIST":
         train, test = load_fashion_mnist(subset="train"), load_fashion_mnist(subset="test")
-        n_train = 5000 if quick else 20_000
+        n_train = 5000 if quick else fashion_train
         X_tr, y_tr = train.data[:n_train], train.target[:n_train]
         X_va, y_va = train.data[n_train:n_train + 5000], train.target[n_train:n_train + 5000]
         X_te, y_te = test.data, test.target
@@ -84,9 +85,11 @@ def splits(name: str, quick: bool) -> tuple[np.ndarray, ...]:
         X_tr, X_rest, y_tr, y_rest = train_test_split(data.data, data.target, train_size=0.6, stratify=data.target,
                                                       random_state=0)
         X_va, X_te, y_va, y_te = train_test_split(X_rest, y_rest, train_size=0.5, stratify=y_rest, random_state=0)
-    scaler = StandardScaler().fit(X_tr)
-    return tuple(np.ascontiguousarray(a) for a in (scaler.transform(X_tr), y_tr, scaler.transform(X_va), y_va,
-                                                   scaler.transform(X_te), y_te))
+    if standardise:
+        scaler = StandardScaler().fit(X_tr)
+        X_tr, X_va, X_te = scaler.transform(X_tr), scaler.transform(X_va), scaler.transform(X_te)
+    return tuple(np.ascontiguousarray(a, dtype=np.float64) if a.ndim == 2 else np.ascontiguousarray(a)
+                 for a in (X_tr, y_tr, X_va, y_va, X_te, y_te))
 
 
 def largest_lambda(X: np.ndarray, y: np.ndarray) -> float:

@@ -42,9 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from sections import machine, publish
-from tracenorm_real import largest_lambda, splits
+from tracenorm_real import largest_lambda, splits, top1, train_on_codes
 
-from toprank.metrics import top_k_accuracy
 from toprank.pq import ProductQuantizer
 from toprank.tracenorm import PathPoint, tracenorm_path
 
@@ -98,38 +97,30 @@ def main() -> int:
     args = parser.parse_args()
     load = machine()
     started = time.perf_counter()
-    raw_paths: dict[tuple[bool, int], tuple[list[PathPoint], np.ndarray, tuple[np.ndarray, ...]]] = {}
+    # (standardised, training rows) -> the data, the λ1 grid and the raw path's kept model.
+    raw_models: dict[tuple[bool, int], tuple[tuple[np.ndarray, ...], np.ndarray, PathPoint]] = {}
     rows = []
     for setting in SETTINGS:
         key = (setting.standardise, setting.n_train)
-        if key not in raw_paths:
+        if key not in raw_models:
             split = splits("Fashion-MNIST", False, standardise=setting.standardise, fashion_train=setting.n_train)
-            X_tr, y_tr = split[0], split[1]
+            X_tr, y_tr, X_va, y_va = split[:4]
             lam = largest_lambda(X_tr, y_tr)
             lambdas = np.geomspace(lam, lam / 1000, N_LAMBDAS)
             path = tracenorm_path(X_tr, y_tr, lambdas, lambda_fro=LAMBDA_FRO, max_iter=500, random_state=0)
-            raw_paths[key] = (path, lambdas, split)
-        path, lambdas, (X_tr, y_tr, X_va, y_va, X_te, y_te) = raw_paths[key]
-        labels = np.unique(y_tr)
-
-        def top1(point: PathPoint, X: np.ndarray, y: np.ndarray) -> float:
-            return float(top_k_accuracy(y, point.model.decision_function(X), 1, labels=labels))
-
+            labels = np.unique(y_tr)
+            # Ties go to the smaller λ1, as in tracenorm_real.py.
+            raw_models[key] = (split, lambdas, max(path, key=lambda p: (top1(p, X_va, y_va, labels), -p.lambda_trace)))
+        split, lambdas, raw = raw_models[key]
+        X_tr = split[0]
         quantizer = ProductQuantizer(n_subspaces=setting.n_subspaces, n_bits=setting.n_bits, random_state=0).fit(X_tr)
-        coded = tracenorm_path(quantizer.compress(X_tr), y_tr, lambdas, lambda_fro=LAMBDA_FRO, max_iter=500,
-                               random_state=0)
-        X_va_codes, X_te_codes = quantizer.transform(X_va), quantizer.transform(X_te)
-        # Ties go to the smaller λ1, as in tracenorm_real.py.
-        raw = max(path, key=lambda p: (top1(p, X_va, y_va), -p.lambda_trace))
-        on_codes = max(coded, key=lambda p: (top1(p, X_va_codes, y_va), -p.lambda_trace))
-        on_raw = max(coded, key=lambda p: (top1(p, X_va, y_va), -p.lambda_trace))
-        raw_raw, codes_codes, codes_raw = top1(raw, X_te, y_te), top1(on_codes, X_te_codes, y_te), top1(on_raw, X_te, y_te)
-        lost, recovered = raw_raw - codes_codes, codes_raw - codes_codes
+        trained = train_on_codes(quantizer, raw, lambdas, split, np.unique(split[1]))
+        lost, recovered = trained.raw_raw - trained.codes_codes, trained.codes_raw - trained.codes_codes
         share = f"{100 * recovered / lost:.0f} %" if lost > 0 else "—"
-        rows.append(f"| {setting.describe(X_tr.shape[1])} | {100 * raw_raw:.2f} | {100 * codes_codes:.2f} "
-                    f"| {100 * codes_raw:.2f} | {100 * lost:.2f} | {100 * recovered:.2f} | {share} |")
+        rows.append(f"| {setting.describe(X_tr.shape[1])} | {100 * trained.raw_raw:.2f} | {100 * trained.codes_codes:.2f} "
+                    f"| {100 * trained.codes_raw:.2f} | {100 * lost:.2f} | {100 * recovered:.2f} | {share} |")
         print(rows[-1], flush=True)
-    path, lambdas, (X_tr, _, _, _, X_te, _) = raw_paths[(True, 20_000)]
+    (X_tr, _, _, _, X_te, _), _, _ = raw_models[(True, 20_000)]
     mse_rows = [f"| {m} × 8-bit | {reconstruction_errors(X_tr, X_te, m)} |" for m in (49, 16)]
     minutes = (time.perf_counter() - started) / 60
 

@@ -508,6 +508,8 @@ def criterion_section(directory: str) -> list[str]:
         elements = (meta.get("throughput") or {}).get("Elements")
         entries.append((meta["group_id"], meta.get("value_str") or "", mean_ns, elements))
     if not entries:
+        print(f"warning: no criterion results under {directory} (run `cargo bench --bench projections`); "
+              "no size grid is written", file=sys.stderr)
         return []
 
     def size_key(entry: tuple[str, str, float, int | None]) -> tuple[str, int, int]:

@@ -579,6 +579,8 @@ def criterion_lines(directory: str) -> list[str]:
         est = json.loads((meta_path.parent / "estimates.json").read_text())
         entries.append((meta["full_id"], est["mean"]["point_estimate"] * 1e-9))
     if not entries:
+        print(f"warning: no criterion results under {directory} (run `cargo bench --bench sdca`); "
+              "the section gets no Rust table", file=sys.stderr)
         return []
     out = ["Rust (`cargo bench --bench sdca`, criterion, one thread; mean time per call):", "",
            "| benchmark | mean |", "|---|---:|"]

@@ -37,6 +37,7 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils import Bunch
 from sections import write_section
 
 from toprank import RankmaxRanker
@@ -48,7 +49,8 @@ LOSSES = ("rankmax", "softmax", "sparsemax")
 METRICS = ("ap@10", "accuracy", "recall@100")
 
 
-def fit(loss: str, lr: float, alpha: float, seed: int, X, split, args) -> tuple[RankmaxRanker, float]:
+def fit(loss: str, lr: float, alpha: float, seed: int, X: sp.csr_matrix, split: Bunch,
+        args: argparse.Namespace) -> tuple[RankmaxRanker, float]:
     model = RankmaxRanker(n_components=args.components, loss=loss, learning_rate=lr, alpha=alpha,
                           batch_size=args.batch_size, n_epochs=args.max_epochs, n_iter_no_change=args.patience,
                           random_state=seed)

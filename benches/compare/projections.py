@@ -515,8 +515,8 @@ def criterion_section(directory: str) -> list[str]:
     def size_key(entry: tuple[str, str, float, int | None]) -> tuple[str, int, int]:
         group, value, _, _ = entry
         fields = dict(part.split("=", 1) for part in value.split("/") if "=" in part)
-        to_int = lambda v: int(v) if v.isdigit() else 0  # noqa: E731
-        return group, to_int(fields.get("m", "0")), to_int(fields.get("k", "0"))
+        m, k = fields.get("m", "0"), fields.get("k", "0")
+        return group, int(m) if m.isdigit() else 0, int(k) if k.isdigit() else 0
 
     out = [
         "## Criterion size grid (Rust, one row per call, one thread)",

@@ -22,7 +22,6 @@ The results replace the section between ``<!-- attop:begin -->`` and
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import subprocess
 import sys
@@ -30,7 +29,7 @@ import time
 import warnings
 
 import numpy as np
-from sections import write_section
+from sections import command_line, write_section
 
 from toprank import TopPush, _core
 
@@ -124,7 +123,7 @@ def section(args: argparse.Namespace, iters: list[str], svc: list[str], mem: str
         BEGIN,
         "## Ranking at the top (TopPush, TopPushK, Pat&Mat)",
         "",
-        f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}`. Synthetic data: two Gaussian "
+        f"Command: `{command_line()}`. Synthetic data: two Gaussian "
         "classes in 20 dimensions, 10 % positives; Gaussian kernel exp(-0.05 |x - x'|^2), hinge surrogate, C = 1.",
         "",
         "One iteration (k, a scan over all n partners, the update of the scores with two columns) against "

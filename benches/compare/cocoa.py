@@ -45,14 +45,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import sys
 import time
 import warnings
 from typing import Any
 
 import numpy as np
-from sections import machine, publish, verdict
+from sections import command_line, machine, publish, verdict
 
 from toprank import M3L, TopKSVC
 from toprank.distributed import fit_cocoa
@@ -219,7 +217,7 @@ def main() -> int:
         BEGIN,
         "## CoCoA+ on Dask (`toprank.distributed.fit_cocoa`)",
         "",
-        f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}`. Machine: {load}. Protocol in the "
+        f"Command: `{command_line()}`. Machine: {load}. Protocol in the "
         "script's docstring: the dense synthetic problem of the Top-k SVM section (256 dimensions, 100 classes), "
         f"`TopKSVC(k=1, fit_intercept=False)`, relative duality gap {TOL:g}.",
         "",

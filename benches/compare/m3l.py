@@ -64,13 +64,12 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 
 import argparse  # noqa: E402
 import functools  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sections import machine, publish, verdict  # noqa: E402
+from sections import command_line, machine, publish, verdict  # noqa: E402
 from sklearn.datasets import make_multilabel_classification  # noqa: E402
 from sklearn.metrics.pairwise import rbf_kernel  # noqa: E402
 from sklearn.svm import SVC, LinearSVC  # noqa: E402
@@ -332,7 +331,7 @@ def section(args: argparse.Namespace, shape: str, load: str, dropped: int, a: li
         BEGIN,
         "## M3L multi-label (linear DCD and kernel SMO)",
         "",
-        f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}`. Machine: {load}. Data: "
+        f"Command: `{command_line()}`. Machine: {load}. Data: "
         f"`make_multilabel_classification` (seed 0, about 3 labels per example), {shape}, standardised"
         f"{f', {dropped} constant labels dropped' if dropped else ''}. C = {C:g} (one-vs-all penalty 2C = "
         f"{2 * C:g}), no intercept on the M3L side, single-threaded everywhere but (a)'s last column, best of {args.repeats}.",

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from typing import Any, Callable
 
 import numpy as np
-from sections import verdict, write_section
+from sections import command_line, verdict, write_section
 from threadpoolctl import threadpool_limits
 
 from toprank.pq import ProductQuantizer
@@ -128,7 +127,7 @@ def section(args: argparse.Namespace, n: int, d: int, m: int, n_sub: int, thread
         BEGIN,
         "## Product quantization",
         "",
-        f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}`. Synthetic float32 data of rank 64 plus "
+        f"Command: `{command_line()}`. Synthetic float32 data of rank 64 plus "
         f"noise, n = {n:,}, d = {d:,}, {n_sub} sub-spaces of 8 features, 256 centroids each; {threads} thread(s) on "
         "every side (threadpoolctl for NumPy's BLAS, `n_jobs` for toprank, `omp_set_num_threads` for faiss).",
         "",

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sections import machine, publish, verdict
+from sections import command_line, machine, publish, verdict
 
 from toprank import _core
 
@@ -234,7 +234,7 @@ def section(args: argparse.Namespace, users: int, items: int, per_user: int, pai
         BEGIN,
         "## Rankmax-trained ranker (issue 7)",
         "",
-        f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}`. Machine: {load}. Synthetic implicit "
+        f"Command: `{command_line()}`. Machine: {load}. Synthetic implicit "
         f"feedback shaped like MovieLens 20M: {users:,} one-hot users (X = identity, float32 CSR), {items:,} items, "
         f"{pairs:,} positive (user, item) pairs (about {per_user} per user, log-normal counts, Zipf popularity; "
         f"generated in {t_data:.1f} s). Model z = (xU)Vᵀ + b with r = {r}, float32, Adagrad (learning rate 0.05, "

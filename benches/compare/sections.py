@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
 import sys
 from pathlib import Path
 
@@ -30,6 +31,13 @@ def publish(text: str, failures: list[str], path: str | None, begin: str, end: s
     if path:
         write_section(path, begin, end, text)
     return 1 if failures else 0
+
+
+def command_line() -> str:
+    """How this script was run: the interpreter relative to the working directory (when
+    below it) and the arguments, quoted for a shell."""
+    relative = os.path.relpath(sys.executable)
+    return shlex.join([sys.executable if relative.startswith("..") else relative, *sys.argv])
 
 
 def verdict(ok: bool, target: str) -> str:

@@ -72,7 +72,6 @@ import gc  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
-import shlex  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -82,7 +81,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sections import write_section  # noqa: E402
+from sections import command_line, write_section  # noqa: E402
 import scipy  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 import sklearn  # noqa: E402
@@ -513,12 +512,6 @@ def machine_lines() -> list[str]:
         f"load average (1/5/15 min) at start {_START['load'] or now_load}, at end {now_load}; "
         f"started {_START['date'] or now_date}"
     ]
-
-
-def command_line() -> str:
-    exe = sys.executable
-    rel = os.path.relpath(exe)
-    return shlex.join([exe if rel.startswith("..") else rel, *sys.argv])
 
 
 def tables(results: list[Result], skipped: list[str], mem: list[MemRow], mem_skipped: list[str],

@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 import time
 import warnings
 
 import numpy as np
-from sections import machine, publish
+from sections import command_line, machine, publish
 from sklearn.exceptions import ConvergenceWarning
 from topk_svm import REL_TARGET, TARGET_TWO_THREADS, Problem, _Recorded, _TargetReached, fashion_mnist, synthetic
 
@@ -134,7 +133,7 @@ def main() -> int:
         BEGIN,
         "## TopKSVC on 2 threads: speed per epoch against epochs to the objective",
         "",
-        f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}` ({minutes:.0f} min). Machine: {load}. "
+        f"Command: `{command_line()}` ({minutes:.0f} min). Machine: {load}. "
         "Protocol in the script's docstring: float64, `TopKSVC(k=1, loss=\"alpha\", fit_intercept=False)` at the "
         f"C of `topk_svm.py`; target P* + {REL_TARGET:g}·|P*|; the 2-thread solver is CoCoA with the exact line "
         "search, whose iterates differ from the serial ones. Evidence, not a target: it splits the "

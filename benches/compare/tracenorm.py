@@ -34,12 +34,11 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sections import machine, publish, verdict  # noqa: E402
+from sections import command_line, machine, publish, verdict  # noqa: E402
 
 from toprank.tracenorm import TraceNormLogisticRegression, tracenorm_path  # noqa: E402
 
@@ -175,7 +174,7 @@ def main() -> int:
         BEGIN,
         "## Trace-norm multinomial logistic regression (rank-one descent)",
         "",
-        f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}`. Machine: {load}. Data: X standard "
+        f"Command: `{command_line()}`. Machine: {load}. Data: X standard "
         f"normal × 3/√d, classes from a rank-5 W* plus Gumbel noise (seed 0). Single-threaded on both sides.",
         "",
         "(a) Time to the same objective: `TraceNormLogisticRegression(λ1, λ2, tol)` against FISTA with backtracking "

@@ -35,14 +35,12 @@ the given file is replaced (appended if absent); it is always printed.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sections import machine, publish
+from sections import command_line, machine, publish
 from tracenorm_real import largest_lambda, splits, top1, train_on_codes
 
 from toprank.pq import ProductQuantizer
@@ -130,7 +128,7 @@ def main() -> int:
         BEGIN,
         "## Trace norm on product-quantized Fashion-MNIST: where the paper's Fig. 3 effect does not appear",
         "",
-        f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}` ({minutes:.0f} min). Machine: {load}. "
+        f"Command: `{command_line()}` ({minutes:.0f} min). Machine: {load}. "
         "Protocol in the script's docstring (that of the trace-norm section's table (2), one choice changed per "
         "row). Top-1 test accuracy in %; \"back\" is the share of the points lost by training and testing on codes "
         "that testing the code-trained model on raw features recovers (the paper: almost half). Evidence, not a "

@@ -50,14 +50,12 @@ of the given file is replaced (appended if absent); it is always printed.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sections import machine, publish, verdict
+from sections import command_line, machine, publish, verdict
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
@@ -220,7 +218,7 @@ def main() -> int:
         BEGIN,
         "## Trace-norm multinomial logistic regression on real many-class data",
         "",
-        f"Command: `{' '.join([os.path.relpath(sys.executable), *sys.argv])}`. Machine: {load}. Protocol in the "
+        f"Command: `{command_line()}`. Machine: {load}. Protocol in the "
         "script's docstring: standardised features, λ1 kept by validation top-1 accuracy along a 10-point path "
         f"(λ2 = {LAMBDA_FRO:g}, tol 1e-4), LinearSVC's C by the same validation set; test-set accuracies in %.",
         "",

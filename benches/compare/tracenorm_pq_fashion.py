@@ -115,7 +115,7 @@ def main() -> int:
         X_tr = split[0]
         quantizer = ProductQuantizer(n_subspaces=setting.n_subspaces, n_bits=setting.n_bits, random_state=0).fit(X_tr)
         trained = train_on_codes(quantizer, raw, lambdas, split, np.unique(split[1]))
-        lost, recovered = trained.raw_raw - trained.codes_codes, trained.codes_raw - trained.codes_codes
+        lost, recovered = trained.lost, trained.recovered
         share = f"{100 * recovered / lost:.0f} %" if lost > 0 else "—"
         rows.append(f"| {setting.describe(X_tr.shape[1])} | {100 * trained.raw_raw:.2f} | {100 * trained.codes_codes:.2f} "
                     f"| {100 * trained.codes_raw:.2f} | {100 * lost:.2f} | {100 * recovered:.2f} | {share} |")

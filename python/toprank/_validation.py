@@ -13,11 +13,15 @@ import functools
 import math
 import numbers
 import operator
+import os
+import sys
+import warnings
 from typing import Any, Callable, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
 from toprank.exceptions import InvalidInputError, NoSolutionError
@@ -185,6 +189,38 @@ def bounded_int(value: Any, name: str, *, low: int, high: int = INT_MAX) -> int:
     if int(value) > high:
         raise InvalidInputError(f"{name}: must be <= {high}, got {value!r}")
     return int(value)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame outside toprank:
+    a fit reaches its warning through wrappers (`restores_on_failure`, the distributed
+    driver), so a fixed level would name one of toprank's own lines."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
+def warn_not_converged(estimator: str, status: str, steps: int, unit: str, gap: float, tol: float,
+                       advice: str) -> None:
+    """The ConvergenceWarning of a solve that stopped short of ``tol``, at the caller's line:
+    what happened (``status`` after ``steps`` ``unit``), and what to change and why
+    (``advice``, from the estimator, which knows its problem)."""
+    why = {
+        "max_epochs": f"ran out of {unit}",
+        "max_iter": f"ran out of {unit}",
+        "max_rounds": f"ran out of {unit}",
+        "no_progress": "made no progress over a whole check interval (neither the dual objective rose nor "
+                       "the gap closed: rounding now dominates the steps, so a smaller gap cannot be certified "
+                       "in floating point)",
+    }.get(status, "did not converge")
+    warnings.warn(f"{estimator} stopped with status {status!r}: it {why} after {steps} {unit}, at a relative duality "
+                  f"gap of {gap:.3g} (tol={tol:g}). {advice}", ConvergenceWarning, stacklevel=caller_stacklevel())
 
 
 def finite_fit(estimator: str, **values: float) -> None:

@@ -19,20 +19,18 @@ group steps for ties at the coupled bounds, and stops on the relative duality ga
 from __future__ import annotations
 
 import sys
-import warnings
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
-from toprank._validation import DEGREE_MAX, as_jobs, finite_fit, forget, restores_on_failure
+from toprank._validation import DEGREE_MAX, as_jobs, finite_fit, forget, restores_on_failure, warn_not_converged
 from toprank.exceptions import InvalidInputError
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
@@ -176,12 +174,11 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.status_ = str(result["status"])
         self.history_ = list(result["history"])
         if self.status_ in ("max_epochs", "no_progress"):
-            warnings.warn(
-                f"{type(self).__name__} stopped with status {self.status_!r} after {self.n_iter_} iterations at a "
-                f"relative duality gap of {self.duality_gap_:.3g} (tol={self.tol}); increase max_iter or tol.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+            advice = (f"Set tol at or above the gap reached ({self.duality_gap_:.1g})." if self.status_ == "no_progress"
+                      else f"Raise max_iter (now {self.max_iter}) or tol, or lower C (the dual's coordinates "
+                           "are boxed by C: a large C makes more of them move before the gap closes).")
+            warn_not_converged(type(self).__name__, self.status_, self.n_iter_, "iterations", self.duality_gap_,
+                               float(self.tol), advice)
         return self
 
     def _progress(self, it: int, primal: float, dual: float, gap: float, seconds: float) -> None:

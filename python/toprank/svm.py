@@ -50,7 +50,7 @@ from sklearn.utils.validation import (
 from toprank import _core
 from toprank._validation import as_flag as _flag
 from toprank._validation import (DEGREE_MAX, as_jobs, canonical_csr, finite_fit, forget, intercept_scaling,
-                                 restores_on_failure, validate_input)
+                                 restores_on_failure, validate_input, warn_not_converged)
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
@@ -240,6 +240,8 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             "warm_start": _flag(self.warm_start, "warm_start"),
             "intercept_scaling": intercept_scaling(self.intercept_scaling),
             "n_jobs": as_jobs(self.n_jobs),
+            # Checked for every kernel: a bad value is a mistake even where it is unused.
+            "cache_size": _real(self.cache_size, "cache_size", low=0.0, strict=True),
         }
 
     @restores_on_failure
@@ -337,11 +339,10 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             if self.kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
                 raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
             self._gamma = _kernel_gamma(self.kernel, self.gamma, Xv)
-            cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
             degree = _int(self.degree, "degree", low=1, high=DEGREE_MAX)
             coef0 = _real(self.coef0, "coef0", low=-np.inf, strict=False)
             result = _core.sdca_fit_kernel(Xv, y64, c, m, kernel=self.kernel, gamma=self._gamma, degree=degree,
-                                           coef0=coef0, cache_size=cache, **common)
+                                           coef0=coef0, cache_size=params["cache_size"], **common)
             finite_fit("TopKSVC", primal=result["primal"], dual=result["dual"], gap=result["gap"])
             forget(self, "coef_", "support_vectors_")
             dual = result["dual_coef"]
@@ -359,17 +360,47 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.status_ = str(result["status"])
         self.history_ = list(result["history"])
         if self.status_ in _STATUSES_WARN:
-            import warnings
-
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.warn(
-                f"TopKSVC stopped with status {self.status_!r} after {self.n_iter_} epochs at a relative "
-                f"duality gap of {self.duality_gap_:.3g} (tol={self.tol}); increase max_epochs or tol.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+            warn_not_converged("TopKSVC", self.status_, self.n_iter_, "epochs", self.duality_gap_, params["tol"],
+                               self._advice(Xv if coded is None else None, c, params))
         return self
+
+    def _advice(self, Xv: Any, c: NDArray[np.float64], params: dict[str, Any]) -> str:
+        """What to change when a fit stops short of tol, and why: SDCA's epochs grow with
+        max_i c_i·k(x_i, x_i) (each step moves W by up to c_i·‖x_i‖ along x_i), about 1
+        on well-scaled data."""
+        if self.status_ == "no_progress":
+            return f"Set tol at or above the gap reached ({self.duality_gap_:.1g})."
+        budget = f"raise max_epochs (now {params['max_epochs']}) or tol"
+        smooth = (" or set smoothing > 0 (the smoothed hinge converges linearly)"
+                  if self.loss in ("alpha", "beta") and params["smoothing"] == 0 else "")
+        curvature = self._max_curvature(Xv, params)
+        if curvature is None or not math.isfinite(curvature):
+            return f"Otherwise {budget}; lower C{smooth}."
+        worst = float(np.max(c)) * curvature
+        if worst <= 10.0:
+            return f"C·max‖x_i‖² is {worst:.3g}, which is well scaled: {budget}{smooth}."
+        return (f"The problem is badly scaled for the dual method: C·max‖x_i‖² reaches {worst:.3g}, and the "
+                "epochs SDCA needs grow in proportion to it (about 1 is well scaled). Scale X so that "
+                "‖x‖ ≈ 1 (e.g. StandardScaler, then divide by √n_features), lower C"
+                f"{smooth}; otherwise {budget}.")
+
+    def _max_curvature(self, Xv: Any, params: dict[str, Any]) -> float | None:
+        """max_i k(x_i, x_i), the largest step curvature (None where it is not cheap to know)."""
+        if Xv is None:
+            return None
+        if self.kernel == "precomputed":
+            return float(np.max(np.diagonal(Xv)))
+        if self.kernel == "rbf":
+            return 1.0
+        with np.errstate(over="ignore"):
+            sq = (np.asarray(Xv.multiply(Xv).sum(axis=1)).ravel() if sp.issparse(Xv)
+                  else np.einsum("ij,ij->i", Xv, Xv, dtype=np.float64))
+            largest = float(np.max(sq))
+            if self.kernel == "poly":
+                return float((self._gamma * largest + abs(float(self.coef0))) ** int(self.degree))
+            if params["fit_intercept"]:
+                largest += params["intercept_scaling"] ** 2
+        return largest
 
     def _warm_dual(self, n: int, classes: NDArray[Any], c: NDArray[np.float64]) -> NDArray[np.float64] | None:
         if not (_flag(self.warm_start, "warm_start") and hasattr(self, "dual_coef_")):

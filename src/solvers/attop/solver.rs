@@ -94,7 +94,7 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
     let mut rng = SplitMix64::derive(opts.seed, 1);
     let start = Instant::now();
     let mut history = Vec::new();
-    let mut last_dual = f64::NEG_INFINITY;
+    let (mut last_dual, mut last_gap) = (f64::NEG_INFINITY, f64::INFINITY);
     let mut partner: Option<usize> = None;
     let mut stalled = false;
     let check = |it: usize, state: &State, history: &mut Vec<Progress>, monitor: &mut dyn Monitor| {
@@ -127,14 +127,16 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
             let obj = check(it, &state, &mut history, monitor);
             let status = if obj.relative_gap() <= opts.tol {
                 Some(Status::Converged)
-            } else if obj.dual <= last_dual {
+            } else if obj.dual <= last_dual && obj.relative_gap() >= last_gap {
+                // Neither D rose nor the gap closed over a check interval (D alone can sit
+                // at its optimum to the last bit while P still converges).
                 Some(Status::NoProgress)
             } else if it == opts.max_iter {
                 Some(Status::MaxEpochs)
             } else {
                 None
             };
-            last_dual = obj.dual;
+            (last_dual, last_gap) = (obj.dual, obj.relative_gap());
             if let Some(status) = status {
                 return Ok((state.into_solution(), AtTopReport { status, iterations: it, objectives: obj, history }));
             }

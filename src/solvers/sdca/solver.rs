@@ -84,7 +84,7 @@ pub(crate) fn drive(
     opts.check()?;
     let start = Instant::now();
     let mut history = Vec::new();
-    let mut last_dual = f64::NEG_INFINITY;
+    let (mut last_dual, mut last_gap) = (f64::NEG_INFINITY, f64::INFINITY);
     // None: the monitor's stop flag rose during the evaluation.
     let mut check = |epochs: usize, history: &mut Vec<Progress>, monitor: &mut dyn Monitor| -> Result<Option<(Objectives, f64)>> {
         let Some(obj) = evaluate(monitor.stop_flag())? else {
@@ -117,16 +117,20 @@ pub(crate) fn drive(
             };
             let status = if gap <= opts.tol {
                 Some(Status::Converged)
-            } else if obj.dual <= last_dual {
-                // D is monotone in exact arithmetic; a whole check interval without any
-                // increase means round-off now dominates the steps.
+            } else if obj.dual <= last_dual && gap >= last_gap {
+                // D is monotone in exact arithmetic, and so is the gap's trend: a whole
+                // check interval in which neither D rose nor the gap closed means
+                // round-off now dominates the steps. D alone is not enough: on small
+                // problems it reaches its optimum to the last bit of its evaluation while
+                // P still converges (libsdca's OR/AND problems: D = 1.5 exactly from
+                // epoch 20 on while the gap falls 1e-10 -> 1e-12 -> 1e-14).
                 Some(Status::NoProgress)
             } else if e == opts.max_epochs {
                 Some(Status::MaxEpochs)
             } else {
                 None
             };
-            last_dual = obj.dual;
+            (last_dual, last_gap) = (obj.dual, gap);
             if let Some(status) = status {
                 return Ok(SdcaReport { status, epochs: e, objectives: obj, history });
             }

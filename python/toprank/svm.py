@@ -158,7 +158,10 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         Intercepts (zeros when ``fit_intercept=False`` or for kernels).
     classes_ : ndarray of shape (n_classes,)
     dual_coef_ : ndarray of shape (n_samples, n_classes)
-        The dual variables A; ``coef_ = Xᵀ dual_coef_`` (plus the intercept column).
+        The dual variables A; ``coef_ = Xᵀ dual_coef_`` (plus the intercept column),
+        except after the accelerated solver took over a badly scaled problem: then
+        ``coef_`` and ``dual_coef_`` are a primal and a dual iterate whose duality gap
+        is ``duality_gap_`` (they coincide at the optimum).
     n_iter_ : int
         Epochs run.
     primal_objective_, dual_objective_ : float

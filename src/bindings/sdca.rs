@@ -67,11 +67,8 @@ impl DesignJob for LinearJob<'_> {
         let ex = Examples { y: self.y, c: self.c };
         let blocks = rayon::current_num_threads();
         let parallel = self.parallel.unwrap_or(blocks >= 2 && n >= PARALLEL_MIN_ROWS);
-        let report = if parallel {
-            sdca::solve_cocoa(&mut model, self.loss, &ex, &mut self.dual, &self.opts, blocks.max(2), monitor)?
-        } else {
-            sdca::solve(&mut model, self.loss, &ex, &mut self.dual, &self.opts, monitor)?
-        };
+        let blocks = parallel.then_some(blocks.max(2));
+        let report = sdca::solve_linear(&mut model, self.loss, &ex, &mut self.dual, &self.opts, blocks, monitor)?;
         Ok(LinearFit { coef: model.weights().to_vec(), width, dual: self.dual, report })
     }
 }

@@ -1,5 +1,6 @@
 //! Prox-SDCA for top-k multiclass SVMs and related losses (DESIGN §3.2).
 
+mod accelerated;
 mod cocoa;
 mod hinge;
 mod kernel_model;
@@ -11,6 +12,7 @@ mod softmax;
 mod solver;
 mod topk_entropy;
 
+pub use accelerated::solve_linear;
 pub use cocoa::solve_cocoa;
 pub use hinge::TopKHinge;
 pub use kernel_model::KernelModel;

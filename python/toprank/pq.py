@@ -32,7 +32,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
-from toprank._memory import check_allocation
+from toprank._limits import check_allocation
 from toprank._validation import as_array, as_jobs
 from toprank.exceptions import InvalidInputError
 from toprank._validation import bounded_int as _int

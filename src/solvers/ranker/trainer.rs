@@ -87,7 +87,7 @@ pub fn train_epoch<T: Param, D: Design>(
         let finite = apply_update(options.optimizer, theta, &grad, scale, options.alpha, shape.regularised(), options.learning_rate, state);
         steps += 1;
         if !finite {
-            return Err(Error::no_solution("ranker training", format!("the parameters diverged to inf/NaN at minibatch {steps}: lower learning_rate")));
+            return Err(Error::no_solution("ranker training", format!("the parameters diverged to inf/NaN at minibatch {steps}: lower learning_rate, or rescale X if its values are large")));
         }
     }
     Ok(EpochReport { mean_loss: total / pairs.max(1) as f64, steps, interrupted: false })

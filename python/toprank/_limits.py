@@ -1,16 +1,24 @@
-"""Refusing sizes that cannot be allocated, before trying.
+"""What the machine and the arithmetic can hold: sizes and scales refused up front.
 
-A size parameter such as ``n_components=2**31`` makes an estimator ask for tens of GiB:
+Memory: a size parameter such as ``n_components=2**31`` makes an estimator ask for tens of GiB:
 NumPy then fails with a ``MemoryError`` that names no parameter, or — with the kernel's
 memory overcommit — the allocation succeeds and the process is killed when the pages are
 touched. The estimators compute what a parameter will cost and call
 :func:`check_allocation` first, which compares it with the machine's physical memory.
+
+Scale: a solver that squares quantities proportional to X (row norms, curvatures, an
+optimiser's second moments) turns an X of 1e300 into infinities, which then surface as
+a solver "diverging" or "finding no solution" — a message about the wrong cause.
+:func:`check_row_norms` refuses such an X first, naming it and the remedy.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
 
 from toprank.exceptions import InvalidInputError
 
@@ -43,3 +51,22 @@ def check_allocation(name: str, value: Any, nbytes: int, what: str) -> None:
         have = f"the {format_bytes(limit)} of memory of this machine" if limit is not None else "what can be addressed"
         raise InvalidInputError(f"{name}: {value!r} needs {format_bytes(nbytes)} ({nbytes} bytes) for {what}, "
                                 f"more than {have}")
+
+
+def check_row_norms(X: Any, dtype: type[np.floating[Any]], why: str) -> None:
+    """Raises :class:`InvalidInputError` naming X when the squared norm of one of its rows
+    (dense or sparse, duplicates summed) overflows ``dtype``; ``why`` says what in the
+    solver squares X."""
+    values = X.data if sp.issparse(X) else X
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    limit = float(np.finfo(dtype).max)
+    if largest * largest * X.shape[1] <= limit:
+        return  # no row can overflow
+    with np.errstate(over="ignore", invalid="ignore"):
+        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum(
+            "ij,ij->i", X, X, dtype=np.float64)
+    over = np.flatnonzero(~(squares <= limit))
+    if over.size:
+        row = int(over[0])
+        raise InvalidInputError(f"X: the squared norm of row {row} ({float(squares[row]):.3g}) overflows "
+                                f"{np.dtype(dtype).name} ({why}); rescale X, e.g. with StandardScaler or MaxAbsScaler")

@@ -40,6 +40,9 @@ from toprank._validation import bounded_int as _int
 
 def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:
     """A C-contiguous float32/float64 2-D array (other dtypes are converted to float64)."""
+    dtype = getattr(X, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
+        raise InvalidInputError(f"{name}: expected a numeric array, got dtype {dtype}")
     if sp.issparse(X):
         raise InvalidInputError(f"{name}: sparse input is not supported (the codebooks are dense); pass X.toarray()")
     arr = as_array(X, name)

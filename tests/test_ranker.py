@@ -371,17 +371,29 @@ def test_the_core_rejects_inconsistent_arrays():
 
 
 @pytest.mark.parametrize("loss", ["rankmax", "softmax", "sparsemax"])
-def test_infinite_scores_in_the_core_raise_naming_the_remedies(loss):
+@pytest.mark.parametrize("steps, remedy", [(0, "init_scale"), (7, "learning_rate")])
+def test_infinite_scores_in_the_core_raise_naming_the_remedies(loss, steps, remedy):
     # X of 1e39 and float32 factors of 1: x·U overflows float32. Rankmax's sweep
-    # panicked on the infinite scores (an InternalError); the others blamed `z`.
+    # panicked on the infinite scores (an InternalError); the others blamed `z` or the
+    # learning rate. Before the optimiser's first step, the initial draw is to blame.
     X = np.full((4, 4), 1e39)
     indptr, indices = np.array([0, 1, 2, 3, 4], np.int64), np.array([0, 1, 2, 3], np.int64)
     theta = np.ones((4 + 4) * 2 + 4, np.float32)
     first, second = np.zeros_like(theta), np.zeros_like(theta)
-    with pytest.raises(NoSolutionError, match="overflow .*lower learning_rate, or rescale X"):
-        _core.ranker_epoch(X, indptr, indices, np.arange(4, dtype=np.int64), theta, first, second, 0, n_labels=4,
+    with pytest.raises(NoSolutionError, match=f"overflow .*lower {remedy}, or rescale X"):
+        _core.ranker_epoch(X, indptr, indices, np.arange(4, dtype=np.int64), theta, first, second, steps, n_labels=4,
                            n_components=2, loss=loss, k=1, eta=1.0, optimizer="adam", learning_rate=0.1, alpha=0.0,
                            batch_size=2, seed=0)
+
+
+def test_an_init_scale_too_large_for_float32_is_named():
+    X, Y, _ = _planted(n_users=40, n_items=30)
+    params = dict(n_components=2, n_epochs=1, early_stopping=False, random_state=0)
+    with pytest.raises(InvalidInputError, match=r"^init_scale: 1e\+40 draws factors beyond float32"):
+        RankmaxRanker(init_scale=1e40, **params).fit(X, Y)
+    # Finite factors whose scores overflow: this blamed learning_rate.
+    with pytest.raises(NoSolutionError, match="initial parameters overflow .*lower init_scale"):
+        RankmaxRanker(init_scale=1e20, **params).fit(X, Y)
 
 
 @parametrize_with_checks([RankmaxRanker(n_components=4, n_epochs=3)])

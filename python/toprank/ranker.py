@@ -394,7 +394,11 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
                 val = (Xv, held.indicator(n_labels), sets.indicator(n_labels))
 
         theta = np.zeros((d + n_labels) * r + n_labels, dtype=np.float32)
-        theta[: (d + n_labels) * r] = rng.normal(0.0, p["init_scale"], (d + n_labels) * r)
+        with np.errstate(over="ignore"):
+            theta[: (d + n_labels) * r] = rng.normal(0.0, p["init_scale"], (d + n_labels) * r)
+        if not bool(np.all(np.isfinite(theta))):
+            raise InvalidInputError(f"init_scale: {p['init_scale']!r} draws factors beyond float32, the model's "
+                                    "precision; use a scale near 1 or below")
         first = np.zeros_like(theta)
         second = np.zeros_like(theta)
         self._theta_shape = (d, n_labels, r)

@@ -38,7 +38,7 @@ const LABEL_BLOCK: usize = 256;
 /// Why a loss or score is not finite: the steps diverged, or X is too large for the
 /// parameters' precision (the facade refuses rows whose squared norm overflows float32,
 /// but smaller ones can still overflow a score).
-const SCORES_OVERFLOW: &str = "the scores overflow the model's precision (the steps diverged, or X's values are too large): lower learning_rate, or rescale X";
+pub(super) const SCORES_OVERFLOW: &str = "the scores overflow the model's precision (the steps diverged, or X's values are too large): lower learning_rate, or rescale X";
 /// Batch rows per block of G·V.
 const ROW_BLOCK: usize = 16;
 /// Feature rows of U per block of Xᵀ(G V).

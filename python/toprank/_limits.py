@@ -62,9 +62,14 @@ def check_row_norms(X: Any, dtype: type[np.floating[Any]], why: str) -> None:
     limit = float(np.finfo(dtype).max)
     if largest * largest * X.shape[1] <= limit:
         return  # no row can overflow
+    # In float64 whatever X's dtype: a float32 X of 1e20 has squares float64 holds.
     with np.errstate(over="ignore", invalid="ignore"):
-        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum(
-            "ij,ij->i", X, X, dtype=np.float64)
+        if sp.issparse(X):
+            csr = sp.csr_matrix(X)
+            squares = np.asarray(sp.csr_matrix((np.square(csr.data, dtype=np.float64), csr.indices, csr.indptr),
+                                               shape=csr.shape).sum(axis=1)).ravel()
+        else:
+            squares = np.einsum("ij,ij->i", X, X, dtype=np.float64)
     over = np.flatnonzero(~(squares <= limit))
     if over.size:
         row = int(over[0])

@@ -83,12 +83,11 @@ pub fn train_epoch<T: Param, D: Design>(
         let batch_pairs = labels.pairs(batch);
         let value = add_data_gradient(x, labels, batch, shape, theta, options.loss, &mut grad, &mut scratch);
         total += value.map_err(|e| match e {
-            // Before the optimiser's first step θ is the caller's initial draw: no
-            // step size is to blame.
-            Error::NoSolution { problem, detail } if detail == SCORES_OVERFLOW && state.steps == 0 && steps == 0 => Error::no_solution(
-                problem,
-                "the scores of the initial parameters overflow the model's precision: lower init_scale, or rescale X",
-            ),
+            // Before the optimiser's first step (it counts them in `state.steps`) θ is
+            // the caller's initial draw: no step size is to blame.
+            Error::NoSolution { problem, detail } if detail == SCORES_OVERFLOW && state.steps == 0 => {
+                Error::no_solution(problem, "the scores of the initial parameters overflow the model's precision: lower init_scale, or rescale X")
+            }
             other => other,
         })?;
         pairs += batch_pairs;

@@ -233,6 +233,19 @@ def test_bad_targets_and_data():
         M3L(C=0).fit(X, Y)
 
 
+def test_row_norms_are_checked_in_float64_whatever_the_dtype_of_x():
+    # A float32 CSR X of 1e20: its squares (1e40) overflow float32 but not float64, the
+    # solver's precision, so it is not refused; 1e300 in float64 is, naming X.
+    X, Y = _problem()
+    big = sp.csr_matrix((X * 1e20).astype(np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a few epochs are enough here
+        model = M3L(fit_intercept=False, max_iter=5).fit(big, Y)
+    assert np.all(np.isfinite(model.coef_))
+    with pytest.raises(InvalidInputError, match=r"^X: the squared norm of row \d+ .* overflows float64"):
+        M3L().fit(sp.csr_matrix(X * 1e300), Y)
+
+
 def test_target_containers_agree_and_score_names_y():
     pd = pytest.importorskip("pandas")
     X, Y = _problem(n=30)

@@ -8,13 +8,17 @@ same codebooks when faiss-cpu is installed).
 
 from __future__ import annotations
 
+import _thread
 import pickle
+import signal
+import threading
+import time
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 
-from toprank import TopKSVC
+from toprank import TopKSVC, _core
 from toprank.exceptions import InvalidInputError
 from toprank.pq import CompressedMatrix, ProductQuantizer
 
@@ -133,6 +137,11 @@ def test_memory_pickling_and_float32_input() -> None:
         ({"n_subspaces": 3, "n_bits": 0}, np.zeros((600, 12)), "n_bits"),
         ({"n_subspaces": 3, "n_bits": 8}, np.zeros((255, 12)), "X"),
         ({"n_subspaces": 3, "n_iter": 0}, np.zeros((300, 12)), "n_iter"),
+        # M x n_iter float64 errors: exabytes, refused before k-means starts.
+        ({"n_subspaces": 3, "n_iter": 2**62}, np.zeros((300, 12)), "n_iter"),
+        ({"n_subspaces": 3, "n_bits": 2**40}, np.zeros((300, 12)), "n_bits"),
+        ({"n_subspaces": 3, "max_points_per_centroid": 0}, np.zeros((300, 12)), "max_points_per_centroid"),
+        ({"n_subspaces": 3}, np.zeros((300, 12), dtype=complex), "X"),
         ({"n_subspaces": 3}, np.full((300, 12), np.nan), "X"),
         ({"n_subspaces": 3}, np.zeros(12), "X"),
         ({"n_subspaces": 3}, np.array([["a"] * 12] * 300), "X"),
@@ -141,6 +150,71 @@ def test_memory_pickling_and_float32_input() -> None:
 def test_bad_fit_input_names_the_argument(params: dict, X: np.ndarray, name: str) -> None:
     with pytest.raises(InvalidInputError, match=f"^{name}:"):
         ProductQuantizer(**params).fit(X)
+
+
+def test_huge_n_iter_names_the_bytes_required() -> None:
+    X = np.random.default_rng(0).normal(size=(300, 12))
+    with pytest.raises(InvalidInputError, match=r"^n_iter: .*needs .* bytes\) for training_error_"):
+        ProductQuantizer(n_subspaces=3, n_bits=2, n_iter=2**62).fit(X)
+    # The core refuses it too (its errors array would not fit in the address space).
+    with pytest.raises(InvalidInputError, match="^n_iter:"):
+        _core.pq_train(X, n_subspaces=3, n_bits=2, n_iter=2**62, max_points_per_centroid=4, seed=0)
+
+
+def test_float64_codebooks_are_used_as_float32() -> None:
+    pq, X = _fitted(n=600, d=12, n_subspaces=4, n_bits=4)
+    codes, decoded = pq.encode(X), pq.decode(pq.encode(X))
+    product = pq.compress(X).dot(np.ones(12))
+    # As after setting them by hand, or a library that stores its centroids in float64.
+    pq.codebooks_ = pq.codebooks_.astype(np.float64)
+    np.testing.assert_array_equal(pq.encode(X), codes)
+    np.testing.assert_array_equal(pq.decode(codes), decoded)
+    np.testing.assert_array_equal(pq.compress(X).dot(np.ones(12)), product)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(pq)).encode(X), codes)
+    with pytest.raises(InvalidInputError, match="^codebooks: expected a 3-D float32 array, got a 3-D float64"):
+        _core.pq_encode(pq.codebooks_, X)
+    pq.codebooks_ = np.full(pq.codebooks_.shape, 1e300)
+    with pytest.raises(InvalidInputError, match="^codebooks_: .*float64 with values beyond its range"):
+        pq.encode(X)
+    pq.codebooks_ = np.zeros(pq.codebooks_.shape, dtype=np.int64)
+    with pytest.raises(InvalidInputError, match="^codebooks_: expected dtype float32, got int64"):
+        pq.encode(X)
+    pq.codebooks_ = np.zeros((4, 16), dtype=np.float32)
+    with pytest.raises(InvalidInputError, match="^codebooks_: expected a 3-D float32 array"):
+        pq.encode(X)
+
+
+def test_ctrl_c_stops_a_long_fit() -> None:
+    X = np.random.default_rng(0).normal(size=(20_000, 8))
+    # An iteration budget for ~4 s uninterrupted: a fit that ignores Ctrl-C fails the
+    # test instead of running for minutes.
+    started = time.perf_counter()
+    ProductQuantizer(n_subspaces=2, n_iter=3, random_state=0).fit(X)
+    per_iteration = (time.perf_counter() - started) / 3
+    model = ProductQuantizer(n_subspaces=2, n_iter=int(4.0 / per_iteration) + 5, random_state=0)
+    fired = []
+
+    def interrupt() -> None:
+        fired.append(time.perf_counter())
+        _thread.interrupt_main()
+
+    # Python's own SIGINT handler, whatever the runner left: a shell that starts the tests
+    # in the background ignores SIGINT, and interrupt_main() then does nothing.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.5, interrupt)
+    timer.start()
+    returned = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            model.fit(X)
+            returned.append(True)
+            time.sleep(10)  # only reached if the fit ignored the interrupt and returned
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert not returned, "the fit ran to its end: the interrupt came too late or was ignored"
+    assert fired and time.perf_counter() - fired[0] < 2.0
+    assert not hasattr(model, "codebooks_")
 
 
 def test_bad_codes_and_operands_name_the_argument() -> None:

@@ -18,7 +18,7 @@ from sklearn.preprocessing import Normalizer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from toprank import RankmaxRanker, _core
-from toprank.exceptions import InvalidInputError
+from toprank.exceptions import InvalidInputError, NoSolutionError
 from toprank.metrics import average_precision_at_k
 
 LOSSES = [("rankmax", 1, 1.0), ("rankmax", 3, 0.5), ("softmax", 1, 1.0), ("sparsemax", 1, 1.0)]
@@ -157,7 +157,7 @@ def test_a_diverging_or_failed_fit_leaves_the_estimator_as_it_was():
     X, Y, _ = _planted(n_users=60, n_items=30)
     model = RankmaxRanker(n_components=4, learning_rate=1e30, optimizer="adam", early_stopping=False, random_state=0)
     with pytest.raises(NoSolutionError, match="learning_rate"):
-        model.fit(X * 1e20, Y)
+        model.fit(X * 1e15, Y)  # 1e20 is refused up front: its squares overflow float32
     with pytest.raises(NotFittedError):
         model.decision_function(X)
     model.set_params(learning_rate=0.1).fit(X, Y)
@@ -331,6 +331,25 @@ def test_bad_data_names_the_argument():
         fitted.score(X, [{"unknown"}] * 40)
 
 
+@pytest.mark.parametrize("scale", [1e300, 1e20])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_an_x_too_large_for_the_float32_model_is_named(scale, sparse):
+    # It used to surface as "the scores diverged: lower learning_rate" (or a panic in
+    # Rankmax's sweep on infinite scores), blaming the step size for the data's scale.
+    X, Y, _ = _planted(n_users=40, n_items=30)
+    X = X.astype(np.float64) * scale if sparse else X.toarray().astype(np.float64) * scale
+    for loss in ("rankmax", "softmax"):
+        with pytest.raises(InvalidInputError, match=r"^X: the squared norm of row 0 .* overflows float32 .*rescale X"):
+            RankmaxRanker(loss=loss, n_components=2, n_epochs=1, early_stopping=False, random_state=0).fit(X, Y)
+
+
+def test_n_components_beyond_memory_names_the_bytes():
+    X, Y, _ = _planted(n_users=40, n_items=30)
+    model = RankmaxRanker(n_components=2**31, n_epochs=1, early_stopping=False, random_state=0)
+    with pytest.raises(InvalidInputError, match=r"^n_components: 2147483648 needs .*iB \(\d+ bytes\) for the parameters"):
+        model.fit(X, Y)
+
+
 def test_the_core_rejects_inconsistent_arrays():
     X = np.eye(4)
     indptr, indices = np.array([0, 1, 2, 3, 4], np.int64), np.array([0, 1, 2, 3], np.int64)
@@ -349,6 +368,32 @@ def test_the_core_rejects_inconsistent_arrays():
     with pytest.raises(InvalidInputError, match="^first"):
         _core.ranker_epoch(X, indptr, indices, rows, theta, state, state, 0, n_labels=4, n_components=2, loss="softmax",
                            k=1, eta=1.0, optimizer="adam", learning_rate=0.1, alpha=0.0, batch_size=2, seed=0)
+
+
+@pytest.mark.parametrize("loss", ["rankmax", "softmax", "sparsemax"])
+@pytest.mark.parametrize("steps, remedy", [(0, "init_scale"), (7, "learning_rate")])
+def test_infinite_scores_in_the_core_raise_naming_the_remedies(loss, steps, remedy):
+    # X of 1e39 and float32 factors of 1: x·U overflows float32. Rankmax's sweep
+    # panicked on the infinite scores (an InternalError); the others blamed `z` or the
+    # learning rate. Before the optimiser's first step, the initial draw is to blame.
+    X = np.full((4, 4), 1e39)
+    indptr, indices = np.array([0, 1, 2, 3, 4], np.int64), np.array([0, 1, 2, 3], np.int64)
+    theta = np.ones((4 + 4) * 2 + 4, np.float32)
+    first, second = np.zeros_like(theta), np.zeros_like(theta)
+    with pytest.raises(NoSolutionError, match=f"overflow .*lower {remedy}, or rescale X"):
+        _core.ranker_epoch(X, indptr, indices, np.arange(4, dtype=np.int64), theta, first, second, steps, n_labels=4,
+                           n_components=2, loss=loss, k=1, eta=1.0, optimizer="adam", learning_rate=0.1, alpha=0.0,
+                           batch_size=2, seed=0)
+
+
+def test_an_init_scale_too_large_for_float32_is_named():
+    X, Y, _ = _planted(n_users=40, n_items=30)
+    params = dict(n_components=2, n_epochs=1, early_stopping=False, random_state=0)
+    with pytest.raises(InvalidInputError, match=r"^init_scale: 1e\+40 draws factors beyond float32"):
+        RankmaxRanker(init_scale=1e40, **params).fit(X, Y)
+    # Finite factors whose scores overflow: this blamed learning_rate.
+    with pytest.raises(NoSolutionError, match="initial parameters overflow .*lower init_scale"):
+        RankmaxRanker(init_scale=1e20, **params).fit(X, Y)
 
 
 @parametrize_with_checks([RankmaxRanker(n_components=4, n_epochs=3)])

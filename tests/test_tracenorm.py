@@ -271,6 +271,17 @@ def test_bad_input_raises_naming_the_argument(params, data, message):
         TraceNormLogisticRegression(**params).fit(X, y)
 
 
+@pytest.mark.parametrize("scale", [1e300, 1e160, 1e154])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_an_x_whose_squares_overflow_is_named(scale, sparse):
+    # These raised "subspace step: no solution (non-finite weights or intercept)", or
+    # Python's bare OverflowError (34, 'Numerical result out of range') at 1e154.
+    X, y = _problem(n=30)
+    X = X * scale
+    with pytest.raises(InvalidInputError, match=r"^X: the squared norm of row \d+ .* overflows float64 .*rescale X"):
+        TraceNormLogisticRegression().fit(sp.csr_matrix(X) if sparse else X, y)
+
+
 def test_bad_input_to_the_core_raises():
     S = np.zeros((4, 3))
     with pytest.raises(InvalidInputError, match="y"):

@@ -274,7 +274,16 @@ def intercept_scaling(value: Any) -> float:
 def sparse_structure(X: Any, name: str) -> None:
     """Checks a scipy sparse matrix's index arrays before anything converts or sorts it:
     scipy's own routines read and write out of bounds (a segfault, or a C++ error) on a
-    malformed ``indptr`` or out-of-range indices."""
+    malformed ``indptr`` or out-of-range indices.
+
+    It also refuses complex values, dense or sparse, as the first check of every input
+    (`validate_input` calls it before scikit-learn's): scikit-learn's own refusal prints
+    the whole array into its message and names neither the argument nor the dtype."""
+    dtype = getattr(X, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind == "c":
+        # scikit-learn's wording, which its estimator checks look for.
+        raise InvalidInputError(f"{name}: Complex data not supported (dtype {dtype}); pass real values, "
+                                f"e.g. {name}.real or abs({name})")
     fmt = getattr(X, "format", None)
     if fmt in ("csr", "csc", "bsr"):
         blocks = X.blocksize if fmt == "bsr" else (1, 1)

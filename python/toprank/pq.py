@@ -32,6 +32,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
+from toprank._limits import check_allocation
 from toprank._validation import as_array, as_jobs
 from toprank.exceptions import InvalidInputError
 from toprank._validation import bounded_int as _int
@@ -39,6 +40,9 @@ from toprank._validation import bounded_int as _int
 
 def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:
     """A C-contiguous float32/float64 2-D array (other dtypes are converted to float64)."""
+    dtype = getattr(X, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
+        raise InvalidInputError(f"{name}: expected a numeric array, got dtype {dtype}")
     if sp.issparse(X):
         raise InvalidInputError(f"{name}: sparse input is not supported (the codebooks are dense); pass X.toarray()")
     arr = as_array(X, name)
@@ -49,6 +53,27 @@ def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:
             raise InvalidInputError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
         arr = arr.astype(np.float64)
     return np.ascontiguousarray(arr)
+
+
+def _checked_books(books: Any, name: str = "codebooks_") -> NDArray[np.float32]:
+    """Codebooks as the core takes them: a C-contiguous float32 array of shape
+    (n_subspaces, 2**n_bits, dsub). Other float dtypes (a float64 ``codebooks_`` set by
+    hand or by another library) are converted when their values are finite and fit
+    float32; anything else raises naming ``name`` and the dtype expected."""
+    if not isinstance(books, np.ndarray):
+        raise InvalidInputError(f"{name}: expected a 3-D float32 numpy.ndarray, got {type(books).__name__}")
+    if books.ndim != 3:
+        raise InvalidInputError(f"{name}: expected a 3-D float32 array (n_subspaces, 2**n_bits, dsub), "
+                                f"got shape {books.shape}")
+    if books.dtype != np.float32:
+        if books.dtype.kind != "f":
+            raise InvalidInputError(f"{name}: expected dtype float32, got {books.dtype}")
+        if books.size and not bool(np.all(np.isfinite(books))):
+            raise InvalidInputError(f"{name}: contains NaN or infinity")
+        if books.size and float(np.max(np.abs(books))) > float(np.finfo(np.float32).max):
+            raise InvalidInputError(f"{name}: expected dtype float32, got {books.dtype} with values beyond its range")
+        books = books.astype(np.float32)
+    return np.ascontiguousarray(books)
 
 
 class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
@@ -62,7 +87,8 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         Bits per code (1 to 8): ``2**n_bits`` centroids per sub-space; codes are stored
         one byte each.
     n_iter : int, default=25
-        k-means iterations (assignment + update) per sub-space.
+        k-means iterations (assignment + update) per sub-space; ``training_error_`` holds
+        one float64 per iteration and sub-space, so it must fit in memory.
     max_points_per_centroid : int, default=256
         At most ``2**n_bits * max_points_per_centroid`` rows train the codebooks (a
         seeded sample beyond), as in faiss.
@@ -72,10 +98,13 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         Threads (sub-spaces in parallel for training, rows for encoding). ``None`` uses
         all cores.
 
+    Training and encoding run without the GIL and stop on Ctrl-C (KeyboardInterrupt).
+
     Attributes
     ----------
     codebooks_ : ndarray of shape (n_subspaces, 2**n_bits, d / n_subspaces), float32
-        Centroids, faiss's ``ProductQuantizer.centroids`` layout.
+        Centroids, faiss's ``ProductQuantizer.centroids`` layout. A float64 array set
+        here is used as float32 (values beyond float32's range are refused).
     training_error_ : ndarray of shape (n_subspaces, n_iter)
         k-means's squared quantization error on the training sample after each
         assignment step (non-increasing along each row).
@@ -105,13 +134,20 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
             raise InvalidInputError("X: contains NaN or infinity")
         if X.size and float(np.max(np.abs(X))) > float(np.finfo(np.float32).max):
             raise InvalidInputError("X: has values beyond the float32 range of the codebooks")
+        n_subspaces = _int(self.n_subspaces, "n_subspaces", low=1)
+        n_bits = _int(self.n_bits, "n_bits", low=1, high=8)
+        n_iter = _int(self.n_iter, "n_iter", low=1)
+        max_points = _int(self.max_points_per_centroid, "max_points_per_centroid", low=1)
+        if X.shape[1] % n_subspaces == 0:  # else the core names n_subspaces
+            check_allocation("n_iter", n_iter, 8 * n_iter * n_subspaces,
+                             f"training_error_ (n_subspaces = {n_subspaces} x n_iter float64)")
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         books, errors = _core.pq_train(
             X,
-            n_subspaces=_int(self.n_subspaces, "n_subspaces", low=1),
-            n_bits=_int(self.n_bits, "n_bits", low=1),
-            n_iter=_int(self.n_iter, "n_iter", low=1),
-            max_points_per_centroid=_int(self.max_points_per_centroid, "max_points_per_centroid", low=1),
+            n_subspaces=n_subspaces,
+            n_bits=n_bits,
+            n_iter=n_iter,
+            max_points_per_centroid=max_points,
             seed=seed,
             n_jobs=as_jobs(self.n_jobs),
         )
@@ -128,12 +164,13 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def encode(self, X: ArrayLike) -> NDArray[np.uint8]:
         """Codes of the rows of ``X``: (n, n_subspaces) uint8, the nearest centroid per sub-space."""
         check_is_fitted(self, "codebooks_")
-        return _core.pq_encode(self.codebooks_, _float_rows(X, "X"), n_jobs=as_jobs(self.n_jobs))
+        return _core.pq_encode(_checked_books(self.codebooks_), _float_rows(X, "X"), n_jobs=as_jobs(self.n_jobs))
 
     def decode(self, codes: ArrayLike) -> NDArray[np.float32]:
         """X̂: every code replaced by its centroid, (n, d) float32."""
         check_is_fitted(self, "codebooks_")
-        return _core.pq_decode(self.codebooks_, _codes(codes, self.codebooks_.shape[0]), n_jobs=as_jobs(self.n_jobs))
+        books = _checked_books(self.codebooks_)
+        return _core.pq_decode(books, _codes(codes, books.shape[0]), n_jobs=as_jobs(self.n_jobs))
 
     def compress(self, X: ArrayLike) -> CompressedMatrix:
         """``X`` encoded, as a :class:`CompressedMatrix`."""
@@ -148,9 +185,10 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         check_is_fitted(self, "codebooks_")
         import faiss  # noqa: PLC0415 (optional dependency)
 
-        m, ksub, dsub = self.codebooks_.shape
+        books = _checked_books(self.codebooks_)
+        m, ksub, dsub = books.shape
         index = faiss.ProductQuantizer(m * dsub, m, int(ksub).bit_length() - 1)
-        faiss.copy_array_to_vector(np.ascontiguousarray(self.codebooks_).ravel(), index.centroids)
+        faiss.copy_array_to_vector(books.ravel(), index.centroids)
         return index
 
     @classmethod
@@ -192,7 +230,7 @@ class CompressedMatrix:
     def __init__(self, quantizer: ProductQuantizer, codes: ArrayLike) -> None:
         check_is_fitted(quantizer, "codebooks_")
         self.quantizer = quantizer
-        self.codes = _codes(codes, quantizer.codebooks_.shape[0])
+        self.codes = _codes(codes, _checked_books(quantizer.codebooks_).shape[0])
         # The codes index these codebooks: a refit of the quantizer makes new ones.
         self._books = quantizer.codebooks_
 
@@ -201,8 +239,7 @@ class CompressedMatrix:
         """The codebooks the codes index (raises if the quantizer was refitted since)."""
         if self.quantizer.__dict__.get("codebooks_") is not self._books:
             raise InvalidInputError("quantizer: was refitted after these codes were made; compress X again")
-        books: NDArray[np.float32] = self._books
-        return books
+        return _checked_books(self._books)
 
     @property
     def shape(self) -> tuple[int, int]:

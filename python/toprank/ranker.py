@@ -38,6 +38,7 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
+from toprank._limits import check_allocation, check_row_norms
 from toprank._validation import as_jobs, canonical_csr, indicator_matrix, restores_on_failure, validate_input
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k
@@ -369,12 +370,20 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     def _fit(self, X: ArrayLike, y: Any, validation_data: tuple[Any, ...] | None) -> RankmaxRanker:
         p = self._check_params()
         Xv = self._check_X(X, reset=True)
+        # The model is float32, and training squares values proportional to X: an X of
+        # 1e300 otherwise surfaced as "the scores diverged: lower learning_rate".
+        check_row_norms(Xv, np.float32, "the model is float32, and its training squares scores and gradients "
+                                        "that scale with X")
         sets = self._fit_targets(y, Xv.shape[0])
         n_labels = len(self.classes_)
         if p["loss"] == "rankmax" and p["k"] >= n_labels:
             raise InvalidInputError(f"k: must satisfy 1 <= k < n_labels = {n_labels}, got {p['k']}")
         rng = check_random_state(self.random_state)
         d, r = Xv.shape[1], p["n_components"]
+        # θ, the optimiser's two moments (float32 each) and θ's float64 initial draw.
+        check_allocation("n_components", r, 20 * ((d + n_labels) * r + n_labels),
+                         f"the parameters, (n_features + n_labels) x n_components + n_labels = ({d} + {n_labels}) x "
+                         f"{r} + {n_labels} values, with the optimiser's state")
 
         val = None
         if p["early_stopping"]:
@@ -385,7 +394,11 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
                 val = (Xv, held.indicator(n_labels), sets.indicator(n_labels))
 
         theta = np.zeros((d + n_labels) * r + n_labels, dtype=np.float32)
-        theta[: (d + n_labels) * r] = rng.normal(0.0, p["init_scale"], (d + n_labels) * r)
+        with np.errstate(over="ignore"):
+            theta[: (d + n_labels) * r] = rng.normal(0.0, p["init_scale"], (d + n_labels) * r)
+        if not bool(np.all(np.isfinite(theta))):
+            raise InvalidInputError(f"init_scale: {p['init_scale']!r} draws factors beyond float32, the model's "
+                                    "precision; use a scale near 1 or below")
         first = np.zeros_like(theta)
         second = np.zeros_like(theta)
         self._theta_shape = (d, n_labels, r)

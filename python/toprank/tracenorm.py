@@ -61,6 +61,7 @@ from sklearn.utils.validation import check_array, check_consistent_length, check
 from threadpoolctl import threadpool_limits
 
 from toprank import _core
+from toprank._limits import check_row_norms
 from toprank._validation import as_flag as _flag
 from toprank._validation import as_jobs, canonical_csr, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
@@ -577,6 +578,10 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
                                    ensure_min_samples=2)
             if sp.issparse(Xv):
                 Xv = canonical_csr(Xv)
+            # The loss's curvature along W scales with ‖x_i‖²: an X of 1e300 otherwise
+            # surfaced as "subspace step: no solution (non-finite weights)", or as
+            # Python's OverflowError. (Codes decode to float32 values: no overflow.)
+            check_row_norms(Xv, np.float64, "the loss's curvature scales with them")
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         if len(classes) < 2:

@@ -1,14 +1,37 @@
 //! Bindings of product quantization: training, encoding, decoding and the products in
 //! the compressed domain. Arrays in (float32/float64 data, float32 codebooks, uint8
-//! codes), arrays out; every call runs without the GIL on the requested pool.
+//! codes), arrays out; every call runs without the GIL on the requested pool. Training
+//! and encoding, which can take minutes, stop on Ctrl-C (`monitor.rs`).
 
 use numpy::{PyReadonlyArray2, PyReadonlyArray3, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use super::arrays::{float_shape, rows, run_detached, to_numpy, with_float_rows};
-use super::errors::invalid;
+use super::errors::{invalid, InternalError};
+use super::monitor::run_interruptible;
 use super::threads;
 use crate::pq::{self, Codebooks, TrainOptions};
+use crate::solvers::Monitor;
+
+/// The codebooks argument as a float32 array: any other dtype (a float64 `codebooks_`
+/// set by hand, say) is refused with the dtype expected, not with pyo3's conversion
+/// error, which does not name the argument.
+fn books_array<'py>(obj: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray3<'py, f32>> {
+    obj.extract::<PyReadonlyArray3<'py, f32>>().map_err(|_| {
+        let dtype = obj.getattr("dtype").and_then(|d| d.str()).map(|s| s.to_string());
+        let ndim = obj.getattr("ndim").and_then(|n| n.extract::<usize>());
+        match (dtype, ndim) {
+            (Ok(dtype), Ok(ndim)) => invalid("codebooks", format!("expected a 3-D float32 array, got a {ndim}-D {dtype} array")),
+            _ => invalid("codebooks", "expected a 3-D float32 numpy.ndarray"),
+        }
+    })
+}
+
+/// The result of an interruptible run: None only when the stop flag was raised, and
+/// then `run_interruptible` has already returned the signal's exception.
+fn finished<R>(result: Option<R>) -> PyResult<R> {
+    result.ok_or_else(|| InternalError::new_err("product quantization stopped without a pending signal"))
+}
 
 fn codebooks<'a>(books: &'a PyReadonlyArray3<'_, f32>) -> PyResult<Codebooks<'a>> {
     let [m, ksub, dsub] = <[usize; 3]>::try_from(books.shape()).map_err(|_| invalid("codebooks", "must be 3-D"))?;
@@ -42,7 +65,9 @@ pub(crate) fn pq_train<'py>(
     let opts = TrainOptions { n_iter, max_points_per_centroid, seed };
     let (trained, d) = with_float_rows!(x, "X", |x: T| {
         let d = x.row_len;
-        run_detached(py, threads, || pq::train::<T>(&x.data, d, n_subspaces, n_bits, &opts)).map(|t| (t, d))
+        let data: &[T] = &x.data;
+        let trained = run_interruptible(py, threads, None, |monitor| pq::train::<T>(data, d, n_subspaces, n_bits, &opts, monitor.stop_flag()))?;
+        finished(trained).map(|t| (t, d))
     })?;
     let ksub = 1usize << n_bits;
     let books = to_numpy(py, trained.codebooks, &[n_subspaces, ksub, d / n_subspaces])?;
@@ -55,17 +80,19 @@ pub(crate) fn pq_train<'py>(
 #[pyo3(signature = (codebooks, x, *, n_jobs=None))]
 pub(crate) fn pq_encode<'py>(
     py: Python<'py>,
-    codebooks: PyReadonlyArray3<'py, f32>,
+    codebooks: &Bound<'py, PyAny>,
     x: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let threads = threads::resolve(n_jobs)?;
+    let codebooks = books_array(codebooks)?;
     let books = self::codebooks(&codebooks)?;
     let codes = with_float_rows!(x, "X", |x: T| {
         if x.row_len != books.dim() {
             return Err(invalid("X", format!("has {} features, the codebooks {}", x.row_len, books.dim())));
         }
-        run_detached(py, threads, || pq::encode::<T>(&books, &x.data))
+        let data: &[T] = &x.data;
+        finished(run_interruptible(py, threads, None, |monitor| pq::encode::<T>(&books, data, monitor.stop_flag()))?)
     })?;
     let n = codes.len() / books.n_subspaces();
     to_numpy(py, codes, &[n, books.n_subspaces()])
@@ -76,11 +103,12 @@ pub(crate) fn pq_encode<'py>(
 #[pyo3(signature = (codebooks, codes, *, n_jobs=None))]
 pub(crate) fn pq_decode<'py>(
     py: Python<'py>,
-    codebooks: PyReadonlyArray3<'py, f32>,
+    codebooks: &Bound<'py, PyAny>,
     codes: PyReadonlyArray2<'py, u8>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let threads = threads::resolve(n_jobs)?;
+    let codebooks = books_array(codebooks)?;
     let books = self::codebooks(&codebooks)?;
     let codes = self::codes(&codes, &books)?;
     let out = run_detached(py, threads, || pq::decode(&books, codes))?;
@@ -91,13 +119,14 @@ pub(crate) fn pq_decode<'py>(
 /// result d × m), in B's dtype.
 fn product<'py>(
     py: Python<'py>,
-    codebooks: PyReadonlyArray3<'py, f32>,
+    codebooks: &Bound<'py, PyAny>,
     codes: PyReadonlyArray2<'py, u8>,
     b: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
     transposed: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let threads = threads::resolve(n_jobs)?;
+    let codebooks = books_array(codebooks)?;
     let books = self::codebooks(&codebooks)?;
     let codes = self::codes(&codes, &books)?;
     let rows = if transposed { books.dim() } else { codes.len() / books.n_subspaces() };
@@ -119,7 +148,7 @@ fn product<'py>(
 #[pyo3(signature = (codebooks, codes, b, *, n_jobs=None))]
 pub(crate) fn pq_dot<'py>(
     py: Python<'py>,
-    codebooks: PyReadonlyArray3<'py, f32>,
+    codebooks: &Bound<'py, PyAny>,
     codes: PyReadonlyArray2<'py, u8>,
     b: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
@@ -132,7 +161,7 @@ pub(crate) fn pq_dot<'py>(
 #[pyo3(signature = (codebooks, codes, b, *, n_jobs=None))]
 pub(crate) fn pq_tdot<'py>(
     py: Python<'py>,
-    codebooks: PyReadonlyArray3<'py, f32>,
+    codebooks: &Bound<'py, PyAny>,
     codes: PyReadonlyArray2<'py, u8>,
     b: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,

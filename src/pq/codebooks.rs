@@ -4,6 +4,8 @@
 //! centroid c at `(q·ksub + c)·dsub`. Codes are one byte per sub-space, row-major n × M
 //! (the products read a row's M codes together).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 
 use super::kmeans::kmeans;
@@ -111,8 +113,17 @@ fn check_rows<T: Real>(x: &[T], d: usize) -> Result<usize> {
 }
 
 /// Learns M codebooks of 2^n_bits centroids from the rows of `x` (n × d, row-major):
-/// k-means per sub-space, the sub-spaces in parallel on the current rayon pool.
-pub fn train<T: Real>(x: &[T], d: usize, n_subspaces: usize, n_bits: u32, opts: &TrainOptions) -> Result<Trained> {
+/// k-means per sub-space, the sub-spaces in parallel on the current rayon pool. None
+/// when `stop` was raised before the end (Ctrl-C from Python: k-means polls it every
+/// few thousand points).
+pub fn train<T: Real>(
+    x: &[T],
+    d: usize,
+    n_subspaces: usize,
+    n_bits: u32,
+    opts: &TrainOptions,
+    stop: Option<&AtomicBool>,
+) -> Result<Option<Trained>> {
     if !(1..=8).contains(&n_bits) {
         return Err(Error::param("n_bits", format!("must lie in 1..=8 (one byte per code), got {n_bits}")));
     }
@@ -121,6 +132,10 @@ pub fn train<T: Real>(x: &[T], d: usize, n_subspaces: usize, n_bits: u32, opts: 
     }
     if opts.n_iter == 0 {
         return Err(Error::param("n_iter", "must be >= 1"));
+    }
+    // The errors are returned as an M × n_iter float64 array.
+    if opts.n_iter.checked_mul(n_subspaces).and_then(|v| v.checked_mul(8)).is_none_or(|bytes| bytes > isize::MAX as usize) {
+        return Err(Error::param("n_iter", format!("{} steps x {n_subspaces} sub-spaces of errors do not fit in memory", opts.n_iter)));
     }
     if opts.max_points_per_centroid == 0 {
         return Err(Error::param("max_points_per_centroid", "must be >= 1"));
@@ -139,21 +154,25 @@ pub fn train<T: Real>(x: &[T], d: usize, n_subspaces: usize, n_bits: u32, opts: 
         rows.sort_unstable();
     }
     let dsub = d / n_subspaces;
-    let per_subspace: Vec<(Vec<f64>, Vec<f64>)> = (0..n_subspaces)
+    // None (stopped) for any sub-space makes the whole collection None.
+    let per_subspace: Option<Vec<(Vec<f64>, Vec<f64>)>> = (0..n_subspaces)
         .into_par_iter()
         .map(|q| {
             let points: Vec<f64> = rows.iter().flat_map(|&i| x[i * d + q * dsub..i * d + (q + 1) * dsub].iter().map(|v| v.to_f64())).collect();
-            let (centroids, errors) = kmeans(&points, dsub, ksub, opts.n_iter, SplitMix64::derive(opts.seed, 1 + q as u64).next_u64());
-            (centroids, errors)
+            kmeans(&points, dsub, ksub, opts.n_iter, SplitMix64::derive(opts.seed, 1 + q as u64).next_u64(), stop)
         })
         .collect();
-    let codebooks = per_subspace.iter().flat_map(|(c, _)| c.iter().map(|&v| v as f32)).collect();
-    Ok(Trained { codebooks, errors: per_subspace.into_iter().map(|(_, e)| e).collect() })
+    Ok(per_subspace.map(|per_subspace| {
+        let codebooks = per_subspace.iter().flat_map(|(c, _)| c.iter().map(|&v| v as f32)).collect();
+        Trained { codebooks, errors: per_subspace.into_iter().map(|(_, e)| e).collect() }
+    }))
 }
 
 /// The code of every row of `x` (n × d): per sub-space the nearest centroid (squared
-/// distance in f64, ties to the smaller index), rows in parallel.
-pub fn encode<T: Real>(books: &Codebooks<'_>, x: &[T]) -> Result<Vec<u8>> {
+/// distance in f64, ties to the smaller index), rows in parallel. None when `stop` was
+/// raised before the end (polled before each block of rows).
+pub fn encode<T: Real>(books: &Codebooks<'_>, x: &[T], stop: Option<&AtomicBool>) -> Result<Option<Vec<u8>>> {
+    let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
     let d = books.dim();
     let n = check_rows(x, d)?;
     let (m, dsub) = (books.n_subspaces, books.dsub);
@@ -166,6 +185,9 @@ pub fn encode<T: Real>(books: &Codebooks<'_>, x: &[T]) -> Result<Vec<u8>> {
     codes.par_chunks_mut(ENCODE_ROWS * m).zip(x.par_chunks(ENCODE_ROWS * d)).for_each_init(
         || (vec![0.0f64; dsub], tables[0].scratch()),
         |(sub, scratch), (code_block, row_block)| {
+            if stopped() {
+                return;
+            }
             for (q, table) in tables.iter().enumerate() {
                 for (code, row) in code_block.chunks_exact_mut(m).zip(row_block.chunks_exact(d)) {
                     sub.iter_mut().zip(&row[q * dsub..(q + 1) * dsub]).for_each(|(s, v)| *s = v.to_f64());
@@ -174,7 +196,7 @@ pub fn encode<T: Real>(books: &Codebooks<'_>, x: &[T]) -> Result<Vec<u8>> {
             }
         },
     );
-    Ok(codes)
+    Ok((!stopped()).then_some(codes))
 }
 
 /// X̂: every code replaced by its centroid (n × d, float32 as the codebooks).
@@ -205,9 +227,9 @@ mod tests {
     fn encode_is_nearest_and_decode_inverts_on_centroids() {
         let (n, d, m) = (600, 12, 3);
         let x = data(n, d, 1);
-        let trained = train(&x, d, m, 4, &TrainOptions { n_iter: 10, max_points_per_centroid: 256, seed: 5 }).unwrap();
+        let trained = train(&x, d, m, 4, &TrainOptions { n_iter: 10, max_points_per_centroid: 256, seed: 5 }, None).unwrap().unwrap();
         let books = Codebooks::new(&trained.codebooks, m, 16, d / m).unwrap();
-        let codes = encode(&books, &x).unwrap();
+        let codes = encode(&books, &x, None).unwrap().unwrap();
         for i in 0..n {
             for q in 0..m {
                 let sub = &x[i * d + q * 4..i * d + q * 4 + 4];
@@ -219,7 +241,7 @@ mod tests {
             }
         }
         let decoded = decode(&books, &codes).unwrap();
-        let again = encode(&books, &decoded).unwrap();
+        let again = encode(&books, &decoded, None).unwrap().unwrap();
         assert_eq!(codes, again);
         assert!(trained.errors.iter().all(|e| e.len() == 10 && e.windows(2).all(|w| w[1] <= w[0] * (1.0 + 1e-12))));
     }
@@ -229,18 +251,33 @@ mod tests {
     fn bad_input_is_named() {
         let x = data(300, 6, 2);
         let opts = TrainOptions { n_iter: 2, max_points_per_centroid: 256, seed: 0 };
-        let err = |r: Result<Trained>| r.unwrap_err().to_string();
-        assert!(err(train(&x, 6, 4, 8, &opts)).starts_with("n_subspaces:"));
-        assert!(err(train(&x, 6, 3, 9, &opts)).starts_with("n_bits:"));
-        assert!(err(train(&x, 6, 3, 9, &opts)).starts_with("n_bits:"));
-        assert!(err(train(&x[..60], 6, 3, 4, &opts)).starts_with("X:"));
+        let err = |r: Result<Option<Trained>>| r.unwrap_err().to_string();
+        assert!(err(train(&x, 6, 4, 8, &opts, None)).starts_with("n_subspaces:"));
+        assert!(err(train(&x, 6, 3, 9, &opts, None)).starts_with("n_bits:"));
+        assert!(err(train(&x, 6, 3, 9, &opts, None)).starts_with("n_bits:"));
+        assert!(err(train(&x[..60], 6, 3, 4, &opts, None)).starts_with("X:"));
         let mut bad = x.clone();
         bad[7] = f64::NAN;
-        assert!(err(train(&bad, 6, 3, 2, &opts)).starts_with("X:"));
-        let trained = train(&x, 6, 3, 2, &opts).unwrap();
+        assert!(err(train(&bad, 6, 3, 2, &opts, None)).starts_with("X:"));
+        let trained = train(&x, 6, 3, 2, &opts, None).unwrap().unwrap();
         let books = Codebooks::new(&trained.codebooks, 3, 4, 2).unwrap();
         assert!(decode(&books, &[0, 1, 4]).unwrap_err().to_string().starts_with("codes:"));
         assert!(decode(&books, &[0, 1]).unwrap_err().to_string().starts_with("codes:"));
         assert!(Codebooks::new(&trained.codebooks, 3, 4, 3).unwrap_err().to_string().starts_with("codebooks:"));
+        let endless = TrainOptions { n_iter: usize::MAX / 4, ..opts };
+        assert!(err(train(&x, 6, 3, 2, &endless, None)).starts_with("n_iter:"));
+    }
+
+    /// A raised stop flag ends training and encoding without a result.
+    #[test]
+    fn a_raised_stop_flag_ends_training_and_encoding() {
+        let x = data(300, 6, 4);
+        let opts = TrainOptions { n_iter: 1 << 40, max_points_per_centroid: 256, seed: 0 };
+        let stop = AtomicBool::new(true);
+        assert!(train(&x, 6, 3, 2, &opts, Some(&stop)).unwrap().is_none());
+        let trained = train(&x, 6, 3, 2, &TrainOptions { n_iter: 2, ..opts }, None).unwrap().unwrap();
+        let books = Codebooks::new(&trained.codebooks, 3, 4, 2).unwrap();
+        assert!(encode(&books, &x, Some(&stop)).unwrap().is_none());
+        assert!(encode(&books, &x, Some(&AtomicBool::new(false))).unwrap().is_some());
     }
 }

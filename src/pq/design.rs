@@ -67,9 +67,9 @@ mod tests {
         let mut rng = SplitMix64::new(2);
         let (n, d) = (300, 12);
         let x: Vec<f64> = (0..n * d).map(|_| rng.next_f64()).collect();
-        let trained = train(&x, d, 4, 3, &TrainOptions { n_iter: 3, max_points_per_centroid: 64, seed: 0 }).unwrap();
+        let trained = train(&x, d, 4, 3, &TrainOptions { n_iter: 3, max_points_per_centroid: 64, seed: 0 }, None).unwrap().unwrap();
         let books = Codebooks::new(&trained.codebooks, 4, 8, 3).unwrap();
-        let codes = encode(&books, &x).unwrap();
+        let codes = encode(&books, &x, None).unwrap().unwrap();
         let dense: Vec<f64> = decode(&books, &codes).unwrap().into_iter().map(f64::from).collect();
         let rows = CodedRows::new(books, &codes).unwrap();
         assert_eq!((rows.n_rows(), rows.n_features()), (n, d));

@@ -9,8 +9,14 @@
 //! assignment to the next (tested). Start: k distinct points drawn at random (seeded),
 //! faiss's initialisation.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::nearest::CentroidTable;
 use crate::rng::SplitMix64;
+
+/// Points assigned between two looks at the stop flag: a few milliseconds of work with
+/// 256 centroids, so that Ctrl-C is seen promptly however large the sample is.
+const POLL_POINTS: usize = 4096;
 
 /// Squared Euclidean distance of two points of the same dimension.
 #[inline]
@@ -19,8 +25,10 @@ fn distance2(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// k-means of `points` (n × dim, row-major, n ≥ k): the centroids (k × dim) and the
-/// error E after each of the `n_iter` assignment steps.
-pub(super) fn kmeans(points: &[f64], dim: usize, k: usize, n_iter: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+/// error E after each of the `n_iter` assignment steps; None as soon as `stop` is
+/// raised (polled every [`POLL_POINTS`] points).
+pub(super) fn kmeans(points: &[f64], dim: usize, k: usize, n_iter: usize, seed: u64, stop: Option<&AtomicBool>) -> Option<(Vec<f64>, Vec<f64>)> {
+    let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
     let n = points.len() / dim;
     debug_assert!(n >= k && k >= 1);
     let mut rng = SplitMix64::new(seed);
@@ -39,6 +47,9 @@ pub(super) fn kmeans(points: &[f64], dim: usize, k: usize, n_iter: usize, seed: 
         let mut scratch = table.scratch();
         let mut error = 0.0;
         for (i, x) in points.chunks_exact(dim).enumerate() {
+            if i % POLL_POINTS == 0 && stopped() {
+                return None;
+            }
             let c = table.nearest(x, &mut scratch);
             let d = distance2(x, &centroids[c * dim..(c + 1) * dim]);
             assignment[i] = c;
@@ -68,7 +79,7 @@ pub(super) fn kmeans(points: &[f64], dim: usize, k: usize, n_iter: usize, seed: 
             }
         }
     }
-    (centroids, errors)
+    Some((centroids, errors))
 }
 
 #[cfg(test)]
@@ -83,7 +94,7 @@ mod tests {
         let (k, dim) = (8, 3);
         let points: Vec<f64> = (0..400 * dim).map(|_| rng.next_f64()).collect();
         for seed in 0..20 {
-            let (centroids, errors) = kmeans(&points, dim, k, 30, seed);
+            let (centroids, errors) = kmeans(&points, dim, k, 30, seed, None).unwrap();
             assert!(errors.windows(2).all(|w| w[1] <= w[0] * (1.0 + 1e-12)), "seed {seed}: {errors:?}");
             assert_eq!(centroids.len(), k * dim);
         }
@@ -94,7 +105,7 @@ mod tests {
         };
         let optimum = scatter(0, 20) + scatter(20, 40);
         for seed in 0..20 {
-            let (_, errors) = kmeans(&two, 1, 2, 10, seed);
+            let (_, errors) = kmeans(&two, 1, 2, 10, seed, None).unwrap();
             assert!((errors.last().unwrap() - optimum).abs() <= 1e-9 * optimum, "seed {seed}: {errors:?} vs {optimum}");
         }
     }
@@ -104,11 +115,19 @@ mod tests {
     fn empty_clusters_are_reseeded() {
         let mut points = vec![0.0; 40];
         points.extend((0..10).map(|i| i as f64));
-        let (centroids, errors) = kmeans(&points, 1, 6, 10, 1);
+        let (centroids, errors) = kmeans(&points, 1, 6, 10, 1, None).unwrap();
         assert!(errors.windows(2).all(|w| w[1] <= w[0]), "{errors:?}");
         let mut used: Vec<f64> = centroids.clone();
         used.sort_by(f64::total_cmp);
         used.dedup();
         assert!(used.len() >= 5, "{centroids:?}");
+    }
+
+    /// A raised stop flag ends the run at once, however many steps were asked for.
+    #[test]
+    fn a_raised_stop_flag_ends_the_run() {
+        let points: Vec<f64> = (0..100).map(f64::from).collect();
+        assert!(kmeans(&points, 1, 4, usize::MAX, 0, Some(&AtomicBool::new(true))).is_none());
+        assert!(kmeans(&points, 1, 4, 3, 0, Some(&AtomicBool::new(false))).is_some());
     }
 }

@@ -398,9 +398,9 @@ mod tests {
         for &(n, d, n_sub, bits, m) in &[(300, 6, 3, 2, 1), (2100, 40, 20, 4, 70), (700, 24, 8, 8, 130), (0, 6, 2, 3, 5), (2 * TDOT_ROWS + 5, 6, 3, 8, 21)] {
             let rows = n.max(1 << bits);
             let x: Vec<f64> = (0..rows * d).map(|_| rng.next_f64() - 0.5).collect();
-            let trained = train(&x, d, n_sub, bits, &TrainOptions { n_iter: 3, max_points_per_centroid: 64, seed: 1 }).unwrap();
+            let trained = train(&x, d, n_sub, bits, &TrainOptions { n_iter: 3, max_points_per_centroid: 64, seed: 1 }, None).unwrap().unwrap();
             let books = Codebooks::new(&trained.codebooks, n_sub, 1 << bits, d / n_sub).unwrap();
-            let codes = encode(&books, &x[..n * d]).unwrap();
+            let codes = encode(&books, &x[..n * d], None).unwrap().unwrap();
             let xh: Vec<f64> = decode(&books, &codes).unwrap().into_iter().map(f64::from).collect();
             let b: Vec<f64> = (0..d * m).map(|_| rng.next_f64() - 0.5).collect();
             let got = dot(&books, &codes, &b, m).unwrap();
@@ -428,9 +428,9 @@ mod tests {
         let mut rng = SplitMix64::new(9);
         let (n, d, n_sub, m) = (TDOT_ROWS + DOT_ROWS + 3, 24, 12, 19);
         let x: Vec<f32> = (0..n * d).map(|_| rng.next_f64() as f32).collect();
-        let trained = train(&x, d, n_sub, 8, &TrainOptions { n_iter: 2, max_points_per_centroid: 16, seed: 3 }).unwrap();
+        let trained = train(&x, d, n_sub, 8, &TrainOptions { n_iter: 2, max_points_per_centroid: 16, seed: 3 }, None).unwrap().unwrap();
         let books = Codebooks::new(&trained.codebooks, n_sub, 256, d / n_sub).unwrap();
-        let codes = encode(&books, &x).unwrap();
+        let codes = encode(&books, &x, None).unwrap().unwrap();
         let w: Vec<f32> = (0..d * m).map(|_| rng.next_f64() as f32 - 0.5).collect();
         let g: Vec<f32> = (0..n * m).map(|_| rng.next_f64() as f32 - 0.5).collect();
         let run = |threads: usize| {

@@ -35,6 +35,10 @@ impl<T: Real + LinalgScalar + Send + Sync> Param for T {}
 /// Labels per GEMM block: small enough to spread over threads, large enough to
 /// amortise packing the minibatch's factors.
 const LABEL_BLOCK: usize = 256;
+/// Why a loss or score is not finite: the steps diverged, or X is too large for the
+/// parameters' precision (the facade refuses rows whose squared norm overflows float32,
+/// but smaller ones can still overflow a score).
+pub(super) const SCORES_OVERFLOW: &str = "the scores overflow the model's precision (the steps diverged, or X's values are too large): lower learning_rate, or rescale X";
 /// Batch rows per block of G·V.
 const ROW_BLOCK: usize = 16;
 /// Feature rows of U per block of Xᵀ(G V).
@@ -229,18 +233,21 @@ pub fn add_data_gradient<T: Param, D: Design>(
             .enumerate()
             .map_init(LossScratch::new, |ls, (t, (z, g))| {
                 z.iter_mut().zip(b).for_each(|(z, &bias)| *z = *z + bias);
+                // Scores beyond T's range are the model's doing (or X's scale), not the
+                // caller's scores: the losses' own checks would blame `z`, and Rankmax's
+                // sweep assumes finite scores.
+                if z.iter().any(|v| !v.to_f64().is_finite()) {
+                    return Err(Error::no_solution("ranker training", SCORES_OVERFLOW));
+                }
                 label_loss(loss, z, labels.row(rows[start + t]), g, ls).map_err(|e| match e {
-                    // NaN scores are the model's doing, not the caller's input.
-                    Error::InvalidInput { name: "z", .. } => {
-                        Error::no_solution("ranker training", "the scores are NaN (they diverged): lower learning_rate")
-                    }
+                    Error::InvalidInput { name: "z", .. } => Error::no_solution("ranker training", SCORES_OVERFLOW),
                     other => other,
                 })
             })
             .collect::<Result<_>>()?;
         total += values.iter().sum::<f64>();
         if !total.is_finite() {
-            return Err(Error::no_solution("ranker training", "the loss is not finite (the scores diverged): lower learning_rate"));
+            return Err(Error::no_solution("ranker training", SCORES_OVERFLOW));
         }
 
         let score_grad = view(&scratch.score_grad, c, n);

@@ -3,7 +3,7 @@
 //! per `batch_size` rows. Deterministic for a given seed, whatever the thread count.
 
 use super::label_loss::LabelLoss;
-use super::objective::{add_data_gradient, Labels, Param, Scratch, Shape};
+use super::objective::{add_data_gradient, Labels, Param, Scratch, Shape, SCORES_OVERFLOW};
 use super::optimizer::{apply_update, Optimizer, OptimizerState};
 use crate::data::Design;
 use crate::rng::SplitMix64;
@@ -81,13 +81,21 @@ pub fn train_epoch<T: Param, D: Design>(
         }
         grad.iter_mut().for_each(|g| *g = T::from_f64(0.0));
         let batch_pairs = labels.pairs(batch);
-        total += add_data_gradient(x, labels, batch, shape, theta, options.loss, &mut grad, &mut scratch)?;
+        let value = add_data_gradient(x, labels, batch, shape, theta, options.loss, &mut grad, &mut scratch);
+        total += value.map_err(|e| match e {
+            // Before the optimiser's first step (it counts them in `state.steps`) θ is
+            // the caller's initial draw: no step size is to blame.
+            Error::NoSolution { problem, detail } if detail == SCORES_OVERFLOW && state.steps == 0 => {
+                Error::no_solution(problem, "the scores of the initial parameters overflow the model's precision: lower init_scale, or rescale X")
+            }
+            other => other,
+        })?;
         pairs += batch_pairs;
         let scale = if batch_pairs > 0 { 1.0 / batch_pairs as f64 } else { 0.0 };
         let finite = apply_update(options.optimizer, theta, &grad, scale, options.alpha, shape.regularised(), options.learning_rate, state);
         steps += 1;
         if !finite {
-            return Err(Error::no_solution("ranker training", format!("the parameters diverged to inf/NaN at minibatch {steps}: lower learning_rate")));
+            return Err(Error::no_solution("ranker training", format!("the parameters diverged to inf/NaN at minibatch {steps}: lower learning_rate, or rescale X if its values are large")));
         }
     }
     Ok(EpochReport { mean_loss: total / pairs.max(1) as f64, steps, interrupted: false })

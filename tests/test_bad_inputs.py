@@ -789,13 +789,9 @@ def _all_estimators() -> dict[str, Any]:
             "TopPush": TopPush(), "TopPushK": TopPushK(), "PatMat": PatMat()}
 
 
-# attop.py validates X with scikit-learn's validate_data directly, not validate_input.
-_ATTOP = pytest.mark.xfail(strict=True, reason="TopPush/TopPushK/PatMat: attop.py does not go through validate_input")
-
 
 @pytest.mark.parametrize("name", ["TopKSVC", "M3L", "TraceNormLogisticRegression", "RankmaxRanker",
-                                  "ProductQuantizer", pytest.param("TopPush", marks=_ATTOP),
-                                  pytest.param("TopPushK", marks=_ATTOP), pytest.param("PatMat", marks=_ATTOP)])
+                                  "ProductQuantizer", "TopPush", "TopPushK", "PatMat"])
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_complex_x_is_named_without_printing_the_data(name, sparse):
     import scipy.sparse as sp  # noqa: PLC0415

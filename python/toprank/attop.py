@@ -27,10 +27,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
-from toprank._validation import DEGREE_MAX, as_jobs, finite_fit, forget, restores_on_failure, warn_not_converged
+from toprank._validation import (DEGREE_MAX, as_jobs, finite_fit, forget, restores_on_failure, validate_input,
+                                 warn_not_converged)
 from toprank.exceptions import InvalidInputError
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
@@ -120,7 +121,7 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         check_every = _int(self.check_every, "check_every", low=1)
         cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
         Xv: Any
-        Xv, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2)
+        Xv, y = validate_input(self, X, y, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2)
         check_classification_targets(y)
         classes = np.unique(y)
         if len(classes) != 2:
@@ -192,7 +193,7 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:
         """The ranking scores f(x) = Σ_i σ_i v_i k(x, x_i) (eq. 15); higher is more positive."""
         check_is_fitted(self)
-        Xv: Any = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        Xv: Any = validate_input(self, X, dtype=[np.float64, np.float32], reset=False)
         if self.kernel == "linear":
             return np.asarray(np.asarray(Xv, dtype=np.float64) @ self.coef_, dtype=np.float64)
         if self.kernel == "precomputed":

@@ -347,8 +347,9 @@ def test_m3l_at_1000_labels_with_coupled_pairs_float32_csr(multilabel_1000):
 
 def test_m3l_at_1000_labels_out_of_iterations_warns_why(multilabel_1000):
     X, Y = multilabel_1000
-    with pytest.warns(ConvergenceWarning, match=r"M3L \(dcd\) stopped after max_iter=1 iterations with a "
-                                               r"projected gradient of [0-9.e+-]+ > tol=0.001; increase max_iter"):
+    with pytest.warns(ConvergenceWarning, match=r"M3L \(dcd\) stopped with status 'max_epochs': it ran out of "
+                                               r"iterations after 1 iterations, at a largest projected gradient of "
+                                               r"[0-9.e+-]+ \(tol=0.001\)\. Raise max_iter \(now 1\)"):
         model = M3L(C=1.0, max_iter=1, random_state=0, n_jobs=2).fit(X, Y)
     assert model.status_ == "max_epochs"
     # Objectives are still those of the returned point.
@@ -423,8 +424,9 @@ def test_tracenorm_at_1000_classes(tracenorm_1000, layout, dtype, n_jobs):
 def test_tracenorm_at_1000_classes_out_of_iterations_warns_why(tracenorm_1000):
     X, y = tracenorm_1000
     lambda_trace = 0.1 * _lambda_max(X, y, 1000)
-    with pytest.warns(ConvergenceWarning, match=r"stopped after max_iter=1 iterations before \(C1\)-\(C2\) held "
-                                               r"at tol=0.0001"):
+    with pytest.warns(ConvergenceWarning, match=r"stopped with status 'max_iter': it ran out of iterations after 1 "
+                                               r"iterations, at a \(C1\) margin σ_max\(−∇\) − λ1 of [0-9.e+-]+ "
+                                               r"\(tol=0.0001\)\. Raise max_iter"):
         model = TraceNormLogisticRegression(lambda_trace=lambda_trace, max_iter=1, random_state=0).fit(X, y)
     assert model.status_ == "max_iter"
     J, _, _ = ref.tracenorm_objective(X, y, model.coef_.T, model.intercept_, lambda_trace, 1e-4)

@@ -207,10 +207,11 @@ def caller_stacklevel() -> int:
 
 
 def warn_not_converged(estimator: str, status: str, steps: int, unit: str, gap: float, tol: float,
-                       advice: str) -> None:
+                       advice: str, measure: str = "relative duality gap") -> None:
     """The ConvergenceWarning of a solve that stopped short of ``tol``, at the caller's line:
-    what happened (``status`` after ``steps`` ``unit``), and what to change and why
-    (``advice``, from the estimator, which knows its problem)."""
+    what happened (``status`` after ``steps`` ``unit``, with its stopping ``measure`` at
+    ``gap``), and what to change and why (``advice``, from the estimator, which knows its
+    problem)."""
     why = {
         "max_epochs": f"ran out of {unit}",
         "max_iter": f"ran out of {unit}",
@@ -218,9 +219,10 @@ def warn_not_converged(estimator: str, status: str, steps: int, unit: str, gap: 
         "no_progress": "made no progress over a whole check interval (neither the dual objective rose nor "
                        "the gap closed: rounding now dominates the steps, so a smaller gap cannot be certified "
                        "in floating point)",
+        "not_converged": f"ran out of {unit}",
     }.get(status, "did not converge")
-    warnings.warn(f"{estimator} stopped with status {status!r}: it {why} after {steps} {unit}, at a relative duality "
-                  f"gap of {gap:.3g} (tol={tol:g}). {advice}", ConvergenceWarning, stacklevel=caller_stacklevel())
+    warnings.warn(f"{estimator} stopped with status {status!r}: it {why} after {steps} {unit}, at a {measure} of "
+                  f"{gap:.3g} (tol={tol:g}). {advice}", ConvergenceWarning, stacklevel=caller_stacklevel())
 
 
 def finite_fit(estimator: str, **values: float) -> None:

@@ -19,14 +19,12 @@ intercepts are regularised and correlated through R as the weights are.
 from __future__ import annotations
 
 import sys
-import warnings
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.multiclass import check_classification_targets
@@ -35,7 +33,8 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from toprank import _core
 from toprank._limits import check_row_norms
 from toprank._validation import (DEGREE_MAX, as_jobs, canonical_csr, finite_fit, forget, indicator_matrix,
-                                 intercept_scaling, restores_on_failure, sparse_structure, validate_input)
+                                 intercept_scaling, restores_on_failure, sparse_structure, validate_input,
+                                 warn_not_converged)
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import hamming_loss
 from toprank._validation import bounded_int as _int
@@ -297,12 +296,11 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         self.primal_objective_ = float(result["primal"])
         self.dual_objective_ = float(result["dual"])
         if self.status_ == "max_epochs":
-            warnings.warn(
-                f"M3L ({solver}) stopped after max_iter={max_iter} iterations with a projected gradient of "
-                f"{float(result['max_violation']):.3g} > tol={tol}; increase max_iter or tol.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+            warn_not_converged(f"M3L ({solver})", self.status_, max_iter, "iterations",
+                               float(result["max_violation"]), tol,
+                               f"Raise max_iter (now {max_iter}) or tol; or lower C or scale X so that ‖x‖ ≈ 1 "
+                               "(coordinate steps are boxed by C and scaled by ‖x‖²).",
+                               measure="largest projected gradient")
         return self
 
     def _progress(self, it: int, primal: float, dual: float, gap: float, seconds: float) -> None:

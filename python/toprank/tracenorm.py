@@ -63,7 +63,7 @@ from threadpoolctl import threadpool_limits
 from toprank import _core
 from toprank._limits import check_row_norms
 from toprank._validation import as_flag as _flag
-from toprank._validation import as_jobs, canonical_csr, restores_on_failure, validate_input
+from toprank._validation import as_jobs, canonical_csr, restores_on_failure, validate_input, warn_not_converged
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError, NoSolutionError
@@ -648,12 +648,12 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         self.status_ = fit.status
         self.history_ = fit.history
         if fit.status != "converged":
-            import warnings  # noqa: PLC0415
-
-            from sklearn.exceptions import ConvergenceWarning  # noqa: PLC0415
-
-            warnings.warn(f"TraceNormLogisticRegression stopped after max_iter={max_iter} iterations before "
-                          f"(C1)-(C2) held at tol={tol}", ConvergenceWarning, stacklevel=3)
+            # (C1)'s margin σ_max(−∇) − λ1 at the last iteration: what tol bounds.
+            excess = float(fit.history[-1]["sigma"]) - lambda_trace if fit.history else float("nan")
+            warn_not_converged("TraceNormLogisticRegression", fit.status, max_iter, "iterations", excess, tol,
+                               f"Raise max_iter (now {max_iter}) or tol, or standardise X (the rank-one steps "
+                               "converge slowly on badly scaled features).",
+                               measure="(C1) margin σ_max(−∇) − λ1")
         return fit
 
     # --------------------------------------------------------------- prediction

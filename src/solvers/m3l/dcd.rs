@@ -72,7 +72,38 @@ pub(crate) fn axpy(alpha: f64, row: &Row<'_>, bias: Option<f64>, z: &mut [f64]) 
 /// whole, one task each, on the current rayon pool (their epochs exactly as the loop
 /// over coupled labels would take them, so the result does not depend on the thread
 /// count); the coupled labels then run the epoch loop together.
+///
+/// Labels settle on sweeps that measure each projected gradient before that variable's
+/// step (LIBLINEAR's rule), so the steps of the last sweep can leave gradients above
+/// `tol` at the returned point; "converged" is only reported once every projected
+/// gradient at the returned point is below `tol`, otherwise the solve resumes from it
+/// (with the epochs left).
 pub fn solve_dcd<D: Design>(
+    problem: &M3l<'_>,
+    x: &D,
+    alpha: &mut [f64],
+    options: &DcdOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<(M3lReport, Vec<f64>)> {
+    let mut done = 0;
+    let mut pass = 0u64;
+    loop {
+        let budget = DcdOptions { max_iter: options.max_iter - done, seed: options.seed.wrapping_add(pass), ..*options };
+        let (mut report, z) = solve_dcd_pass(problem, x, alpha, &budget, monitor)?;
+        done += report.iterations;
+        report.iterations = done;
+        if report.status != Status::Converged || report.max_violation < options.tol || done >= options.max_iter {
+            if report.status == Status::Converged && report.max_violation >= options.tol {
+                report.status = Status::MaxEpochs;
+            }
+            return Ok((report, z));
+        }
+        pass += 1;
+    }
+}
+
+/// One run of the label solvers from `alpha` (see [`solve_dcd`]).
+fn solve_dcd_pass<D: Design>(
     problem: &M3l<'_>,
     x: &D,
     alpha: &mut [f64],

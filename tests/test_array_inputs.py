@@ -125,10 +125,6 @@ Y_MULTI = (X[:, :3] + 0.3 * RNG.standard_normal((60, 3)) > 0).astype(np.int64)
 GRAM = X @ X.T
 
 
-def _svc_scores(model: Any, X: np.ndarray) -> Any:
-    return model.decision_function(X)
-
-
 ESTIMATORS: dict[str, tuple[Callable[[], Any], np.ndarray, Any]] = {
     "TopKSVC": (lambda: TopKSVC(k=2, C=0.5, random_state=0), X, Y_CLASS),
     "TopKSVC_rbf": (lambda: TopKSVC(k=1, kernel="rbf", gamma=0.3, random_state=0), X, Y_CLASS),
@@ -137,7 +133,8 @@ ESTIMATORS: dict[str, tuple[Callable[[], Any], np.ndarray, Any]] = {
     "PatMat": (lambda: PatMat(tau=0.2, kernel="rbf", gamma=0.3, random_state=0), X, Y_BINARY),
     "M3L_linear": (lambda: M3L(C=0.5, random_state=0), X, Y_MULTI),
     "M3L_rbf": (lambda: M3L(C=0.5, kernel="rbf", gamma=0.3, random_state=0), X, Y_MULTI),
-    "RankmaxRanker": (lambda: RankmaxRanker(n_components=3, n_epochs=3, early_stopping=False, random_state=0), X, Y_CLASS),
+    "RankmaxRanker": (lambda: RankmaxRanker(n_components=3, n_epochs=3, early_stopping=False, random_state=0), X,
+                      Y_CLASS),
     "TraceNorm": (lambda: TraceNormLogisticRegression(lambda_trace=0.05, random_state=0), X, Y_CLASS),
 }
 

@@ -21,7 +21,7 @@ import pytest
 import scipy.sparse as sp
 
 from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPushK, TraceNormLogisticRegression, _core
-from toprank.exceptions import InvalidInputError
+from toprank.exceptions import InvalidInputError, NoSolutionError
 from toprank.pq import ProductQuantizer
 
 _DIRECTORY = tempfile.mkdtemp(prefix="toprank-array-inputs-")
@@ -370,19 +370,19 @@ FINITE: dict[str, tuple[str, ...]] = {
     "pq_train": ("x",), "pq_encode": ("x",), "pq_dot": ("b",), "pq_tdot": ("b",),
     "ranker_epoch": ("x", "theta"), "ranker_objective": ("x", "theta"),
     "tracenorm_product": ("x", "b"), "tracenorm_product_t": ("x", "b"),
+}
+# The trace-norm solver's internal operands: a non-finite one is the solver diverging,
+# which the core reports as NoSolutionError (tests/test_tracenorm.py) — never silently.
+DIVERGING: dict[str, tuple[str, ...]] = {
     "multinomial_loss": ("scores",), "multinomial_line_search": ("scores", "z", "v"), "top_singular_pair": ("a",),
     "tracenorm_span": ("z", "v", "c", "b"),
 }
 # The names the errors use (the Python-facing names of the arguments).
 SHOWN = {"x": "X", "z": "X", "y": "Y", "r": "R", "delta_plus": "loss", "delta_minus": "loss", "b": "B", "a": "A"}
-SHOWN_BY_FUNCTION = {("kernel_cross", "x"): "X_fit", ("tracenorm_span", "z"): "Z", ("tracenorm_span", "v"): "V",
-                     ("tracenorm_span", "c"): "C", ("tracenorm_span", "b"): "b",
-                     ("multinomial_line_search", "z"): "z", ("multinomial_line_search", "v"): "v"}
+SHOWN_BY_FUNCTION = {("kernel_cross", "x"): "X_fit"}
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf])
-@pytest.mark.parametrize("name, argument", [(n, a) for n, names in FINITE.items() for a in names])
-def test_nan_and_infinity_are_refused_naming_the_argument(name, argument, bad):
+def _with_non_finite(name: str, argument: str, bad: float) -> dict[str, Any]:
     arrays = _ordinary(CORE[name][1])
     value = arrays[argument]
     if sp.issparse(value):
@@ -392,6 +392,19 @@ def test_nan_and_infinity_are_refused_naming_the_argument(name, argument, bad):
         value = value.copy()
         value.flat[value.size // 2] = bad
     arrays[argument] = value
+    return arrays
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("name, argument", [(n, a) for n, names in FINITE.items() for a in names])
+def test_nan_and_infinity_are_refused_naming_the_argument(name, argument, bad):
     shown = SHOWN_BY_FUNCTION.get((name, argument), SHOWN.get(argument, argument))
     with pytest.raises(InvalidInputError, match=f"^{shown}:"):
-        _call(name, arrays)
+        _call(name, _with_non_finite(name, argument, bad))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("name, argument", [(n, a) for n, names in DIVERGING.items() for a in names])
+def test_non_finite_solver_operands_raise(name, argument, bad):
+    with pytest.raises((NoSolutionError, InvalidInputError)):
+        _call(name, _with_non_finite(name, argument, bad))

@@ -109,7 +109,7 @@ fn dtype_name(dtype: &Bound<'_, PyArrayDescr>) -> String {
 fn widens(from: &Bound<'_, PyArrayDescr>, to: &Bound<'_, PyArrayDescr>) -> bool {
     let (kind, size) = (from.kind(), from.itemsize());
     let same_kind = kind == to.kind() || (kind == b'u' && to.kind() == b'i' && size < to.itemsize());
-    same_kind && size <= to.itemsize() && from.char() != b'O'
+    same_kind && size <= to.itemsize()
 }
 
 /// `obj` as an array of `D`'s dimension, or an error naming the argument.

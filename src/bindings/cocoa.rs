@@ -4,7 +4,7 @@
 //! without the GIL.
 
 use ndarray::{Ix1, Ix2};
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use super::arrays::{array_in, check_finite_small, in_place};
@@ -120,10 +120,13 @@ fn vector<'py>(a: &Bound<'py, PyAny>, name: &str, len: usize) -> PyResult<PyRead
     Ok(a)
 }
 
-/// The rows and width of W (`coef`), which fixes the classes (or labels).
+/// The rows and width of W (`coef`), which fix the classes (or labels); read from the
+/// array's shape, so that `matrix` makes the only copy a misaligned W needs.
 fn coef_shape(coef: &Bound<'_, PyAny>) -> PyResult<(usize, usize)> {
-    let shape = array_in::<f64, Ix2>(coef, "coef")?.shape().to_vec();
-    Ok((shape[0], shape[1]))
+    match coef.cast::<PyUntypedArray>().map(|a| a.shape().to_vec()).as_deref() {
+        Ok(&[rows, cols]) => Ok((rows, cols)),
+        _ => Err(invalid("coef", "expected a 2-D numpy.ndarray of float64")),
+    }
 }
 
 /// The loss, the labels and the shapes every SDCA partition call checks first.
@@ -288,9 +291,12 @@ pub(crate) fn cocoa_dual_change(
     super::arrays::run_detached(py, None, || sdca::dual_change(loss, &Examples { y: &y, c }, &rows, before, dual, m))
 }
 
-/// The number of columns of a 2-D array argument.
+/// The number of columns of a 2-D array argument (from its shape: no copy).
 fn coef_cols(a: &Bound<'_, PyAny>, name: &str) -> PyResult<usize> {
-    Ok(array_in::<f64, Ix2>(a, name)?.shape()[1])
+    match a.cast::<PyUntypedArray>().map(|a| a.shape().to_vec()).as_deref() {
+        Ok(&[_, cols]) => Ok(cols),
+        _ => Err(invalid(name, "expected a 2-D numpy.ndarray of float64")),
+    }
 }
 
 /// The partition's M3L problem (its rows of Y (±1) and of the losses, and R, C) over the

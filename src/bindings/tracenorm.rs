@@ -16,19 +16,17 @@ use super::threads;
 use crate::data::Design;
 use crate::solvers::tracenorm::{self as tn, Direction, Penalties, Scores, Span};
 
-/// A float64 matrix argument, checked finite.
+/// A float64 matrix argument. Non-finite scores, atoms or weights are the solver's
+/// divergence, which the core reports as NoSolutionError (`multinomial.rs`'s `finite`).
 fn matrix<'py>(a: &Bound<'py, PyAny>, name: &str) -> PyResult<(PyReadonlyArray2<'py, f64>, usize, usize)> {
     let a = array_in::<f64, Ix2>(a, name)?;
-    check_finite_small(a.as_slice()?, name)?;
     let (rows, cols) = (a.shape()[0], a.shape()[1]);
     Ok((a, rows, cols))
 }
 
-/// A float64 vector argument, checked finite.
+/// A float64 vector argument.
 fn vector<'py>(a: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, f64>> {
-    let a = array_in::<f64, Ix1>(a, name)?;
-    check_finite_small(a.as_slice()?, name)?;
-    Ok(a)
+    array_in::<f64, Ix1>(a, name)
 }
 
 fn labels<'py>(y: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, u32>> {
@@ -81,6 +79,8 @@ pub(crate) fn tracenorm_product<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (b, _, m) = matrix(b, "B")?;
+    // Checked here: the product's own check would blame X for a non-finite B.
+    check_finite_small(b.as_slice()?, "B")?;
     let (out, rows) = with_design(x, threads::resolve(n_jobs)?, None, ProductJob { b: b.as_slice()?, m, transpose })?;
     to_numpy(py, out, &[rows, m])
 }
@@ -126,6 +126,9 @@ pub(crate) fn multinomial_line_search(
     let (scores, _, m) = matrix(scores, "scores")?;
     let (y, z, v) = (labels(y)?, vector(z, "z")?, vector(v, "v")?);
     let (s, y, z, v) = (scores.as_slice()?, y.as_slice()?, z.as_slice()?, v.as_slice()?);
+    // The search's loss changes skip a NaN score (its largest-score folds do), so it
+    // would return a step for them.
+    check_finite_small(s, "scores")?;
     let penalties = penalties(lambda_trace, lambda_fro)?;
     let step = run_detached(py, threads::resolve(n_jobs)?, || {
         tn::armijo_rank_one(&Scores::new(s, m, y)?, &Direction { z, v, u_w_v }, penalties, loss0, slope)

@@ -1,13 +1,24 @@
-//! NumPy arrays in, NumPy arrays out: dtype dispatch (float32/float64), shape checks,
-//! zero-copy views of contiguous inputs (read-only arrays are fine; non-contiguous
-//! ones are copied once), finiteness checks, and the GIL-free, panic-safe run of a
-//! row-batched kernel on the requested thread pool.
+//! NumPy arrays in, NumPy arrays out: the one path by which every binding takes an array
+//! argument ([`array_in`], [`in_place`]), dtype dispatch (float32/float64), shape
+//! checks, finiteness checks, and the GIL-free, panic-safe run of a row-batched kernel
+//! on the requested thread pool.
+//!
+//! The core reads arrays as slices: C order, aligned, native byte order. An argument
+//! that already is one is borrowed (read-only and memory-mapped arrays included); any
+//! other — misaligned, strided, Fortran-ordered, big-endian — is copied once by NumPy.
+//! Arrays that crossed a process boundary are routinely misaligned: pickle protocol 5
+//! (Dask's out-of-band buffers) places them at any byte offset of a message.
 
-use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use numpy::{Element, IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use ndarray::Dimension;
+use numpy::{
+    Element, IntoPyArray, PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArray,
+    PyReadonlyArrayDyn, PyReadwriteArray, PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rayon::prelude::*;
 
 use super::errors::{invalid, to_py, InternalError};
 use super::threads;
@@ -30,14 +41,14 @@ pub(crate) trait RowValue: Sync {
 }
 
 /// The rows of a 1-D (one row) or 2-D float array, as one row-major slice.
-pub(crate) struct Rows<'a, T: Clone> {
-    pub data: Cow<'a, [T]>,
+pub(crate) struct Rows<'a, T> {
+    pub data: &'a [T],
     pub n_rows: usize,
     pub row_len: usize,
     pub shape: Vec<usize>,
 }
 
-impl<T: Clone> Rows<'_, T> {
+impl<T> Rows<'_, T> {
     pub fn is_batch(&self) -> bool {
         self.shape.len() == 2
     }
@@ -45,7 +56,7 @@ impl<T: Clone> Rows<'_, T> {
 
 /// Shape of a float input, without touching the data: (is_batch, n_rows, row_len).
 pub(crate) fn float_shape(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<(bool, usize, usize)> {
-    let arr = obj.cast::<numpy::PyUntypedArray>().map_err(|_| {
+    let arr = obj.cast::<PyUntypedArray>().map_err(|_| {
         invalid(name, format!("expected a numpy.ndarray of float32 or float64, got {}", type_name(obj)))
     })?;
     batch_shape(arr.shape(), name)
@@ -64,19 +75,187 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "an unknown type".into())
 }
 
-pub(crate) fn rows<'a, T: Element + Clone>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &str) -> PyResult<Rows<'a, T>> {
+/// The precision of a float argument that the core takes in either one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Float {
+    F32,
+    F64,
+}
+
+/// The precision of `obj`, a float32 or float64 array in either byte order.
+pub(crate) fn float_type(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Float> {
+    let arr = obj.cast::<PyUntypedArray>().map_err(|_| {
+        invalid(name, format!("expected a numpy.ndarray of float32 or float64, got {}", type_name(obj)))
+    })?;
+    let dtype = arr.dtype();
+    match (dtype.kind(), dtype.itemsize()) {
+        (b'f', 8) => Ok(Float::F64),
+        (b'f', 4) => Ok(Float::F32),
+        _ => Err(invalid(name, format!("expected dtype float32 or float64, got {}", dtype_name(&dtype)))),
+    }
+}
+
+/// NumPy's name of a dtype, with its byte order when that is not the native one.
+fn dtype_name(dtype: &Bound<'_, PyArrayDescr>) -> String {
+    let name = dtype.getattr("name").map(|n| n.to_string()).unwrap_or_else(|_| dtype.to_string());
+    match dtype.is_native_byteorder() {
+        Some(false) => format!("{name} (big-endian)"),
+        _ => name,
+    }
+}
+
+/// Whether values of dtype `from` convert to `to` without loss and within their kind
+/// (float32 to float64, int32 to int64, uint32 to int64; either byte order).
+fn widens(from: &Bound<'_, PyArrayDescr>, to: &Bound<'_, PyArrayDescr>) -> bool {
+    let (kind, size) = (from.kind(), from.itemsize());
+    let same_kind = kind == to.kind() || (kind == b'u' && to.kind() == b'i' && size < to.itemsize());
+    same_kind && size <= to.itemsize()
+}
+
+/// `obj` as an array of `D`'s dimension, or an error naming the argument.
+fn untyped<'a, 'py, D: Dimension>(obj: &'a Bound<'py, PyAny>, name: &str, want: &Bound<'py, PyArrayDescr>) -> PyResult<&'a Bound<'py, PyUntypedArray>> {
+    let arr = obj.cast::<PyUntypedArray>().map_err(|_| {
+        invalid(name, format!("expected a numpy.ndarray of {}, got {}", dtype_name(want), type_name(obj)))
+    })?;
+    if let Some(ndim) = D::NDIM {
+        if arr.ndim() != ndim {
+            return Err(invalid(name, format!("expected a {ndim}-D array, got a {}-D array of shape {:?}", arr.ndim(), arr.shape())));
+        }
+    }
+    Ok(arr)
+}
+
+/// Whether the core can read `arr` in place as a slice of `want`.
+fn readable_in_place(arr: &Bound<'_, PyUntypedArray>, want: &Bound<'_, PyArrayDescr>) -> bool {
+    arr.dtype().is_equiv_to(want) && arr.is_c_contiguous() && arr.is_aligned()
+}
+
+/// A copy of `obj` in C order, aligned, of dtype `want` (native byte order), by NumPy.
+fn aligned_copy<'py>(obj: &Bound<'py, PyAny>, want: &Bound<'py, PyArrayDescr>) -> PyResult<Bound<'py, PyAny>> {
+    let py = obj.py();
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("dtype", want)?;
+    kwargs.set_item("order", "C")?;
+    kwargs.set_item("copy", true)?;
+    py.import("numpy")?.getattr("array")?.call((obj,), Some(&kwargs))
+}
+
+/// An array argument as the core reads it (`as_slice` succeeds): `obj` itself when it is
+/// a C-ordered, aligned array of `T` (read-only and memory-mapped ones included), else
+/// one C-ordered, aligned copy converted to `T` — from a misaligned, strided,
+/// Fortran-ordered or big-endian array, or from a narrower dtype of the same kind
+/// (float32 for a float64 argument, int32 for int64). Anything else is refused naming
+/// the argument.
+pub(crate) fn array_in<'py, T: Element, D: Dimension>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray<'py, T, D>> {
+    let py = obj.py();
+    let want = T::get_dtype(py);
+    let arr = untyped::<D>(obj, name, &want)?;
+    let have = arr.dtype();
+    if !widens(&have, &want) {
+        return Err(invalid(name, format!("expected dtype {}, got {}", dtype_name(&want), dtype_name(&have))));
+    }
+    let source = if readable_in_place(arr, &want) { obj.clone() } else { aligned_copy(obj, &want)? };
+    let typed = source.cast_into::<PyArray<T, D>>().map_err(|e| InternalError::new_err(format!("{name}: {e}")))?;
+    typed.try_readonly().map_err(|_| invalid(name, "is being updated in place by this call (passed as another argument too)"))
+}
+
+/// An array argument the core updates in place: `obj` itself when it is a writeable,
+/// C-ordered, aligned array of `T`, else a C-ordered, aligned copy that [`InPlace::finish`]
+/// writes back (a misaligned, strided or big-endian array). A read-only array or another
+/// dtype is refused naming the argument.
+pub(crate) struct InPlace<'py, T: Element, D: Dimension> {
+    work: Bound<'py, PyArray<T, D>>,
+    /// The caller's array when `work` is a copy of it.
+    original: Option<Bound<'py, PyAny>>,
+    name: String,
+}
+
+pub(crate) fn in_place<'py, T: Element, D: Dimension>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<InPlace<'py, T, D>> {
+    let py = obj.py();
+    let want = T::get_dtype(py);
+    let arr = untyped::<D>(obj, name, &want)?;
+    let have = arr.dtype();
+    if have.kind() != want.kind() || have.itemsize() != want.itemsize() {
+        return Err(invalid(name, format!("expected dtype {} (it is updated in place), got {}", dtype_name(&want), dtype_name(&have))));
+    }
+    if !obj.getattr("flags")?.getattr("writeable")?.extract::<bool>()? {
+        return Err(invalid(name, "is read-only, but it is updated in place (pass a writeable copy)"));
+    }
+    let (work, original) = if readable_in_place(arr, &want) { (obj.clone(), None) } else { (aligned_copy(obj, &want)?, Some(obj.clone())) };
+    let work = work.cast_into::<PyArray<T, D>>().map_err(|e| InternalError::new_err(format!("{name}: {e}")))?;
+    Ok(InPlace { work, original, name: name.to_string() })
+}
+
+impl<'py, T: Element, D: Dimension> InPlace<'py, T, D> {
+    /// The array to update (drop it before [`InPlace::finish`]).
+    pub(crate) fn readwrite(&self) -> PyResult<PyReadwriteArray<'py, T, D>> {
+        self.work.try_readwrite().map_err(|_| invalid(&self.name, "must be distinct from the call's other array arguments"))
+    }
+
+    /// Writes the updated copy back into the caller's array (nothing when it was updated
+    /// in place).
+    pub(crate) fn finish(self) -> PyResult<()> {
+        if let Some(original) = self.original {
+            original.py().import("numpy")?.getattr("copyto")?.call1((original, self.work))?;
+        }
+        Ok(())
+    }
+}
+
+/// The rows of a checked array (`array_in`): borrowed, never copied.
+pub(crate) fn rows<'a, T: Element>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &str) -> PyResult<Rows<'a, T>> {
     let shape = arr.shape().to_vec();
     let (_, n_rows, row_len) = batch_shape(&shape, name)?;
     if n_rows == 0 || row_len == 0 {
         return Err(invalid(name, format!("is empty (shape {shape:?})")));
     }
-    // Zero-copy only for C order: `as_slice` also accepts Fortran order, whose memory
-    // is not row-major. Everything else is copied once, in logical (row-major) order.
-    let data = match arr.is_c_contiguous().then(|| arr.as_slice().ok()).flatten() {
-        Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(arr.as_array().iter().cloned().collect()),
-    };
-    Ok(Rows { data, n_rows, row_len, shape })
+    Ok(Rows { data: arr.as_slice()?, n_rows, row_len, shape })
+}
+
+/// Whether every value is finite: v·0 is 0 for finite v and NaN otherwise, and
+/// lane-wise sums vectorise.
+fn all_finite<T: Real>(values: &[T]) -> bool {
+    const LANES: usize = 8;
+    let mut acc = [0.0f64; LANES];
+    let mut chunks = values.chunks_exact(LANES);
+    for chunk in chunks.by_ref() {
+        for (a, v) in acc.iter_mut().zip(chunk) {
+            *a += v.to_f64() * 0.0;
+        }
+    }
+    let tail: f64 = chunks.remainder().iter().map(|v| v.to_f64() * 0.0).sum();
+    acc.iter().sum::<f64>() + tail == 0.0
+}
+
+/// The position of the first NaN or infinity in `values`, searched in parallel on the
+/// current pool.
+pub(crate) fn first_non_finite<T: Real>(values: &[T]) -> Option<usize> {
+    const BLOCK: usize = 4096;
+    values
+        .par_chunks(BLOCK)
+        .enumerate()
+        .find_first(|(_, block)| !all_finite(block))
+        .map(|(b, block)| b * BLOCK + block.iter().position(|v| !v.to_f64().is_finite()).unwrap_or(0))
+}
+
+/// Checks a row-major matrix (`row_len` values per row) for NaN and infinity on the
+/// current pool; the error names the first bad entry's row and column.
+pub(crate) fn check_finite_rows<T: Real>(data: &[T], row_len: usize, name: &'static str) -> crate::Result<()> {
+    match first_non_finite(data) {
+        None => Ok(()),
+        Some(at) => {
+            let row_len = row_len.max(1);
+            Err(Error::input(name, format!("contains NaN or infinity (row {}, column {})", at / row_len, at % row_len)))
+        }
+    }
+}
+
+/// Checks a small array argument for NaN and infinity (on the calling thread).
+pub(crate) fn check_finite_small(values: &[f64], name: &str) -> PyResult<()> {
+    match values.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(at) => Err(invalid(name, format!("contains NaN or infinity (entry {at} in C order)"))),
+    }
 }
 
 /// Checks one row for NaN and infinity. Called per row inside the parallel batch right
@@ -84,17 +263,7 @@ pub(crate) fn rows<'a, T: Element + Clone>(arr: &'a PyReadonlyArrayDyn<'_, T>, n
 /// the row in cache); a failed check wins over the kernel's result, which is dropped.
 /// The kernels cannot panic or loop on non-finite input, and a panic would be caught.
 fn check_finite<T: Real>(row: &[T], index: usize, name: &'static str) -> crate::Result<()> {
-    // v·0 is 0 for finite v and NaN otherwise; lane-wise sums vectorise.
-    const LANES: usize = 8;
-    let mut acc = [0.0f64; LANES];
-    let mut chunks = row.chunks_exact(LANES);
-    for chunk in chunks.by_ref() {
-        for (a, v) in acc.iter_mut().zip(chunk) {
-            *a += v.to_f64() * 0.0;
-        }
-    }
-    let tail: f64 = chunks.remainder().iter().map(|v| v.to_f64() * 0.0).sum();
-    if acc.iter().sum::<f64>() + tail == 0.0 {
+    if all_finite(row) {
         return Ok(());
     }
     let column = row.iter().position(|v| !v.to_f64().is_finite()).unwrap_or(0);
@@ -164,18 +333,19 @@ pub(crate) fn to_numpy<'py, T: Element>(py: Python<'py>, data: Vec<T>, shape: &[
 macro_rules! with_float_rows {
     ($obj:expr, $name:expr, |$rows:ident : $t:ident| $body:expr) => {{
         let obj: &Bound<'_, PyAny> = $obj;
-        if let Ok(a) = obj.extract::<PyReadonlyArrayDyn<'_, f64>>() {
-            type $t = f64;
-            let $rows = rows(&a, $name)?;
-            $body
-        } else if let Ok(a) = obj.extract::<PyReadonlyArrayDyn<'_, f32>>() {
-            type $t = f32;
-            let $rows = rows(&a, $name)?;
-            $body
-        } else {
-            float_shape(obj, $name)?;
-            let dtype = obj.getattr("dtype").and_then(|d| d.str()).map(|s| s.to_string()).unwrap_or_default();
-            Err(invalid($name, format!("expected dtype float32 or float64, got {dtype}")))
+        match $crate::bindings::arrays::float_type(obj, $name)? {
+            $crate::bindings::arrays::Float::F64 => {
+                type $t = f64;
+                let a = $crate::bindings::arrays::array_in::<f64, ndarray::IxDyn>(obj, $name)?;
+                let $rows = rows(&a, $name)?;
+                $body
+            }
+            $crate::bindings::arrays::Float::F32 => {
+                type $t = f32;
+                let a = $crate::bindings::arrays::array_in::<f32, ndarray::IxDyn>(obj, $name)?;
+                let $rows = rows(&a, $name)?;
+                $body
+            }
         }
     }};
 }
@@ -190,7 +360,7 @@ pub(crate) fn map_rows<'py, K: RowMap>(
     kernel: &K,
 ) -> PyResult<Bound<'py, PyAny>> {
     with_float_rows!(x, name, |rows: T| {
-        let data: &[T] = &rows.data;
+        let data: &[T] = rows.data;
         let row_len = rows.row_len;
         let out = numpy_zeros::<T>(py, &rows.shape);
         {
@@ -218,7 +388,7 @@ pub(crate) fn loss_rows<'py, K: RowLoss>(
     kernel: &K,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     with_float_rows!(z, name, |rows: T| {
-        let data: &[T] = &rows.data;
+        let data: &[T] = rows.data;
         let (n_rows, row_len) = (rows.n_rows, rows.row_len);
         let grad = numpy_zeros::<T>(py, &rows.shape);
         let loss = {
@@ -248,7 +418,7 @@ pub(crate) fn value_rows<'py, K: RowValue>(
     kernel: &K,
 ) -> PyResult<Bound<'py, PyAny>> {
     with_float_rows!(z, name, |rows: T| {
-        let data: &[T] = &rows.data;
+        let data: &[T] = rows.data;
         let (n_rows, row_len) = (rows.n_rows, rows.row_len);
         let values = run_batch(py, n_jobs, data.len(), |parallel| {
             let mut values = vec![T::from_f64(0.0); n_rows];
@@ -279,13 +449,14 @@ pub(crate) fn labels(
         return Err(invalid(z_name, "is empty"));
     }
     let raw: Vec<i64> = if is_batch {
-        let arr = y.extract::<numpy::PyReadonlyArray1<'_, i64>>().map_err(|_| {
-            invalid("y", format!("expected a 1-D int64 array with one label per row of {z_name}"))
-        })?;
+        if y.cast::<PyUntypedArray>().is_err() {
+            return Err(invalid("y", format!("expected a 1-D int64 array with one label per row of {z_name}")));
+        }
+        let arr = array_in::<i64, ndarray::Ix1>(y, "y")?;
         if arr.len() != n_rows {
             return Err(invalid("y", format!("has {} labels but {z_name} has {n_rows} rows", arr.len())));
         }
-        arr.as_array().iter().copied().collect()
+        arr.as_slice()?.to_vec()
     } else {
         vec![y.extract::<i64>().map_err(|_| invalid("y", format!("expected an int label for a 1-D {z_name}")))?]
     };

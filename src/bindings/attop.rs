@@ -2,10 +2,11 @@
 //! from the data or a precomputed Gram matrix (not copied), the whole solve without the
 //! GIL, Ctrl-C and progress as for Prox-SDCA.
 
-use numpy::PyReadonlyArray1;
+use ndarray::Ix1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::arrays::array_in;
 use super::errors::invalid;
 use super::design::{with_kernel, KernelJob};
 use super::monitor::PyMonitor;
@@ -46,8 +47,8 @@ impl KernelJob for AtTopFit<'_> {
 }
 
 /// Fits TopPushK (K = 1: TopPush) or Pat&Mat; `x` is the dense training data, or the
-/// n × n Gram matrix for kernel="precomputed" (any C-contiguous float array, e.g. an
-/// `np.memmap`). `positive[i]` is true for the positive class.
+/// n × n Gram matrix for kernel="precomputed" (any float array; a C-ordered `np.memmap`
+/// is read in place). `positive[i]` is true for the positive class.
 #[pyfunction]
 #[pyo3(signature = (
     x, positive, *, method, k, tau, surrogate, scale, c, kernel, gamma, degree, coef0, cache_size,
@@ -57,7 +58,7 @@ impl KernelJob for AtTopFit<'_> {
 pub(crate) fn attop_fit<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    positive: PyReadonlyArray1<'py, bool>,
+    positive: &Bound<'py, PyAny>,
     method: &str,
     k: usize,
     tau: f64,
@@ -83,6 +84,7 @@ pub(crate) fn attop_fit<'py>(
         return Err(invalid("reuse", format!("must lie in [0, 1], got {reuse}")));
     }
     let opts = AtTopOptions { tol, max_iter, check_every, seed, reuse };
+    let positive = array_in::<bool, Ix1>(positive, "y")?;
     let positive = positive.as_slice()?;
     let f = if kernel == "precomputed" { None } else { Some(kernel_function(kernel, gamma, degree, coef0)?) };
     let job = AtTopFit { problem, positive, cache_mb: cache_size, opts };

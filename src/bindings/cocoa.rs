@@ -3,13 +3,15 @@
 //! duality gap. Both borrow the partition's X (dense or CSR) without a copy and run
 //! without the GIL.
 
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray2, PyUntypedArrayMethods};
+use ndarray::{Ix1, Ix2};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
+use super::arrays::{array_in, check_finite_small, in_place};
 use super::design::{with_design, DesignJob};
 use super::errors::invalid;
 use super::monitor::PyMonitor;
-use super::sdca::{labels_of, make_loss};
+use super::sdca::{labels_of, make_loss, weights};
 use super::threads;
 use crate::data::Design;
 use crate::solvers::m3l::{self, M3l, M3lRoundOptions};
@@ -36,6 +38,8 @@ struct RoundJob<'a> {
 
 impl DesignJob for RoundJob<'_> {
     type Output = Option<sdca::Round>;
+    // A round may read a small part of X; each step checks the scores of the row it reads.
+    const CHECKS_X_ITSELF: bool = true;
     fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
         let p = &self.part;
         let model = LinearModel::with_sq_norms(x, p.m, p.bias, self.sq_norms)?;
@@ -71,14 +75,20 @@ impl DesignJob for TermsJob<'_> {
 }
 
 /// The active set from its three arrays (examples as 0/1 bytes), or everything.
-fn active_set(parts: Option<ActiveParts<'_>>, y: &[usize], m: usize) -> PyResult<ActiveSet> {
-    let Some((examples, starts, classes)) = parts else { return Ok(ActiveSet::new(y.len())) };
-    let examples = examples.as_array().iter().map(|&v| v != 0).collect();
-    let starts = starts.as_array().iter().map(|&v| usize::try_from(v).map_err(|_| invalid("active", "starts must be >= 0"))).collect::<PyResult<_>>()?;
-    ActiveSet::from_parts(examples, starts, classes.as_array().to_vec(), y, m).map_err(super::errors::to_py)
+fn active_set(parts: Option<&Bound<'_, PyAny>>, y: &[usize], m: usize) -> PyResult<ActiveSet> {
+    let Some(parts) = parts else { return Ok(ActiveSet::new(y.len())) };
+    let (examples, starts, classes): (Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>) =
+        parts.extract().map_err(|_| invalid("active", "must be a tuple of three arrays (examples, starts, classes)"))?;
+    let examples = array_in::<u8, Ix1>(&examples, "active")?.as_slice()?.iter().map(|&v| v != 0).collect();
+    let starts = array_in::<i64, Ix1>(&starts, "active")?
+        .as_slice()?
+        .iter()
+        .map(|&v| usize::try_from(v).map_err(|_| invalid("active", "starts must be >= 0")))
+        .collect::<PyResult<_>>()?;
+    let classes = array_in::<u32, Ix1>(&classes, "active")?.as_slice()?.to_vec();
+    ActiveSet::from_parts(examples, starts, classes, y, m).map_err(super::errors::to_py)
 }
 
-type ActiveParts<'py> = (PyReadonlyArray1<'py, u8>, PyReadonlyArray1<'py, i64>, PyReadonlyArray1<'py, u32>);
 type ActiveArrays<'py> = (Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u32>>);
 
 fn active_arrays<'py>(py: Python<'py>, active: &ActiveSet) -> ActiveArrays<'py> {
@@ -90,11 +100,33 @@ fn active_arrays<'py>(py: Python<'py>, active: &ActiveSet) -> ActiveArrays<'py> 
     )
 }
 
-fn matrix<'a>(a: &'a PyReadonlyArray2<'_, f64>, name: &str, rows: usize, cols: usize) -> PyResult<&'a [f64]> {
+/// A float64 matrix argument of the given shape, checked finite.
+fn matrix<'py>(a: &Bound<'py, PyAny>, name: &str, rows: usize, cols: usize) -> PyResult<PyReadonlyArray2<'py, f64>> {
+    let a = array_in::<f64, Ix2>(a, name)?;
     if a.shape() != [rows, cols] {
         return Err(invalid(name, format!("must have shape ({rows}, {cols}), got {:?}", a.shape())));
     }
-    a.as_slice().map_err(|_| invalid(name, "must be C-contiguous and aligned"))
+    check_finite_small(a.as_slice()?, name)?;
+    Ok(a)
+}
+
+/// A float64 vector argument of the given length, checked finite.
+fn vector<'py>(a: &Bound<'py, PyAny>, name: &str, len: usize) -> PyResult<PyReadonlyArray1<'py, f64>> {
+    let a = array_in::<f64, Ix1>(a, name)?;
+    if a.len() != len {
+        return Err(invalid(name, format!("must hold {len} values, got {}", a.len())));
+    }
+    check_finite_small(a.as_slice()?, name)?;
+    Ok(a)
+}
+
+/// The rows and width of W (`coef`), which fix the classes (or labels); read from the
+/// array's shape, so that `matrix` makes the only copy a misaligned W needs.
+fn coef_shape(coef: &Bound<'_, PyAny>) -> PyResult<(usize, usize)> {
+    match coef.cast::<PyUntypedArray>().map(|a| a.shape().to_vec()).as_deref() {
+        Ok(&[rows, cols]) => Ok((rows, cols)),
+        _ => Err(invalid("coef", "expected a 2-D numpy.ndarray of float64")),
+    }
 }
 
 /// The loss, the labels and the shapes every SDCA partition call checks first.
@@ -108,10 +140,14 @@ struct Checked {
 }
 
 impl Checked {
-    fn new(x: &Bound<'_, PyAny>, y: &PyReadonlyArray1<'_, i64>, coef: &PyReadonlyArray2<'_, f64>, loss: &str, k: usize,
+    fn new(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>, coef: &Bound<'_, PyAny>, loss: &str, k: usize,
            smoothing: f64, bias: Option<f64>) -> PyResult<Self> {
         let (n, d): (usize, usize) = x.getattr("shape")?.extract()?;
-        Ok(Self { loss: make_loss(loss, k, smoothing)?, y: labels_of(y)?, n, m: coef.shape()[0], width: d + usize::from(bias.is_some()) })
+        let y = labels_of(y)?;
+        if y.len() != n {
+            return Err(invalid("y", format!("has {} labels for {n} rows of X", y.len())));
+        }
+        Ok(Self { loss: make_loss(loss, k, smoothing)?, y, n, m: coef_shape(coef)?.0, width: d + usize::from(bias.is_some()) })
     }
 
     fn partition<'a>(&'a self, c: &'a [f64], w: &'a [f64], bias: Option<f64>) -> Partition<'a> {
@@ -139,11 +175,11 @@ pub(crate) fn cocoa_sq_norms<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, bias: 
 pub(crate) fn cocoa_local_round<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray1<'py, i64>,
-    c: PyReadonlyArray1<'py, f64>,
-    sq_norms: PyReadonlyArray1<'py, f64>,
-    mut dual_coef: PyReadwriteArray2<'py, f64>,
-    coef: PyReadonlyArray2<'py, f64>,
+    y: &Bound<'py, PyAny>,
+    c: &Bound<'py, PyAny>,
+    sq_norms: &Bound<'py, PyAny>,
+    dual_coef: &Bound<'py, PyAny>,
+    coef: &Bound<'py, PyAny>,
     loss: &str,
     k: usize,
     smoothing: f64,
@@ -154,25 +190,31 @@ pub(crate) fn cocoa_local_round<'py>(
     epoch: u64,
     offset: u64,
     shrinking: bool,
-    active: Option<ActiveParts<'py>>,
+    active: Option<&Bound<'py, PyAny>>,
     record: bool,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<f64>>, u64, u64)> {
-    let checked = Checked::new(x, &y, &coef, loss, k, smoothing, bias)?;
+    let checked = Checked::new(x, y, coef, loss, k, smoothing, bias)?;
     let (n, m, width) = (checked.n, checked.m, checked.width);
-    let w = matrix(&coef, "coef", m, width)?;
-    if dual_coef.shape() != [n, m] {
-        return Err(invalid("dual_coef", format!("must have shape ({n}, {m}), got {:?}", dual_coef.shape())));
+    let w = matrix(coef, "coef", m, width)?;
+    let c = weights(c)?;
+    let sq_norms = vector(sq_norms, "sq_norms", n)?;
+    let dual_coef = in_place::<f64, Ix2>(dual_coef, "dual_coef")?;
+    let mut dual = dual_coef.readwrite()?;
+    if dual.shape() != [n, m] {
+        return Err(invalid("dual_coef", format!("must have shape ({n}, {m}), got {:?}", dual.shape())));
     }
-    let dual = dual_coef.as_slice_mut().map_err(|_| invalid("dual_coef", "must be C-contiguous, aligned and writeable"))?;
-    let part = checked.partition(c.as_slice()?, w, bias);
-    let sq_norms = sq_norms.as_slice()?;
+    let dual_slice = dual.as_slice_mut()?;
+    check_finite_small(dual_slice, "dual_coef")?;
+    let part = checked.partition(c.as_slice()?, w.as_slice()?, bias);
     let active = active_set(active, part.y, m)?;
     let opts = RoundOptions { sigma, steps, seed, shrinking, record };
-    let job = RoundJob { part, sq_norms, dual, active, from: Cursor { epoch, offset }, opts };
+    let job = RoundJob { part, sq_norms: sq_norms.as_slice()?, dual: dual_slice, active, from: Cursor { epoch, offset }, opts };
     // On the calling thread (a round is one sequential pass; the engine runs partitions
     // in parallel — a shared one-thread pool would run them one after the other).
     let round = with_design(x, None, None, job)?
         .ok_or_else(|| super::errors::InternalError::new_err("the round stopped without an interrupt"))?;
+    drop(dual);
+    dual_coef.finish()?;
     let to_2d = |v: Vec<f64>, rows: usize, cols: usize| -> PyResult<Bound<'py, PyArray2<f64>>> {
         let arr = ndarray::Array2::from_shape_vec((rows, cols), v).map_err(|e| invalid("output", e.to_string()))?;
         Ok(numpy::IntoPyArray::into_pyarray(arr, py))
@@ -192,10 +234,10 @@ pub(crate) fn cocoa_local_round<'py>(
 pub(crate) fn cocoa_partition_terms<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray1<'py, i64>,
-    c: PyReadonlyArray1<'py, f64>,
-    dual_coef: PyReadonlyArray2<'py, f64>,
-    coef: PyReadonlyArray2<'py, f64>,
+    y: &Bound<'py, PyAny>,
+    c: &Bound<'py, PyAny>,
+    dual_coef: &Bound<'py, PyAny>,
+    coef: &Bound<'py, PyAny>,
     loss: &str,
     k: usize,
     smoothing: f64,
@@ -204,11 +246,13 @@ pub(crate) fn cocoa_partition_terms<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<(f64, f64, ActiveArrays<'py>)> {
     let threads = threads::resolve(n_jobs)?;
-    let checked = Checked::new(x, &y, &coef, loss, k, smoothing, bias)?;
-    let w = matrix(&coef, "coef", checked.m, checked.width)?;
-    let dual = matrix(&dual_coef, "dual_coef", checked.n, checked.m)?;
-    let part = checked.partition(c.as_slice()?, w, bias);
-    let (loss_sum, dual_sum, active) = with_design(x, threads, None, TermsJob { part, dual, shrinking })?;
+    let checked = Checked::new(x, y, coef, loss, k, smoothing, bias)?;
+    let w = matrix(coef, "coef", checked.m, checked.width)?;
+    let dual = matrix(dual_coef, "dual_coef", checked.n, checked.m)?;
+    let c = weights(c)?;
+    let part = checked.partition(c.as_slice()?, w.as_slice()?, bias);
+    let job = TermsJob { part, dual: dual.as_slice()?, shrinking };
+    let (loss_sum, dual_sum, active) = with_design(x, threads, None, job)?;
     Ok((loss_sum, dual_sum, active_arrays(py, &active)))
 }
 
@@ -219,11 +263,11 @@ pub(crate) fn cocoa_partition_terms<'py>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn cocoa_dual_change(
     py: Python<'_>,
-    y: PyReadonlyArray1<'_, i64>,
-    c: PyReadonlyArray1<'_, f64>,
-    changed: PyReadonlyArray1<'_, i64>,
-    before: PyReadonlyArray2<'_, f64>,
-    dual_coef: PyReadonlyArray2<'_, f64>,
+    y: &Bound<'_, PyAny>,
+    c: &Bound<'_, PyAny>,
+    changed: &Bound<'_, PyAny>,
+    before: &Bound<'_, PyAny>,
+    dual_coef: &Bound<'_, PyAny>,
     loss: &str,
     k: usize,
     smoothing: f64,
@@ -232,31 +276,36 @@ pub(crate) fn cocoa_dual_change(
     if !loss.dual_is_quadratic() {
         return Err(invalid("loss", "the line search needs a loss with quadratic dual terms (the hinge losses)"));
     }
-    let y = labels_of(&y)?;
-    let m = dual_coef.shape()[1];
-    let dual = matrix(&dual_coef, "dual_coef", y.len(), m)?;
-    let rows = changed.as_array().iter().map(|&i| usize::try_from(i).map_err(|_| invalid("changed", "must be >= 0"))).collect::<PyResult<Vec<_>>>()?;
-    let before = matrix(&before, "before", rows.len(), m)?;
-    let c = c.as_slice()?;
+    let y = labels_of(y)?;
+    let m = coef_cols(dual_coef, "dual_coef")?;
+    let dual = matrix(dual_coef, "dual_coef", y.len(), m)?;
+    let rows = array_in::<i64, Ix1>(changed, "changed")?
+        .as_slice()?
+        .iter()
+        .map(|&i| usize::try_from(i).map_err(|_| invalid("changed", "must be >= 0")))
+        .collect::<PyResult<Vec<_>>>()?;
+    let before = matrix(before, "before", rows.len(), m)?;
+    let c = weights(c)?;
+    let (c, before, dual) = (c.as_slice()?, before.as_slice()?, dual.as_slice()?);
     let loss = &*loss;
     super::arrays::run_detached(py, None, || sdca::dual_change(loss, &Examples { y: &y, c }, &rows, before, dual, m))
 }
 
-/// The partition's M3L problem: its rows of Y (±1) and of the losses, and R, C.
-fn m3l_partition<'a>(
-    y: &'a PyReadonlyArray2<'_, f64>,
-    r: &'a PyReadonlyArray2<'_, f64>,
-    c: f64,
-    delta_plus: &'a PyReadonlyArray2<'_, f64>,
-    delta_minus: &'a PyReadonlyArray2<'_, f64>,
-) -> PyResult<M3l<'a>> {
-    let (n, labels) = (y.shape()[0], y.shape()[1]);
-    let slice = super::m3l::slice;
-    if n == 0 {
+/// The number of columns of a 2-D array argument (from its shape: no copy).
+fn coef_cols(a: &Bound<'_, PyAny>, name: &str) -> PyResult<usize> {
+    match a.cast::<PyUntypedArray>().map(|a| a.shape().to_vec()).as_deref() {
+        Ok(&[_, cols]) => Ok(cols),
+        _ => Err(invalid(name, "expected a 2-D numpy.ndarray of float64")),
+    }
+}
+
+/// The partition's M3L problem (its rows of Y (±1) and of the losses, and R, C) over the
+/// arrays of `super::m3l::M3lArrays`.
+fn m3l_partition<'a>(arrays: &'a super::m3l::M3lArrays<'_>, c: f64) -> PyResult<M3l<'a>> {
+    if arrays.n == 0 {
         return Err(invalid("Y", "an empty partition takes no round"));
     }
-    M3l::new(n, labels, slice(y, "Y")?, slice(r, "R")?, c, slice(delta_plus, "loss")?, slice(delta_minus, "loss")?)
-        .map_err(super::errors::to_py)
+    arrays.problem(c)
 }
 
 struct M3lRoundJob<'a> {
@@ -296,28 +345,33 @@ impl DesignJob for M3lTermsJob<'_> {
 pub(crate) fn m3l_cocoa_round<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray2<'py, f64>,
-    r: PyReadonlyArray2<'py, f64>,
+    y: &Bound<'py, PyAny>,
+    r: &Bound<'py, PyAny>,
     c: f64,
-    delta_plus: PyReadonlyArray2<'py, f64>,
-    delta_minus: PyReadonlyArray2<'py, f64>,
-    sq_norms: PyReadonlyArray1<'py, f64>,
-    mut dual_coef: PyReadwriteArray2<'py, f64>,
-    coef: PyReadonlyArray2<'py, f64>,
+    delta_plus: &Bound<'py, PyAny>,
+    delta_minus: &Bound<'py, PyAny>,
+    sq_norms: &Bound<'py, PyAny>,
+    dual_coef: &Bound<'py, PyAny>,
+    coef: &Bound<'py, PyAny>,
     bias: Option<f64>,
     sigma: f64,
     first_epoch: u64,
     epochs: u64,
     seed: u64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let problem = m3l_partition(&y, &r, c, &delta_plus, &delta_minus)?;
-    let (labels, width) = (coef.shape()[0], coef.shape()[1]);
-    let z = matrix(&coef, "coef", labels, width)?;
-    let alpha = dual_coef.as_slice_mut().map_err(|_| invalid("dual_coef", "must be C-contiguous, aligned and writeable"))?;
+    let arrays = super::m3l::M3lArrays::new(y, r, delta_plus, delta_minus)?;
+    let problem = m3l_partition(&arrays, c)?;
+    let (labels, width) = coef_shape(coef)?;
+    let z = matrix(coef, "coef", labels, width)?;
+    let sq_norms = vector(sq_norms, "sq_norms", problem.n)?;
+    let dual_coef = in_place::<f64, Ix2>(dual_coef, "dual_coef")?;
+    let mut alpha = dual_coef.readwrite()?;
     let opts = M3lRoundOptions { sigma, first_epoch, epochs, seed, bias };
-    let job = M3lRoundJob { problem, alpha, z, sq_norms: sq_norms.as_slice()?, opts };
+    let job = M3lRoundJob { problem, alpha: alpha.as_slice_mut()?, z: z.as_slice()?, sq_norms: sq_norms.as_slice()?, opts };
     let local = with_design(x, None, None, job)?
         .ok_or_else(|| super::errors::InternalError::new_err("the round stopped without an interrupt"))?;
+    drop(alpha);
+    dual_coef.finish()?;
     let arr = ndarray::Array2::from_shape_vec((labels, width), local).map_err(|e| invalid("output", e.to_string()))?;
     Ok(numpy::IntoPyArray::into_pyarray(arr, py))
 }
@@ -328,18 +382,19 @@ pub(crate) fn m3l_cocoa_round<'py>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn m3l_cocoa_terms(
     x: &Bound<'_, PyAny>,
-    y: PyReadonlyArray2<'_, f64>,
-    r: PyReadonlyArray2<'_, f64>,
+    y: &Bound<'_, PyAny>,
+    r: &Bound<'_, PyAny>,
     c: f64,
-    delta_plus: PyReadonlyArray2<'_, f64>,
-    delta_minus: PyReadonlyArray2<'_, f64>,
-    dual_coef: PyReadonlyArray2<'_, f64>,
-    coef: PyReadonlyArray2<'_, f64>,
+    delta_plus: &Bound<'_, PyAny>,
+    delta_minus: &Bound<'_, PyAny>,
+    dual_coef: &Bound<'_, PyAny>,
+    coef: &Bound<'_, PyAny>,
     bias: Option<f64>,
 ) -> PyResult<(f64, f64, f64)> {
-    let problem = m3l_partition(&y, &r, c, &delta_plus, &delta_minus)?;
-    let (labels, width) = (coef.shape()[0], coef.shape()[1]);
-    let z = matrix(&coef, "coef", labels, width)?;
-    let alpha = matrix(&dual_coef, "dual_coef", problem.n, problem.labels)?;
-    with_design(x, None, None, M3lTermsJob { problem, alpha, z, bias })
+    let arrays = super::m3l::M3lArrays::new(y, r, delta_plus, delta_minus)?;
+    let problem = m3l_partition(&arrays, c)?;
+    let (labels, width) = coef_shape(coef)?;
+    let z = matrix(coef, "coef", labels, width)?;
+    let alpha = matrix(dual_coef, "dual_coef", problem.n, problem.labels)?;
+    with_design(x, None, None, M3lTermsJob { problem, alpha: alpha.as_slice()?, z: z.as_slice()?, bias })
 }

@@ -1,11 +1,15 @@
-//! The design matrix X from Python, whatever its storage: a C-contiguous float32/float64
-//! NumPy array or a scipy CSR matrix (float32/float64 data, int32/int64 indices), borrowed
-//! without a copy and handed to a solver job that runs without the GIL (Ctrl-C and
-//! progress as in `monitor.rs`).
+//! The design matrix X from Python, whatever its storage: a float32/float64 NumPy array
+//! or a scipy CSR matrix (float32/float64 data, int32/int64 indices), taken through
+//! `arrays::array_in` (borrowed when C-ordered and aligned, else copied once) and handed
+//! to a solver job that runs without the GIL (Ctrl-C and progress as in `monitor.rs`).
+//! Every job checks X for NaN and infinity first, on the job's pool, unless it checks
+//! what it computes from X instead (`DesignJob::CHECKS_X_ITSELF`).
 
-use numpy::{Element, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use ndarray::{Ix1, Ix2};
+use numpy::{Element, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
+use super::arrays::{array_in, check_finite_rows, first_non_finite, float_type, Float};
 use super::errors::invalid;
 use super::monitor::{run_interruptible, PyMonitor};
 use crate::data::{CsrIndex, CsrRows, DenseRows, Design};
@@ -14,7 +18,27 @@ use crate::Real;
 /// Work that runs on X, generic over the design's type.
 pub(crate) trait DesignJob: Send {
     type Output: Send;
+    /// True for jobs that detect non-finite rows of X from what they compute (a round
+    /// that reads a part of X, a product whose every output entry reads a whole row or
+    /// column): a pass over X would cost as much as the job.
+    const CHECKS_X_ITSELF: bool = false;
     fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output>;
+}
+
+/// The CSR index type of X: int64 if either of its index arrays is, else int32.
+fn csr_index_is_64(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let mut wide = false;
+    for part in ["indices", "indptr"] {
+        let arr = x.getattr(part)?;
+        let arr = arr.cast::<PyUntypedArray>().map_err(|_| invalid("X", format!("a CSR matrix's {part} must be an array")))?;
+        let dtype = arr.dtype();
+        match (dtype.kind(), dtype.itemsize()) {
+            (b'i', 4) => {}
+            (b'i', 8) => wide = true,
+            _ => return Err(invalid("X", format!("sparse indices must be int32 or int64, got {} {part}", dtype))),
+        }
+    }
+    Ok(wide)
 }
 
 fn run_csr<T: Real + Element, I: CsrIndex + Element, J: DesignJob>(
@@ -24,12 +48,19 @@ fn run_csr<T: Real + Element, I: CsrIndex + Element, J: DesignJob>(
     callback: Option<Py<PyAny>>,
     job: J,
 ) -> PyResult<J::Output> {
-    let data = x.getattr("data")?.extract::<PyReadonlyArray1<'_, T>>()?;
-    let indices = x.getattr("indices")?.extract::<PyReadonlyArray1<'_, I>>()?;
-    let indptr = x.getattr("indptr")?.extract::<PyReadonlyArray1<'_, I>>()?;
+    let data = array_in::<T, Ix1>(&x.getattr("data")?, "X")?;
+    let indices = array_in::<I, Ix1>(&x.getattr("indices")?, "X")?;
+    let indptr = array_in::<I, Ix1>(&x.getattr("indptr")?, "X")?;
     let (data, indices, indptr) = (data.as_slice()?, indices.as_slice()?, indptr.as_slice()?);
     run_interruptible(x.py(), threads, callback, |monitor| {
-        job.run(&CsrRows::new(indptr, indices, data, n_features)?, monitor)
+        let design = CsrRows::new(indptr, indices, data, n_features)?;
+        if !J::CHECKS_X_ITSELF {
+            if let Some(at) = first_non_finite(data) {
+                let row = indptr.partition_point(|p| p.to_usize().is_some_and(|p| p <= at)).saturating_sub(1);
+                return Err(crate::Error::input("X", format!("contains NaN or infinity (row {row})")));
+            }
+        }
+        job.run(&design, monitor)
     })
 }
 
@@ -39,10 +70,15 @@ fn run_dense<T: Real + Element, J: DesignJob>(
     callback: Option<Py<PyAny>>,
     job: J,
 ) -> PyResult<J::Output> {
-    let arr = x.extract::<PyReadonlyArray2<'_, T>>()?;
+    let arr = array_in::<T, Ix2>(x, "X")?;
     let (n, d) = (arr.shape()[0], arr.shape()[1]);
-    let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous (the facade copies other layouts)"))?;
-    run_interruptible(x.py(), threads, callback, |monitor| job.run(&DenseRows::new(data, n, d)?, monitor))
+    let data = arr.as_slice()?;
+    run_interruptible(x.py(), threads, callback, |monitor| {
+        if !J::CHECKS_X_ITSELF {
+            check_finite_rows(data, d, "X")?;
+        }
+        job.run(&DenseRows::new(data, n, d)?, monitor)
+    })
 }
 
 /// Runs `job` on X on the requested pool, interruptible, with progress to `callback`.
@@ -54,20 +90,17 @@ pub(crate) fn with_design<J: DesignJob>(
 ) -> PyResult<J::Output> {
     if x.hasattr("indptr")? {
         let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
-        let dtype = x.getattr("data")?.getattr("dtype")?.str()?.to_string();
-        let itype = x.getattr("indices")?.getattr("dtype")?.str()?.to_string();
-        match (dtype.as_str(), itype.as_str()) {
-            ("float64", "int32") => run_csr::<f64, i32, J>(x, d, threads, callback, job),
-            ("float64", "int64") => run_csr::<f64, i64, J>(x, d, threads, callback, job),
-            ("float32", "int32") => run_csr::<f32, i32, J>(x, d, threads, callback, job),
-            ("float32", "int64") => run_csr::<f32, i64, J>(x, d, threads, callback, job),
-            _ => Err(invalid("X", format!("sparse data must be float32/float64 with int32/int64 indices, got {dtype}/{itype}"))),
+        let wide = csr_index_is_64(x)?;
+        match (float_type(&x.getattr("data")?, "X")?, wide) {
+            (Float::F64, false) => run_csr::<f64, i32, J>(x, d, threads, callback, job),
+            (Float::F64, true) => run_csr::<f64, i64, J>(x, d, threads, callback, job),
+            (Float::F32, false) => run_csr::<f32, i32, J>(x, d, threads, callback, job),
+            (Float::F32, true) => run_csr::<f32, i64, J>(x, d, threads, callback, job),
         }
     } else {
-        match x.getattr("dtype")?.str()?.to_string().as_str() {
-            "float64" => run_dense::<f64, J>(x, threads, callback, job),
-            "float32" => run_dense::<f32, J>(x, threads, callback, job),
-            other => Err(invalid("X", format!("must be float32 or float64, got {other}"))),
+        match float_type(x, "X")? {
+            Float::F64 => run_dense::<f64, J>(x, threads, callback, job),
+            Float::F32 => run_dense::<f32, J>(x, threads, callback, job),
         }
     }
 }
@@ -79,8 +112,8 @@ pub(crate) trait KernelJob: Send {
 }
 
 /// Runs `job` on the kernel of the dense examples `x` under `function`, or on `x` itself
-/// as a precomputed (checked symmetric) Gram matrix when `function` is None. `x` is a
-/// C-contiguous float32/float64 array (an `np.memmap` works: it is not copied).
+/// as a precomputed (checked finite and symmetric) Gram matrix when `function` is None.
+/// `x` is a float32/float64 array (a C-ordered `np.memmap` is read in place).
 pub(crate) fn with_kernel<J: KernelJob>(
     x: &Bound<'_, PyAny>,
     function: Option<crate::kernels::KernelFunction>,
@@ -95,9 +128,9 @@ pub(crate) fn with_kernel<J: KernelJob>(
         callback: Option<Py<PyAny>>,
         job: J,
     ) -> PyResult<J::Output> {
-        let arr = x.extract::<PyReadonlyArray2<'_, T>>()?;
+        let arr = array_in::<T, Ix2>(x, "X")?;
         let (rows, cols) = (arr.shape()[0], arr.shape()[1]);
-        let data = arr.as_slice().map_err(|_| invalid("X", "must be C-contiguous (the facade copies other layouts)"))?;
+        let data = arr.as_slice()?;
         run_interruptible(x.py(), threads, callback, |monitor| match function {
             None => {
                 let gram = crate::kernels::PrecomputedKernel::new(data, rows, cols)?;
@@ -105,14 +138,15 @@ pub(crate) fn with_kernel<J: KernelJob>(
                 job.run(&gram, monitor)
             }
             Some(f) => {
+                // The kernel's diagonal check misses non-finite features (an RBF's is 1).
+                check_finite_rows(data, cols, "X")?;
                 let design = DenseRows::new(data, rows, cols)?;
                 job.run(&crate::kernels::DataKernel::new(&design, f)?, monitor)
             }
         })
     }
-    match x.getattr("dtype")?.str()?.to_string().as_str() {
-        "float64" => run::<f64, J>(x, function, threads, callback, job),
-        "float32" => run::<f32, J>(x, function, threads, callback, job),
-        other => Err(invalid("X", format!("must be float32 or float64, got {other}"))),
+    match float_type(x, "X")? {
+        Float::F64 => run::<f64, J>(x, function, threads, callback, job),
+        Float::F32 => run::<f32, J>(x, function, threads, callback, job),
     }
 }

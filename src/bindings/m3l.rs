@@ -2,10 +2,12 @@
 //! (not copied), the whole solve without the GIL, Ctrl-C and progress as for the other
 //! dual solvers.
 
+use ndarray::Ix2;
 use numpy::{PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::arrays::{array_in, check_finite_small};
 use super::design::{with_design, with_kernel, DesignJob, KernelJob};
 use super::errors::invalid;
 use super::monitor::PyMonitor;
@@ -34,28 +36,59 @@ impl KernelJob for SmoJob<'_> {
     }
 }
 
-pub(crate) fn slice<'a>(a: &'a PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<&'a [f64]> {
-    a.as_slice().map_err(|_| invalid(name, "must be a C-contiguous float64 array"))
+/// The arrays of an M3L problem, taken through `array_in` and checked finite: Y (N × L,
+/// ±1), R (L × L) and the losses Δ⁺, Δ⁻ (N × L).
+pub(crate) struct M3lArrays<'py> {
+    y: PyReadonlyArray2<'py, f64>,
+    r: PyReadonlyArray2<'py, f64>,
+    delta_plus: PyReadonlyArray2<'py, f64>,
+    delta_minus: PyReadonlyArray2<'py, f64>,
+    pub(crate) n: usize,
+    pub(crate) labels: usize,
+}
+
+impl<'py> M3lArrays<'py> {
+    pub(crate) fn new(y: &Bound<'py, PyAny>, r: &Bound<'py, PyAny>, delta_plus: &Bound<'py, PyAny>, delta_minus: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let finite = |a: &Bound<'py, PyAny>, name: &str| -> PyResult<PyReadonlyArray2<'py, f64>> {
+            let a = array_in::<f64, Ix2>(a, name)?;
+            check_finite_small(a.as_slice()?, name)?;
+            Ok(a)
+        };
+        let (y, r) = (finite(y, "Y")?, finite(r, "R")?);
+        let (delta_plus, delta_minus) = (finite(delta_plus, "loss")?, finite(delta_minus, "loss")?);
+        let (n, labels) = (y.shape()[0], y.shape()[1]);
+        Ok(Self { y, r, delta_plus, delta_minus, n, labels })
+    }
+
+    /// The checked problem with cost `c`.
+    pub(crate) fn problem(&self, c: f64) -> PyResult<M3l<'_>> {
+        let (y, r) = (self.y.as_slice()?, self.r.as_slice()?);
+        let (plus, minus) = (self.delta_plus.as_slice()?, self.delta_minus.as_slice()?);
+        M3l::new(self.n, self.labels, y, r, c, plus, minus).map_err(super::errors::to_py)
+    }
 }
 
 /// The checked problem of either solver and its starting α (zeros, or `dual_coef`).
 fn problem_and_start<'a>(
-    y: &'a PyReadonlyArray2<'_, f64>,
-    r: &'a PyReadonlyArray2<'_, f64>,
+    arrays: &'a M3lArrays<'_>,
     c: f64,
-    delta_plus: &'a PyReadonlyArray2<'_, f64>,
-    delta_minus: &'a PyReadonlyArray2<'_, f64>,
     tol: f64,
-    dual_coef: Option<&PyReadonlyArray2<'_, f64>>,
+    dual_coef: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(M3l<'a>, Vec<f64>)> {
-    let (n, labels) = (y.shape()[0], y.shape()[1]);
-    let problem = M3l::new(n, labels, slice(y, "Y")?, slice(r, "R")?, c, slice(delta_plus, "loss")?, slice(delta_minus, "loss")?)
-        .map_err(super::errors::to_py)?;
+    let problem = arrays.problem(c)?;
     if !(tol > 0.0 && tol.is_finite()) {
         return Err(invalid("tol", format!("must be finite and > 0, got {tol}")));
     }
+    let (n, labels) = (arrays.n, arrays.labels);
     let alpha = match dual_coef {
-        Some(a) => slice(a, "dual_coef")?.to_vec(),
+        Some(a) => {
+            let a = array_in::<f64, Ix2>(a, "dual_coef")?;
+            if a.shape() != [n, labels] {
+                return Err(invalid("dual_coef", format!("must have shape ({n}, {labels}), got {:?}", a.shape())));
+            }
+            check_finite_small(a.as_slice()?, "dual_coef")?;
+            a.as_slice()?.to_vec()
+        }
         None => vec![0.0; n * labels],
     };
     Ok((problem, alpha))
@@ -73,11 +106,11 @@ fn problem_and_start<'a>(
 pub(crate) fn m3l_fit_kernel<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray2<'py, f64>,
-    r: PyReadonlyArray2<'py, f64>,
+    y: &Bound<'py, PyAny>,
+    r: &Bound<'py, PyAny>,
     c: f64,
-    delta_plus: PyReadonlyArray2<'py, f64>,
-    delta_minus: PyReadonlyArray2<'py, f64>,
+    delta_plus: &Bound<'py, PyAny>,
+    delta_minus: &Bound<'py, PyAny>,
     kernel: &str,
     gamma: f64,
     degree: u32,
@@ -87,13 +120,14 @@ pub(crate) fn m3l_fit_kernel<'py>(
     max_iter: usize,
     intercept_shift: f64,
     report_every: usize,
-    dual_coef: Option<PyReadonlyArray2<'py, f64>>,
+    dual_coef: Option<&Bound<'py, PyAny>>,
     n_jobs: Option<i64>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let threads = threads::resolve(n_jobs)?;
-    let labels = y.shape()[1];
-    let (problem, alpha) = problem_and_start(&y, &r, c, &delta_plus, &delta_minus, tol, dual_coef.as_ref())?;
+    let arrays = M3lArrays::new(y, r, delta_plus, delta_minus)?;
+    let labels = arrays.labels;
+    let (problem, alpha) = problem_and_start(&arrays, c, tol, dual_coef)?;
     let function = if kernel == "precomputed" { None } else { Some(kernel_function(kernel, gamma, degree, coef0)?) };
     if !(intercept_shift >= 0.0 && intercept_shift.is_finite()) {
         return Err(invalid("intercept_scaling", "must be finite"));
@@ -136,23 +170,24 @@ impl DesignJob for DcdJob<'_> {
 pub(crate) fn m3l_fit_linear<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray2<'py, f64>,
-    r: PyReadonlyArray2<'py, f64>,
+    y: &Bound<'py, PyAny>,
+    r: &Bound<'py, PyAny>,
     c: f64,
-    delta_plus: PyReadonlyArray2<'py, f64>,
-    delta_minus: PyReadonlyArray2<'py, f64>,
+    delta_plus: &Bound<'py, PyAny>,
+    delta_minus: &Bound<'py, PyAny>,
     tol: f64,
     max_iter: usize,
     seed: u64,
     bias: Option<f64>,
     shrinking: bool,
-    dual_coef: Option<PyReadonlyArray2<'py, f64>>,
+    dual_coef: Option<&Bound<'py, PyAny>>,
     n_jobs: Option<i64>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let threads = threads::resolve(n_jobs)?;
-    let labels = y.shape()[1];
-    let (problem, alpha) = problem_and_start(&y, &r, c, &delta_plus, &delta_minus, tol, dual_coef.as_ref())?;
+    let arrays = M3lArrays::new(y, r, delta_plus, delta_minus)?;
+    let labels = arrays.labels;
+    let (problem, alpha) = problem_and_start(&arrays, c, tol, dual_coef)?;
     let job = DcdJob { problem, alpha, options: DcdOptions { tol, max_iter, seed, bias, shrinking } };
     let (alpha, report, z) = with_design(x, threads, callback, job)?;
     let out = PyDict::new(py);

@@ -3,29 +3,16 @@
 //! codes), arrays out; every call runs without the GIL on the requested pool. Training
 //! and encoding, which can take minutes, stop on Ctrl-C (`monitor.rs`).
 
-use numpy::{PyReadonlyArray2, PyReadonlyArray3, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use ndarray::{Ix2, Ix3};
+use numpy::{PyReadonlyArray2, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-use super::arrays::{float_shape, rows, run_detached, to_numpy, with_float_rows};
+use super::arrays::{array_in, first_non_finite, rows, run_detached, to_numpy, with_float_rows};
 use super::errors::{invalid, InternalError};
 use super::monitor::run_interruptible;
 use super::threads;
 use crate::pq::{self, Codebooks, TrainOptions};
 use crate::solvers::Monitor;
-
-/// The codebooks argument as a float32 array: any other dtype (a float64 `codebooks_`
-/// set by hand, say) is refused with the dtype expected, not with pyo3's conversion
-/// error, which does not name the argument.
-fn books_array<'py>(obj: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray3<'py, f32>> {
-    obj.extract::<PyReadonlyArray3<'py, f32>>().map_err(|_| {
-        let dtype = obj.getattr("dtype").and_then(|d| d.str()).map(|s| s.to_string());
-        let ndim = obj.getattr("ndim").and_then(|n| n.extract::<usize>());
-        match (dtype, ndim) {
-            (Ok(dtype), Ok(ndim)) => invalid("codebooks", format!("expected a 3-D float32 array, got a {ndim}-D {dtype} array")),
-            _ => invalid("codebooks", "expected a 3-D float32 numpy.ndarray"),
-        }
-    })
-}
 
 /// The result of an interruptible run: None only when the stop flag was raised, and
 /// then `run_interruptible` has already returned the signal's exception.
@@ -33,17 +20,26 @@ fn finished<R>(result: Option<R>) -> PyResult<R> {
     result.ok_or_else(|| InternalError::new_err("product quantization stopped without a pending signal"))
 }
 
+/// The codebooks argument (M × 2^bits × dsub float32).
+fn books_in<'py>(books: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray3<'py, f32>> {
+    array_in::<f32, Ix3>(books, "codebooks")
+}
+
 fn codebooks<'a>(books: &'a PyReadonlyArray3<'_, f32>) -> PyResult<Codebooks<'a>> {
     let [m, ksub, dsub] = <[usize; 3]>::try_from(books.shape()).map_err(|_| invalid("codebooks", "must be 3-D"))?;
-    let data = books.as_slice().map_err(|_| invalid("codebooks", "must be C-contiguous"))?;
-    Codebooks::new(data, m, ksub, dsub).map_err(super::errors::to_py)
+    Codebooks::new(books.as_slice()?, m, ksub, dsub).map_err(super::errors::to_py)
+}
+
+/// The codes argument (n × M uint8).
+fn codes_in<'py>(codes: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray2<'py, u8>> {
+    array_in::<u8, Ix2>(codes, "codes")
 }
 
 fn codes<'a>(codes: &'a PyReadonlyArray2<'_, u8>, books: &Codebooks<'_>) -> PyResult<&'a [u8]> {
     if codes.shape()[1] != books.n_subspaces() {
         return Err(invalid("codes", format!("must have {} columns (one per sub-space), got {}", books.n_subspaces(), codes.shape()[1])));
     }
-    codes.as_slice().map_err(|_| invalid("codes", "must be C-contiguous"))
+    Ok(codes.as_slice()?)
 }
 
 /// k-means codebooks of the rows of `x`: (codebooks M × 2^n_bits × dsub float32, the
@@ -65,8 +61,7 @@ pub(crate) fn pq_train<'py>(
     let opts = TrainOptions { n_iter, max_points_per_centroid, seed };
     let (trained, d) = with_float_rows!(x, "X", |x: T| {
         let d = x.row_len;
-        let data: &[T] = &x.data;
-        let trained = run_interruptible(py, threads, None, |monitor| pq::train::<T>(data, d, n_subspaces, n_bits, &opts, monitor.stop_flag()))?;
+        let trained = run_interruptible(py, threads, None, |monitor| pq::train::<T>(x.data, d, n_subspaces, n_bits, &opts, monitor.stop_flag()))?;
         finished(trained).map(|t| (t, d))
     })?;
     let ksub = 1usize << n_bits;
@@ -85,14 +80,13 @@ pub(crate) fn pq_encode<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let threads = threads::resolve(n_jobs)?;
-    let codebooks = books_array(codebooks)?;
+    let codebooks = books_in(codebooks)?;
     let books = self::codebooks(&codebooks)?;
     let codes = with_float_rows!(x, "X", |x: T| {
         if x.row_len != books.dim() {
             return Err(invalid("X", format!("has {} features, the codebooks {}", x.row_len, books.dim())));
         }
-        let data: &[T] = &x.data;
-        finished(run_interruptible(py, threads, None, |monitor| pq::encode::<T>(&books, data, monitor.stop_flag()))?)
+        finished(run_interruptible(py, threads, None, |monitor| pq::encode::<T>(&books, x.data, monitor.stop_flag()))?)
     })?;
     let n = codes.len() / books.n_subspaces();
     to_numpy(py, codes, &[n, books.n_subspaces()])
@@ -104,12 +98,13 @@ pub(crate) fn pq_encode<'py>(
 pub(crate) fn pq_decode<'py>(
     py: Python<'py>,
     codebooks: &Bound<'py, PyAny>,
-    codes: PyReadonlyArray2<'py, u8>,
+    codes: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let threads = threads::resolve(n_jobs)?;
-    let codebooks = books_array(codebooks)?;
+    let codebooks = books_in(codebooks)?;
     let books = self::codebooks(&codebooks)?;
+    let codes = codes_in(codes)?;
     let codes = self::codes(&codes, &books)?;
     let out = run_detached(py, threads, || pq::decode(&books, codes))?;
     to_numpy(py, out, &[codes.len() / books.n_subspaces(), books.dim()])
@@ -120,23 +115,27 @@ pub(crate) fn pq_decode<'py>(
 fn product<'py>(
     py: Python<'py>,
     codebooks: &Bound<'py, PyAny>,
-    codes: PyReadonlyArray2<'py, u8>,
+    codes: &Bound<'py, PyAny>,
     b: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
     transposed: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let threads = threads::resolve(n_jobs)?;
-    let codebooks = books_array(codebooks)?;
+    let codebooks = books_in(codebooks)?;
     let books = self::codebooks(&codebooks)?;
+    let codes = codes_in(codes)?;
     let codes = self::codes(&codes, &books)?;
     let rows = if transposed { books.dim() } else { codes.len() / books.n_subspaces() };
     with_float_rows!(b, "B", |b: T| {
         let m = b.row_len;
         let out = run_detached(py, threads, || {
+            if let Some(at) = first_non_finite(b.data) {
+                return Err(crate::Error::input("B", format!("contains NaN or infinity (row {}, column {})", at / m, at % m)));
+            }
             if transposed {
-                pq::tdot::<T>(&books, codes, &b.data, m)
+                pq::tdot::<T>(&books, codes, b.data, m)
             } else {
-                pq::dot::<T>(&books, codes, &b.data, m)
+                pq::dot::<T>(&books, codes, b.data, m)
             }
         })?;
         to_numpy(py, out, &[rows, m])
@@ -149,7 +148,7 @@ fn product<'py>(
 pub(crate) fn pq_dot<'py>(
     py: Python<'py>,
     codebooks: &Bound<'py, PyAny>,
-    codes: PyReadonlyArray2<'py, u8>,
+    codes: &Bound<'py, PyAny>,
     b: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -162,7 +161,7 @@ pub(crate) fn pq_dot<'py>(
 pub(crate) fn pq_tdot<'py>(
     py: Python<'py>,
     codebooks: &Bound<'py, PyAny>,
-    codes: PyReadonlyArray2<'py, u8>,
+    codes: &Bound<'py, PyAny>,
     b: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {

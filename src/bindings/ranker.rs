@@ -3,10 +3,12 @@
 //! optimiser state are NumPy arrays owned by the Python estimator and updated in
 //! place, without the GIL; Ctrl-C stops an epoch between minibatches.
 
-use numpy::{Element, PyArray1, PyReadonlyArray1, PyReadwriteArray1};
+use ndarray::Ix1;
+use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::arrays::{array_in, first_non_finite, float_type, in_place, Float};
 use super::design::{with_design, DesignJob};
 use super::errors::invalid;
 use super::monitor::PyMonitor;
@@ -15,14 +17,34 @@ use crate::data::Design;
 use crate::solvers::ranker::{objective, train_epoch, LabelLoss, Labels, Optimizer, OptimizerState, Param, Shape, TrainOptions};
 
 /// The positive labels as CSR offsets and label indices.
-fn label_lists(indptr: &PyReadonlyArray1<'_, i64>, indices: &PyReadonlyArray1<'_, i64>) -> PyResult<(Vec<usize>, Vec<u32>)> {
-    let indptr = indptr.as_slice()?.iter().map(|&p| usize::try_from(p).map_err(|_| invalid("Y", "negative label pointer"))).collect::<PyResult<_>>()?;
-    let indices = indices.as_slice()?.iter().map(|&y| u32::try_from(y).map_err(|_| invalid("Y", format!("label {y} out of range")))).collect::<PyResult<_>>()?;
+fn label_lists(indptr: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<u32>)> {
+    let indptr = array_in::<i64, Ix1>(indptr, "Y")?
+        .as_slice()?
+        .iter()
+        .map(|&p| usize::try_from(p).map_err(|_| invalid("Y", "negative label pointer")))
+        .collect::<PyResult<_>>()?;
+    let indices = array_in::<i64, Ix1>(indices, "Y")?
+        .as_slice()?
+        .iter()
+        .map(|&y| u32::try_from(y).map_err(|_| invalid("Y", format!("label {y} out of range"))))
+        .collect::<PyResult<_>>()?;
     Ok((indptr, indices))
 }
 
-fn row_list(rows: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
-    rows.as_slice()?.iter().map(|&i| usize::try_from(i).map_err(|_| invalid("rows", format!("negative row {i}")))).collect()
+fn row_list(rows: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    array_in::<i64, Ix1>(rows, "rows")?
+        .as_slice()?
+        .iter()
+        .map(|&i| usize::try_from(i).map_err(|_| invalid("rows", format!("negative row {i}"))))
+        .collect()
+}
+
+/// Refuses parameters with NaN or infinity: training would only spread them.
+fn check_params<T: crate::Real>(values: &[T], name: &str) -> PyResult<()> {
+    match first_non_finite(values) {
+        None => Ok(()),
+        Some(at) => Err(invalid(name, format!("contains NaN or infinity (entry {at})"))),
+    }
 }
 
 struct EpochJob<'a, T> {
@@ -69,10 +91,6 @@ impl<T: Param> DesignJob for ObjectiveJob<'_, T> {
     }
 }
 
-fn rw_slice<'a, T: Element>(a: &'a mut PyReadwriteArray1<'_, T>, name: &str) -> PyResult<&'a mut [T]> {
-    a.as_slice_mut().map_err(|_| invalid(name, "must be a writable C-contiguous array"))
-}
-
 /// One epoch of minibatch training over `rows`, updating `theta`, `first` and `second`
 /// (float32 or float64, all of one dtype) in place. Returns the mean training loss per
 /// pair, the number of minibatches and the optimiser's new step count.
@@ -85,9 +103,9 @@ fn rw_slice<'a, T: Element>(a: &'a mut PyReadwriteArray1<'_, T>, name: &str) -> 
 pub(crate) fn ranker_epoch<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    y_indptr: PyReadonlyArray1<'py, i64>,
-    y_indices: PyReadonlyArray1<'py, i64>,
-    rows: PyReadonlyArray1<'py, i64>,
+    y_indptr: &Bound<'py, PyAny>,
+    y_indices: &Bound<'py, PyAny>,
+    rows: &Bound<'py, PyAny>,
     theta: &Bound<'py, PyAny>,
     first: &Bound<'py, PyAny>,
     second: &Bound<'py, PyAny>,
@@ -112,37 +130,40 @@ pub(crate) fn ranker_epoch<'py>(
         alpha,
         batch_size,
     };
-    let (indptr, indices) = label_lists(&y_indptr, &y_indices)?;
-    let rows = row_list(&rows)?;
+    let (indptr, indices) = label_lists(y_indptr, y_indices)?;
+    let rows = row_list(rows)?;
     let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
     let shape = Shape::new(d, n_labels, n_components).map_err(super::errors::to_py)?;
     macro_rules! epoch_dtype {
         ($t:ty) => {{
-            let mut theta = theta.extract::<PyReadwriteArray1<'py, $t>>().map_err(|_| invalid("theta", "must be a 1-D array of the parameters' dtype"))?;
-            let state = |a: &Bound<'py, PyAny>, name: &str| {
-                a.extract::<PyReadwriteArray1<'py, $t>>()
-                    .map_err(|e| invalid(name, format!("must be a writable 1-D array of theta's dtype, distinct from theta ({e})")))
-            };
-            let mut first = state(first, "first")?;
-            let mut second = state(second, "second")?;
+            let theta = in_place::<$t, Ix1>(theta, "theta")?;
+            let first = in_place::<$t, Ix1>(first, "first")?;
+            let second = in_place::<$t, Ix1>(second, "second")?;
+            let (mut theta_rw, mut first_rw, mut second_rw) = (theta.readwrite()?, first.readwrite()?, second.readwrite()?);
+            let theta_slice = theta_rw.as_slice_mut()?;
+            check_params(theta_slice, "theta")?;
             let job = EpochJob {
                 labels: (&indptr, &indices),
                 rows: &rows,
                 shape,
-                theta: rw_slice(&mut theta, "theta")?,
-                first: rw_slice(&mut first, "first")?,
-                second: rw_slice(&mut second, "second")?,
+                theta: theta_slice,
+                first: first_rw.as_slice_mut()?,
+                second: second_rw.as_slice_mut()?,
                 steps,
                 options,
                 seed,
             };
-            with_design(x, threads, None, job)?
+            let out = with_design(x, threads, None, job)?;
+            drop((theta_rw, first_rw, second_rw));
+            theta.finish()?;
+            first.finish()?;
+            second.finish()?;
+            out
         }};
     }
-    let (mean_loss, batches, steps, interrupted) = match theta.getattr("dtype")?.str()?.to_string().as_str() {
-        "float64" => epoch_dtype!(f64),
-        "float32" => epoch_dtype!(f32),
-        other => return Err(invalid("theta", format!("must be float32 or float64, got {other}"))),
+    let (mean_loss, batches, steps, interrupted) = match float_type(theta, "theta")? {
+        Float::F64 => epoch_dtype!(f64),
+        Float::F32 => epoch_dtype!(f32),
     };
     let out = PyDict::new(py);
     out.set_item("loss", mean_loss)?;
@@ -159,9 +180,9 @@ pub(crate) fn ranker_epoch<'py>(
 pub(crate) fn ranker_objective<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    y_indptr: PyReadonlyArray1<'py, i64>,
-    y_indices: PyReadonlyArray1<'py, i64>,
-    rows: PyReadonlyArray1<'py, i64>,
+    y_indptr: &Bound<'py, PyAny>,
+    y_indices: &Bound<'py, PyAny>,
+    rows: &Bound<'py, PyAny>,
     theta: &Bound<'py, PyAny>,
     n_labels: usize,
     n_components: usize,
@@ -174,14 +195,15 @@ pub(crate) fn ranker_objective<'py>(
 ) -> PyResult<(f64, Bound<'py, PyAny>)> {
     let threads = threads::resolve(n_jobs)?;
     let loss = LabelLoss::new(loss, k, eta).map_err(super::errors::to_py)?;
-    let (indptr, indices) = label_lists(&y_indptr, &y_indices)?;
-    let rows = row_list(&rows)?;
+    let (indptr, indices) = label_lists(y_indptr, y_indices)?;
+    let rows = row_list(rows)?;
     let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
     let shape = Shape::new(d, n_labels, n_components).map_err(super::errors::to_py)?;
     macro_rules! objective_dtype {
         ($t:ty) => {{
-            let theta = theta.extract::<PyReadonlyArray1<'py, $t>>().map_err(|_| invalid("theta", "must be a 1-D array"))?;
+            let theta = array_in::<$t, Ix1>(theta, "theta")?;
             let theta = theta.as_slice()?;
+            check_params(theta, "theta")?;
             if theta.len() != shape.parameters() {
                 return Err(invalid("theta", format!("must hold {} values, got {}", shape.parameters(), theta.len())));
             }
@@ -190,9 +212,8 @@ pub(crate) fn ranker_objective<'py>(
             (value, PyArray1::from_vec(py, grad).into_any())
         }};
     }
-    Ok(match theta.getattr("dtype")?.str()?.to_string().as_str() {
-        "float64" => objective_dtype!(f64),
-        "float32" => objective_dtype!(f32),
-        other => return Err(invalid("theta", format!("must be float32 or float64, got {other}"))),
+    Ok(match float_type(theta, "theta")? {
+        Float::F64 => objective_dtype!(f64),
+        Float::F32 => objective_dtype!(f32),
     })
 }

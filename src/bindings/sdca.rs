@@ -2,10 +2,12 @@
 //! run the whole solve without the GIL on the requested pool, poll Ctrl-C and report
 //! progress through a Python callback, return plain arrays and numbers.
 
-use numpy::{PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use ndarray::{Ix1, Ix2, Ix3};
+use numpy::{PyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use super::arrays::{array_in, check_finite_rows, check_finite_small};
 use super::design::{with_design, with_kernel, DesignJob, KernelJob};
 use super::errors::invalid;
 use super::monitor::{run_interruptible, PyMonitor};
@@ -76,15 +78,16 @@ impl DesignJob for LinearJob<'_> {
 /// Product-quantized rows: `x` holds the codes (n × M uint8), decoded row by row.
 fn run_coded(
     x: &Bound<'_, PyAny>,
-    codebooks: &numpy::PyReadonlyArray3<'_, f32>,
+    codebooks: &Bound<'_, PyAny>,
     job: LinearJob<'_>,
     threads: Option<usize>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<LinearFit> {
-    let codes = x.extract::<PyReadonlyArray2<'_, u8>>().map_err(|_| invalid("X", "codes must be a 2-D uint8 array"))?;
-    let codes = codes.as_slice().map_err(|_| invalid("X", "codes must be C-contiguous"))?;
-    let shape = codebooks.shape();
-    let books = codebooks.as_slice().map_err(|_| invalid("codebooks", "must be C-contiguous"))?;
+    let codes = array_in::<u8, Ix2>(x, "X")?;
+    let codes = codes.as_slice()?;
+    let books = array_in::<f32, Ix3>(codebooks, "codebooks")?;
+    let shape = books.shape().to_vec();
+    let books = books.as_slice()?;
     run_interruptible(x.py(), threads, callback, |monitor| {
         let books = crate::pq::Codebooks::new(books, shape[0], shape[1], shape[2])?;
         let design = crate::pq::CodedRows::new(books, codes)?;
@@ -102,8 +105,8 @@ fn run_coded(
 pub(crate) fn sdca_fit_linear<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray1<'py, i64>,
-    c: PyReadonlyArray1<'py, f64>,
+    y: &Bound<'py, PyAny>,
+    c: &Bound<'py, PyAny>,
     n_classes: usize,
     loss: &str,
     k: usize,
@@ -116,19 +119,20 @@ pub(crate) fn sdca_fit_linear<'py>(
     n_jobs: Option<i64>,
     parallel: Option<bool>,
     shrinking: bool,
-    dual_coef: Option<PyReadonlyArray2<'py, f64>>,
+    dual_coef: Option<&Bound<'py, PyAny>>,
     callback: Option<Py<PyAny>>,
-    codebooks: Option<numpy::PyReadonlyArray3<'py, f32>>,
+    codebooks: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let threads = threads::resolve(n_jobs)?;
     let loss = make_loss(loss, k, smoothing)?;
-    let y = labels_of(&y)?;
+    let y = labels_of(y)?;
+    let c = weights(c)?;
     let c = c.as_slice()?;
     let n = y.len();
-    let dual = initial_dual(dual_coef.as_ref(), n, n_classes)?;
+    let dual = initial_dual(dual_coef, n, n_classes)?;
     let opts = SdcaOptions { tol, max_epochs, check_every, seed, shrinking };
     let job = LinearJob { loss: &*loss, y: &y, c, m: n_classes, bias, opts, parallel, dual };
-    let fit = if let Some(books) = &codebooks {
+    let fit = if let Some(books) = codebooks {
         run_coded(x, books, job, threads, callback)
     } else {
         with_design(x, threads, callback, job)
@@ -212,8 +216,8 @@ impl KernelJob for KernelFit<'_> {
 pub(crate) fn sdca_fit_kernel<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    y: PyReadonlyArray1<'py, i64>,
-    c: PyReadonlyArray1<'py, f64>,
+    y: &Bound<'py, PyAny>,
+    c: &Bound<'py, PyAny>,
     n_classes: usize,
     kernel: &str,
     gamma: f64,
@@ -229,15 +233,16 @@ pub(crate) fn sdca_fit_kernel<'py>(
     seed: u64,
     n_jobs: Option<i64>,
     shrinking: bool,
-    dual_coef: Option<PyReadonlyArray2<'py, f64>>,
+    dual_coef: Option<&Bound<'py, PyAny>>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let threads = threads::resolve(n_jobs)?;
     let loss = make_loss(loss, k, smoothing)?;
-    let y = labels_of(&y)?;
+    let y = labels_of(y)?;
+    let c = weights(c)?;
     let c = c.as_slice()?;
     let (n, m) = (y.len(), n_classes);
-    let dual = initial_dual(dual_coef.as_ref(), n, m)?;
+    let dual = initial_dual(dual_coef, n, m)?;
     let opts = SdcaOptions { tol, max_epochs, check_every, seed, shrinking };
     let ex = Examples { y: &y, c };
     let loss = &*loss;
@@ -254,8 +259,8 @@ pub(crate) fn sdca_fit_kernel<'py>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn kernel_cross<'py>(
     py: Python<'py>,
-    z: PyReadonlyArray2<'py, f64>,
-    x: PyReadonlyArray2<'py, f64>,
+    z: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
     kernel: &str,
     gamma: f64,
     degree: u32,
@@ -264,11 +269,12 @@ pub(crate) fn kernel_cross<'py>(
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let threads = threads::resolve(n_jobs)?;
     let f = kernel_function(kernel, gamma, degree, coef0)?;
-    let (nz, nx, d) = (z.shape()[0], x.shape()[0], x.shape()[1]);
-    let zs = z.as_slice().map_err(|_| invalid("X", "must be C-contiguous"))?;
-    let xs = x.as_slice().map_err(|_| invalid("X_fit", "must be C-contiguous"))?;
-    let zd = z.shape()[1];
+    let (z, x) = (array_in::<f64, Ix2>(z, "X")?, array_in::<f64, Ix2>(x, "X_fit")?);
+    let (nz, zd, nx, d) = (z.shape()[0], z.shape()[1], x.shape()[0], x.shape()[1]);
+    let (zs, xs) = (z.as_slice()?, x.as_slice()?);
     let out = super::arrays::run_detached(py, threads, || {
+        check_finite_rows(zs, zd, "X")?;
+        check_finite_rows(xs, d, "X_fit")?;
         let train = DenseRows::new(xs, nx, d)?;
         let test = DenseRows::new(zs, nz, zd)?;
         let source = DataKernel::new(&train, f)?;
@@ -280,17 +286,28 @@ pub(crate) fn kernel_cross<'py>(
     Ok(numpy::IntoPyArray::into_pyarray(arr, py))
 }
 
-pub(crate) fn labels_of(y: &PyReadonlyArray1<'_, i64>) -> PyResult<Vec<usize>> {
-    y.as_array()
+/// Class labels (an int64 array, or a narrower integer one), each >= 0.
+pub(crate) fn labels_of(y: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    let y = array_in::<i64, Ix1>(y, "y")?;
+    y.as_slice()?
         .iter()
         .map(|&v| usize::try_from(v).map_err(|_| invalid("y", format!("label {v} is negative"))))
         .collect()
 }
 
-fn initial_dual(dual_coef: Option<&PyReadonlyArray2<'_, f64>>, n: usize, m: usize) -> PyResult<Vec<f64>> {
-    match dual_coef {
-        Some(a) if a.shape() == [n, m] => Ok(a.as_array().iter().copied().collect()),
-        Some(a) => Err(invalid("dual_coef", format!("must have shape ({n}, {m}), got {:?}", a.shape()))),
-        None => Ok(vec![0.0; n * m]),
+/// The examples' weights c_i (float64; a float32 array is converted), checked finite.
+pub(crate) fn weights<'py>(c: &Bound<'py, PyAny>) -> PyResult<numpy::PyReadonlyArray1<'py, f64>> {
+    let c = array_in::<f64, Ix1>(c, "c")?;
+    check_finite_small(c.as_slice()?, "c")?;
+    Ok(c)
+}
+
+fn initial_dual(dual_coef: Option<&Bound<'_, PyAny>>, n: usize, m: usize) -> PyResult<Vec<f64>> {
+    let Some(a) = dual_coef else { return Ok(vec![0.0; n * m]) };
+    let a = array_in::<f64, Ix2>(a, "dual_coef")?;
+    if a.shape() != [n, m] {
+        return Err(invalid("dual_coef", format!("must have shape ({n}, {m}), got {:?}", a.shape())));
     }
+    check_finite_small(a.as_slice()?, "dual_coef")?;
+    Ok(a.as_slice()?.to_vec())
 }

@@ -4,10 +4,11 @@
 //! out (labels uint32); every call runs without the GIL on the requested pool. The
 //! product-quantized X uses the `pq_dot` / `pq_tdot` products.
 
+use ndarray::{Ix1, Ix2};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-use super::arrays::{run_detached, to_numpy};
+use super::arrays::{array_in, check_finite_small, first_non_finite, run_detached, to_numpy};
 use super::design::{with_design, DesignJob};
 use super::errors::invalid;
 use super::monitor::PyMonitor;
@@ -15,17 +16,21 @@ use super::threads;
 use crate::data::Design;
 use crate::solvers::tracenorm::{self as tn, Direction, Penalties, Scores, Span};
 
-fn matrix<'a>(a: &'a PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<(&'a [f64], usize, usize)> {
-    let data = a.as_slice().map_err(|_| invalid(name, "must be a C-contiguous float64 array"))?;
-    Ok((data, a.shape()[0], a.shape()[1]))
+/// A float64 matrix argument. Non-finite scores, atoms or weights are the solver's
+/// divergence, which the core reports as NoSolutionError (`multinomial.rs`'s `finite`).
+fn matrix<'py>(a: &Bound<'py, PyAny>, name: &str) -> PyResult<(PyReadonlyArray2<'py, f64>, usize, usize)> {
+    let a = array_in::<f64, Ix2>(a, name)?;
+    let (rows, cols) = (a.shape()[0], a.shape()[1]);
+    Ok((a, rows, cols))
 }
 
-fn vector<'a>(a: &'a PyReadonlyArray1<'_, f64>, name: &str) -> PyResult<&'a [f64]> {
-    a.as_slice().map_err(|_| invalid(name, "must be a contiguous float64 array"))
+/// A float64 vector argument.
+fn vector<'py>(a: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, f64>> {
+    array_in::<f64, Ix1>(a, name)
 }
 
-fn labels<'a>(y: &'a PyReadonlyArray1<'_, u32>) -> PyResult<&'a [u32]> {
-    y.as_slice().map_err(|_| invalid("y", "must be a contiguous uint32 array"))
+fn labels<'py>(y: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, u32>> {
+    array_in::<u32, Ix1>(y, "y")
 }
 
 fn penalties(lambda_trace: f64, lambda_fro: f64) -> PyResult<Penalties> {
@@ -46,12 +51,20 @@ struct ProductJob<'a> {
 
 impl DesignJob for ProductJob<'_> {
     type Output = (Vec<f64>, usize);
+    // Every entry of X·B reads a whole row of X, every entry of Xᵀ·B a whole column, and
+    // B is finite: the product is finite exactly when X is (barring overflow).
+    const CHECKS_X_ITSELF: bool = true;
     fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        if self.transpose {
-            Ok((tn::xt_times(x, self.b, self.m)?, x.n_features()))
+        let (out, rows) = if self.transpose {
+            (tn::xt_times(x, self.b, self.m)?, x.n_features())
         } else {
-            Ok((tn::x_times(x, self.b, self.m)?, x.n_rows()))
+            (tn::x_times(x, self.b, self.m)?, x.n_rows())
+        };
+        if let Some(at) = first_non_finite(&out) {
+            let (what, index) = if self.transpose { ("column", at / self.m.max(1)) } else { ("row", at / self.m.max(1)) };
+            return Err(crate::Error::input("X", format!("contains NaN or infinity, or overflows float64 ({what} {index})")));
         }
+        Ok((out, rows))
     }
 }
 
@@ -61,12 +74,14 @@ impl DesignJob for ProductJob<'_> {
 pub(crate) fn tracenorm_product<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    b: PyReadonlyArray2<'py, f64>,
+    b: &Bound<'py, PyAny>,
     transpose: bool,
     n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (data, _, m) = matrix(&b, "B")?;
-    let (out, rows) = with_design(x, threads::resolve(n_jobs)?, None, ProductJob { b: data, m, transpose })?;
+    let (b, _, m) = matrix(b, "B")?;
+    // Checked here: the product's own check would blame X for a non-finite B.
+    check_finite_small(b.as_slice()?, "B")?;
+    let (out, rows) = with_design(x, threads::resolve(n_jobs)?, None, ProductJob { b: b.as_slice()?, m, transpose })?;
     to_numpy(py, out, &[rows, m])
 }
 
@@ -75,12 +90,13 @@ pub(crate) fn tracenorm_product<'py>(
 #[pyo3(signature = (scores, y, *, n_jobs=None))]
 pub(crate) fn multinomial_loss<'py>(
     py: Python<'py>,
-    scores: PyReadonlyArray2<'py, f64>,
-    y: PyReadonlyArray1<'py, u32>,
+    scores: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
     n_jobs: Option<i64>,
 ) -> PyResult<(f64, Bound<'py, PyAny>)> {
-    let (s, n, m) = matrix(&scores, "scores")?;
-    let y = labels(&y)?;
+    let (scores, n, m) = matrix(scores, "scores")?;
+    let (s, y) = (scores.as_slice()?, labels(y)?);
+    let y = y.as_slice()?;
     let (loss, residual) = run_detached(py, threads::resolve(n_jobs)?, || {
         let scores = Scores::new(s, m, y)?;
         let mut residual = vec![0.0; n * m];
@@ -96,10 +112,10 @@ pub(crate) fn multinomial_loss<'py>(
 #[allow(clippy::too_many_arguments)] // keyword-only Python arguments
 pub(crate) fn multinomial_line_search(
     py: Python<'_>,
-    scores: PyReadonlyArray2<'_, f64>,
-    y: PyReadonlyArray1<'_, u32>,
-    z: PyReadonlyArray1<'_, f64>,
-    v: PyReadonlyArray1<'_, f64>,
+    scores: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    z: &Bound<'_, PyAny>,
+    v: &Bound<'_, PyAny>,
     lambda_trace: f64,
     lambda_fro: f64,
     u_w_v: f64,
@@ -107,8 +123,12 @@ pub(crate) fn multinomial_line_search(
     slope: f64,
     n_jobs: Option<i64>,
 ) -> PyResult<(f64, f64, usize)> {
-    let (s, _, m) = matrix(&scores, "scores")?;
-    let (y, z, v) = (labels(&y)?, vector(&z, "z")?, vector(&v, "v")?);
+    let (scores, _, m) = matrix(scores, "scores")?;
+    let (y, z, v) = (labels(y)?, vector(z, "z")?, vector(v, "v")?);
+    let (s, y, z, v) = (scores.as_slice()?, y.as_slice()?, z.as_slice()?, v.as_slice()?);
+    // The search's loss changes skip a NaN score (its largest-score folds do), so it
+    // would return a step for them.
+    check_finite_small(s, "scores")?;
     let penalties = penalties(lambda_trace, lambda_fro)?;
     let step = run_detached(py, threads::resolve(n_jobs)?, || {
         tn::armijo_rank_one(&Scores::new(s, m, y)?, &Direction { z, v, u_w_v }, penalties, loss0, slope)
@@ -125,14 +145,15 @@ type SingularOut<'py> = (f64, Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, P
 #[pyo3(signature = (a, start, *, block, tol=1e-10, max_iter=1000))]
 pub(crate) fn top_singular_pair<'py>(
     py: Python<'py>,
-    a: PyReadonlyArray2<'py, f64>,
-    start: PyReadonlyArray2<'py, f64>,
+    a: &Bound<'py, PyAny>,
+    start: &Bound<'py, PyAny>,
     block: usize,
     tol: f64,
     max_iter: usize,
 ) -> PyResult<SingularOut<'py>> {
-    let (data, d, m) = matrix(&a, "A")?;
-    let (rows, k, width) = matrix(&start, "start")?;
+    let (a, d, m) = matrix(a, "A")?;
+    let (start, k, width) = matrix(start, "start")?;
+    let (data, rows) = (a.as_slice()?, start.as_slice()?);
     if k > 0 && width != m {
         return Err(invalid("start", format!("must have {m} columns, got {width}")));
     }
@@ -149,16 +170,17 @@ pub(crate) fn top_singular_pair<'py>(
 #[allow(clippy::too_many_arguments)] // keyword-only Python arguments
 pub(crate) fn tracenorm_span<'py>(
     py: Python<'py>,
-    z: PyReadonlyArray2<'py, f64>,
-    v: PyReadonlyArray2<'py, f64>,
-    c: PyReadonlyArray2<'py, f64>,
-    b: PyReadonlyArray1<'py, f64>,
-    y: PyReadonlyArray1<'py, u32>,
+    z: &Bound<'py, PyAny>,
+    v: &Bound<'py, PyAny>,
+    c: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
     lambda_fro: f64,
     n_jobs: Option<i64>,
 ) -> PyResult<(f64, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let ((z, _, k), (v, m, k_prime), (c, _, _)) = (matrix(&z, "Z")?, matrix(&v, "V")?, matrix(&c, "C")?);
-    let (b, labels) = (vector(&b, "b")?, labels(&y)?);
+    let ((z, _, k), (v, m, k_prime), (c, _, _)) = (matrix(z, "Z")?, matrix(v, "V")?, matrix(c, "C")?);
+    let (b, y) = (vector(b, "b")?, labels(y)?);
+    let (z, v, c, b, labels) = (z.as_slice()?, v.as_slice()?, c.as_slice()?, b.as_slice()?, y.as_slice()?);
     let lambda_fro = penalties(0.0, lambda_fro)?.fro;
     let span = Span { z, v, k, k_prime, labels, m, lambda_fro };
     let (value, g_c, g_b) = run_detached(py, threads::resolve(n_jobs)?, || tn::span_objective(&span, c, b))?;

@@ -30,9 +30,17 @@ class Outcome(NamedTuple):
 
 
 def aligned(a: Any) -> Any:
-    """``a`` C-ordered and aligned, as the core reads it: arrays that crossed processes can
-    arrive unaligned inside a message buffer (copied only then)."""
+    """``a`` C-ordered and aligned, as the core reads it in place: arrays that crossed
+    processes can arrive unaligned inside a message buffer (copied only then). The core
+    takes any layout (copying what it cannot read in place), so this is for the data a
+    shard keeps: one copy when the shard is built instead of one per round."""
     return np.require(a, requirements=["C", "A"])
+
+
+def _writeable(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """State the rounds update in place, as a writeable array: a shard that Dask spilled
+    to disk or moved comes back from pickle with its arrays in read-only buffers."""
+    return np.require(a, requirements=["C", "A", "W", "O"])
 
 
 def _real_values(X: Any) -> Any:
@@ -132,6 +140,10 @@ class SvcShard:
         self.active: Active | None = None
         self.next_active: Active | None = None
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.dual = _writeable(self.dual)
+
     def eligible(self) -> int:
         """Examples an epoch visits now: c_i > 0, and active when shrinking."""
         visited = self.c > 0
@@ -152,7 +164,7 @@ class SvcShard:
         """One round: H·n⁺ steps from the cursor (at least one; `local_round.rs`), n⁺ the
         examples an epoch visits. A new active set takes over at an epoch's start, so a
         round that crosses one runs in two calls, the second continuing the first's u."""
-        local, t = aligned(aggregate[0]), aggregate[1]
+        local, t = aggregate
         self.commit(t)
         if self.next_active is not None and self.cursor[1] == 0:
             self.active, self.next_active = self.next_active, None
@@ -183,7 +195,7 @@ class SvcShard:
         set these scores give is the next epoch's."""
         self.commit(aggregate[1])
         loss_sum, dual_sum, active = _core.cocoa_partition_terms(
-            self.X, self.y, self.c, self.dual, aligned(aggregate[0]), loss=problem.loss, k=problem.k,
+            self.X, self.y, self.c, self.dual, aggregate[0], loss=problem.loss, k=problem.k,
             smoothing=problem.smoothing, bias=problem.bias, shrinking=problem.shrinking)
         if problem.shrinking:
             self.next_active = active
@@ -270,6 +282,10 @@ class M3lShard:
         self.sq_norms: NDArray[np.float64] | None = None
         self.epoch = 1
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.alpha = _writeable(self.alpha)
+
     def label_counts(self) -> tuple[int, NDArray[np.int64]]:
         """(rows, per-label count of positives)."""
         return self.signs.shape[0], np.asarray((self.signs > 0).sum(axis=0), dtype=np.int64)
@@ -278,7 +294,7 @@ class M3lShard:
         if self.sq_norms is None:
             self.sq_norms = _core.cocoa_sq_norms(self.X, bias=problem.bias)
         local = _core.m3l_cocoa_round(self.X, self.signs, problem.R, problem.C, self.delta_plus, self.delta_minus,
-                                      self.sq_norms, self.alpha, aligned(aggregate[0]), bias=problem.bias, sigma=sigma,
+                                      self.sq_norms, self.alpha, aggregate[0], bias=problem.bias, sigma=sigma,
                                       first_epoch=self.epoch, epochs=problem.local_epochs, seed=seed)
         self.epoch += problem.local_epochs
         return Outcome(local, (0.0, 0.0))
@@ -286,7 +302,7 @@ class M3lShard:
     def terms(self, aggregate: Aggregate, problem: M3lProblem) -> tuple[float, float, float]:
         """The partition's (P, D) shares and its largest |projected gradient|."""
         return _core.m3l_cocoa_terms(self.X, self.signs, problem.R, problem.C, self.delta_plus, self.delta_minus,
-                                     self.alpha, aligned(aggregate[0]), bias=problem.bias)
+                                     self.alpha, aggregate[0], bias=problem.bias)
 
     def save(self, aggregate: Aggregate, path: str) -> str:
         return _save_npz(path, dict(dual=self.alpha, epoch=np.array([self.epoch], dtype=np.int64)))

@@ -157,6 +157,12 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
             let classes = active.classes(i).unwrap_or(all);
             let k = classes.len();
             model.scores_with(u, i, classes, &mut step.s[..k], &mut step.buf);
+            // u is finite (checked, and kept so by finite steps), so a score is finite
+            // unless row i of X is not (or the product overflows): the check that spares
+            // the caller a pass over all of X for a round that reads a part of it.
+            if step.s[..k].iter().any(|s| !s.is_finite()) {
+                return Err(Error::input("X", format!("row {i} contains NaN or infinity, or its scores overflow float64")));
+            }
             let ai = &mut a[i * m..(i + 1) * m];
             // The row before its first change in this round, when the round records.
             let first_change = opts.record && !recorded[i];

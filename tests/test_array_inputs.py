@@ -1,0 +1,410 @@
+"""Arrays as Dask, pickle and memory maps hand them over: every estimator and every
+``toprank._core`` function takes misaligned, read-only, memory-mapped, Fortran-ordered,
+strided and big-endian arrays (float32 and float64) and gives the results of ordinary
+C-ordered arrays; an array updated in place is written back, or refused naming it when
+read-only; NaN and infinity are refused naming the argument.
+
+Misaligned arrays are what pickle protocol 5 delivers across processes (Dask's
+out-of-band buffers put an array at any byte offset); the bindings reported them as
+"not C-contiguous" and M3L's CoCoA rounds failed on every multi-process cluster.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPushK, TraceNormLogisticRegression, _core
+from toprank.exceptions import InvalidInputError, NoSolutionError
+from toprank.pq import ProductQuantizer
+
+_DIRECTORY = tempfile.mkdtemp(prefix="toprank-array-inputs-")
+_FILES = itertools.count()
+
+
+def misaligned(a: np.ndarray) -> np.ndarray:
+    """A copy at byte offset 1 of a buffer: unaligned for every dtype wider than a byte."""
+    buffer = bytearray(a.nbytes + 1)
+    out = np.frombuffer(buffer, dtype=a.dtype, offset=1, count=a.size).reshape(a.shape)
+    out[...] = a
+    assert a.dtype.itemsize == 1 or not a.size or not out.flags.aligned
+    return out
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    out = a.copy()
+    out.flags.writeable = False
+    return out
+
+
+def memory_mapped(a: np.ndarray) -> np.ndarray:
+    if not a.size:  # nothing to map
+        return read_only(a)
+    path = os.path.join(_DIRECTORY, f"{next(_FILES)}.npy")
+    np.save(path, a)
+    out = np.load(path, mmap_mode="r")
+    assert isinstance(out, np.memmap)
+    return out
+
+
+def misaligned_memmap(a: np.ndarray) -> np.ndarray:
+    """A read-only np.memmap one byte into its file."""
+    if not a.size:
+        return read_only(a)
+    path = os.path.join(_DIRECTORY, f"{next(_FILES)}.bin")
+    with open(path, "wb") as f:
+        f.write(b"\0" + np.ascontiguousarray(a).tobytes())
+    return np.memmap(path, dtype=a.dtype, mode="r", offset=1, shape=a.shape)
+
+
+def fortran(a: np.ndarray) -> np.ndarray:
+    return np.asfortranarray(a)
+
+
+def strided(a: np.ndarray) -> np.ndarray:
+    """Every other element of a wider array along the last axis (a non-contiguous view)."""
+    wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype) if a.ndim else a.copy()
+    if not a.ndim:
+        return wide
+    wide[..., ::2] = a
+    return wide[..., ::2]
+
+
+def big_endian(a: np.ndarray) -> np.ndarray:
+    return a.astype(a.dtype.newbyteorder(">")) if a.dtype.itemsize > 1 else a.copy()
+
+
+LAYOUTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "misaligned": misaligned, "read_only": read_only, "memmap": memory_mapped, "misaligned_memmap": misaligned_memmap,
+    "fortran": fortran, "strided": strided, "big_endian": big_endian,
+}
+
+
+def _layout(value: Any, layout: Callable[[np.ndarray], np.ndarray]) -> Any:
+    if isinstance(value, np.ndarray):
+        return layout(value)
+    if sp.issparse(value):
+        out = value.copy()
+        out.data, out.indices, out.indptr = layout(out.data), layout(out.indices), layout(out.indptr)
+        return out
+    if isinstance(value, tuple):
+        return tuple(_layout(v, layout) for v in value)
+    return value
+
+
+def _assert_same(got: Any, expected: Any, rtol: float) -> None:
+    if isinstance(expected, dict):
+        assert got.keys() == expected.keys()
+        for key in expected:
+            _assert_same(got[key], expected[key], rtol)
+    elif isinstance(expected, (tuple, list)):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            _assert_same(g, e, rtol)
+    elif isinstance(expected, (np.ndarray, float)):
+        # Products in float32 (a ranker's scores) round by the layout BLAS sees.
+        single = np.asarray(expected).dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=max(rtol, 1e-4) if single else rtol, atol=1e-6 if single else 0)
+    else:
+        assert got == expected
+
+
+# ---------------------------------------------------------------- estimators
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((60, 6))
+Y_CLASS = np.arange(60) % 4
+Y_BINARY = (X[:, 0] + 0.3 * RNG.standard_normal(60) > 0).astype(np.int64)
+Y_MULTI = (X[:, :3] + 0.3 * RNG.standard_normal((60, 3)) > 0).astype(np.int64)
+GRAM = X @ X.T
+
+
+ESTIMATORS: dict[str, tuple[Callable[[], Any], np.ndarray, Any]] = {
+    "TopKSVC": (lambda: TopKSVC(k=2, C=0.5, random_state=0), X, Y_CLASS),
+    "TopKSVC_rbf": (lambda: TopKSVC(k=1, kernel="rbf", gamma=0.3, random_state=0), X, Y_CLASS),
+    "TopKSVC_sparse_input": (lambda: TopKSVC(k=1, random_state=0), X, Y_CLASS),
+    "TopPushK": (lambda: TopPushK(K=3, kernel="linear", random_state=0), X, Y_BINARY),
+    "PatMat": (lambda: PatMat(tau=0.2, kernel="rbf", gamma=0.3, random_state=0), X, Y_BINARY),
+    "M3L_linear": (lambda: M3L(C=0.5, random_state=0), X, Y_MULTI),
+    "M3L_rbf": (lambda: M3L(C=0.5, kernel="rbf", gamma=0.3, random_state=0), X, Y_MULTI),
+    "RankmaxRanker": (lambda: RankmaxRanker(n_components=3, n_epochs=3, early_stopping=False, random_state=0), X,
+                      Y_CLASS),
+    "TraceNorm": (lambda: TraceNormLogisticRegression(lambda_trace=0.05, random_state=0), X, Y_CLASS),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_estimators_fit_and_predict_any_layout(name, dtype):
+    make, features, target = ESTIMATORS[name]
+    features = features.astype(dtype)
+    if name == "TopKSVC_sparse_input":
+        features = sp.csr_matrix(features)
+    reference = make().fit(features, target)
+    expected = reference.decision_function(features)
+    rtol = 1e-9 if dtype == np.float64 else 1e-4
+    for layout in LAYOUTS.values():
+        model = make().fit(_layout(features, layout), _layout(target, layout))
+        _assert_same(model.decision_function(_layout(features, layout)), expected, rtol)
+        _assert_same(model.decision_function(features), expected, rtol)
+
+
+def test_precomputed_gram_matrices_of_any_layout():
+    reference = TopKSVC(kernel="precomputed", random_state=0).fit(GRAM, Y_CLASS)
+    for name, layout in LAYOUTS.items():
+        model = TopKSVC(kernel="precomputed", random_state=0).fit(layout(GRAM), Y_CLASS)
+        np.testing.assert_allclose(model.dual_coef_, reference.dual_coef_, rtol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_product_quantizer_any_layout(dtype):
+    data = RNG.standard_normal((300, 8)).astype(dtype)
+    reference = ProductQuantizer(n_subspaces=2, n_bits=3, random_state=0).fit(data)
+    codes = reference.encode(data)
+    for name, layout in LAYOUTS.items():
+        pq = ProductQuantizer(n_subspaces=2, n_bits=3, random_state=0).fit(layout(data))
+        np.testing.assert_array_equal(pq.codebooks_, reference.codebooks_, err_msg=name)
+        np.testing.assert_array_equal(pq.encode(layout(data)), codes, err_msg=name)
+        np.testing.assert_array_equal(pq.decode(layout(codes)), reference.decode(codes), err_msg=name)
+
+
+# ---------------------------------------------------------------- toprank._core
+
+N, D, M = 40, 5, 4
+XC = RNG.standard_normal((N, D))
+YC = (np.arange(N) % M).astype(np.int64)
+C = np.full(N, 0.5)
+LOSS = dict(loss="alpha", k=1, smoothing=0.0)
+SIGNS = np.where(Y_MULTI[:N] > 0, 1.0, -1.0)
+R = np.eye(3) + 0.2 * (1 - np.eye(3))
+PLUS, MINUS = np.zeros((N, 3)), np.full((N, 3), 2.0)
+BOOKS = _core.pq_train(RNG.standard_normal((200, 6)), n_subspaces=2, n_bits=2, n_iter=5, max_points_per_centroid=256,
+                       seed=0)[0]
+CODES = _core.pq_encode(BOOKS, RNG.standard_normal((N, 6)))
+SCORES = RNG.standard_normal((N, M))
+LABELS32 = YC.astype(np.uint32)
+N_THETA = (D + M) * 2 + M
+# A descent direction of the multinomial loss at SCORES: v = −Rᵀz/‖Rᵀz‖, slope zᵀRv < 0.
+LOSS0, RESIDUAL = _core.multinomial_loss(SCORES, LABELS32)
+Z_LINE = RNG.standard_normal(N)
+V_LINE = -(RESIDUAL.T @ Z_LINE) / np.linalg.norm(RESIDUAL.T @ Z_LINE)
+THETA = 0.1 * RNG.standard_normal(N_THETA)
+KERNEL = dict(kernel="rbf", gamma=0.5, degree=3, coef0=1.0)
+SDCA = dict(tol=1e-6, max_epochs=50, check_every=1, seed=0)
+RANKER = dict(n_labels=M, n_components=2, loss="softmax", k=1, eta=1.0)
+
+# name -> (the function, its array arguments (by keyword), the other keywords, the
+# arguments it updates in place, whether the float arrays may be float32).
+CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[str, ...], bool]] = {
+    "topk_simplex": (_core.topk_simplex, dict(x=SCORES), dict(k=2), (), True),
+    "rankmax_loss": (_core.rankmax_loss, dict(z=SCORES, y=YC), dict(k=2), (), True),
+    "topk_hinge": (_core.topk_hinge, dict(scores=SCORES, y=YC), dict(k=2), (), True),
+    "sdca_fit_linear": (_core.sdca_fit_linear, dict(x=XC, y=YC, c=C), dict(n_classes=M, bias=1.0, **LOSS, **SDCA),
+                        (), True),
+    "sdca_fit_linear_csr": (_core.sdca_fit_linear, dict(x=sp.csr_matrix(XC), y=YC, c=C),
+                            dict(n_classes=M, bias=None, **LOSS, **SDCA), (), True),
+    "sdca_fit_linear_codes": (_core.sdca_fit_linear, dict(x=CODES, y=YC, c=C, codebooks=BOOKS),
+                              dict(n_classes=M, bias=None, **LOSS, **SDCA), (), False),
+    "sdca_fit_kernel": (_core.sdca_fit_kernel, dict(x=XC, y=YC, c=C, dual_coef=np.zeros((N, M))),
+                        dict(n_classes=M, cache_size=10.0, **KERNEL, **LOSS, **SDCA), (), True),
+    "kernel_cross": (_core.kernel_cross, dict(z=XC[:7], x=XC), KERNEL, (), False),
+    "attop_fit": (_core.attop_fit, dict(x=XC, positive=YC == 0),
+                  dict(method="toppushk", k=2, tau=0.1, surrogate="hinge", scale=1.0, c=1.0, cache_size=10.0,
+                       tol=1e-6, max_iter=100, check_every=1, seed=0, **KERNEL), (), True),
+    "m3l_fit_linear": (_core.m3l_fit_linear, dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS),
+                       dict(c=0.5, tol=1e-6, max_iter=200, seed=0, bias=1.0), (), True),
+    "m3l_fit_kernel": (_core.m3l_fit_kernel, dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS),
+                       dict(c=0.5, tol=1e-6, max_iter=2000, cache_size=10.0, **KERNEL), (), True),
+    "cocoa_sq_norms": (_core.cocoa_sq_norms, dict(x=XC), dict(bias=1.0), (), True),
+    "cocoa_local_round": (_core.cocoa_local_round,
+                          dict(x=XC, y=YC, c=C, sq_norms=np.einsum("ij,ij->i", XC, XC), dual_coef=np.zeros((N, M)),
+                               coef=0.1 * RNG.standard_normal((M, D))),
+                          dict(bias=None, sigma=2.0, steps=60, seed=1, epoch=1, offset=0, **LOSS), ("dual_coef",),
+                          True),
+    "cocoa_partition_terms": (_core.cocoa_partition_terms,
+                              dict(x=XC, y=YC, c=C, dual_coef=np.zeros((N, M)), coef=0.1 * RNG.standard_normal((M, D))),
+                              dict(bias=None, **LOSS), (), True),
+    "cocoa_dual_change": (_core.cocoa_dual_change,
+                          dict(y=YC, c=C, changed=np.array([0, 3]), before=np.zeros((2, M)),
+                               dual_coef=np.zeros((N, M))), LOSS, (), False),
+    "m3l_cocoa_round": (_core.m3l_cocoa_round,
+                        dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS,
+                             sq_norms=np.einsum("ij,ij->i", XC, XC), dual_coef=np.zeros((N, 3)),
+                             coef=np.zeros((3, D))),
+                        dict(c=0.5, bias=None, sigma=2.0, first_epoch=1, epochs=2, seed=0), ("dual_coef",), True),
+    "m3l_cocoa_terms": (_core.m3l_cocoa_terms,
+                        dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS, dual_coef=np.zeros((N, 3)),
+                             coef=0.1 * RNG.standard_normal((3, D))), dict(c=0.5, bias=None), (), True),
+    "pq_train": (_core.pq_train, dict(x=RNG.standard_normal((100, 6))),
+                 dict(n_subspaces=2, n_bits=2, n_iter=3, max_points_per_centroid=256, seed=0), (), True),
+    "pq_encode": (_core.pq_encode, dict(codebooks=BOOKS, x=RNG.standard_normal((N, 6))), {}, (), True),
+    "pq_decode": (_core.pq_decode, dict(codebooks=BOOKS, codes=CODES), {}, (), False),
+    "pq_dot": (_core.pq_dot, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((6, 3))), {}, (), True),
+    "pq_tdot": (_core.pq_tdot, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((N, 3))), {}, (), True),
+    "ranker_epoch": (_core.ranker_epoch,
+                     dict(x=XC, y_indptr=np.arange(N + 1, dtype=np.int64), y_indices=YC, rows=np.arange(N),
+                          theta=THETA, first=np.zeros(N_THETA), second=np.zeros(N_THETA)),
+                     dict(steps=0, optimizer="adam", learning_rate=0.01, alpha=1e-3, batch_size=8, seed=0, **RANKER),
+                     ("theta", "first", "second"), True),
+    "ranker_objective": (_core.ranker_objective,
+                         dict(x=XC, y_indptr=np.arange(N + 1, dtype=np.int64), y_indices=YC, rows=np.arange(N),
+                              theta=THETA), dict(alpha=1e-3, **RANKER), (), True),
+    "tracenorm_product": (_core.tracenorm_product, dict(x=XC, b=RNG.standard_normal((D, 3))), {}, (), True),
+    "tracenorm_product_t": (_core.tracenorm_product, dict(x=sp.csr_matrix(XC), b=RNG.standard_normal((N, 3))),
+                            dict(transpose=True), (), True),
+    "multinomial_loss": (_core.multinomial_loss, dict(scores=SCORES, y=LABELS32), {}, (), False),
+    "multinomial_line_search": (_core.multinomial_line_search,
+                                dict(scores=SCORES, y=LABELS32, z=Z_LINE, v=V_LINE),
+                                dict(lambda_trace=0.0, lambda_fro=0.0, u_w_v=0.0, loss0=float(LOSS0),
+                                     slope=float(Z_LINE @ RESIDUAL @ V_LINE)), (), False),
+    "top_singular_pair": (_core.top_singular_pair, dict(a=RNG.standard_normal((D, M)), start=np.zeros((0, M))),
+                          dict(block=2), (), False),
+    "tracenorm_span": (_core.tracenorm_span,
+                       dict(z=RNG.standard_normal((N, 2)), v=np.linalg.qr(RNG.standard_normal((M, 2)))[0],
+                            c=0.1 * RNG.standard_normal((2, 2)), b=np.zeros(M), y=LABELS32), dict(lambda_fro=0.0),
+                       (), False),
+}
+
+
+def _float32(arrays: dict[str, Any], updated: tuple[str, ...]) -> dict[str, Any]:
+    """The float64 arguments as float32, but those updated in place (their dtype is fixed)."""
+    def narrow(a: Any) -> Any:
+        if isinstance(a, np.ndarray) and a.dtype == np.float64:
+            return a.astype(np.float32)
+        if sp.issparse(a):
+            return a.astype(np.float32)
+        return a
+    return {name: (a if name in updated else narrow(a)) for name, a in arrays.items()}
+
+
+def _call(name: str, arrays: dict[str, Any]) -> tuple[Any, dict[str, np.ndarray]]:
+    fn, _, keywords, updated, _ = CORE[name]
+    result = fn(**arrays, **keywords)
+    if isinstance(result, dict) and "history" in result:  # the last item is the elapsed time
+        result["history"] = [point[:-1] for point in result["history"]]
+    return result, {key: np.array(arrays[key]) for key in updated}
+
+
+def _ordinary(arrays: dict[str, Any]) -> dict[str, Any]:
+    return {name: (np.ascontiguousarray(a).copy() if isinstance(a, np.ndarray) else a) for name, a in arrays.items()}
+
+
+def test_every_core_function_with_array_arguments_is_covered():
+    covered = {fn.__name__ for fn, *_ in CORE.values()}
+    functions = {name for name in dir(_core) if callable(getattr(_core, name)) and not name[0].isupper()}
+    projections = {"simplex", "knapsack", "topk_cone", "box_simplex", "capped_simplex", "capped_simplex_entropy",
+                   "sparsemax", "rankmax", "softmax_loss", "sparsemax_loss"}  # the path of topk_simplex
+    assert functions - projections == covered
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("name", list(CORE))
+def test_core_functions_take_any_layout(name, layout, dtype):
+    _, arrays, _, updated, narrows = CORE[name]
+    if dtype == "float32":
+        if not narrows:
+            pytest.skip("float64 arguments only (float32 ones widen: tested with the others)")
+        arrays = _float32(arrays, updated)
+    expected, expected_state = _call(name, _ordinary(arrays))
+    transform = LAYOUTS[layout]
+    given = {key: _layout(value, transform) for key, value in arrays.items()}
+    if updated and layout in ("read_only", "memmap", "misaligned_memmap"):
+        with pytest.raises(InvalidInputError, match=f"^{updated[0]}: is read-only"):
+            _call(name, given)
+        return
+    got, state = _call(name, given)
+    rtol = 1e-12 if dtype == "float64" else 1e-5
+    _assert_same(got, expected, rtol)
+    _assert_same(state, expected_state, rtol)
+
+
+def test_float32_widens_for_float64_arguments():
+    # c, coef and the M3L arrays are float64 in the core: float32 ones are converted.
+    arrays = CORE["cocoa_partition_terms"][1]
+    narrowed = {key: (a.astype(np.float32) if key in ("c", "coef") else a) for key, a in arrays.items()}
+    widened = {key: (a.astype(np.float32).astype(np.float64) if key in ("c", "coef") else a)
+               for key, a in arrays.items()}
+    _assert_same(_call("cocoa_partition_terms", narrowed)[0], _call("cocoa_partition_terms", widened)[0], 0)
+    with pytest.raises(InvalidInputError, match=r"^c: expected dtype float64, got int64"):
+        _call("cocoa_partition_terms", dict(arrays, c=np.ones(N, dtype=np.int64)))
+
+
+def test_in_place_arguments_are_updated_through_a_copy_when_needed():
+    # A writeable but misaligned (or strided) dual_coef gets the round's update written back.
+    _, arrays, _, _, _ = CORE["cocoa_local_round"]
+    _, expected = _call("cocoa_local_round", _ordinary(arrays))
+    for layout in (misaligned, strided, big_endian, fortran):
+        dual = layout(np.zeros((N, M)))
+        _call("cocoa_local_round", dict(arrays, dual_coef=dual))
+        np.testing.assert_array_equal(dual, expected["dual_coef"])
+        assert dual.flags.writeable
+    writeable_map = np.lib.format.open_memmap(os.path.join(_DIRECTORY, "dual.npy"), mode="w+", dtype=np.float64,
+                                              shape=(N, M))
+    _call("cocoa_local_round", dict(arrays, dual_coef=writeable_map))
+    np.testing.assert_array_equal(writeable_map, expected["dual_coef"])
+    with pytest.raises(InvalidInputError, match=r"^dual_coef: expected dtype float64 \(it is updated in place\)"):
+        _call("cocoa_local_round", dict(arrays, dual_coef=np.zeros((N, M), dtype=np.float32)))
+    shared = np.zeros(N_THETA)
+    with pytest.raises(InvalidInputError, match="^second: must be distinct"):
+        _call("ranker_epoch", dict(CORE["ranker_epoch"][1], first=shared, second=shared))
+
+
+# ---------------------------------------------------------------- finiteness
+
+# name -> the float arguments whose NaN or infinity the function must refuse by name
+# (not B of pq_decode's codebooks: the core's own check names them too).
+FINITE: dict[str, tuple[str, ...]] = {
+    "sdca_fit_linear": ("x", "c"), "sdca_fit_linear_csr": ("x", "c"), "sdca_fit_linear_codes": ("codebooks",),
+    "sdca_fit_kernel": ("x", "c", "dual_coef"), "kernel_cross": ("z", "x"), "attop_fit": ("x",),
+    "m3l_fit_linear": ("x", "r", "delta_minus"), "m3l_fit_kernel": ("x", "r", "delta_plus"),
+    "cocoa_sq_norms": ("x",), "cocoa_local_round": ("x", "c", "sq_norms", "dual_coef", "coef"),
+    "cocoa_partition_terms": ("x", "c", "dual_coef", "coef"), "cocoa_dual_change": ("c", "before", "dual_coef"),
+    "m3l_cocoa_round": ("x", "r", "sq_norms", "coef", "dual_coef"), "m3l_cocoa_terms": ("x", "r", "coef", "dual_coef"),
+    "pq_train": ("x",), "pq_encode": ("x",), "pq_dot": ("b",), "pq_tdot": ("b",),
+    "ranker_epoch": ("x", "theta"), "ranker_objective": ("x", "theta"),
+    "tracenorm_product": ("x", "b"), "tracenorm_product_t": ("x", "b"),
+}
+# The trace-norm solver's internal operands: a non-finite one is the solver diverging,
+# which the core reports as NoSolutionError (tests/test_tracenorm.py) — never silently.
+DIVERGING: dict[str, tuple[str, ...]] = {
+    "multinomial_loss": ("scores",), "multinomial_line_search": ("scores", "z", "v"), "top_singular_pair": ("a",),
+    "tracenorm_span": ("z", "v", "c", "b"),
+}
+# The names the errors use (the Python-facing names of the arguments).
+SHOWN = {"x": "X", "z": "X", "y": "Y", "r": "R", "delta_plus": "loss", "delta_minus": "loss", "b": "B", "a": "A"}
+SHOWN_BY_FUNCTION = {("kernel_cross", "x"): "X_fit"}
+
+
+def _with_non_finite(name: str, argument: str, bad: float) -> dict[str, Any]:
+    arrays = _ordinary(CORE[name][1])
+    value = arrays[argument]
+    if sp.issparse(value):
+        value = value.copy()
+        value.data[-1] = bad
+    else:
+        value = value.copy()
+        value.flat[value.size // 2] = bad
+    arrays[argument] = value
+    return arrays
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("name, argument", [(n, a) for n, names in FINITE.items() for a in names])
+def test_nan_and_infinity_are_refused_naming_the_argument(name, argument, bad):
+    shown = SHOWN_BY_FUNCTION.get((name, argument), SHOWN.get(argument, argument))
+    with pytest.raises(InvalidInputError, match=f"^{shown}:"):
+        _call(name, _with_non_finite(name, argument, bad))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("name, argument", [(n, a) for n, names in DIVERGING.items() for a in names])
+def test_non_finite_solver_operands_raise(name, argument, bad):
+    with pytest.raises((NoSolutionError, InvalidInputError)):
+        _call(name, _with_non_finite(name, argument, bad))

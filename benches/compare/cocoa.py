@@ -74,10 +74,10 @@ def split(X: np.ndarray, y: np.ndarray, K: int) -> tuple[list[np.ndarray], list[
     return [X[p] for p in parts], [y[p] for p in parts]
 
 
-def estimator(C: float, H: float, intercept: bool = False) -> TopKSVC:
-    # The gap is checked every 5 passes whatever the round length (TopKSVC's default
-    # check_every = 5 epochs).
-    return TopKSVC(k=1, C=C, tol=TOL, random_state=0, fit_intercept=intercept, check_every=max(1, round(5 / H)))
+def estimator(C: float, intercept: bool = False) -> TopKSVC:
+    # The gap is checked every 5 passes whatever the round length: fit_cocoa counts
+    # TopKSVC's check_every in passes.
+    return TopKSVC(k=1, C=C, tol=TOL, random_state=0, fit_intercept=intercept, check_every=5)
 
 
 def fit(client: Any, X: np.ndarray, y: np.ndarray, K: int, C: float, aggregation: str, H: float,
@@ -85,7 +85,7 @@ def fit(client: Any, X: np.ndarray, y: np.ndarray, K: int, C: float, aggregation
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         started = time.perf_counter()
-        model, history = fit_cocoa(client, estimator(C, H, intercept), *split(X, y, K), aggregation=aggregation,
+        model, history = fit_cocoa(client, estimator(C, intercept), *split(X, y, K), aggregation=aggregation,
                                    local_epochs=H, max_rounds=round(max_passes / H))
         return model, history, time.perf_counter() - started
 

@@ -73,7 +73,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 
-from toprank._validation import as_flag, intercept_scaling
+from toprank._validation import as_flag, caller_stacklevel, intercept_scaling
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.distributed import _partitions as tasks
@@ -476,9 +476,8 @@ def _fit(runner: Runner, client: Any, spec: _Model, X: Any, y: Any, max_rounds: 
         model.history_ = [(h.round, h.primal, h.dual, h.gap, h.seconds) for h in history]
     model.status_ = status
     if status != "converged":
-        # stacklevel 3: the line that called fit_cocoa (which called this function).
         warnings.warn(_advice(spec, status, final, rounds_done, max_rounds, K, aggregation), ConvergenceWarning,
-                      stacklevel=3)
+                      stacklevel=caller_stacklevel())
     return model, history
 
 

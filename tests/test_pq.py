@@ -171,7 +171,7 @@ def test_float64_codebooks_are_used_as_float32() -> None:
     np.testing.assert_array_equal(pq.decode(codes), decoded)
     np.testing.assert_array_equal(pq.compress(X).dot(np.ones(12)), product)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(pq)).encode(X), codes)
-    with pytest.raises(InvalidInputError, match="^codebooks: expected a 3-D float32 array, got a 3-D float64"):
+    with pytest.raises(InvalidInputError, match="^codebooks: expected dtype float32, got float64"):
         _core.pq_encode(pq.codebooks_, X)
     pq.codebooks_ = np.full(pq.codebooks_.shape, 1e300)
     with pytest.raises(InvalidInputError, match="^codebooks_: .*float64 with values beyond its range"):

@@ -8,10 +8,7 @@ same codebooks when faiss-cpu is installed).
 
 from __future__ import annotations
 
-import _thread
 import pickle
-import signal
-import threading
 import time
 
 import numpy as np
@@ -21,6 +18,7 @@ from sklearn.base import clone
 from toprank import TopKSVC, _core
 from toprank.exceptions import InvalidInputError
 from toprank.pq import CompressedMatrix, ProductQuantizer
+from _interrupt import interrupt_during
 
 
 def _fitted(n: int = 1500, d: int = 24, n_subspaces: int = 6, n_bits: int = 5, seed: int = 0) -> tuple[ProductQuantizer, np.ndarray]:
@@ -192,28 +190,7 @@ def test_ctrl_c_stops_a_long_fit() -> None:
     ProductQuantizer(n_subspaces=2, n_iter=3, random_state=0).fit(X)
     per_iteration = (time.perf_counter() - started) / 3
     model = ProductQuantizer(n_subspaces=2, n_iter=int(4.0 / per_iteration) + 5, random_state=0)
-    fired = []
-
-    def interrupt() -> None:
-        fired.append(time.perf_counter())
-        _thread.interrupt_main()
-
-    # Python's own SIGINT handler, whatever the runner left: a shell that starts the tests
-    # in the background ignores SIGINT, and interrupt_main() then does nothing.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(0.5, interrupt)
-    timer.start()
-    returned = []
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            model.fit(X)
-            returned.append(True)
-            time.sleep(10)  # only reached if the fit ignored the interrupt and returned
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
-    assert not returned, "the fit ran to its end: the interrupt came too late or was ignored"
-    assert fired and time.perf_counter() - fired[0] < 2.0
+    interrupt_during(lambda: model.fit(X))
     assert not hasattr(model, "codebooks_")
 
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import _thread
 import pickle
-import signal
-import threading
 import time
 
 import numpy as np
@@ -20,6 +17,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from toprank import RankmaxRanker, _core
 from toprank.exceptions import InvalidInputError, NoSolutionError
 from toprank.metrics import average_precision_at_k
+from _interrupt import interrupt_during
 
 LOSSES = [("rankmax", 1, 1.0), ("rankmax", 3, 0.5), ("softmax", 1, 1.0), ("sparsemax", 1, 1.0)]
 
@@ -237,28 +235,7 @@ def test_ctrl_c_stops_a_long_epoch():
     RankmaxRanker(n_components=64, n_epochs=1, early_stopping=False, random_state=0).fit(X, Y)
     per_epoch = time.perf_counter() - started
     model = RankmaxRanker(n_components=64, n_epochs=int(4.0 / per_epoch) + 2, early_stopping=False, random_state=0)
-    fired = []
-
-    def interrupt():
-        fired.append(time.perf_counter())
-        _thread.interrupt_main()
-
-    # Python's own SIGINT handler, whatever the runner left: a shell that starts the tests
-    # in the background ignores SIGINT, and interrupt_main() then does nothing.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(0.5, interrupt)
-    timer.start()
-    returned = []
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            model.fit(X, Y)
-            returned.append(True)
-            time.sleep(10)
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
-    assert not returned, "the fit ran to its end: the interrupt came too late or was ignored"
-    assert fired and time.perf_counter() - fired[0] < 2.0
+    interrupt_during(lambda: model.fit(X, Y))
 
 
 # ------------------------------------------------------------------ 4. contract and bad input

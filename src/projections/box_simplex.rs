@@ -11,7 +11,7 @@
 //! exceed r (K·hi > r), t ≥ x_[K] − hi: only entries above that are sorted
 //! (`capped_zero_below`).
 
-use super::prefix::{capped_root, capped_sum, capped_zero_below, check_sum, clipped_noise, solve_largest, write_clipped, Sum, Workspace};
+use super::prefix::{capped_root, capped_sum, capped_zero_below, check_output, solve_largest, write_checked, write_clipped, Param, Sum, Workspace};
 use super::topk_cone::check_rho;
 use super::Thresholds;
 use crate::real::Real;
@@ -75,14 +75,16 @@ pub fn box_simplex<T: Real>(
         Ok(knapsack.map(|knapsack| (knapsack, Sum::Equal(r))))
     })?;
     let written = write_clipped(x, &th, 0.0, out);
+    // Σp = r (or ≤ r) is set by r, unless the cap hi is what leaves the entries subnormal.
+    let param = if hi < r { Param { name: "hi", value: hi } } else { Param { name: "r", value: r } };
     if matches!(sum, Sum::AtMost(_)) && written.total > r {
         // The branch test summed the free solution from prefix sums, which carry the
         // rounding of the largest entries: its output lands above r, so Σp ≤ r binds.
         let th = solve_largest(x, zero_below, FIRST_PREFIX, ws, |d, p, rest| Ok(knapsack_on(d, p, rest)))?;
-        check_sum("box_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(r), || 0.0)?;
+        write_checked("box_simplex", x, &th, 0.0, out, Sum::Equal(r), param)?;
         return Ok(th);
     }
-    check_sum("box_simplex", written, || clipped_noise(x, &th, 0.0), sum, || 0.0)?;
+    check_output("box_simplex", out, 0.0, written, sum, param)?;
     Ok(th)
 }
 

@@ -73,6 +73,12 @@ fn check_rankmax_params(n: usize, y: usize, k: usize, eta: f64) -> Result<()> {
 
 /// Computes μ_y, α_y, s and t for one row (see the module docs).
 pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Workspace) -> Result<RankmaxState> {
+    state(z, y, k, eta, false, ws)
+}
+
+/// [`rankmax_state`]; `exact` sums the support's mass outside the k largest directly,
+/// never as the one-pass total minus the kept mass (which keeps ~1e-12 of it).
+fn state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, exact: bool, ws: &mut Workspace) -> Result<RankmaxState> {
     check_rankmax_params(z.len(), y, k, eta)?;
     let zy = z[y].to_f64();
     if k == 1 {
@@ -146,7 +152,7 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
     // dominates), in which case, as when y is above z_[k], a second pass sums it
     // directly. Scores tied with z_[k] are kept only as often as among the k largest.
     let kept_mass: f64 = top.iter().map(|&v| excess(v)).sum();
-    let outside = if zy <= kth && mass - kept_mass >= 1e-4 * mass {
+    let outside = if !exact && zy <= kth && mass - kept_mass >= 1e-4 * mass {
         mass - kept_mass
     } else {
         let (exact_support, (mut outside, tied)) = support_and_mass(z, anchor, eta, kth);
@@ -184,6 +190,15 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
 fn resolved(state: RankmaxState) -> Result<RankmaxState> {
     if state.alpha.is_finite() && state.alpha > 0.0 {
         return Ok(state);
+    }
+    if state.eta < f64::MIN_POSITIVE {
+        return Err(Error::no_solution(
+            "rankmax",
+            format!(
+                "eta = {:e} is below what float64 resolves (subnormal): alpha_y = {} overflows; use a larger eta",
+                state.eta, state.alpha
+            ),
+        ));
     }
     Err(Error::no_solution(
         "rankmax",
@@ -263,14 +278,40 @@ fn sift_down(heap: &mut [f64], mut i: usize) {
     }
 }
 
-/// Writes Rankmax(z, y) (Definition 4 with margin `eta`) into `out`.
+/// Writes Rankmax(z, y) (Definition 4 with margin `eta`) into `out`, checked to sum
+/// to k within its rounding bound.
 pub fn rankmax<T: Real>(z: &[T], y: usize, k: usize, eta: f64, out: &mut [T], ws: &mut Workspace) -> Result<RankmaxState> {
     super::check_row(z, out)?;
+    let kf = k as f64;
+    let write = |state: &RankmaxState, out: &mut [T]| {
+        let mut total = 0.0;
+        for (o, &v) in out.iter_mut().zip(z) {
+            let p = T::from_f64(state.prob(v.to_f64()));
+            total += p.to_f64();
+            *o = p;
+        }
+        total
+    };
     let state = rankmax_state(z, y, k, eta, ws)?;
-    for (o, &v) in out.iter_mut().zip(z) {
-        *o = T::from_f64(state.prob(v.to_f64()));
+    let total = write(&state, out);
+    if (total - kf).abs() <= 4.0 * f64::EPSILON * kf {
+        return Ok(state);
     }
-    Ok(state)
+    // Off by more than a few ulps: the mass outside the k largest, if it came from the
+    // one-pass difference, is summed again directly.
+    let state = self::state(z, y, k, eta, true, ws)?;
+    let total = write(&state, out);
+    // The threshold projections' bound (`output_tolerance`: α = (k − t)/S sums positive
+    // terms, as τ does there), plus the rounding of each excess (z_i − anchor) + η:
+    // ≤ u(|z_i − anchor| + excess_i), i.e. α·u·|z_i − anchor| in p_i.
+    let spread: f64 = z.iter().map(|v| v.to_f64()).filter(|&v| state.excess(v) > 0.0).map(|v| (v - state.anchor).abs()).sum();
+    let mass: f64 = out.iter().map(|p| p.to_f64()).sum();
+    let tol = super::prefix::output_tolerance(z.len(), kf, mass, super::prefix::output_epsilon::<T>()) + 2.0 * f64::EPSILON * state.alpha * spread;
+    if (total - kf).abs() <= tol {
+        return Ok(state);
+    }
+    let param = super::prefix::Param { name: "eta", value: eta };
+    Err(Error::no_solution("rankmax", super::prefix::unresolved_cause::<T>(z.len(), total, tol, super::prefix::Sum::Equal(kf), param)))
 }
 
 #[cfg(test)]

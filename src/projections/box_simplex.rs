@@ -11,7 +11,7 @@
 //! exceed r (K·hi > r), t ≥ x_[K] − hi: only entries above that are sorted
 //! (`capped_zero_below`).
 
-use super::prefix::{capped_root, capped_sum, capped_zero_below, check_output, solve_largest, write_checked, write_clipped, Param, Sum, Workspace};
+use super::prefix::{capped_root, capped_sum, capped_zero_below, check_output, check_resolved, solve_largest, write_checked, write_clipped, Param, Sum, Workspace};
 use super::topk_cone::check_rho;
 use super::Thresholds;
 use crate::real::Real;
@@ -34,6 +34,7 @@ pub fn box_simplex<T: Real>(
         if !(v >= 0.0 && v.is_finite()) {
             return Err(Error::param(name, format!("must be finite and >= 0, got {v}")));
         }
+        check_resolved("box_simplex", name, v)?;
     }
     if hi == 0.0 || r == 0.0 {
         return Ok(super::write_zero(out));
@@ -41,6 +42,12 @@ pub fn box_simplex<T: Real>(
     // Σp = s ≤ r in both branches, so the bound for Σp ≤ r holds.
     let zero_below = capped_zero_below(x, hi, r, FIRST_PREFIX, ws);
     let knapsack_on = |d: &[f64], p: &[f64], rest: f64| {
+        // A prefix whose caps cannot reach r has no knapsack root: `capped_root` returns
+        // "all capped", which the prefix test cannot refute (a long tail of equal entries
+        // summed to 32·hi where r = m·hi), so the prefix must grow.
+        if (d.len() as f64) * hi < r && rest > f64::NEG_INFINITY {
+            return None;
+        }
         let knapsack = capped_root(d, p, hi, 0.0, r);
         knapsack.clears(rest).then_some(knapsack)
     };

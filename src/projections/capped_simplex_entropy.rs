@@ -36,6 +36,7 @@ pub fn capped_simplex_entropy<T: Real>(
 ) -> Result<Thresholds> {
     super::check_row(x, out)?;
     super::capped_simplex::check_capped_k(k, x.len())?;
+    super::prefix::check_resolved("capped_simplex_entropy", "k", k)?;
     let m = x.len();
     if k == m as f64 {
         // The whole cube corner: every p_i = 1.
@@ -147,5 +148,17 @@ mod tests {
         capped_simplex_entropy(&[1000.0, 0.0, 0.0], 2.0, &mut out, &mut Workspace::new()).unwrap();
         // Scale 1000: rounding of the threshold is ~1e-13.
         assert!((out[0] - 1.0).abs() < 1e-12 && (out[1] - 0.5).abs() < 1e-12, "{out:?}");
+    }
+
+    /// Entries of 1e300 next to the largest float: shifted by the row maximum, both
+    /// 1e300 entries rounded onto the threshold and got 1 each (Σp = 3 for k = 2).
+    #[test]
+    fn huge_entries_keep_the_sum() {
+        let mut x = vec![1.175494351e-38f64; 30];
+        x[..4].copy_from_slice(&[f64::MAX, 1e300, 1e300, 3.36e16]);
+        let mut out = vec![0.0; 30];
+        capped_simplex_entropy(&x, 2.0, &mut out, &mut Workspace::new()).unwrap();
+        assert_eq!(&out[..4], &[1.0, 0.5, 0.5, 0.0]);
+        assert_eq!(out.iter().sum::<f64>(), 2.0);
     }
 }

@@ -17,7 +17,7 @@
 //! again exactly on sorted values (`capped_root`), whose decisions are comparisons of
 //! single entries. This fallback is exact, not an approximation.
 
-use super::prefix::{capped_root, check_output, output_tolerance, write_checked, Param, Sum, TopPrefix, Workspace, Written, BLOCK};
+use super::prefix::{capped_root, check_output, check_resolved, output_tolerance, write_checked, Param, Sum, TopPrefix, Workspace, Written, BLOCK};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -36,6 +36,9 @@ pub fn knapsack<T: Real>(
         if !v.is_finite() {
             return Err(Error::param(name, format!("must be finite, got {v}")));
         }
+    }
+    for (name, v) in [("lo", lo), ("hi", hi), ("r", r)] {
+        check_resolved("knapsack", name, v)?;
     }
     let m = x.len() as f64;
     if lo > hi {
@@ -237,5 +240,16 @@ mod tests {
         let mut out = [0.0; 2];
         let err = knapsack(&[0.0, 0.0], 0.0, 1.0, 3.0, &mut out, &mut Workspace::new());
         assert!(matches!(err, Err(Error::Infeasible { name: "r", .. })));
+    }
+
+    /// lo = hi: the single point lo·1, which float32 cannot hold for lo = −1e300.
+    #[test]
+    fn single_point_that_overflows_float32_raises() {
+        let mut out = [0.0f32; 2];
+        let err = knapsack(&[0.0f32; 2], -1e300, -1e300, -2e300, &mut out, &mut Workspace::new()).unwrap_err();
+        assert!(matches!(err, Error::NoSolution { .. }), "{err}");
+        let mut out = [0.0f64; 2];
+        knapsack(&[0.0f64; 2], -1e300, -1e300, -2e300, &mut out, &mut Workspace::new()).unwrap();
+        assert_eq!(out, [-1e300; 2]);
     }
 }

@@ -563,6 +563,23 @@ pub(crate) fn check_output<T: Real>(
     Err(crate::Error::no_solution(problem, unresolved_cause::<T>(out.len(), total, tol, sum, param)))
 }
 
+/// Refuses a subnormal parameter (0 < |value| < 2.2e-308): arithmetic there rounds
+/// absolutely, not relatively, so no rounding bound like [`output_tolerance`] can hold
+/// for a projection whose entries are of that size (Σp ≤ r = 1.2e-314 was missed by
+/// the rounding of r/k alone).
+pub(crate) fn check_resolved(problem: &'static str, name: &'static str, value: f64) -> crate::Result<()> {
+    if value != 0.0 && value.abs() < f64::MIN_POSITIVE {
+        return Err(crate::Error::no_solution(
+            problem,
+            format!(
+                "{name} = {value:e} is below what float64 resolves (subnormal: it carries no relative precision); \
+                 rescale x and {name}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// [`write_clipped`], then [`check_output`] on what it wrote.
 pub(crate) fn write_checked<T: Real>(
     problem: &'static str,
@@ -682,5 +699,14 @@ mod tests {
         // Capped at 0.5 with sum 1: the two largest entries are capped.
         let t = capped_root(&d, &p, 0.5, 0.0, 1.0).threshold();
         assert!((capped_sum(&d, &p, 0.5, t) - 1.0).abs() < 1e-14);
+    }
+
+    /// The output bound grows with the number of terms and is relative to the target
+    /// and the output's mass (scale-free).
+    #[test]
+    fn output_tolerance_is_relative_and_grows_with_m() {
+        let small = output_tolerance(10, 1.0, 1.0, f64::EPSILON);
+        assert!(output_tolerance(1000, 1.0, 1.0, f64::EPSILON) > 50.0 * small);
+        assert_eq!(output_tolerance(10, 1e-200, 1e-200, f64::EPSILON), small * 1e-200);
     }
 }

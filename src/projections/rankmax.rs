@@ -68,7 +68,7 @@ fn check_rankmax_params(n: usize, y: usize, k: usize, eta: f64) -> Result<()> {
     if !(eta > 0.0 && eta.is_finite()) {
         return Err(Error::param("eta", format!("must be finite and > 0, got {eta}")));
     }
-    Ok(())
+    super::prefix::check_resolved("rankmax", "eta", eta)
 }
 
 /// Computes μ_y, α_y, s and t for one row (see the module docs).
@@ -190,15 +190,6 @@ fn state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, exact: bool, ws: &mut W
 fn resolved(state: RankmaxState) -> Result<RankmaxState> {
     if state.alpha.is_finite() && state.alpha > 0.0 {
         return Ok(state);
-    }
-    if state.eta < f64::MIN_POSITIVE {
-        return Err(Error::no_solution(
-            "rankmax",
-            format!(
-                "eta = {:e} is below what float64 resolves (subnormal): alpha_y = {} overflows; use a larger eta",
-                state.eta, state.alpha
-            ),
-        ));
     }
     Err(Error::no_solution(
         "rankmax",

@@ -6,7 +6,7 @@
 //! Sparsemax (Martins & Astudillo 2016; the k = 1 case of the (n,k)-simplex, Rankmax
 //! paper eq. (8) with α = 1) is the projection with r = 1.
 
-use super::prefix::{block_maxima, gather_above, write_checked, Param, Sum, Workspace};
+use super::prefix::{block_maxima, check_resolved, gather_above, write_checked, Param, Sum, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::vector_code::largest_by;
@@ -24,6 +24,7 @@ pub fn simplex<T: Real>(
     if !(r >= 0.0 && r.is_finite()) {
         return Err(Error::param("r", format!("must be finite and >= 0, got {r}")));
     }
+    check_resolved("simplex", "r", r)?;
     if inequality {
         let positive_sum: f64 = x.iter().map(|v| v.to_f64().max(0.0)).sum();
         if positive_sum <= r {
@@ -122,5 +123,15 @@ mod tests {
         let mut out = vec![0.0; 1000];
         simplex(&x, 1.0, false, &mut out, &mut Workspace::new()).unwrap();
         assert!(out.iter().all(|&v| (v - 1e-3).abs() < 1e-15));
+    }
+
+    /// r/m below float32's smallest positive number: the zeros written do not sum to r.
+    #[test]
+    fn radius_below_float32_resolution_raises() {
+        let mut out = [0.0f32; 15];
+        let err = simplex(&[0.0f32; 15], 1e-300, false, &mut out, &mut Workspace::new()).unwrap_err();
+        assert!(err.to_string().contains("r = 1e-300 is below what float32 resolves"), "{err}");
+        let err = simplex(&[0.0f64; 15], 1e-320, false, &mut [0.0; 15], &mut Workspace::new()).unwrap_err();
+        assert!(err.to_string().contains("r = 1e-320 is below what float64 resolves"), "{err}");
     }
 }

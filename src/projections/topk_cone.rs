@@ -230,4 +230,24 @@ mod tests {
             assert!((a - b).abs() < 1e-15);
         }
     }
+
+    /// A constant row of 1000 entries (the first SDCA step of a 1000-class top-k SVM):
+    /// the prefix sums of m·0.4 carried ~m²ε of it and the output check raised. Solved
+    /// relative to the smallest free entry, each entry is 0.4/(1 + ρm), to an ulp.
+    #[test]
+    fn long_constant_row_is_exact() {
+        for k in [1, 5, 50] {
+            let p = project(&vec![0.4; 1000], k, 1.0);
+            assert!(p.iter().all(|&v| (v - 0.4 / 1001.0).abs() <= 2.0 * f64::EPSILON * v), "k = {k}");
+        }
+    }
+
+    /// An outlier of −1e12 loosened the partition tolerance until U = ∅ passed and
+    /// (2/3, 2/3, 0, 0, 0) was returned, violating p_i ≤ Σp/3 by 50%.
+    #[test]
+    fn far_outlier_does_not_loosen_the_partition_test() {
+        let p = project(&[1.0, 1.0, -1e12, 0.0, 0.0], 3, 0.0);
+        let expected = [0.8, 0.8, 0.0, 0.4, 0.4];
+        assert!(p.iter().zip(expected).all(|(a, b)| (a - b).abs() <= 1e-15), "{p:?}");
+    }
 }

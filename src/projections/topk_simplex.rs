@@ -9,7 +9,7 @@
 //!     λ = t + (1/k) Σ_{i∈U} (x_i − t − r/k) − ρ r ≥ 0.
 //! Following the paper we try the (cheaper) knapsack first and fall back to the cone.
 
-use super::prefix::{block_order_statistics, capped_root, check_output, solve_largest, write_clipped, Param, Sum, Workspace};
+use super::prefix::{block_order_statistics, capped_root, check_output, check_resolved, solve_largest, write_clipped, Param, Sum, Workspace};
 use super::topk_cone::{check_k, check_rho, cone_on_prefix, first_prefix};
 use super::Thresholds;
 use crate::real::Real;
@@ -30,6 +30,7 @@ pub fn topk_simplex<T: Real>(
     if !(r >= 0.0 && r.is_finite()) {
         return Err(Error::param("r", format!("must be finite and >= 0, got {r}")));
     }
+    check_resolved("topk_simplex", "r", r)?;
     if r == 0.0 {
         return Ok(super::write_zero(out));
     }

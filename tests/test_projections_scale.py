@@ -180,3 +180,14 @@ def test_box_simplex_all_capped_with_r_equal_to_m_hi() -> None:
     hi, r = 7.329886714333909e-07, 0.0001202101421150761
     p = P.box_simplex(x, hi, r, 0.5)
     np.testing.assert_array_equal(p, np.full(164, hi))
+
+
+def test_box_simplex_float32_rounding_of_hi_keeps_the_free_branch() -> None:
+    # Found by the fuzz harness: hi = r/5 rounds up in float32, so the five capped
+    # entries as stored summed above r; that sent the solve to the knapsack (Σp = r),
+    # whose multiplier is negative here, and the two low entries got 2.8e-17 instead of 0.
+    x = np.array([196.5201873779297, -173.21836853027344, 196.5201873779297, 196.5201873779297,
+                  -173.21836853027344, 196.5201873779297, 196.5201873779297], dtype=np.float32)
+    hi, r = 0.08619759055928236, 0.43098795279641183
+    p = P.box_simplex(x, hi, r, 0.03531081300415558)
+    np.testing.assert_array_equal(p, np.where(x > 0, np.float32(hi), np.float32(0.0)))

@@ -84,7 +84,11 @@ pub fn box_simplex<T: Real>(
     let written = write_clipped(x, &th, 0.0, out);
     // Σp = r (or ≤ r) is set by r, unless the cap hi is what leaves the entries subnormal.
     let param = if hi < r { Param { name: "hi", value: hi } } else { Param { name: "r", value: r } };
-    if matches!(sum, Sum::AtMost(_)) && written.total > r {
+    // The stored total may exceed r by the output type's own rounding alone (float32
+    // rounds hi up): that the output check allows, and the free solution stays optimal.
+    // Only a float64 sum above r means the branch test was wrong.
+    let above_r = || x.iter().map(|&v| ((v.to_f64() - th.shift) - th.lower).max(0.0).min(hi)).sum::<f64>() > r;
+    if matches!(sum, Sum::AtMost(_)) && written.total > r && above_r() {
         // The branch test summed the free solution from prefix sums, which carry the
         // rounding of the largest entries: its output lands above r, so Σp ≤ r binds.
         let th = solve_largest(x, zero_below, FIRST_PREFIX, ws, |d, p, rest| Ok(knapsack_on(d, p, rest)))?;

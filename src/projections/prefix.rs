@@ -521,7 +521,8 @@ pub(crate) struct Param {
 /// The last line of defence of the threshold projections: the output `out` (as
 /// stored) must be finite and satisfy its sum constraint — Σp = target
 /// (`Sum::Equal`), or Σp ≤ target (`Sum::AtMost`) — within [`output_tolerance`]
-/// (only computed, in a second pass, for a sum that is not within 4ε of its target).
+/// (its mass Σ|p̂| is summed in a second pass only when |Σp̂| in its place does not
+/// already vouch for the sum).
 /// Otherwise this raises `NoSolution` naming the cause: an output that overflows its
 /// type, a parameter so small that the entries are subnormal in the output type
 /// (e.g. r = 1e-300 with float32), or a row spanning more orders of magnitude than
@@ -550,11 +551,12 @@ pub(crate) fn check_output<T: Real>(
         Sum::Equal(_) => (total - target).abs(),
         Sum::AtMost(_) => total - target,
     };
-    // The common case, without the second pass (4ε|target| is below the tolerance).
-    if excess <= 4.0 * f64::EPSILON * target.abs() {
+    // The common case, without a second pass: |Σp̂| ≤ Σ|p̂|, so the tolerance with |Σp̂|
+    // in place of the mass is at most the real one.
+    let eps_out = output_epsilon::<T>();
+    if excess <= output_tolerance(out.len(), target, total.abs(), eps_out) {
         return Ok(());
     }
-    let eps_out = output_epsilon::<T>();
     let mass = out.iter().map(|v| v.to_f64().abs()).sum::<f64>() + out.len() as f64 * lo.abs();
     let tol = output_tolerance(out.len(), target, mass, eps_out);
     if excess <= tol {

@@ -41,7 +41,7 @@ test-python: develop
 	$(PY) -m pytest -q tests
 
 # The long fuzz run of every projection and loss (tests/fuzz/fuzz_projections.py, one
-# core, ~15 min for 2·10^7 rows; results in RELIABILITY.md). make test runs a short
+# core, ~5 min for 2·10^7 rows; results in RELIABILITY.md). make test runs a short
 # seeded slice of it (tests/test_fuzz_projections.py).
 FUZZ_ROWS ?= 20000000
 FUZZ_SEED ?= 2026

@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test test-rust test-python typecheck demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l bench-tracenorm bench-cocoa tracenorm-real tracenorm-pq-fashion topk-svm-epochs movielens m3l-prior wheel clean
+.PHONY: all develop test test-rust test-python typecheck fuzz demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l bench-tracenorm bench-cocoa tracenorm-real tracenorm-pq-fashion topk-svm-epochs movielens m3l-prior wheel clean
 
 all: test
 
@@ -39,6 +39,14 @@ typecheck: develop
 
 test-python: develop
 	$(PY) -m pytest -q tests
+
+# The long fuzz run of every projection and loss (tests/fuzz/fuzz_projections.py, one
+# core, ~5 min for 2·10^7 rows; results in RELIABILITY.md). make test runs a short
+# seeded slice of it (tests/test_fuzz_projections.py).
+FUZZ_ROWS ?= 20000000
+FUZZ_SEED ?= 2026
+fuzz: develop
+	$(PY) tests/fuzz/fuzz_projections.py --rows $(FUZZ_ROWS) --seed $(FUZZ_SEED)
 
 demo: develop
 	$(PY) -m toprank.datasets fetch letter

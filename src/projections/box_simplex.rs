@@ -11,7 +11,7 @@
 //! exceed r (K·hi > r), t ≥ x_[K] − hi: only entries above that are sorted
 //! (`capped_zero_below`).
 
-use super::prefix::{capped_root, capped_sum, capped_zero_below, check_sum, clipped_noise, solve_largest, write_clipped, Sum, Workspace};
+use super::prefix::{capped_root, capped_sum, capped_zero_below, check_output, check_resolved, solve_largest, write_checked, write_clipped, Param, Sum, Workspace};
 use super::topk_cone::check_rho;
 use super::Thresholds;
 use crate::real::Real;
@@ -34,6 +34,7 @@ pub fn box_simplex<T: Real>(
         if !(v >= 0.0 && v.is_finite()) {
             return Err(Error::param(name, format!("must be finite and >= 0, got {v}")));
         }
+        check_resolved("box_simplex", name, v)?;
     }
     if hi == 0.0 || r == 0.0 {
         return Ok(super::write_zero(out));
@@ -41,6 +42,12 @@ pub fn box_simplex<T: Real>(
     // Σp = s ≤ r in both branches, so the bound for Σp ≤ r holds.
     let zero_below = capped_zero_below(x, hi, r, FIRST_PREFIX, ws);
     let knapsack_on = |d: &[f64], p: &[f64], rest: f64| {
+        // A prefix whose caps cannot reach r has no knapsack root: `capped_root` returns
+        // "all capped", which the prefix test cannot refute (a long tail of equal entries
+        // summed to 32·hi where r = m·hi), so the prefix must grow.
+        if (d.len() as f64) * hi < r && rest > f64::NEG_INFINITY {
+            return None;
+        }
         let knapsack = capped_root(d, p, hi, 0.0, r);
         knapsack.clears(rest).then_some(knapsack)
     };
@@ -75,14 +82,20 @@ pub fn box_simplex<T: Real>(
         Ok(knapsack.map(|knapsack| (knapsack, Sum::Equal(r))))
     })?;
     let written = write_clipped(x, &th, 0.0, out);
-    if matches!(sum, Sum::AtMost(_)) && written.total > r {
+    // Σp = r (or ≤ r) is set by r, unless the cap hi is what leaves the entries subnormal.
+    let param = if hi < r { Param { name: "hi", value: hi } } else { Param { name: "r", value: r } };
+    // The stored total may exceed r by the output type's own rounding alone (float32
+    // rounds hi up): that the output check allows, and the free solution stays optimal.
+    // Only a float64 sum above r means the branch test was wrong.
+    let above_r = || x.iter().map(|&v| ((v.to_f64() - th.shift) - th.lower).max(0.0).min(hi)).sum::<f64>() > r;
+    if matches!(sum, Sum::AtMost(_)) && written.total > r && above_r() {
         // The branch test summed the free solution from prefix sums, which carry the
         // rounding of the largest entries: its output lands above r, so Σp ≤ r binds.
         let th = solve_largest(x, zero_below, FIRST_PREFIX, ws, |d, p, rest| Ok(knapsack_on(d, p, rest)))?;
-        check_sum("box_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(r), || 0.0)?;
+        write_checked("box_simplex", x, &th, 0.0, out, Sum::Equal(r), param)?;
         return Ok(th);
     }
-    check_sum("box_simplex", written, || clipped_noise(x, &th, 0.0), sum, || 0.0)?;
+    check_output("box_simplex", out, 0.0, written, sum, param)?;
     Ok(th)
 }
 

@@ -5,7 +5,7 @@
 //! exactly on a sorted prefix of the k-or-so largest entries (`capped_root`), taken
 //! from the entries above x_[K] − 1, K = ⌊k⌋ + 1 (K entries at 1 would exceed k).
 
-use super::prefix::{capped_root, capped_zero_below, check_sum, clipped_noise, solve_largest, write_clipped, Sum, Workspace};
+use super::prefix::{capped_root, capped_zero_below, check_resolved, solve_largest, write_checked, Param, Sum, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -14,12 +14,13 @@ use crate::{Error, Result};
 pub fn capped_simplex<T: Real>(x: &[T], k: f64, out: &mut [T], ws: &mut Workspace) -> Result<Thresholds> {
     super::check_row(x, out)?;
     check_capped_k(k, x.len())?;
+    check_resolved("capped_simplex", "k", k)?;
     let first = ((2.0 * k.ceil() + 8.0).min(x.len() as f64) as usize).max(32);
     let th = solve_largest(x, capped_zero_below(x, 1.0, k, first, ws), first, ws, |d, p, rest| {
         let th = capped_root(d, p, 1.0, 0.0, k);
         Ok(th.clears(rest).then_some(th))
     })?;
-    check_sum("capped_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(k), || 0.0)?;
+    write_checked("capped_simplex", x, &th, 0.0, out, Sum::Equal(k), Param { name: "k", value: k })?;
     Ok(th)
 }
 

@@ -17,7 +17,7 @@
 //! again exactly on sorted values (`capped_root`), whose decisions are comparisons of
 //! single entries. This fallback is exact, not an approximation.
 
-use super::prefix::{capped_root, check_sum, clipped_noise, write_clipped, Sum, TopPrefix, Workspace, BLOCK};
+use super::prefix::{capped_root, check_output, check_resolved, output_tolerance, write_checked, Param, Sum, TopPrefix, Workspace, Written, BLOCK};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -37,29 +37,39 @@ pub fn knapsack<T: Real>(
             return Err(Error::param(name, format!("must be finite, got {v}")));
         }
     }
+    for (name, v) in [("lo", lo), ("hi", hi), ("r", r)] {
+        check_resolved("knapsack", name, v)?;
+    }
     let m = x.len() as f64;
     if lo > hi {
         return Err(Error::Infeasible { name: "lo", reason: format!("lo = {lo} > hi = {hi}") });
     }
-    let slack = 1e-12 * (r.abs() + m * lo.abs().max(hi.abs()));
+    // r within half the output's rounding bound of m·lo or m·hi is their sum as far as
+    // float64 can tell (the output check then accepts the point lo·1 or hi·1); beyond
+    // it, the set is empty.
+    let slack = 0.5 * output_tolerance(x.len(), r, m * lo.abs().max(hi.abs()), 0.0);
     if m * lo > r + slack || m * hi < r - slack {
         return Err(Error::Infeasible {
             name: "r",
             reason: format!("need m·lo ≤ r ≤ m·hi, got m = {m}, lo = {lo}, hi = {hi}, r = {r}"),
         });
     }
+    let param = Param { name: "r", value: r };
     if hi == lo {
-        out.iter_mut().for_each(|o| *o = T::from_f64(lo));
+        // The single point p = lo·1, which a float32 output may not hold (lo = −1e300).
+        let stored = T::from_f64(lo);
+        out.iter_mut().for_each(|o| *o = stored);
+        let written = Written { total: m * stored.to_f64(), fits: stored.to_f64().is_finite() };
+        check_output("knapsack", out, lo, written, Sum::Equal(r), Param { name: "lo", value: lo })?;
         return Ok(Thresholds { shift: 0.0, lower: f64::NAN, upper: hi });
     }
     let t = variable_fixing_threshold(x, lo, hi, r, ws);
     let th = relative_to_pivot(x, t, lo, hi, r);
-    let bound_scale = m * lo.abs().max(hi.abs());
-    if check_sum("knapsack", write_clipped(x, &th, lo, out), || clipped_noise(x, &th, lo), Sum::Equal(r), || bound_scale).is_ok() {
+    if write_checked("knapsack", x, &th, lo, out, Sum::Equal(r), param).is_ok() {
         return Ok(th);
     }
     let th = sorted_threshold(x, lo, hi, r, ws)?;
-    check_sum("knapsack", write_clipped(x, &th, lo, out), || clipped_noise(x, &th, lo), Sum::Equal(r), || bound_scale)?;
+    write_checked("knapsack", x, &th, lo, out, Sum::Equal(r), param)?;
     Ok(th)
 }
 
@@ -230,5 +240,16 @@ mod tests {
         let mut out = [0.0; 2];
         let err = knapsack(&[0.0, 0.0], 0.0, 1.0, 3.0, &mut out, &mut Workspace::new());
         assert!(matches!(err, Err(Error::Infeasible { name: "r", .. })));
+    }
+
+    /// lo = hi: the single point lo·1, which float32 cannot hold for lo = −1e300.
+    #[test]
+    fn single_point_that_overflows_float32_raises() {
+        let mut out = [0.0f32; 2];
+        let err = knapsack(&[0.0f32; 2], -1e300, -1e300, -2e300, &mut out, &mut Workspace::new()).unwrap_err();
+        assert!(matches!(err, Error::NoSolution { .. }), "{err}");
+        let mut out = [0.0f64; 2];
+        knapsack(&[0.0f64; 2], -1e300, -1e300, -2e300, &mut out, &mut Workspace::new()).unwrap();
+        assert_eq!(out, [-1e300; 2]);
     }
 }

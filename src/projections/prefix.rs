@@ -26,8 +26,9 @@
 //! searched from prefix sums of absolute values, unless their rounding is not small
 //! next to the cap: then x_i − cap would round onto x_i (1e17 under a cap of 1), and
 //! the search sums entry by entry relative to the breakpoint's entry instead
-//! (`capped_root`). Whatever rounding is left, the output check (`check_sum`) raises
-//! rather than returning a point off its constraint.
+//! (`capped_root`). Whatever rounding is left, the output check (`check_output`) raises
+//! rather than returning a point off its constraint by more than its proved rounding
+//! bound (`output_tolerance`).
 
 use super::Thresholds;
 use crate::real::Real;
@@ -374,12 +375,15 @@ fn capped_root_in_bracket(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64, exact_
     let j = first_at_or_below(0.0);
     let u = if cap.is_finite() { first_at_or_below(cap).min(j) } else { 0 };
     // The root's bracket between consecutive breakpoints, relative to a pivot entry next
-    // to it — the first free one, else (no free entries, a = 0: any t in the bracket
-    // works) the smallest capped or the largest zero one: an entry d_i − cap next to a
-    // huge d_i rounds, (d_i − pivot) − cap does not, so the entries land exactly on 0
-    // and the cap.
+    // to it — the last (smallest) free one, so that every free d_i − pivot lies in
+    // [0, p_i] and their sum carries no more than m ulps of Σp (the proof above
+    // `output_tolerance`; the largest free entry would give m ulps of m·max p: a long
+    // row of near-equal entries lost its sum); else (no free entries, a = 0: any t in
+    // the bracket works) the smallest capped or the largest zero one: an entry d_i − cap
+    // next to a huge d_i rounds, (d_i − pivot) − cap does not, so the entries land
+    // exactly on 0 and the cap.
     let pivot = if j > u {
-        d[u]
+        d[j - 1]
     } else if a > 0.0 {
         0.0
     } else if u > 0 {
@@ -423,15 +427,10 @@ fn capped_root_in_bracket(d: &[f64], p: &[f64], cap: f64, a: f64, b: f64, exact_
     (Thresholds { shift: pivot, lower: offset, upper: cap }, clamped)
 }
 
-/// The largest entry of a row (−∞ for an empty one).
-#[inline]
-pub(crate) fn row_max<T: Real>(x: &[T]) -> f64 {
-    x.chunks(BLOCK).map(block_max).fold(f64::NEG_INFINITY, |m, b| if b > m { b } else { m })
-}
-
-/// What writing a projection saw, for [`check_sum`].
+/// What writing a projection saw, for [`check_output`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Written {
+    /// The sum of the entries as written (rounded to the output type), in f64.
     pub total: f64,
     /// Every entry fits the output's type (a float32 output can overflow where the
     /// float64 computation did not; a float64 one overflows only if the total does).
@@ -443,63 +442,98 @@ pub(crate) struct Written {
 pub(crate) fn write_clipped<T: Real>(x: &[T], th: &super::Thresholds, lo: f64, out: &mut [T]) -> Written {
     let (shift, lower, upper) = (th.shift, th.lower, th.upper);
     // Branch-free (whether an entry is clipped is unpredictable), and summed in
-    // independent lanes: one running sum would wait on each addition in turn.
-    let clip = |v: T| ((v.to_f64() - shift) - lower).max(lo).min(upper);
+    // independent lanes: one running sum would wait on each addition in turn. The sum
+    // is of the entries as stored, so that a float32 output is checked as returned.
+    let clip = |v: T| T::from_f64(((v.to_f64() - shift) - lower).max(lo).min(upper));
     let mut lanes = [0.0f64; BLOCK];
     let mut out_blocks = out.chunks_exact_mut(BLOCK);
     let mut x_blocks = x.chunks_exact(BLOCK);
     for (o, v) in out_blocks.by_ref().zip(x_blocks.by_ref()) {
         for lane in 0..BLOCK {
             let p = clip(v[lane]);
-            lanes[lane] += p;
-            o[lane] = T::from_f64(p);
+            lanes[lane] += p.to_f64();
+            o[lane] = p;
         }
     }
     let mut total = lanes.iter().sum::<f64>();
     for (o, &v) in out_blocks.into_remainder().iter_mut().zip(x_blocks.remainder()) {
         let p = clip(v);
-        total += p;
-        *o = T::from_f64(p);
+        total += p.to_f64();
+        *o = p;
     }
     let fits = T::as_f64_slice(out).is_some() || out.iter().all(|o| o.to_f64().is_finite());
     Written { total, fits }
 }
 
-/// A bound on the rounding error of a [`write_clipped`] sum: a few ulps of
-/// |x_i| + |shift| + |lower| per free entry (the data carry that much representation
-/// error, and the threshold was computed from them), and per clipped entry that close to
-/// its bound (rounding may have put it on the wrong side; other clipped entries are
-/// exact). A second pass, run only when the sum is off.
-pub(crate) fn clipped_noise<T: Real>(x: &[T], th: &super::Thresholds, lo: f64) -> f64 {
-    let per_entry = th.shift.abs() + th.lower.abs();
-    x.iter()
-        .map(|&v| {
-            let v = v.to_f64();
-            let raw = (v - th.shift) - th.lower;
-            let rounding = 4.0 * f64::EPSILON * (v.abs() + per_entry);
-            if raw > lo - rounding && raw < th.upper + rounding {
-                rounding
-            } else {
-                0.0
-            }
-        })
-        .sum()
+/// The unit of rounding of the output type `T` (ε of float64 or float32).
+pub(crate) fn output_epsilon<T: Real>() -> f64 {
+    if T::as_f64_slice(&[]).is_some() {
+        f64::EPSILON
+    } else {
+        f32::EPSILON as f64
+    }
 }
 
-/// The last line of defence of the threshold projections: the output must be finite
-/// and satisfy its sum constraint — Σp = target (`Sum::Equal`), or Σp ≤ target
-/// (`Sum::AtMost`) — up to rounding; a sum off by more than 1e-12 of the problem's
-/// scale (|target| + `bound_scale`) is only excused by a rounding bound (`noise`) that
-/// is itself small next to that scale. Both are computed only for a sum that is off.
-/// It fails when the row spans more orders of magnitude than float64 resolves around
-/// the threshold (e.g. |x| ~ 1e20 with bounds ~1), or when the result overflows; then
-/// we raise instead of returning an infeasible or inaccurate point.
-pub(crate) fn check_sum(
+/// The proved bound on |Σp̂ − target| for the output p̂ (as stored, length m) of a
+/// threshold projection, with L = Σ|p̂_i| + m·|lo| (lo the lower clip; 0 but for the
+/// knapsack) and ε_out the output type's ε:
+///
+/// ```text
+/// |Σp̂ − target| ≤ 8·(m + 4)·ε·(|target| + L) + ε_out·L.
+/// ```
+///
+/// Proof (u = ε/2; γ_n = nu/(1 − nu) ≤ (n + 1)u). Every solver writes
+/// p_i = clip((x_i − pivot) − τ, lo, hi) where the pivot is an entry of the free set
+/// M = {lo < p_i < hi}, the one nearest lo (the smallest free entry; the simplex uses
+/// the row maximum, see (1)), and τ solves its partition's sum equation,
+/// τ = (Σ_M (x_i − pivot) + Σ_{i∉M} b_i − target)/|M| (b_i the bound entry i is fixed
+/// at; `topk_cone.rs` shows the cone's s obeys the same estimate).
+/// (1) For i ∈ M, x_i − pivot = p_i − p_pivot with p_pivot − lo ≤ p_i − lo, so
+///     |x_i − pivot| ≤ |p_i| + 2|lo|; each is rounded once and their sum with the b_i
+///     costs γ_m: the numerator of τ is within (γ_m + u)(|target| + 3L) of its exact
+///     value, and |M|·(error of τ) — how far the exact Σ clip(·) at the computed τ is
+///     from the target — is at most (γ_m + 2u)(|target| + 3L). (The simplex shifts by
+///     the maximum, its candidates lie within r = target of it: |x_i − max| ≤ |target|,
+///     and rounding those differences adds m·u·|target|.)
+/// (2) Each entry is two subtractions off its exact value at the computed τ: ≤
+///     u(|x_i − pivot| + |p_i|) ≤ 2u(|p_i| + |lo|) (an entry clipped away from its
+///     bound is exact; one within that distance of it is off by no more): ≤ 2uL.
+/// (3) Storing in the output type moves each entry by ≤ u_out|p_i|: ≤ u_out·L.
+/// (4) The lane sum of the m stored entries is within γ_m·L of its exact value.
+///
+/// In all ≤ (2γ_m + 5u)(|target| + 3L) + m·u·|target| + u_out·L, which is at most
+/// (3.5m + 11)·ε·(|target| + L) + ε_out·L: about half the tolerance; the other half
+/// covers partitions decided at ties within rounding (an entry on the wrong side of a
+/// tie moves the sum by its own rounding). The bound is relative (scale-free): an
+/// output off by more did not solve its problem, whatever the reason, and is never
+/// returned.
+pub(crate) fn output_tolerance(m: usize, target: f64, mass: f64, eps_out: f64) -> f64 {
+    8.0 * (m as f64 + 4.0) * f64::EPSILON * (target.abs() + mass) + eps_out * mass
+}
+
+/// The parameter that sets a projection's sum constraint, named when it cannot be met.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Param {
+    pub name: &'static str,
+    pub value: f64,
+}
+
+/// The last line of defence of the threshold projections: the output `out` (as
+/// stored) must be finite and satisfy its sum constraint — Σp = target
+/// (`Sum::Equal`), or Σp ≤ target (`Sum::AtMost`) — within [`output_tolerance`]
+/// (its mass Σ|p̂| is summed in a second pass only when |Σp̂| in its place does not
+/// already vouch for the sum).
+/// Otherwise this raises `NoSolution` naming the cause: an output that overflows its
+/// type, a parameter so small that the entries are subnormal in the output type
+/// (e.g. r = 1e-300 with float32), or a row spanning more orders of magnitude than
+/// float64 resolves around the threshold.
+pub(crate) fn check_output<T: Real>(
     problem: &'static str,
+    out: &[T],
+    lo: f64,
     written: Written,
-    noise: impl FnOnce() -> f64,
     sum: Sum,
-    bound_scale: impl FnOnce() -> f64,
+    param: Param,
 ) -> crate::Result<()> {
     let Written { total, fits } = written;
     let target = sum.target();
@@ -517,34 +551,75 @@ pub(crate) fn check_sum(
         Sum::Equal(_) => (total - target).abs(),
         Sum::AtMost(_) => total - target,
     };
-    // The common case, without computing the bound scale or the noise.
-    if excess <= 1e-12 * target.abs() {
+    // The common case, without a second pass: |Σp̂| ≤ Σ|p̂|, so the tolerance with |Σp̂|
+    // in place of the mass is at most the real one.
+    let eps_out = output_epsilon::<T>();
+    if excess <= output_tolerance(out.len(), target, total.abs(), eps_out) {
         return Ok(());
     }
-    let scale = target.abs() + bound_scale();
-    if excess <= 1e-12 * scale {
+    let mass = out.iter().map(|v| v.to_f64().abs()).sum::<f64>() + out.len() as f64 * lo.abs();
+    let tol = output_tolerance(out.len(), target, mass, eps_out);
+    if excess <= tol {
         return Ok(());
     }
-    // Off by more than the problem's own precision: an error unless within the rounding
-    // bound, and that bound small enough to vouch for the result (else the threshold is
-    // not resolved: the "rounding" could be the whole answer).
-    let noise = noise();
-    if excess > 1e-12 * scale + noise || noise > RESOLUTION * scale {
+    Err(crate::Error::no_solution(problem, unresolved_cause::<T>(out.len(), total, tol, sum, param)))
+}
+
+/// Refuses a subnormal parameter (0 < |value| < 2.2e-308): arithmetic there rounds
+/// absolutely, not relatively, so no rounding bound like [`output_tolerance`] can hold
+/// for a projection whose entries are of that size (Σp ≤ r = 1.2e-314 was missed by
+/// the rounding of r/k alone).
+pub(crate) fn check_resolved(problem: &'static str, name: &'static str, value: f64) -> crate::Result<()> {
+    if value != 0.0 && value.abs() < f64::MIN_POSITIVE {
         return Err(crate::Error::no_solution(
             problem,
             format!(
-                "the projection sums to {total:e} (rounding bound {noise:.1e}) where it must sum to {} {target:e}: \
-                 x spans more orders of magnitude than float64 resolves around the threshold; rescale or clip x",
-                sum.relation()
+                "{name} = {value:e} is below what float64 resolves (subnormal: it carries no relative precision); \
+                 rescale x and {name}"
             ),
         ));
     }
     Ok(())
 }
 
-/// The rounding a checked projection may carry, relative to its scale: beyond it the
-/// threshold is not resolved and the projection raises (see [`check_sum`]).
-const RESOLUTION: f64 = 1e-3;
+/// [`write_clipped`], then [`check_output`] on what it wrote.
+pub(crate) fn write_checked<T: Real>(
+    problem: &'static str,
+    x: &[T],
+    th: &super::Thresholds,
+    lo: f64,
+    out: &mut [T],
+    sum: Sum,
+    param: Param,
+) -> crate::Result<()> {
+    let written = write_clipped(x, th, lo, out);
+    check_output(problem, out, lo, written, sum, param)
+}
+
+/// Why a projection's output misses its sum constraint `sum` by more than `tol`.
+pub(crate) fn unresolved_cause<T: Real>(m: usize, total: f64, tol: f64, sum: Sum, param: Param) -> String {
+    let target = sum.target();
+    let (dtype, smallest) = if T::as_f64_slice(&[]).is_some() {
+        ("float64", f64::MIN_POSITIVE)
+    } else {
+        ("float32", f32::MIN_POSITIVE as f64)
+    };
+    let found = format!("the projection sums to {total:e} where it must sum to {} {target:e} (rounding bound {tol:.1e})", sum.relation());
+    // Subnormal entries carry an absolute, not a relative, rounding: the parameter, not
+    // the data, is out of range.
+    let per_entry = target.abs() / m as f64;
+    if param.name == "x" && target != 0.0 && per_entry < smallest {
+        return format!("{found}: the entries of x are so small that the projection's (about {per_entry:.1e}) are subnormal in {dtype}; rescale x");
+    }
+    if (target != 0.0 && per_entry < smallest) || (param.value != 0.0 && param.value.abs() < f64::MIN_POSITIVE) {
+        return format!(
+            "{found}: {} = {:e} is below what {dtype} resolves (the entries, about {per_entry:.1e}, are subnormal); \
+             rescale x and {}",
+            param.name, param.value, param.name
+        );
+    }
+    format!("{found}: x spans more orders of magnitude than float64 resolves around the threshold; rescale or clip x")
+}
 
 /// The sum constraint a projection's output is checked against.
 #[derive(Debug, Clone, Copy)]
@@ -554,7 +629,7 @@ pub(crate) enum Sum {
 }
 
 impl Sum {
-    fn target(self) -> f64 {
+    pub(crate) fn target(self) -> f64 {
         match self {
             Sum::Equal(t) | Sum::AtMost(t) => t,
         }
@@ -565,18 +640,6 @@ impl Sum {
             Sum::AtMost(_) => "<=",
         }
     }
-}
-
-/// A tolerance for the optimality checks of a search over sorted values: a few
-/// hundred ulps of the magnitudes involved.
-#[inline]
-pub(crate) fn check_tolerance(scale: f64) -> f64 {
-    1e-12 * scale.max(f64::MIN_POSITIVE)
-}
-
-/// max_i |x_i|.
-pub(crate) fn max_abs<T: Real>(x: &[T]) -> f64 {
-    x.iter().fold(0.0, |m: f64, &v| m.max(v.to_f64().abs()))
 }
 
 #[cfg(test)]
@@ -638,5 +701,14 @@ mod tests {
         // Capped at 0.5 with sum 1: the two largest entries are capped.
         let t = capped_root(&d, &p, 0.5, 0.0, 1.0).threshold();
         assert!((capped_sum(&d, &p, 0.5, t) - 1.0).abs() < 1e-14);
+    }
+
+    /// The output bound grows with the number of terms and is relative to the target
+    /// and the output's mass (scale-free).
+    #[test]
+    fn output_tolerance_is_relative_and_grows_with_m() {
+        let small = output_tolerance(10, 1.0, 1.0, f64::EPSILON);
+        assert!(output_tolerance(1000, 1.0, 1.0, f64::EPSILON) > 50.0 * small);
+        assert_eq!(output_tolerance(10, 1e-200, 1e-200, f64::EPSILON), small * 1e-200);
     }
 }

@@ -10,8 +10,9 @@
 //! min-heap gives them in O(n log k) (never a full sort). S_t is accumulated as
 //! (mass of the support outside the k largest) + (suffix sums of the k largest). That
 //! outside mass comes from the same pass as the heap (total minus the kept k) only
-//! when the difference keeps at least 1e-4 of the total, i.e. loses at most ~1e-12
-//! relative; otherwise, or when y is above z_[k], a second pass sums it directly.
+//! when the difference keeps at least half the total, i.e. loses at most 4 roundings
+//! per term, within the output's bound (`output_tolerance`); otherwise, or when y is
+//! above z_[k], a second pass sums it directly.
 //! For k = 1, μ_y = z_y − η and t = 0: eq. (15).
 //! Every z_i − μ_y is evaluated as (z_i − anchor) + η with anchor = min(z_y, z_[k]), so
 //! scores of any magnitude keep their differences (z = (1e16, −1e16, 0) works).
@@ -68,11 +69,17 @@ fn check_rankmax_params(n: usize, y: usize, k: usize, eta: f64) -> Result<()> {
     if !(eta > 0.0 && eta.is_finite()) {
         return Err(Error::param("eta", format!("must be finite and > 0, got {eta}")));
     }
-    Ok(())
+    super::prefix::check_resolved("rankmax", "eta", eta)
 }
 
 /// Computes μ_y, α_y, s and t for one row (see the module docs).
 pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Workspace) -> Result<RankmaxState> {
+    state(z, y, k, eta, false, ws)
+}
+
+/// [`rankmax_state`]; `exact` sums the support's mass outside the k largest directly,
+/// never as the one-pass total minus the kept mass (which keeps ~1e-12 of it).
+fn state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, exact: bool, ws: &mut Workspace) -> Result<RankmaxState> {
     check_rankmax_params(z.len(), y, k, eta)?;
     let zy = z[y].to_f64();
     if k == 1 {
@@ -146,7 +153,7 @@ pub fn rankmax_state<T: Real>(z: &[T], y: usize, k: usize, eta: f64, ws: &mut Wo
     // dominates), in which case, as when y is above z_[k], a second pass sums it
     // directly. Scores tied with z_[k] are kept only as often as among the k largest.
     let kept_mass: f64 = top.iter().map(|&v| excess(v)).sum();
-    let outside = if zy <= kth && mass - kept_mass >= 1e-4 * mass {
+    let outside = if !exact && zy <= kth && mass - kept_mass >= 0.5 * mass {
         mass - kept_mass
     } else {
         let (exact_support, (mut outside, tied)) = support_and_mass(z, anchor, eta, kth);
@@ -263,14 +270,47 @@ fn sift_down(heap: &mut [f64], mut i: usize) {
     }
 }
 
-/// Writes Rankmax(z, y) (Definition 4 with margin `eta`) into `out`.
+/// Writes Rankmax(z, y) (Definition 4 with margin `eta`) into `out`, checked to sum
+/// to k within its rounding bound.
 pub fn rankmax<T: Real>(z: &[T], y: usize, k: usize, eta: f64, out: &mut [T], ws: &mut Workspace) -> Result<RankmaxState> {
     super::check_row(z, out)?;
+    let kf = k as f64;
+    // Written as before (a loop the compiler vectorises), then summed as stored, in
+    // independent lanes.
+    let write = |state: &RankmaxState, out: &mut [T]| {
+        for (o, &v) in out.iter_mut().zip(z) {
+            *o = T::from_f64(state.prob(v.to_f64()));
+        }
+        let mut lanes = [0.0f64; 8];
+        let mut chunks = out.chunks_exact(8);
+        for chunk in chunks.by_ref() {
+            for (l, &p) in lanes.iter_mut().zip(chunk) {
+                *l += p.to_f64();
+            }
+        }
+        lanes.iter().sum::<f64>() + chunks.remainder().iter().map(|p| p.to_f64()).sum::<f64>()
+    };
+    let eps_out = super::prefix::output_epsilon::<T>();
     let state = rankmax_state(z, y, k, eta, ws)?;
-    for (o, &v) in out.iter_mut().zip(z) {
-        *o = T::from_f64(state.prob(v.to_f64()));
+    let total = write(&state, out);
+    // p ≥ 0, so Σ|p| = Σp: the common case needs no second pass.
+    if (total - kf).abs() <= super::prefix::output_tolerance(z.len(), kf, total, eps_out) {
+        return Ok(state);
     }
-    Ok(state)
+    // Off by more than a few ulps: the mass outside the k largest, if it came from the
+    // one-pass difference, is summed again directly.
+    let state = self::state(z, y, k, eta, true, ws)?;
+    let total = write(&state, out);
+    // The threshold projections' bound (`output_tolerance`: α = (k − t)/S sums positive
+    // terms, as τ does there), plus the rounding of each excess (z_i − anchor) + η:
+    // ≤ u(|z_i − anchor| + excess_i), i.e. α·u·|z_i − anchor| in p_i.
+    let spread: f64 = z.iter().map(|v| v.to_f64()).filter(|&v| state.excess(v) > 0.0).map(|v| (v - state.anchor).abs()).sum();
+    let tol = super::prefix::output_tolerance(z.len(), kf, total, eps_out) + 2.0 * f64::EPSILON * state.alpha * spread;
+    if (total - kf).abs() <= tol {
+        return Ok(state);
+    }
+    let param = super::prefix::Param { name: "eta", value: eta };
+    Err(Error::no_solution("rankmax", super::prefix::unresolved_cause::<T>(z.len(), total, tol, super::prefix::Sum::Equal(kf), param)))
 }
 
 #[cfg(test)]

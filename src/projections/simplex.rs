@@ -6,7 +6,7 @@
 //! Sparsemax (Martins & Astudillo 2016; the k = 1 case of the (n,k)-simplex, Rankmax
 //! paper eq. (8) with α = 1) is the projection with r = 1.
 
-use super::prefix::{block_maxima, check_sum, clipped_noise, gather_above, write_clipped, Sum, Workspace};
+use super::prefix::{block_maxima, check_resolved, gather_above, write_checked, Param, Sum, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::vector_code::largest_by;
@@ -24,11 +24,12 @@ pub fn simplex<T: Real>(
     if !(r >= 0.0 && r.is_finite()) {
         return Err(Error::param("r", format!("must be finite and >= 0, got {r}")));
     }
+    check_resolved("simplex", "r", r)?;
     if inequality {
         let positive_sum: f64 = x.iter().map(|v| v.to_f64().max(0.0)).sum();
         if positive_sum <= r {
             let th = Thresholds { shift: 0.0, lower: 0.0, upper: f64::INFINITY };
-            check_sum("simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::AtMost(r), || 0.0)?;
+            write_checked("simplex", x, &th, 0.0, out, Sum::AtMost(r), Param { name: "r", value: r })?;
             return Ok(th);
         }
     }
@@ -36,7 +37,7 @@ pub fn simplex<T: Real>(
         return Ok(super::write_zero(out));
     }
     let th = simplex_threshold(x, r, ws)?;
-    check_sum("simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(r), || 0.0)?;
+    write_checked("simplex", x, &th, 0.0, out, Sum::Equal(r), Param { name: "r", value: r })?;
     Ok(th)
 }
 
@@ -66,17 +67,24 @@ pub(crate) fn simplex_threshold<T: Real>(x: &[T], r: f64, ws: &mut Workspace) ->
     let (mut len, mut sum) = (candidates.len(), candidates.iter().sum::<f64>());
     while len > 0 {
         let tau = (sum - r) / len as f64;
-        let (mut kept, mut kept_sum) = (0, 0.0);
+        let (mut kept, mut kept_sum, mut smallest) = (0, 0.0, 0.0f64);
         for i in 0..len {
             let d = candidates[i];
             if d > tau {
                 candidates[kept] = d;
                 kept += 1;
                 kept_sum += d;
+                smallest = smallest.min(d);
             }
         }
         if kept == len {
-            return Ok(Thresholds { shift: top, lower: tau, upper: f64::INFINITY });
+            // The support is final. τ from Σd carries m ulps of Σ|d| ≤ m·max p; summed
+            // relative to the smallest support entry, every term lies in [0, p_i] and τ
+            // carries m ulps of Σp = r instead (the proof above `output_tolerance`):
+            // a long row of near-equal entries would otherwise miss its sum.
+            let above: f64 = candidates[..len].iter().map(|&d| d - smallest).sum();
+            let lower = smallest + (above - r) / len as f64;
+            return Ok(Thresholds { shift: top, lower, upper: f64::INFINITY });
         }
         (len, sum) = (kept, kept_sum);
     }
@@ -115,5 +123,15 @@ mod tests {
         let mut out = vec![0.0; 1000];
         simplex(&x, 1.0, false, &mut out, &mut Workspace::new()).unwrap();
         assert!(out.iter().all(|&v| (v - 1e-3).abs() < 1e-15));
+    }
+
+    /// r/m below float32's smallest positive number: the zeros written do not sum to r.
+    #[test]
+    fn radius_below_float32_resolution_raises() {
+        let mut out = [0.0f32; 15];
+        let err = simplex(&[0.0f32; 15], 1e-300, false, &mut out, &mut Workspace::new()).unwrap_err();
+        assert!(err.to_string().contains("r = 1e-300 is below what float32 resolves"), "{err}");
+        let err = simplex(&[0.0f64; 15], 1e-320, false, &mut [0.0; 15], &mut Workspace::new()).unwrap_err();
+        assert!(err.to_string().contains("r = 1e-320 is below what float64 resolves"), "{err}");
     }
 }

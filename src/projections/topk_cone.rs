@@ -20,7 +20,7 @@
 //! (x_i − t)_+ = 0 with g increasing, so the root's bracket among the sorted x is
 //! found in O(log m). Total O(m + c log c + k log c) for a prefix of length c.
 
-use super::prefix::{check_sum, check_tolerance, clipped_noise, max_abs, write_clipped, Sum, TopPrefix, Workspace};
+use super::prefix::{check_output, write_clipped, Param, Sum, TopPrefix, Workspace};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
@@ -38,10 +38,10 @@ pub fn topk_cone<T: Real>(
     check_rho(rho)?;
     let mut top = TopPrefix::load(x, ws);
     let th = top.solve(first_prefix(k), |d, p, rest| cone_on_prefix(d, p, rest, k, rho))?;
-    // p_i ≤ s/k with s = Σp: the cap must be the output's own mean over k, up to the
-    // rounding of the entries that determine s.
+    // p_i ≤ s/k with s = Σp: the cap must be the output's own mean over k (the
+    // output's sum is checked against k·cap, within its proved rounding bound).
     let written = write_clipped(x, &th, 0.0, out);
-    check_sum("topk_cone", written, || clipped_noise(x, &th, 0.0), Sum::Equal(k as f64 * th.upper), || k as f64 * max_abs(x))?;
+    check_output("topk_cone", out, 0.0, written, Sum::Equal(k as f64 * th.upper), Param { name: "x", value: 0.0 })?;
     Ok(th)
 }
 
@@ -65,6 +65,12 @@ pub(crate) fn check_rho(rho: f64) -> Result<()> {
 
 /// Solves the cone problem on a sorted prefix `d` (with prefix sums `p`), entries
 /// outside the prefix being at most `rest`. `None`: the prefix is too short.
+///
+/// The partition (U, M) is searched with the prefix sums; each candidate is then
+/// solved again relative to its smallest free entry ([`solve_partition`]) and accepted
+/// only if that solution satisfies eq. (8) to within its own rounding. When the prefix
+/// sums are too coarse to find the partition at all (entries spanning many orders of
+/// magnitude), the search is repeated with every g evaluated entry by entry.
 pub(crate) fn cone_on_prefix(
     d: &[f64],
     p: &[f64],
@@ -77,77 +83,120 @@ pub(crate) fn cone_on_prefix(
         return Ok(None);
     }
     let kf = k as f64;
-    // Lemma 4: zero iff the k largest entries sum to ≤ 0.
-    let top_k = p[k];
+    // Lemma 4: zero iff the k largest entries sum to ≤ 0 (summed relative to x_[k], so
+    // that ties and near-ties are not lost to the rounding of the prefix sums).
+    let kth = d[k - 1];
+    let top_k = d[..k].iter().map(|&v| v - kth).sum::<f64>() + kf * kth;
     if top_k <= 0.0 {
         return Ok(Some(Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 }));
     }
-    let scale = d[0].abs().max(d[c - 1].abs()).max(top_k.abs() / kf);
-    let tol = check_tolerance(scale);
     let next_after = |j: usize| if j < c { d[j] } else { rest };
 
     // Lemma 3, case 2: U = the k largest, M = ∅. Relative to x_[k]: next to huge
     // entries d[k−1] − cap would round, and the k-th entry (or all of them) would lose
-    // the cap's digits.
+    // the cap's digits. Every entry of U then sits exactly at the cap.
     let s = top_k / (1.0 + rho * kf);
     let cap = s / kf;
     let next = next_after(k);
-    if d[k - 1] - cap >= next {
-        let t = d[k - 1] - cap;
-        return Ok((t >= rest).then_some(Thresholds { shift: d[k - 1], lower: -cap, upper: cap }));
+    if (kth - next) - cap >= 0.0 {
+        let th = Thresholds { shift: kth, lower: -cap, upper: cap };
+        return Ok(th.clears(rest).then_some(th));
     }
-    // Case 2 holding only within the tolerance (x_[k+1] a hair above x_[k] − s/k): case 3
-    // below resolves those entries (M ≠ ∅); if rounding defeats it, this is the answer,
-    // with the threshold raised to x_[k+1] so that the entries below stay 0 as the
-    // partition says (x_[k] then ends at most the tolerance under its cap) — except for
-    // a tie x_[k+1] = x_[k], where that would zero every tied entry.
-    let within_tolerance = (d[k - 1] - cap >= next - tol).then(|| {
-        let lower = if next < d[k - 1] { (-cap).max(next - d[k - 1]) } else { -cap };
-        (d[k - 1] + lower, Thresholds { shift: d[k - 1], lower, upper: cap })
-    });
-
-    // Lemma 3, case 3, for each u = |U| < k.
-    for u in 0..k {
-        let free = (k - u) as f64;
-        let coupling = (rho * kf * kf + u as f64) / free;
-        let g = |t: f64, j: usize| free * t + p[u] - coupling * (p[j] - p[u] - (j - u) as f64 * t);
-        // Largest j in (u, c] with g(d[j−1]) ≥ 0: then M = d[u..j].
-        if g(d[u], u + 1) < 0.0 {
-            continue;
-        }
-        let (mut lo, mut hi) = (u + 1, c);
-        while lo < hi {
-            let mid = (lo + hi).div_ceil(2);
-            if g(d[mid - 1], mid) >= 0.0 {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        let j = lo;
-        let in_m = (j - u) as f64;
-        let sum_m = p[j] - p[u];
-        let denom = free * free + (rho * kf * kf + u as f64) * in_m;
-        let t = ((rho * kf * kf + u as f64) * sum_m - free * p[u]) / denom;
-        let s = kf / free * (sum_m - in_m * t);
-        if s <= 0.0 {
-            continue;
-        }
-        let upper = t + s / kf;
-        let u_ok = u == 0 || d[u - 1] >= upper - tol;
-        // L entries inside the prefix; the ones outside are checked by `t >= rest`.
-        let m_ok = d[u] <= upper + tol && d[j - 1] >= t - tol && (j == c || d[j] <= t + tol);
-        if u_ok && m_ok {
-            return Ok((t >= rest).then_some(Thresholds { shift: 0.0, lower: t, upper: s / kf }));
+    for exact in [false, true] {
+        if let Some(th) = case_3(d, p, k, rho, exact) {
+            return Ok(th.clears(rest).then_some(th));
         }
     }
-    if let Some((t, th)) = within_tolerance {
-        return Ok((t >= rest).then_some(th));
+    // Case 2 holding only within rounding (x_[k+1] a hair above x_[k] − s/k) where case 3
+    // could not resolve the entries in between: the threshold is raised to x_[k+1] so
+    // that the entries below stay 0 as the partition says (x_[k] then ends at most that
+    // hair under its cap; the output check bounds it) — except for a tie
+    // x_[k+1] = x_[k], where that would zero every tied entry.
+    let hair = 8.0 * (k as f64 + 4.0) * f64::EPSILON * (kth.abs() + cap + next.abs());
+    if (kth - next) - cap >= -hair {
+        let lower = if next < kth { (-cap).max(next - kth) } else { -cap };
+        let th = Thresholds { shift: kth, lower, upper: cap };
+        return Ok(th.clears(rest).then_some(th));
     }
     Err(Error::no_solution(
         "topk_cone",
         format!("no partition (U, M, L) satisfies eq. (8) for k = {k}, rho = {rho}"),
     ))
+}
+
+/// Lemma 3, case 3: for each u = |U| < k, the largest j with g(x_[j]) ≥ 0 (M = d[u..j]),
+/// then [`solve_partition`]. g from the prefix sums (`exact` false), or entry by entry
+/// relative to the breakpoint (O(c) per evaluation), for rows whose prefix sums carry
+/// more rounding than the gaps between the entries.
+fn case_3(d: &[f64], p: &[f64], k: usize, rho: f64, exact: bool) -> Option<Thresholds> {
+    let c = d.len();
+    let kf = k as f64;
+    for u in 0..k {
+        let free = (k - u) as f64;
+        let coupling = (rho * kf * kf + u as f64) / free;
+        // g(t) = (k − u)t + Σ_U x − coupling·Σ_{u≤i<j} (x_i − t) at t = d[j − 1]; exactly:
+        // (k − u)t + Σ_U x = k·t + Σ_U (x_i − t).
+        let g = |j: usize| -> f64 {
+            let t = d[j - 1];
+            if exact {
+                let above: f64 = d[..u].iter().map(|&v| v - t).sum();
+                let inside: f64 = d[u..j].iter().map(|&v| v - t).sum();
+                kf * t + above - coupling * inside
+            } else {
+                free * t + p[u] - coupling * (p[j] - p[u] - (j - u) as f64 * t)
+            }
+        };
+        // Largest j in (u, c] with g(d[j−1]) ≥ 0: then M = d[u..j].
+        if g(u + 1) < 0.0 {
+            continue;
+        }
+        let (mut lo, mut hi) = (u + 1, c);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if g(mid) >= 0.0 {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        if let Some(th) = solve_partition(d, k, rho, u, lo) {
+            return Some(th);
+        }
+    }
+    None
+}
+
+/// Eq. (7) for U = d[..u], M = d[u..j], relative to the smallest free entry
+/// pivot = d[j − 1] (δ_i = d_i − pivot ≥ 0): with A = ρk² + u, F = k − u,
+/// D = F² + A·|M|,
+///     τ = t − pivot = (A·Σ_M δ − F·Σ_U δ − F·k·pivot) / D,
+///     s = k/F · (Σ_M δ − |M|·τ),
+/// (substitute x_i = pivot + δ_i into eq. (7)). Σ_M δ − |M|τ = Σ_M p_i adds terms of one
+/// sign (δ_i ≥ 0, −τ = p_pivot > 0), so s carries |M| + 3 roundings of itself, and
+/// the output Σp = u·s/k + Σ_M (δ_i − τ) equals s up to those whatever τ's own error:
+/// the estimate of `output_tolerance` holds. Returns the thresholds if they satisfy
+/// eq. (8) up to the rounding of τ (τ_err below: |M| + 4 roundings of the magnitudes
+/// summed), else `None`.
+fn solve_partition(d: &[f64], k: usize, rho: f64, u: usize, j: usize) -> Option<Thresholds> {
+    let c = d.len();
+    let kf = k as f64;
+    let pivot = d[j - 1];
+    let above: f64 = d[..u].iter().map(|&v| v - pivot).sum();
+    let inside: f64 = d[u..j].iter().map(|&v| v - pivot).sum();
+    let (a, f, in_m) = (rho * kf * kf + u as f64, (k - u) as f64, (j - u) as f64);
+    let denom = f * f + a * in_m;
+    let tau = (a * inside - f * above - f * kf * pivot) / denom;
+    let cap = (inside - in_m * tau) / f;
+    if !(cap > 0.0 && cap.is_finite()) {
+        return None;
+    }
+    let tau_err = 8.0 * (j as f64 + 4.0) * f64::EPSILON * ((a * inside + f * above.abs() + f * kf * pivot.abs()) / denom + cap);
+    let free = |i: usize| (d[i] - pivot) - tau;
+    // U at or above the cap, M between 0 and the cap, L (in the prefix) at or below 0.
+    let u_ok = u == 0 || free(u - 1) >= cap - tau_err;
+    let m_ok = free(u) <= cap + tau_err && -tau >= -tau_err;
+    let l_ok = j == c || free(j) <= tau_err;
+    (u_ok && m_ok && l_ok).then_some(Thresholds { shift: pivot, lower: tau, upper: cap })
 }
 
 #[cfg(test)]
@@ -180,5 +229,25 @@ mod tests {
         for (a, b) in q.iter().zip(inside) {
             assert!((a - b).abs() < 1e-15);
         }
+    }
+
+    /// A constant row of 1000 entries (the first SDCA step of a 1000-class top-k SVM):
+    /// the prefix sums of m·0.4 carried ~m²ε of it and the output check raised. Solved
+    /// relative to the smallest free entry, each entry is 0.4/(1 + ρm), to an ulp.
+    #[test]
+    fn long_constant_row_is_exact() {
+        for k in [1, 5, 50] {
+            let p = project(&vec![0.4; 1000], k, 1.0);
+            assert!(p.iter().all(|&v| (v - 0.4 / 1001.0).abs() <= 2.0 * f64::EPSILON * v), "k = {k}");
+        }
+    }
+
+    /// An outlier of −1e12 loosened the partition tolerance until U = ∅ passed and
+    /// (2/3, 2/3, 0, 0, 0) was returned, violating p_i ≤ Σp/3 by 50%.
+    #[test]
+    fn far_outlier_does_not_loosen_the_partition_test() {
+        let p = project(&[1.0, 1.0, -1e12, 0.0, 0.0], 3, 0.0);
+        let expected = [0.8, 0.8, 0.0, 0.4, 0.4];
+        assert!(p.iter().zip(expected).all(|(a, b)| (a - b).abs() <= 1e-15), "{p:?}");
     }
 }

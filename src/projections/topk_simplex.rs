@@ -9,7 +9,7 @@
 //!     λ = t + (1/k) Σ_{i∈U} (x_i − t − r/k) − ρ r ≥ 0.
 //! Following the paper we try the (cheaper) knapsack first and fall back to the cone.
 
-use super::prefix::{block_order_statistics, capped_root, check_sum, check_tolerance, clipped_noise, max_abs, solve_largest, write_clipped, Sum, Workspace};
+use super::prefix::{block_order_statistics, capped_root, check_output, check_resolved, solve_largest, write_clipped, Param, Sum, Workspace};
 use super::topk_cone::{check_k, check_rho, cone_on_prefix, first_prefix};
 use super::Thresholds;
 use crate::real::Real;
@@ -30,16 +30,17 @@ pub fn topk_simplex<T: Real>(
     if !(r >= 0.0 && r.is_finite()) {
         return Err(Error::param("r", format!("must be finite and >= 0, got {r}")));
     }
+    check_resolved("topk_simplex", "r", r)?;
     if r == 0.0 {
         return Ok(super::write_zero(out));
     }
     let first = first_prefix(k);
     let th = solve_largest(x, zero_below(x, k, r, first, ws), first, ws, |d, p, rest| simplex_on_prefix(d, p, rest, k, r, rho))?;
-    // Both branches give Σp = k·upper: the knapsack's cap is r/k with Σp = r (checked
-    // against r), the cone's is s/k with Σp = s ≤ r, where s carries the rounding of
-    // the entries that determine it.
-    let bound_scale = || if th.upper == r / k as f64 { 0.0 } else { k as f64 * max_abs(x) };
-    check_sum("topk_simplex", write_clipped(x, &th, 0.0, out), || clipped_noise(x, &th, 0.0), Sum::Equal(k as f64 * th.upper), bound_scale)?;
+    // Both branches give Σp = k·upper: the knapsack's cap is r/k with Σp = r, the
+    // cone's is s/k with Σp = s ≤ r (checked in `simplex_on_prefix`); so p_i ≤ upper
+    // ≤ Σp/k up to the output's proved rounding bound.
+    let written = write_clipped(x, &th, 0.0, out);
+    check_output("topk_simplex", out, 0.0, written, Sum::Equal(k as f64 * th.upper), Param { name: "r", value: r })?;
     Ok(th)
 }
 
@@ -74,12 +75,17 @@ fn simplex_on_prefix(
     if !knapsack.clears(rest) {
         return Ok(None);
     }
-    let t = knapsack.threshold();
-    // Its multiplier λ = t + (1/k) Σ_U (x_i − t − r/k) − ρr.
-    let capped = d.partition_point(|&v| v - cap >= t);
-    let lambda = t + (p[capped] - capped as f64 * (t + cap)) / kf - rho * r;
-    let tol = check_tolerance(d[0].abs().max(r).max(rho * r));
-    if lambda >= -tol {
+    // Its multiplier λ = t + (1/k) Σ_U (x_i − t − r/k) − ρr, with t = shift + lower
+    // kept apart (next to huge entries their sum rounds to the shift and would hide a
+    // small negative λ): λ = (shift − ρr) + lower + (1/k) Σ_U ((x_i − shift) − lower − cap).
+    let excess = |v: f64| ((v - knapsack.shift) - knapsack.lower) - cap;
+    let capped = d.partition_point(|&v| excess(v) >= 0.0);
+    let over: f64 = d[..capped].iter().map(|&v| excess(v)).sum();
+    let lambda = ((knapsack.shift - rho * r) + knapsack.lower) + over / kf;
+    // λ's own rounding: capped + 4 roundings of the magnitudes summed. Within it, λ = 0
+    // and both branches are the same point.
+    let lambda_err = 8.0 * (capped as f64 + 4.0) * f64::EPSILON * (knapsack.shift.abs() + rho * r + knapsack.lower.abs() + over / kf);
+    if lambda >= -lambda_err {
         return Ok(Some(knapsack));
     }
     // λ < 0: the sum constraint is inactive; the cone solution must have Σp < r.
@@ -87,13 +93,15 @@ fn simplex_on_prefix(
         None => Ok(None),
         Some(th) => {
             let s = th.upper * kf;
-            if s > r * (1.0 + 1e-12) {
+            if s > r * (1.0 + 1e-9) {
                 return Err(Error::no_solution(
                     "topk_simplex",
                     format!("knapsack multiplier {lambda} < 0 but the cone solution has sum {s} > r = {r}"),
                 ));
             }
-            Ok(Some(th))
+            // s just above r: λ < 0 only by rounding, and the knapsack (Σp = r) is the
+            // feasible one of the two equal answers.
+            Ok(Some(if s > r { knapsack } else { th }))
         }
     }
 }

@@ -694,12 +694,9 @@ def test_huge_finite_scores_losses(v):
         assert np.all(np.isfinite(grad)) and np.allclose(grad, 0.0), (f.__name__, v, grad.tolist())
 
 
-# Rows whose threshold float64 does not resolve (spreads of 1e12 and more around a radius
-# of ~1 for the entropic projection), or whose answer overflows: each once returned an
-# infeasible, zero or non-finite point without a word (found by fuzzing); now each raises.
+# Rows whose answer overflows: each once returned an infeasible, zero or non-finite point
+# without a word (found by fuzzing); now each raises.
 UNRESOLVABLE = {
-    "capped_simplex_entropy, spread 1e16": lambda: projections.capped_simplex_entropy(np.array([0.0, 1e16]), 1.5),
-    "capped_simplex_entropy, spread 1e12": lambda: projections.capped_simplex_entropy(np.array([0.0, 1e12]), 1.5),
     "topk_cone, sum overflows": lambda: projections.topk_cone(np.full(6, 1e308), 2),
     "simplex, float32 overflow": lambda: projections.simplex(np.ones(4, np.float32), 1e300),
     "knapsack, float32 overflow": lambda: projections.knapsack(np.zeros(4, np.float32), -1e300, 1.0, -2e300),
@@ -727,6 +724,11 @@ def test_resolvable_huge_rows_stay_exact():
                                [-5e299] * 4 + [1e300] * 2, rtol=1e-15)
     np.testing.assert_array_equal(projections.simplex(np.array([1e16, -1e16, 0.0]), 1.0), [1.0, 0.0, 0.0])
     np.testing.assert_array_equal(projections.capped_simplex(np.array([1e16, -1e16, 0.0]), 1.5), [1.0, 0.0, 0.5])
+    # The entropic projection's threshold taken relative to x_[j+1]: spreads of 1e12 and
+    # 1e16 (which raised while it was absolute) give p = (e^{0 − ln 2}, 1) exactly.
+    for spread in (1e12, 1e16):
+        np.testing.assert_allclose(projections.capped_simplex_entropy(np.array([0.0, spread]), 1.5), [0.5, 1.0],
+                                   rtol=1e-15)
 
 
 # ------------------------------------------------------------------ estimators' X

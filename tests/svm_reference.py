@@ -1,7 +1,7 @@
 """Independent reference computations for the top-k multiclass SVM (``toprank.svm``).
 
 Nothing here uses toprank: the primal objective, the dual objective and the optimum are
-recomputed from the definitions (DESIGN §3.2):
+recomputed from the definitions (the module docs of ``toprank.svm``):
 
     P(W) = ½‖W‖² + Σ_i c_i L(h_i),   h_ij = 1 + s_ij − s_iy  (j ≠ y_i),  s_i = W x_i
 

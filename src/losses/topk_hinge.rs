@@ -1,5 +1,5 @@
 //! Top-k hinge losses (Lapin, Hein, Schiele 2015, eq. (3) and the Usunier variant (5)),
-//! with the y-excluded convention of DESIGN §3.2: over the m − 1 classes j ≠ y,
+//! with the y-excluded convention of Lapin, Hein, Schiele (2015): over the m − 1 classes j ≠ y,
 //! h_j = 1 + s_j − s_y, and
 //!   alpha: (1/k) max{0, Σ_{j≤k} h_[j]}      (dual set: the top-k simplex)
 //!   beta:  (1/k) Σ_{j≤k} max{0, h_[j]}      (dual set: the box simplex, hi = C/k)

@@ -1,5 +1,5 @@
 //! Product quantization (Jégou, Douze, Schmid 2011) and matrix products in the
-//! compressed domain (Harchaoui et al. 2012, §4.2, Algorithms 1 and 2; DESIGN §3.5).
+//! compressed domain (Harchaoui et al. 2012, §4.2, Algorithms 1 and 2).
 //!
 //! A vector of d features is cut into M sub-vectors of dsub = d / M features; each is
 //! replaced by the index (one byte) of its nearest centroid among 2^n_bits learnt by

@@ -1,4 +1,4 @@
-//! Ranking at the top with kernels (Mácha, Adam, Šmídl 2020; DESIGN §3.3): TopPush,
+//! Ranking at the top with kernels (Mácha, Adam, Šmídl 2020): TopPush,
 //! TopPushK and Pat&Mat, solved in the dual by two-coordinate ascent (Algorithm 3.1).
 
 mod group;

@@ -1,5 +1,5 @@
-//! M3L, max-margin multi-label learning with a label-correlation prior (DESIGN §3.4;
-//! Hariharan, Vishwanathan, Varma, Machine Learning 2012): the problem and its dual in
+//! M3L, max-margin multi-label learning with a label-correlation prior
+//! (Hariharan, Vishwanathan, Varma, Machine Learning 2012): the problem and its dual in
 //! [`problem`], the kernel SMO solver in [`smo`], the linear dual coordinate descent
 //! with shrinking in [`dcd`].
 

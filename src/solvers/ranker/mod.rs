@@ -1,4 +1,4 @@
-//! Rankmax-trained factorised rankers (DESIGN §3.6; Rankmax paper §3–4): scores
+//! Rankmax-trained factorised rankers (Kong et al., the Rankmax paper §3–4): scores
 //! z(x) = (x·U)·Vᵀ + b over n labels, trained by minibatch Adagrad or Adam on the
 //! Rankmax, softmax or sparsemax cross-entropy summed over each example's positive
 //! labels. The objective and its gradient are stated in [`objective`].

@@ -1,7 +1,7 @@
 //! Top-k hinge losses for Prox-SDCA (Lapin, Hein, Schiele 2015, §2–3, §5), optionally
 //! Moreau-smoothed.
 //!
-//! With h_j = 1 + s_j − s_y over the m − 1 classes j ≠ y (DESIGN §3.2):
+//! With h_j = 1 + s_j − s_y over the m − 1 classes j ≠ y (the convention of `crate::losses::topk_hinge`):
 //!   alpha: L(h) = (1/k) max{0, Σ_{j≤k} h_[j]} = max_{p ∈ Δ_k(1)} ⟨h, p⟩        (eq. (3), Prop. 2)
 //!   beta:  L(h) = (1/k) Σ_{j≤k} max{0, h_[j]} = max_{p ∈ Δ̃_k(1)} ⟨h, p⟩       (eq. (5), Prop. 5, (9))
 //! with Δ_k(r) = {p ≥ 0, Σp ≤ r, p_j ≤ Σp/k} and Δ̃_k(r) = {0 ≤ p ≤ r/k, Σp ≤ r}.

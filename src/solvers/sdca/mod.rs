@@ -1,4 +1,4 @@
-//! Prox-SDCA for top-k multiclass SVMs and related losses (DESIGN §3.2).
+//! Prox-SDCA for top-k multiclass SVMs and related losses (Lapin, Hein, Schiele 2015; conventions in `loss.rs`).
 
 mod accelerated;
 mod cocoa;

@@ -152,11 +152,12 @@ impl<D: Design> Stages<'_, '_, D> {
         let mut centre: Vec<f64> = w_prev.iter().map(|&w| (1.0 - 1.0 / mu) * w).collect();
         self.a.iter_mut().for_each(|v| *v /= mu);
         let (mut best, mut since_best) = (f64::INFINITY, 0);
+        // The stage problem's weights c_i/μ, rescaled only when μ changes.
+        let mut stage_c: Vec<f64> = self.ex.c.iter().map(|&c| c / mu).collect();
         let mut stage = 0u64;
         let last = loop {
             stage += 1;
-            let c: Vec<f64> = self.ex.c.iter().map(|&c| c / mu).collect();
-            let ex = Examples { y: self.ex.y, c: &c };
+            let ex = Examples { y: self.ex.y, c: &stage_c };
             let epochs = STAGE_EPOCHS.min(self.opts.max_epochs - self.epochs);
             let seed = self.opts.seed ^ stage.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let inner = SdcaOptions { max_epochs: epochs, check_every: epochs, seed, ..*self.opts };
@@ -206,6 +207,7 @@ impl<D: Design> Stages<'_, '_, D> {
                 for ((wv, &z), &z_new) in self.model.weights_mut().iter_mut().zip(&centre).zip(&new_centre) {
                     *wv = z_new + ratio * (*wv - z);
                 }
+                stage_c.iter_mut().for_each(|c| *c *= ratio);
                 (centre, mu, w_prev, since_best, best) = (new_centre, smaller, w, 0, f64::INFINITY);
                 continue;
             }

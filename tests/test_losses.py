@@ -378,6 +378,40 @@ def test_rankmax_loss_zero_when_y_is_capped():
     np.testing.assert_array_equal(grad, np.zeros(5))
 
 
+# Three clusters of scores a few ulps apart (the fuzz harness's `ulp_tied` rows, seed 7):
+# the 26 largest lie within 2e-15 of each other, several exactly equal.
+_ULP_TIED_ROW = np.array([
+    -13.53578531137575, -8.685883569358149, -8.685883569358156, -8.685883569358152, 1.9173635083384089,
+    1.917363508338407, 1.9173635083384075, -8.685883569358154, -13.53578531137575, 1.9173635083384075,
+    1.9173635083384077, 1.9173635083384089, -8.685883569358163, 1.9173635083384077, -13.535785311375749,
+    -8.68588356935816, -13.535785311375754, -13.53578531137575, -8.685883569358156, -13.535785311375758,
+    -13.535785311375756, -8.685883569358161, -8.685883569358161, -13.535785311375749, 1.9173635083384077,
+    -13.53578531137575, -8.68588356935816, 1.9173635083384077, -8.68588356935816, -8.68588356935816,
+    1.9173635083384082, -13.535785311375749, 1.9173635083384089, 1.9173635083384077, -8.685883569358156,
+    -13.535785311375758, 1.9173635083384075, 1.9173635083384086, 1.917363508338408, 1.9173635083384077,
+    1.9173635083384075, 1.9173635083384082, -8.685883569358149, 1.9173635083384086, -8.68588356935816,
+    1.9173635083384086, 1.9173635083384082, -8.685883569358154, 1.9173635083384084, 1.917363508338408,
+    -13.535785311375752, -13.535785311375754, -13.535785311375758, -8.685883569358158, -8.685883569358161,
+    1.9173635083384084, -8.685883569358156, 1.9173635083384086, -13.535785311375756, 1.9173635083384073,
+    -8.685883569358156, -8.685883569358154,
+])
+
+
+@pytest.mark.parametrize("k", [1, 5, 25, 26, 27, 40])
+def test_rankmax_loss_gradient_sums_to_zero_on_ulp_tied_scores(k):
+    # With k = 26 the capped scores end inside a run of equal scores: the state caps them
+    # by rank, and the gradient once gave M's step only to the scores strictly below the
+    # smallest capped one (y = 5: entries -0.8 and 0.2, summing to -0.6).
+    z = _ULP_TIED_ROW
+    for y in range(z.size):
+        loss, grad = losses.rankmax_loss(z, y, k=k)
+        p_y = projections.rankmax(z, y, k=k)[y]
+        assert abs(loss + np.log(min(1.0, p_y))) <= 1e-12, (k, y)
+        assert abs(grad.sum()) <= 1e-12 * max(1.0, np.abs(grad).sum()), (k, y, grad[grad != 0])
+        if loss > 0:
+            assert grad[y] < 0, (k, y)
+
+
 def _continuous_points(count, rng, n_max=40, scale_choices=(0.5, 1.5, 3.0)):
     for _ in range(count):
         n = int(rng.integers(2, n_max + 1))

@@ -224,7 +224,7 @@ def check_losses(rng: np.random.Generator, X: np.ndarray, dtype: type) -> tuple[
         ok = (np.abs(q - ref_q).max(axis=1) <= 4 * eps + 8 * (m + 4) * EPS)
         ok &= np.abs(np.asarray(loss, np.float64) - ref_loss) <= 4 * eps * np.abs(ref_loss) + 1e-12 * (
             1 + np.abs(top[:, 0]) + np.abs(X64[rows, y]))
-        return ok, ["softmax mismatch"] * int((~ok).sum()), which
+        return ok, _loss_calls(which, X64, y, ~ok, "softmax mismatch", dtype), which
     if which == "sparsemax_loss":
         loss, grad = L.sparsemax_loss(Xd, y)
         q = grad.astype(np.float64)
@@ -234,7 +234,7 @@ def check_losses(rng: np.random.Generator, X: np.ndarray, dtype: type) -> tuple[
         value = (q * (X64 - zy[:, None])).sum(axis=1) - 0.5 * (q * q).sum(axis=1) + 0.5
         spread = (q * np.abs(X64 - zy[:, None])).sum(axis=1)
         good = np.abs(np.asarray(loss, np.float64) - np.maximum(value, 0.0)) <= 8 * (m + 4) * (EPS + eps) * (1 + spread)
-        return ok & good, why + ["loss value"] * int((ok & ~good).sum()), which
+        return ok & good, _loss_calls(which, X64, y, ~(ok & good), "sparsemax projection or loss value", dtype), which
     if which == "rankmax_loss":
         if m < 2:
             return np.ones(n, bool), [], which
@@ -246,7 +246,7 @@ def check_losses(rng: np.random.Generator, X: np.ndarray, dtype: type) -> tuple[
         ok = np.abs(np.asarray(loss, np.float64) - ref_loss) <= 1e-9 * (1 + np.abs(ref_loss)) + 4 * eps * (1 + np.abs(ref_loss))
         g = grad.astype(np.float64)
         ok &= np.abs(g.sum(axis=1)) <= 8 * (m + 4) * (EPS + eps) * np.abs(g).sum(axis=1) + 1e-300
-        return ok, ["rankmax loss/gradient"] * int((~ok).sum()), which
+        return ok, _loss_calls(which, X64, y, ~ok, "rankmax loss/gradient", dtype, k=k), which
     if m < 2:
         return np.ones(n, bool), [], which
     k = int(rng.integers(1, m))
@@ -257,7 +257,20 @@ def check_losses(rng: np.random.Generator, X: np.ndarray, dtype: type) -> tuple[
     top = -np.sort(-h, axis=1)[:, :k]
     ref_loss = (np.maximum(top.sum(axis=1), 0.0) if variant == "alpha" else np.maximum(top, 0.0).sum(axis=1)) / k
     ok = np.abs(loss - ref_loss) <= 8 * (k + 4) * EPS * (np.abs(top).sum(axis=1) / k + 1) + 4 * eps * np.abs(ref_loss)
-    return ok, [f"topk_hinge {variant}"] * int((~ok).sum()), which
+    return ok, _loss_calls(which, X64, y, ~ok, f"topk_hinge {variant}", dtype, k=k, variant=variant), which
+
+
+def _loss_calls(name: str, X: np.ndarray, y: np.ndarray, failed: np.ndarray, reason: str, dtype: type,
+                **args: Any) -> list[str]:
+    """One reproducer per failed row: the reason and the call that shows it."""
+    calls = []
+    for i in np.flatnonzero(failed):
+        row = X[i]
+        data = (f"np.array([{row.tolist()!r}], dtype=np.{dtype.__name__})" if row.size <= 100 else
+                f"<m={row.size}: max {row.max()!r}, min {row.min()!r}>")
+        extra = "".join(f", {key}={value!r}" for key, value in args.items())
+        calls.append(f"{reason}: toprank.losses.{name}({data}, np.array([{int(y[i])}]){extra})")
+    return calls
 
 
 # ---------------------------------------------------------------------- the driver
@@ -298,7 +311,7 @@ def reproducer(problem: Problem, row: np.ndarray, params: dict[str, Any], dtype:
     y = ""
     if "y" in params:
         y = f", y={int(np.asarray(params['y']).ravel()[0])}"
-    if row.size <= 50:
+    if row.size <= 100:
         data = f"np.array({row.tolist()!r}, dtype=np.{dtype.__name__})"
     else:
         values, counts = np.unique(row, return_counts=True)
@@ -431,8 +444,7 @@ def fuzz(rows: int, seed: int, max_m: int = 100_000, reference_rows: int = 2, ve
                 stats.failures.append(f"loss/{kind}: {type(err).__name__}: {err} (rng state {state!r})")
             key = f"{which}/{kind}/{dtype.__name__}"
             stats.rows[key] += n
-            for i in np.flatnonzero(~ok)[:3]:
-                stats.failures.append(f"{key}: {why[0] if why else ''}: row {X[i].tolist()[:20]!r}")
+            stats.failures.extend(f"{key}: {call}" for call in why[:3])
         else:
             problem = PROBLEMS[int(rng.integers(len(PROBLEMS)))]
             if m < problem.min_m:

@@ -40,6 +40,9 @@ pub fn box_simplex<T: Real>(
         return Ok(super::write_zero(out));
     }
     // Σp = s ≤ r in both branches, so the bound for Σp ≤ r holds.
+    // λ = (shift − ρr) + lower: next to huge entries t = shift + lower rounds to the
+    // shift and would hide a small negative λ.
+    let multiplier_ok = |k: &Thresholds| (k.shift - rho * r) + k.lower >= 0.0;
     let zero_below = capped_zero_below(x, hi, r, FIRST_PREFIX, ws);
     let knapsack_on = |d: &[f64], p: &[f64], rest: f64| {
         // A prefix whose caps cannot reach r has no knapsack root: `capped_root` returns
@@ -60,9 +63,6 @@ pub fn box_simplex<T: Real>(
         // x_i − hi coincide in float64 and the free branch's order is the safe one).
         let knapsack = knapsack_on(d, p, rest);
         let resolved = || hi > 1e-12 * d[0].abs().max(d[d.len() - 1].abs());
-        // λ = (shift − ρr) + lower: next to huge entries t = shift + lower rounds to the
-        // shift and would hide a small negative λ.
-        let multiplier_ok = |k: &Thresholds| (k.shift - rho * r) + k.lower >= 0.0;
         if let Some(knapsack) = knapsack.filter(|k| d.len() as f64 * hi > r && resolved() && multiplier_ok(k)) {
             return Ok(Some((knapsack, Sum::Equal(r))));
         }
@@ -78,8 +78,18 @@ pub fn box_simplex<T: Real>(
         if capped_sum(d, p, hi, free.threshold()) <= r {
             return Ok(Some((free, Sum::AtMost(r))));
         }
-        // Σp = r.
-        Ok(knapsack.map(|knapsack| (knapsack, Sum::Equal(r))))
+        // Σp = r, if its multiplier is ≥ 0. A negative one puts the knapsack's threshold
+        // below the free one, so the free sum is ≤ r = F(t_knapsack) in exact arithmetic
+        // and exceeded r above only by rounding (r a multiple of hi, the free solution
+        // capping exactly r/hi entries): the free solution is the answer. Taking the
+        // knapsack there gave an entry below 0 a share of the rounding residue.
+        Ok(knapsack.map(|knapsack| {
+            if multiplier_ok(&knapsack) {
+                (knapsack, Sum::Equal(r))
+            } else {
+                (free, Sum::AtMost(r))
+            }
+        }))
     })?;
     let written = write_clipped(x, &th, 0.0, out);
     // Σp = r (or ≤ r) is set by r, unless the cap hi is what leaves the entries subnormal.
@@ -91,9 +101,11 @@ pub fn box_simplex<T: Real>(
     if matches!(sum, Sum::AtMost(_)) && written.total > r && above_r() {
         // The branch test summed the free solution from prefix sums, which carry the
         // rounding of the largest entries: its output lands above r, so Σp ≤ r binds.
-        let th = solve_largest(x, zero_below, FIRST_PREFIX, ws, |d, p, rest| Ok(knapsack_on(d, p, rest)))?;
-        write_checked("box_simplex", x, &th, 0.0, out, Sum::Equal(r), param)?;
-        return Ok(th);
+        let knapsack = solve_largest(x, zero_below, FIRST_PREFIX, ws, |d, p, rest| Ok(knapsack_on(d, p, rest)))?;
+        if multiplier_ok(&knapsack) {
+            write_checked("box_simplex", x, &knapsack, 0.0, out, Sum::Equal(r), param)?;
+            return Ok(knapsack);
+        }
     }
     check_output("box_simplex", out, 0.0, written, sum, param)?;
     Ok(th)
@@ -113,5 +125,31 @@ mod tests {
         }
         box_simplex(&[0.2, 0.9, -1.0], 0.5, 0.6, 0.0, &mut out, &mut ws).unwrap();
         assert!((out[0] - 0.1).abs() < 1e-15 && (out[1] - 0.5).abs() < 1e-15);
+    }
+
+    /// r = 7·hi to the last ulp and seven positive entries far above hi (fuzz seed 11):
+    /// the free sum 7·hi rounds above r, and the knapsack that was taken instead
+    /// (threshold −0.38, a negative multiplier) gave 4e-19 to an entry of −0.38.
+    #[test]
+    fn free_solution_when_the_knapsack_multiplier_is_negative() {
+        let x = [
+            0.4598010818695521,
+            0.4598010818695521,
+            0.12004350694762572,
+            -0.37654776385951816,
+            -0.37654776385951794,
+            0.45980108186955193,
+            0.12004350694762576,
+            -0.3765477638595182,
+            0.459801081869552,
+            -0.376547763859518,
+            0.12004350694762568,
+        ];
+        let (hi, r) = (0.0005559758255192996, 0.0038918307786350976);
+        let mut out = [0.0f64; 11];
+        box_simplex(&x, hi, r, 0.0, &mut out, &mut Workspace::new()).unwrap();
+        for (&o, &v) in out.iter().zip(&x) {
+            assert_eq!(o, if v > 0.0 { hi } else { 0.0 }, "{out:?}");
+        }
     }
 }

@@ -18,24 +18,29 @@ group steps for ties at the coupled bounds, and stops on the relative duality ga
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
-from toprank._validation import (DEGREE_MAX, as_jobs, finite_fit, forget, restores_on_failure, validate_input,
-                                 warn_not_converged)
-from toprank.exceptions import InvalidInputError
+from toprank._estimator import (
+    choice,
+    kernel_params,
+    kernel_to_support,
+    progress,
+    solver_seed,
+    store_dual_report,
+    warn_if_stopped_short,
+)
+from toprank._validation import as_jobs, finite_fit, forget, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
-from toprank.svm import _choice, _kernel_gamma
+from toprank.exceptions import InvalidInputError
 
 __all__ = ["PatMat", "TopPush", "TopPushK"]
 
@@ -111,8 +116,8 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         y : array-like of shape (n_samples,)
             Two classes; ``pos_label`` (default: the greater label) is the positive one.
         """
-        _choice(self.kernel, "kernel", _KERNELS)
-        _choice(self.surrogate, "surrogate", _SURROGATES)
+        choice(self.kernel, "kernel", _KERNELS)
+        choice(self.surrogate, "surrogate", _SURROGATES)
         k, tau = self._method_params()
         C = _real(self.C, "C", low=0.0, strict=True)
         scale = _real(self.scale, "scale", low=0.0, strict=True)
@@ -132,8 +137,6 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         pos_label = classes[1] if self.pos_label is None else self.pos_label
         if np.ndim(pos_label) != 0 or pos_label not in classes:
             raise InvalidInputError(f"pos_label: {pos_label!r} is not one of the classes {classes.tolist()}")
-        if self.kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
-            raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
         positive = np.ascontiguousarray(y == pos_label)
         negatives = int(np.sum(~positive))
         if self._method == "toppushk" and k >= negatives:
@@ -141,14 +144,11 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             if isinstance(self, TopPushK):
                 raise InvalidInputError(f"K: must be less than the number of negative examples, {negatives}; got {k}")
             raise InvalidInputError(f"y: {type(self).__name__} needs at least 2 negative examples, got {negatives}")
-        self._gamma = _kernel_gamma(self.kernel, self.gamma, Xv)
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        kernel = kernel_params(self, Xv)
         result = _core.attop_fit(
-            Xv, positive, method=self._method, k=k, tau=tau, surrogate=self.surrogate, scale=scale, c=C,
-            kernel=self.kernel, gamma=self._gamma, degree=_int(self.degree, "degree", low=1, high=DEGREE_MAX),
-            coef0=_real(self.coef0, "coef0", low=-np.inf, strict=False), cache_size=cache, tol=tol,
-            max_iter=max_iter, check_every=check_every, seed=seed, n_jobs=as_jobs(self.n_jobs),
-            callback=self._progress if self.verbose else None,
+            Xv, positive, method=self._method, k=k, tau=tau, surrogate=self.surrogate, scale=scale, c=C, **kernel,
+            cache_size=cache, tol=tol, max_iter=max_iter, check_every=check_every, seed=solver_seed(self.random_state),
+            n_jobs=as_jobs(self.n_jobs), callback=progress(self, "iteration"),
         )
         finite_fit(type(self).__name__, primal=result["primal"], dual=result["dual"], gap=result["gap"],
                    threshold=result["threshold"])
@@ -168,27 +168,11 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         # than rounding and far less than any score difference, so ties stay negative.
         t = float(result["threshold"])
         self.threshold_ = t + _TIE * (1.0 + abs(t))
-        self.n_iter_ = int(result["iterations"])
-        self.primal_objective_ = float(result["primal"])
-        self.dual_objective_ = float(result["dual"])
-        self.duality_gap_ = float(result["gap"])
-        self.status_ = str(result["status"])
-        self.history_ = list(result["history"])
-        if self.status_ in ("max_epochs", "no_progress"):
-            advice = (f"Set tol at or above the gap reached ({self.duality_gap_:.1g})." if self.status_ == "no_progress"
-                      else f"Raise max_iter (now {self.max_iter}) or tol, or lower C (the dual's coordinates "
-                           "are boxed by C: a large C makes more of them move before the gap closes).")
-            warn_not_converged(type(self).__name__, self.status_, self.n_iter_, "iterations", self.duality_gap_,
-                               float(self.tol), advice)
+        store_dual_report(self, result, "iterations")
+        warn_if_stopped_short(self, "iterations", tol, lambda: (
+            f"Raise max_iter (now {max_iter}) or tol, or lower C (the dual's coordinates are boxed by C: a large C "
+            "makes more of them move before the gap closes)."))
         return self
-
-    def _progress(self, it: int, primal: float, dual: float, gap: float, seconds: float) -> None:
-        print(
-            f"[{type(self).__name__}] iteration {it:7d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  "
-            f"{seconds:.2f}s",
-            file=sys.stdout,
-            flush=True,
-        )
 
     def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:
         """The ranking scores f(x) = Σ_i σ_i v_i k(x, x_i) (eq. 15); higher is more positive."""
@@ -200,10 +184,7 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             return np.asarray(np.asarray(Xv, dtype=np.float64)[:, self.support_] @ self.dual_coef_, dtype=np.float64)
         if len(self.support_) == 0:
             return np.zeros(Xv.shape[0])
-        K = _core.kernel_cross(np.ascontiguousarray(Xv, dtype=np.float64), self.support_vectors_,
-                               kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),
-                               coef0=float(self.coef0), n_jobs=as_jobs(self.n_jobs))
-        return np.asarray(K @ self.dual_coef_, dtype=np.float64)
+        return np.asarray(kernel_to_support(self, Xv) @ self.dual_coef_, dtype=np.float64)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """f(x) − threshold_, oriented towards ``classes_[1]`` (scikit-learn's convention):
@@ -280,9 +261,8 @@ _COMMON_DOC = """
 
 
 class TopPushK(_RankingAtTop):
-    __doc__ = (
-        "TopPushK: push the positives above the mean of the K highest-scoring negatives.\n"
-        + _COMMON_DOC.format(own="K : int, default=5\n        Number of top negatives (1 ≤ K < number of negatives).\n    ")
+    __doc__ = "TopPushK: push the positives above the mean of the K highest-scoring negatives.\n" + _COMMON_DOC.format(
+        own="K : int, default=5\n        Number of top negatives (1 ≤ K < number of negatives).\n    "
     )
 
     def __init__(

@@ -16,7 +16,8 @@ import operator
 import os
 import sys
 import warnings
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp

@@ -34,8 +34,8 @@ from sklearn.utils.validation import check_is_fitted
 from toprank import _core
 from toprank._limits import check_allocation
 from toprank._validation import as_array, as_jobs
-from toprank.exceptions import InvalidInputError
 from toprank._validation import bounded_int as _int
+from toprank.exceptions import InvalidInputError
 
 
 def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:

@@ -1,10 +1,17 @@
-"""What the estimators share: option and kernel parameters, the solver's seed, the
-fitted report and its convergence warning, progress lines, and the predictions every
-multiclass scorer derives from its class scores (top-k classes, probabilities).
+"""What the estimators share, in one place rather than copied or imported from one
+another's private names:
 
-Argument conversion (arrays, numbers, flags) lives in :mod:`toprank._validation`; this
-module holds what is about an estimator rather than one argument, so that no estimator
-module imports another's private names.
+* :func:`keep_params` — the ``__init__`` body scikit-learn expects (parameters stored as
+  given, validated in ``fit``); :func:`choice` and :func:`kernel_gamma` — option and
+  kernel-coefficient validation; :func:`finite_fit` and :func:`forget` — the end of a
+  fit (no non-finite solution, no attribute of a previous fit left behind);
+* :class:`DualSolverModel` — for the estimators fitted by a dual solver of the core:
+  the kernel's arguments, the kernel to the support vectors, the seed, the progress
+  callback, and the fitted report with its convergence warning;
+* :class:`ClassScores` — ``predict``, ``predict_topk`` and the probabilities of a
+  multiclass estimator, from its class scores.
+
+Argument conversion (arrays, numbers, flags) lives in :mod:`toprank._validation`.
 """
 
 from __future__ import annotations
@@ -22,10 +29,19 @@ from sklearn.utils.metaestimators import available_if
 
 from toprank import _core
 from toprank._validation import DEGREE_MAX, as_jobs, bounded_int, bounded_real, warn_not_converged
-from toprank.exceptions import InvalidInputError
+from toprank.exceptions import InvalidInputError, NoSolutionError
 
 # The statuses of a dual solver that stopped before its relative duality gap reached tol.
-STOPPED_SHORT = ("max_epochs", "no_progress")
+_STOPPED_SHORT = ("max_epochs", "no_progress")
+
+
+def keep_params(estimator: Any, arguments: dict[str, Any]) -> None:
+    """Stores each of an ``__init__``'s ``arguments`` (its ``locals()``) unchanged as the
+    attribute of its name, as scikit-learn's ``get_params``, ``set_params`` and ``clone``
+    expect; validation waits for ``fit``."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
 
 
 def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
@@ -56,6 +72,24 @@ def kernel_gamma(kernel: str, gamma: Any, X: Any) -> float:
     return bounded_real(gamma, "gamma", low=0.0, strict=True)
 
 
+def finite_fit(estimator: str, **values: float) -> None:
+    """Raises when a solve ends with a non-finite objective, gap or threshold: the data's
+    scale overflowed float64 (or a float32 kernel cache), and the model would be NaN or
+    zero where no warning would say so."""
+    bad = {name: value for name, value in values.items() if not math.isfinite(float(value))}
+    if bad:
+        found = ", ".join(f"{name} = {value}" for name, value in bad.items())
+        raise NoSolutionError(f"{estimator}: the solve ended with non-finite values ({found}): the data's scale "
+                              "overflows floating point; rescale X (or the kernel's parameters)")
+
+
+def forget(estimator: Any, *names: str) -> None:
+    """Removes fitted attributes that the new fit does not set (those of another kernel),
+    so that none outlives a refit."""
+    for name in names:
+        vars(estimator).pop(name, None)
+
+
 class KernelArgs(TypedDict):
     """The kernel's keyword arguments to the core's kernel solvers."""
 
@@ -65,66 +99,82 @@ class KernelArgs(TypedDict):
     coef0: float
 
 
-def kernel_params(estimator: Any, X: Any) -> KernelArgs:
-    """The core's kernel arguments (``kernel``, ``gamma``, ``degree``, ``coef0``) of a
-    kernel fit on ``X``, validated; the resolved gamma is kept as ``estimator._gamma`` for
-    prediction. A precomputed ``X`` must be the square Gram matrix of the training set."""
-    kernel = estimator.kernel
-    if kernel == "precomputed" and X.shape[0] != X.shape[1]:
-        raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {X.shape}")
-    estimator._gamma = kernel_gamma(kernel, estimator.gamma, X)
-    return KernelArgs(kernel=kernel, gamma=estimator._gamma,
-                      degree=bounded_int(estimator.degree, "degree", low=1, high=DEGREE_MAX),
-                      coef0=bounded_real(estimator.coef0, "coef0", low=-np.inf, strict=False))
+class DualSolverModel:
+    """What the estimators fitted by one of the core's dual solvers share: the kernel's
+    arguments at fit and the kernel to the support vectors at prediction, the solver's
+    seed and progress callback, and the fitted report with its convergence warning."""
 
+    kernel: str
+    gamma: float | None
+    degree: int
+    coef0: float
+    random_state: Any
+    n_jobs: int | None
+    verbose: int
+    support_vectors_: NDArray[np.float64]
+    _gamma: float
+    n_iter_: int
+    primal_objective_: float
+    dual_objective_: float
+    duality_gap_: float
+    status_: str
+    history_: list[Any]
 
-def kernel_to_support(estimator: Any, X: Any) -> NDArray[np.float64]:
-    """k(x, s) between the rows of ``X`` and the fitted ``support_vectors_`` (rbf/poly
-    kernels), with the parameters of the fit."""
-    return np.asarray(_core.kernel_cross(np.ascontiguousarray(X, dtype=np.float64), estimator.support_vectors_,
-                                         kernel=estimator.kernel, gamma=estimator._gamma, degree=int(estimator.degree),
-                                         coef0=float(estimator.coef0), n_jobs=as_jobs(estimator.n_jobs)))
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
 
+    def _kernel_params(self, X: Any) -> KernelArgs:
+        """The core's kernel arguments of a fit on ``X``, validated; the resolved gamma is
+        kept as ``_gamma`` for prediction. A precomputed ``X`` must be the square Gram
+        matrix of the training set."""
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {X.shape}")
+        self._gamma = kernel_gamma(self.kernel, self.gamma, X)
+        return KernelArgs(kernel=self.kernel, gamma=self._gamma,
+                          degree=bounded_int(self.degree, "degree", low=1, high=DEGREE_MAX),
+                          coef0=bounded_real(self.coef0, "coef0", low=-np.inf, strict=False))
 
-def solver_seed(random_state: Any) -> int:
-    """The core's 31-bit seed, drawn from ``random_state`` as scikit-learn would."""
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    def _kernel_to_support(self, X: Any) -> NDArray[np.float64]:
+        """k(x, s) between the rows of ``X`` and the fitted ``support_vectors_`` (rbf/poly
+        kernels), with the parameters of the fit."""
+        return np.asarray(_core.kernel_cross(np.ascontiguousarray(X, dtype=np.float64), self.support_vectors_,
+                                             kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),
+                                             coef0=float(self.coef0), n_jobs=as_jobs(self.n_jobs)))
 
+    def _seed(self) -> int:
+        """The core's 31-bit seed, drawn from ``random_state`` as scikit-learn would."""
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
-def store_dual_report(estimator: Any, result: dict[str, Any], steps: str) -> None:
-    """The fitted report of a dual solver: ``n_iter_`` (from ``result[steps]``),
-    ``primal_objective_``, ``dual_objective_``, ``duality_gap_``, ``status_``, ``history_``."""
-    estimator.n_iter_ = int(result[steps])
-    estimator.primal_objective_ = float(result["primal"])
-    estimator.dual_objective_ = float(result["dual"])
-    estimator.duality_gap_ = float(result["gap"])
-    estimator.status_ = str(result["status"])
-    estimator.history_ = list(result["history"])
+    def _progress(self, unit: str) -> Callable[[int, float, float, float, float], None] | None:
+        """The solver's callback at each gap check (step, primal, dual, gap, seconds): a
+        line on stdout where ``verbose``, else None (the core then makes no call)."""
+        return functools.partial(_print_progress, type(self).__name__, unit) if self.verbose else None
 
-
-def warn_if_stopped_short(estimator: Any, unit: str, tol: float, budget_advice: Callable[[], str]) -> None:
-    """The ConvergenceWarning of a dual fit (see :func:`store_dual_report`) that stopped
-    short of ``tol``: out of its budget (``budget_advice()`` says what to change, from the
-    estimator, which knows its problem), or without progress (rounding dominates: only a
-    larger tol helps)."""
-    if estimator.status_ not in STOPPED_SHORT:
-        return
-    advice = (f"Set tol at or above the gap reached ({estimator.duality_gap_:.1g})."
-              if estimator.status_ == "no_progress" else budget_advice())
-    warn_not_converged(type(estimator).__name__, estimator.status_, estimator.n_iter_, unit, estimator.duality_gap_,
-                       tol, advice)
+    def _report(self, result: dict[str, Any], unit: str, tol: float, budget_advice: Callable[[], str]) -> None:
+        """Stores the fitted report (``n_iter_``, the ``result[unit]`` run, the objectives,
+        the gap, ``status_``, ``history_``) and warns, at the caller's line, when the solve
+        stopped short of ``tol``: out of its budget (``budget_advice()`` says what to
+        change, from the estimator, which knows its problem), or without progress
+        (rounding dominates: only a larger tol helps)."""
+        self.n_iter_ = int(result[unit])
+        self.primal_objective_ = float(result["primal"])
+        self.dual_objective_ = float(result["dual"])
+        self.duality_gap_ = float(result["gap"])
+        self.status_ = str(result["status"])
+        self.history_ = list(result["history"])
+        if self.status_ not in _STOPPED_SHORT:
+            return
+        advice = (f"Set tol at or above the gap reached ({self.duality_gap_:.1g})."
+                  if self.status_ == "no_progress" else budget_advice())
+        warn_not_converged(type(self).__name__, self.status_, self.n_iter_, unit, self.duality_gap_, tol, advice)
 
 
 def _print_progress(estimator: str, unit: str, step: int, primal: float, dual: float, gap: float,
                     seconds: float) -> None:
     print(f"[{estimator}] {unit} {step:7d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  {seconds:.2f}s",
           file=sys.stdout, flush=True)
-
-
-def progress(estimator: Any, unit: str) -> Callable[[int, float, float, float, float], None] | None:
-    """The solver's callback at each gap check (step, primal, dual, gap, seconds): a line
-    on stdout where ``estimator.verbose``, else None (the core then skips the call)."""
-    return functools.partial(_print_progress, type(estimator).__name__, unit) if estimator.verbose else None
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])

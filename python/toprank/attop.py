@@ -18,6 +18,7 @@ group steps for ties at the coupled bounds, and stops on the relative duality ga
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,16 +29,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
-from toprank._estimator import (
-    choice,
-    kernel_params,
-    kernel_to_support,
-    progress,
-    solver_seed,
-    store_dual_report,
-    warn_if_stopped_short,
-)
-from toprank._validation import as_jobs, finite_fit, forget, restores_on_failure, validate_input
+from toprank._estimator import DualSolverModel, choice, finite_fit, forget
+from toprank._validation import as_jobs, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
@@ -51,48 +44,31 @@ _SURROGATES = ("quadratic", "hinge")
 _TIE = 1e-12
 
 
-class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+# The parameters as fields: the dataclass writes the __init__ scikit-learn expects (each stored as given).
+@dataclass(eq=False, repr=False, kw_only=True)
+class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared fitting and prediction of the three methods (see the module docs)."""
 
     _method = "toppushk"
 
-    def __init__(
-        self,
-        C: float = 1.0,
-        surrogate: str = "quadratic",
-        scale: float = 1.0,
-        kernel: str = "rbf",
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        pos_label: Any = None,
-        tol: float = 1e-3,
-        max_iter: int = 100_000,
-        check_every: int = 100,
-        cache_size: float = 1024,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.C = C
-        self.surrogate = surrogate
-        self.scale = scale
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.pos_label = pos_label
-        self.tol = tol
-        self.max_iter = max_iter
-        self.check_every = check_every
-        self.cache_size = cache_size
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+    C: float = 1.0
+    surrogate: str = "quadratic"
+    scale: float = 1.0
+    kernel: str = "rbf"
+    gamma: float | None = None
+    degree: int = 3
+    coef0: float = 1.0
+    pos_label: Any = None
+    tol: float = 1e-3
+    max_iter: int = 100_000
+    check_every: int = 100
+    cache_size: float = 1024
+    random_state: int | np.random.RandomState | None = None
+    n_jobs: int | None = None
+    verbose: int = 0
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
         tags.classifier_tags.multi_class = False
         # They optimise the top of the ranking, not accuracy: a threshold above most
         # negatives classifies many positives as negative by design.
@@ -144,11 +120,10 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             if isinstance(self, TopPushK):
                 raise InvalidInputError(f"K: must be less than the number of negative examples, {negatives}; got {k}")
             raise InvalidInputError(f"y: {type(self).__name__} needs at least 2 negative examples, got {negatives}")
-        kernel = kernel_params(self, Xv)
         result = _core.attop_fit(
-            Xv, positive, method=self._method, k=k, tau=tau, surrogate=self.surrogate, scale=scale, c=C, **kernel,
-            cache_size=cache, tol=tol, max_iter=max_iter, check_every=check_every, seed=solver_seed(self.random_state),
-            n_jobs=as_jobs(self.n_jobs), callback=progress(self, "iteration"),
+            Xv, positive, method=self._method, k=k, tau=tau, surrogate=self.surrogate, scale=scale, c=C,
+            **self._kernel_params(Xv), cache_size=cache, tol=tol, max_iter=max_iter, check_every=check_every,
+            seed=self._seed(), n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration"),
         )
         finite_fit(type(self).__name__, primal=result["primal"], dual=result["dual"], gap=result["gap"],
                    threshold=result["threshold"])
@@ -168,8 +143,7 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         # than rounding and far less than any score difference, so ties stay negative.
         t = float(result["threshold"])
         self.threshold_ = t + _TIE * (1.0 + abs(t))
-        store_dual_report(self, result, "iterations")
-        warn_if_stopped_short(self, "iterations", tol, lambda: (
+        self._report(result, "iterations", tol, lambda: (
             f"Raise max_iter (now {max_iter}) or tol, or lower C (the dual's coordinates are boxed by C: a large C "
             "makes more of them move before the gap closes)."))
         return self
@@ -184,7 +158,7 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             return np.asarray(np.asarray(Xv, dtype=np.float64)[:, self.support_] @ self.dual_coef_, dtype=np.float64)
         if len(self.support_) == 0:
             return np.zeros(Xv.shape[0])
-        return np.asarray(kernel_to_support(self, Xv) @ self.dual_coef_, dtype=np.float64)
+        return np.asarray(self._kernel_to_support(Xv) @ self.dual_coef_, dtype=np.float64)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """f(x) − threshold_, oriented towards ``classes_[1]`` (scikit-learn's convention):
@@ -260,34 +234,14 @@ _COMMON_DOC = """
 """
 
 
+# The parameters as fields: the dataclass writes the __init__ scikit-learn expects (each stored as given).
+@dataclass(eq=False, repr=False)
 class TopPushK(_RankingAtTop):
     __doc__ = "TopPushK: push the positives above the mean of the K highest-scoring negatives.\n" + _COMMON_DOC.format(
         own="K : int, default=5\n        Number of top negatives (1 ≤ K < number of negatives).\n    "
     )
 
-    def __init__(
-        self,
-        K: int = 5,
-        C: float = 1.0,
-        surrogate: str = "quadratic",
-        scale: float = 1.0,
-        kernel: str = "rbf",
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        pos_label: Any = None,
-        tol: float = 1e-3,
-        max_iter: int = 100_000,
-        check_every: int = 100,
-        cache_size: float = 1024,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.K = K
-        super().__init__(C=C, surrogate=surrogate, scale=scale, kernel=kernel, gamma=gamma, degree=degree,
-                         coef0=coef0, pos_label=pos_label, tol=tol, max_iter=max_iter, check_every=check_every,
-                         cache_size=cache_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+    K: int = 5
 
     def _method_params(self) -> tuple[int, float]:
         return _int(self.K, "K", low=1), 0.0
@@ -300,6 +254,8 @@ class TopPush(_RankingAtTop):
     )
 
 
+# The parameters as fields: the dataclass writes the __init__ scikit-learn expects (each stored as given).
+@dataclass(eq=False, repr=False)
 class PatMat(_RankingAtTop):
     __doc__ = (
         "Pat&Mat: push the positives above the surrogate top-tau quantile of the negatives.\n"
@@ -308,29 +264,7 @@ class PatMat(_RankingAtTop):
 
     _method = "patmat"
 
-    def __init__(
-        self,
-        tau: float = 0.01,
-        C: float = 1.0,
-        surrogate: str = "quadratic",
-        scale: float = 1.0,
-        kernel: str = "rbf",
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        pos_label: Any = None,
-        tol: float = 1e-3,
-        max_iter: int = 100_000,
-        check_every: int = 100,
-        cache_size: float = 1024,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.tau = tau
-        super().__init__(C=C, surrogate=surrogate, scale=scale, kernel=kernel, gamma=gamma, degree=degree,
-                         coef0=coef0, pos_label=pos_label, tol=tol, max_iter=max_iter, check_every=check_every,
-                         cache_size=cache_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+    tau: float = 0.01
 
     def _method_params(self) -> tuple[int, float]:
         tau = _real(self.tau, "tau", low=0.0, strict=True)

@@ -29,14 +29,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from toprank import _core
-from toprank._estimator import choice, kernel_params, kernel_to_support, progress, solver_seed
+from toprank._estimator import DualSolverModel, choice, finite_fit, forget, keep_params
 from toprank._limits import check_row_norms
 from toprank._validation import as_flag as _flag
 from toprank._validation import (
     as_jobs,
     canonical_csr,
-    finite_fit,
-    forget,
     indicator_matrix,
     intercept_scaling,
     restores_on_failure,
@@ -86,7 +84,7 @@ def label_prior(R: Any, n_labels: int) -> NDArray[np.float64]:
     return np.ascontiguousarray((M + M.T) / 2)
 
 
-class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Max-margin multi-label classifier with a label-correlation prior R.
 
     Parameters
@@ -160,30 +158,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.C = C
-        self.R = R
-        self.kernel = kernel
-        self.solver = solver
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.tol = tol
-        self.shrinking = shrinking
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        tags.input_tags.sparse = self.kernel == "linear" and self.solver in ("auto", "dcd")
-        tags.target_tags.multi_output = True
-        tags.classifier_tags.multi_label = True
-        return tags
+        keep_params(self, locals())
 
     def _encode_targets(self, y: Any, n_samples: int) -> NDArray[np.int8]:
         """The n_samples × n_labels 0/1 matrix to learn: a multi-label indicator as
@@ -221,6 +196,13 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise InvalidInputError(f"Y: has {Y.shape[0]} rows but X has {n_samples}")
         return Y
 
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.kernel == "linear" and self.solver in ("auto", "dcd")
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_label = True
+        return tags
+
     @restores_on_failure
     def fit(self, X: ArrayLike, y: Any) -> M3L:
         """Train on examples ``X`` and targets ``y``: an n_samples × n_labels 0/1 indicator
@@ -250,7 +232,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise InvalidInputError(
                 f"Y: labels {constant.tolist()} are never or always on (one class only): nothing to learn"
             )
-        kernel_args = kernel_params(self, Xv)
+        kernel_args = self._kernel_params(Xv)
         n_labels = Y.shape[1]
         R = label_prior(self.R, n_labels)
         signs = np.ascontiguousarray(2.0 * Y - 1.0)
@@ -264,9 +246,9 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise InvalidInputError("X: sparse input needs solver='dcd' (or 'auto') with the linear kernel")
         losses = (np.zeros_like(signs), np.full_like(signs, 2.0))  # Hamming: Δ⁺ = 0, Δ⁻ = 2
         common: dict[str, Any] = dict(tol=tol, max_iter=max_iter, n_jobs=as_jobs(self.n_jobs),
-                                      callback=progress(self, "iteration"))
+                                      callback=self._progress("iteration"))
         if solver == "dcd":
-            result = _core.m3l_fit_linear(Xv, signs, R, C, *losses, seed=solver_seed(self.random_state),
+            result = _core.m3l_fit_linear(Xv, signs, R, C, *losses, seed=self._seed(),
                                           shrinking=_flag(self.shrinking, "shrinking"),
                                           bias=scaling if fit_intercept else None, **common)
             finite_fit("M3L", primal=result["primal"], dual=result["dual"])
@@ -320,7 +302,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             # Every dual variable is zero: only the intercept is left.
             return np.zeros((Xv.shape[0], len(self.intercept_))) + self.intercept_
         else:
-            K = kernel_to_support(self, Xv)
+            K = self._kernel_to_support(Xv)
         return np.asarray(K @ self._beta + self.intercept_)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:

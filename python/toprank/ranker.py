@@ -38,7 +38,7 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
-from toprank._estimator import choice
+from toprank._estimator import choice, keep_params
 from toprank._limits import check_allocation, check_row_norms
 from toprank._validation import as_flag as _flag
 from toprank._validation import as_jobs, canonical_csr, indicator_matrix, restores_on_failure, validate_input
@@ -250,29 +250,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.n_components = n_components
-        self.loss = loss
-        self.k = k
-        self.eta = eta
-        self.alpha = alpha
-        self.learning_rate = learning_rate
-        self.optimizer = optimizer
-        self.batch_size = batch_size
-        self.n_epochs = n_epochs
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.eval_k = eval_k
-        self.init_scale = init_scale
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        return tags
+        keep_params(self, locals())
 
     # ------------------------------------------------------------------ inputs
 
@@ -339,6 +317,12 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         return sets
 
     # ------------------------------------------------------------------ fit
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
 
     def fit(self, X: ArrayLike, y: Any, *, validation_data: tuple[Any, ...] | None = None) -> RankmaxRanker:
         """Train on examples ``X`` with positive labels ``y``.

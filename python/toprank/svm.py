@@ -37,34 +37,12 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_consistent_length,
-    check_is_fitted,
-    column_or_1d,
-)
+from sklearn.utils.validation import _check_sample_weight, check_consistent_length, check_is_fitted, column_or_1d
 
 from toprank import _core
-from toprank._estimator import (
-    ClassScores,
-    choice,
-    kernel_params,
-    kernel_to_support,
-    progress,
-    solver_seed,
-    store_dual_report,
-    warn_if_stopped_short,
-)
+from toprank._estimator import ClassScores, DualSolverModel, choice, finite_fit, forget, keep_params
 from toprank._validation import as_flag as _flag
-from toprank._validation import (
-    as_jobs,
-    canonical_csr,
-    finite_fit,
-    forget,
-    intercept_scaling,
-    restores_on_failure,
-    validate_input,
-)
+from toprank._validation import as_jobs, canonical_csr, intercept_scaling, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
@@ -74,7 +52,7 @@ __all__ = ["TopKSVC"]
 
 _LOSSES = ("alpha", "beta", "softmax", "entropy")
 _KERNELS = ("linear", "rbf", "poly", "precomputed")
-class TopKSVC(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Top-k multiclass SVM and top-k entropy / softmax classifiers, trained by Prox-SDCA.
 
     Parameters
@@ -159,8 +137,6 @@ class TopKSVC(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc
         (epoch, primal, dual, relative gap, seconds) at each gap check.
     """
 
-    n_features_in_: int
-
     def __init__(
         self,
         k: int = 1,
@@ -184,34 +160,9 @@ class TopKSVC(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.k = k
-        self.loss = loss
-        self.C = C
-        self.smoothing = smoothing
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.tol = tol
-        self.max_epochs = max_epochs
-        self.check_every = check_every
-        self.shrinking = shrinking
-        self.cache_size = cache_size
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        keep_params(self, locals())
 
     # ------------------------------------------------------------------ fitting
-
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self.kernel == "linear"
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
 
     def _check_params(self) -> dict[str, Any]:
         choice(self.loss, "loss", _LOSSES)
@@ -231,6 +182,11 @@ class TopKSVC(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc
             # Checked for every kernel: a bad value is a mistake even where it is unused.
             "cache_size": _real(self.cache_size, "cache_size", low=0.0, strict=True),
         }
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.kernel == "linear"
+        return tags
 
     @restores_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> TopKSVC:
@@ -297,7 +253,7 @@ class TopKSVC(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc
         if not np.any(c > 0):
             raise InvalidInputError("sample_weight: every example has weight 0")
 
-        seed = solver_seed(self.random_state)
+        seed = self._seed()
         dual0 = self._warm_dual(Xv.shape[0], classes, c)
         common = dict(
             loss=self.loss,
@@ -310,7 +266,7 @@ class TopKSVC(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc
             seed=seed,
             n_jobs=params["n_jobs"],
             dual_coef=dual0,
-            callback=progress(self, "epoch"),
+            callback=self._progress("epoch"),
         )
         y64 = y_enc.astype(np.int64)
         if self.kernel == "linear":
@@ -325,7 +281,7 @@ class TopKSVC(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc
             self.intercept_ = W[:, d] * params["intercept_scaling"] if params["fit_intercept"] else np.zeros(m)
         else:
             result = _core.sdca_fit_kernel(
-                Xv, y64, c, m, **kernel_params(self, Xv), cache_size=params["cache_size"], **common
+                Xv, y64, c, m, **self._kernel_params(Xv), cache_size=params["cache_size"], **common
             )
             finite_fit("TopKSVC", primal=result["primal"], dual=result["dual"], gap=result["gap"])
             forget(self, "coef_", "support_vectors_")
@@ -337,10 +293,7 @@ class TopKSVC(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc
         self.classes_ = classes
         self.dual_coef_ = result["dual_coef"]
         self._c = c
-        store_dual_report(self, result, "epochs")
-        warn_if_stopped_short(
-            self, "epochs", params["tol"], lambda: self._advice(Xv if coded is None else None, c, params)
-        )
+        self._report(result, "epochs", params["tol"], lambda: self._advice(Xv if coded is None else None, c, params))
         return self
 
     def _advice(self, Xv: Any, c: NDArray[np.float64], params: dict[str, Any]) -> str:
@@ -404,7 +357,7 @@ class TopKSVC(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc
             # Every dual variable is zero (e.g. vanishing sample weights): W = 0.
             scores = np.zeros((Xv.shape[0], len(self.classes_)))
         else:
-            scores = kernel_to_support(self, Xv) @ self.dual_coef_[self.support_]
+            scores = self._kernel_to_support(Xv) @ self.dual_coef_[self.support_]
         return np.asarray(scores, dtype=np.float64)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:

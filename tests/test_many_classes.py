@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import warnings
 
+import _many_classes_reference as ref
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-import _many_classes_reference as ref
 from toprank import M3L, RankmaxRanker, TopKSVC, TraceNormLogisticRegression
 
 # A reported objective against the reference's (see the module docstring).
@@ -98,7 +98,9 @@ def test_reference_losses_against_cvxpy():
                 for h in H:
                     p = cp.Variable(r)
                     cap = k * p <= cp.sum(p) if variant == "alpha" else p <= 1.0 / k
-                    problem = cp.Problem(cp.Maximize(h @ p - gamma / 2 * cp.sum_squares(p)), [p >= 0, cp.sum(p) <= 1, cap])
+                    problem = cp.Problem(
+                        cp.Maximize(h @ p - gamma / 2 * cp.sum_squares(p)), [p >= 0, cp.sum(p) <= 1, cap]
+                    )
                     problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
                     expected.append(problem.value)
                 np.testing.assert_allclose(ref.hinge_rows(H, k, variant, gamma), expected, rtol=1e-7, atol=1e-9)

@@ -58,7 +58,9 @@ def sk_topk(y: Any, s: Any, k: int, labels: Any = None) -> float:
         return float(top_k_accuracy_score(y, s, k=k, labels=labels))
 
 
-def random_multilabel(rng: np.random.Generator, n: int, L: int, density: float, int_scores: bool) -> tuple[np.ndarray, np.ndarray]:
+def random_multilabel(
+    rng: np.random.Generator, n: int, L: int, density: float, int_scores: bool
+) -> tuple[np.ndarray, np.ndarray]:
     Y = (rng.random((n, L)) < density).astype(np.int64)
     S = rng.integers(0, 4, (n, L)).astype(np.float64) if int_scores else rng.standard_normal((n, L))
     return Y, S
@@ -101,7 +103,9 @@ def test_top_k_accuracy_matches_sklearn_with_labels() -> None:
     s = rng.integers(0, 2, (30, 4))
     for k in range(1, 5):
         assert metrics.top_k_accuracy(y_s, s, k, labels=labels_s) == sk_topk(y_s, s, k, labels=labels_s)
-        assert metrics.top_k_accuracy(list(y_s), s.tolist(), k, labels=list(labels_s)) == sk_topk(y_s, s, k, labels=labels_s)
+        assert metrics.top_k_accuracy(
+            list(y_s), s.tolist(), k, labels=list(labels_s)
+        ) == sk_topk(y_s, s, k, labels=labels_s)
 
 
 def test_top_k_accuracy_unsorted_labels_map_columns() -> None:
@@ -154,7 +158,7 @@ def test_top_k_accuracy_multiblock(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("int_scores", [False, True])
 def test_ranking_metrics_match_reference_all_formats(int_scores: bool) -> None:
     rng = np.random.default_rng(4)
-    for trial in range(25):
+    for _trial in range(25):
         n, L = int(rng.integers(1, 25)), int(rng.integers(1, 12))
         Y, S = random_multilabel(rng, n, L, density=float(rng.uniform(0.05, 0.6)), int_scores=int_scores)
         Y[0, rng.integers(0, L)] = 1  # at least one relevant label somewhere
@@ -502,7 +506,11 @@ BAD_CALLS: list[tuple[str, str, Any]] = [
     ("prc strings no pos_label", "y_true", lambda: metrics.precision_recall_curve(["a", "b"], [0.1, 0.2])),
     ("prc nan label", "y_true", lambda: metrics.precision_recall_curve([0.0, np.nan, 1.0], [0.1, 0.2, 0.3])),
     ("prc complex label", "y_true", lambda: metrics.precision_recall_curve(np.array([0, 1j]), [0.1, 0.2])),
-    ("prc mixed labels", "y_true", lambda: metrics.precision_recall_curve(np.array(["a", 1], dtype=object), [0.1, 0.2], pos_label=1)),
+    (
+        "prc mixed labels",
+        "y_true",
+        lambda: metrics.precision_recall_curve(np.array(["a", 1], dtype=object), [0.1, 0.2], pos_label=1),
+    ),
     ("prc ragged labels", "y_true", lambda: metrics.precision_recall_curve([[0, 1], [1]], [0.1, 0.2])),
     ("prc pos_label absent", "pos_label", lambda: metrics.precision_recall_curve([0, 1], [0.1, 0.2], pos_label=2)),
     ("prc pos_label type", "pos_label", lambda: metrics.precision_recall_curve(["a", "b"], [0.1, 0.2], pos_label=1)),

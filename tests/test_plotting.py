@@ -20,7 +20,6 @@ from scipy.stats import gaussian_kde  # noqa: E402
 from toprank import metrics, plotting  # noqa: E402
 from toprank.exceptions import InvalidInputError  # noqa: E402
 
-
 Y, S = np.array([0, 1, 0, 1]), np.array([0.1, 0.4, 0.3, 0.8])
 
 

@@ -13,15 +13,17 @@ import time
 
 import numpy as np
 import pytest
+from _interrupt import interrupt_during
 from sklearn.base import clone
 
 from toprank import TopKSVC, _core
 from toprank.exceptions import InvalidInputError
 from toprank.pq import CompressedMatrix, ProductQuantizer
-from _interrupt import interrupt_during
 
 
-def _fitted(n: int = 1500, d: int = 24, n_subspaces: int = 6, n_bits: int = 5, seed: int = 0) -> tuple[ProductQuantizer, np.ndarray]:
+def _fitted(
+    n: int = 1500, d: int = 24, n_subspaces: int = 6, n_bits: int = 5, seed: int = 0
+) -> tuple[ProductQuantizer, np.ndarray]:
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) / np.sqrt(d)
     return ProductQuantizer(n_subspaces=n_subspaces, n_bits=n_bits, n_iter=8, random_state=seed).fit(X), X
@@ -33,7 +35,9 @@ def _fitted(n: int = 1500, d: int = 24, n_subspaces: int = 6, n_bits: int = 5, s
     ("n", "d", "n_subspaces", "n_bits", "m"),
     [(300, 6, 3, 2, 1), (2100, 40, 20, 4, 70), (1100, 36, 18, 8, 130), (700, 17, 17, 3, 65), (2600, 64, 32, 6, 3)],
 )
-def test_products_equal_dense_products_with_the_decoded_matrix(n: int, d: int, n_subspaces: int, n_bits: int, m: int) -> None:
+def test_products_equal_dense_products_with_the_decoded_matrix(
+    n: int, d: int, n_subspaces: int, n_bits: int, m: int
+) -> None:
     pq, X = _fitted(n=n, d=d, n_subspaces=n_subspaces, n_bits=n_bits, seed=n)
     Xc = pq.compress(X)
     Xh = Xc.decode().astype(np.float64)

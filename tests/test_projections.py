@@ -19,13 +19,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
-
 import qp_reference as ref
+
 from toprank import projections as P
 from toprank.exceptions import InfeasibleError, InvalidInputError
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
 
 import checks  # noqa: E402
+
 from toprank import projections as P  # noqa: E402
 from toprank.exceptions import NoSolutionError  # noqa: E402
 

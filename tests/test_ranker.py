@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _interrupt import interrupt_during
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -17,7 +18,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from toprank import RankmaxRanker, _core
 from toprank.exceptions import InvalidInputError, NoSolutionError
 from toprank.metrics import average_precision_at_k
-from _interrupt import interrupt_during
 
 LOSSES = [("rankmax", 1, 1.0), ("rankmax", 3, 0.5), ("softmax", 1, 1.0), ("sparsemax", 1, 1.0)]
 
@@ -96,7 +96,9 @@ def _planted(n_users=300, n_items=200, rank=4, per_user=10, seed=0):
 def test_one_and_two_threads_reach_the_same_model(loss):
     X, Y, _ = _planted()
     fits = [
-        RankmaxRanker(n_components=8, loss=loss, n_epochs=3, early_stopping=False, random_state=3, n_jobs=jobs).fit(X, Y)
+        RankmaxRanker(
+            n_components=8, loss=loss, n_epochs=3, early_stopping=False, random_state=3, n_jobs=jobs
+        ).fit(X, Y)
         for jobs in (1, 2)
     ]
     assert [h["loss"] for h in fits[0].history_] == [h["loss"] for h in fits[1].history_]
@@ -323,7 +325,9 @@ def test_an_x_too_large_for_the_float32_model_is_named(scale, sparse):
 def test_n_components_beyond_memory_names_the_bytes():
     X, Y, _ = _planted(n_users=40, n_items=30)
     model = RankmaxRanker(n_components=2**31, n_epochs=1, early_stopping=False, random_state=0)
-    with pytest.raises(InvalidInputError, match=r"^n_components: 2147483648 needs .*iB \(\d+ bytes\) for the parameters"):
+    with pytest.raises(
+        InvalidInputError, match=r"^n_components: 2147483648 needs .*iB \(\d+ bytes\) for the parameters"
+    ):
         model.fit(X, Y)
 
 

@@ -7,16 +7,27 @@ from __future__ import annotations
 
 import pickle
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from toprank import (M3L, PatMat, RankmaxRanker, TopKSVC, TopPush, TopPushK, TraceNormLogisticRegression, losses,
-                     projections, recsys)
-from toprank import tracenorm_path
+from toprank import (
+    M3L,
+    PatMat,
+    RankmaxRanker,
+    TopKSVC,
+    TopPush,
+    TopPushK,
+    TraceNormLogisticRegression,
+    losses,
+    projections,
+    recsys,
+    tracenorm_path,
+)
 from toprank.distributed import fit_cocoa
 from toprank.exceptions import InvalidInputError, NoSolutionError
 from toprank.pq import ProductQuantizer
@@ -86,8 +97,9 @@ BAD: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
         "X.indices:"),
     "sparse X for the product quantizer": (lambda: ProductQuantizer(n_subspaces=2, n_bits=2).fit(sp.csr_matrix(X)),
                                            InvalidInputError, "X: sparse input is not supported"),
-    "infinity for the product quantizer": (lambda: ProductQuantizer(n_subspaces=2, n_bits=2).fit(np.where(X > 2, np.inf, X)),
-                                           InvalidInputError, "X: contains NaN or infinity"),
+    "infinity for the product quantizer": (
+        lambda: ProductQuantizer(n_subspaces=2, n_bits=2).fit(np.where(X > 2, np.inf, X)),
+        InvalidInputError, "X: contains NaN or infinity"),
     "rdot with the transposed shape": (
         lambda: ProductQuantizer(n_subspaces=2, n_bits=2, random_state=0).fit(X).compress(X).rdot(np.ones((40, 4))),
         InvalidInputError, "A: expected 40 columns"),
@@ -273,15 +285,16 @@ def test_cli_kernels_on_a_batch_that_misses_labels_and_plot_names(capsys):
 
 def test_a_cache_that_cannot_be_written_warns_and_the_data_still_load(tmp_path, monkeypatch):
     from toprank import datasets
+    from toprank.datasets import _cache
 
     target = tmp_path / "letter.npz"
 
     def read_only(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(tmp_path))
 
-    monkeypatch.setattr(datasets.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(_cache.tempfile, "mkstemp", read_only)
     with pytest.warns(RuntimeWarning, match="could not write the cache"):
-        datasets._save_npz(target, "sha", data=np.zeros(3))
+        _cache.save_npz(target, "sha", data=np.zeros(3))
     assert not target.exists()
     monkeypatch.setenv("TOPRANK_DATA", str(tmp_path / "file"))
     (tmp_path / "file").write_text("not a directory")

@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import svm_reference as ref
+from _interrupt import interrupt_during
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
@@ -19,10 +21,8 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-import svm_reference as ref
 from toprank import _core
 from toprank.svm import TopKSVC
-from _interrupt import interrupt_during
 
 TIGHT = dict(tol=1e-9, max_epochs=200_000, check_every=5)
 
@@ -546,7 +546,7 @@ def test_verbose_prints_progress(capsys):
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if ln.strip()]
     assert len(lines) == len(est.history_) >= 2
-    for ln, (epoch, primal, dual, gap, _) in zip(lines, est.history_):
+    for ln, (epoch, primal, dual, _gap, _) in zip(lines, est.history_):
         low = ln.lower()
         assert "epoch" in low and "primal" in low and "dual" in low and "gap" in low
         assert str(epoch) in ln
@@ -696,7 +696,6 @@ def test_invalid_input_error_is_value_error():
 
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-
 _SW_REASON = (
     "compares decision_function at rtol=1e-7 after fits with the default tol=1e-3 (relative duality "
     "gap); the equivalence itself is tested at tight tolerance in test_sample_weight_two_equals_duplicate "
@@ -767,7 +766,9 @@ def test_pipeline_and_grid_search():
     assert pipe.score(X, y) > 0.9
     manual = TopKSVC(k=2, smoothing=0.5, tol=1e-6, random_state=0).fit(StandardScaler().fit_transform(X), y)
     np.testing.assert_array_equal(pipe[-1].coef_, manual.coef_)
-    np.testing.assert_array_equal(pipe.decision_function(X), manual.decision_function(StandardScaler().fit_transform(X)))
+    np.testing.assert_array_equal(
+        pipe.decision_function(X), manual.decision_function(StandardScaler().fit_transform(X))
+    )
     grid = GridSearchCV(Pipeline([("s", StandardScaler()), ("svm", TopKSVC(tol=1e-4, random_state=0))]),
                         {"svm__C": [0.01, 1.0]}, cv=3)
     grid.fit(X, y)

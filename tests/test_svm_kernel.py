@@ -29,7 +29,9 @@ def test_precomputed_linear_gram_equals_linear_model(loss: str, k: int, smoothin
 
 def test_linear_kernel_via_data_equals_precomputed() -> None:
     X, y = blobs()
-    a = TopKSVC(kernel="poly", degree=1, gamma=1.0, coef0=0.0, C=0.5, tol=1e-10, max_epochs=50_000, random_state=0).fit(X, y)
+    a = TopKSVC(kernel="poly", degree=1, gamma=1.0, coef0=0.0, C=0.5, tol=1e-10, max_epochs=50_000, random_state=0).fit(
+        X, y
+    )
     b = TopKSVC(kernel="precomputed", C=0.5, tol=1e-10, max_epochs=50_000, random_state=0).fit(X @ X.T, y)
     assert a.primal_objective_ == pytest.approx(b.primal_objective_, rel=1e-6)
 

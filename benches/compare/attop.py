@@ -111,7 +111,9 @@ def memory_child(n: int) -> int:
 
 
 def memory_row(n: int) -> str:
-    out = subprocess.run([sys.executable, __file__, "--memory-child", str(n)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--memory-child", str(n)], capture_output=True, text=True, check=True
+    )
     peak_mb = int(out.stdout.strip().splitlines()[-1]) / 1024
     full_mb = n * n * 8 / 2**20
     return (f"| {n:,} | 1024 MB | {peak_mb:,.0f} MB | {full_mb:,.0f} MB | "

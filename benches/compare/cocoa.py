@@ -116,8 +116,8 @@ def rounds_table(quick: bool) -> tuple[list[str], tuple[str, float]]:
                             at_two[(aggregation, H)] = passes
                     else:
                         cells.append(f"> {passes:.0f} passes (gap {history[-1].gap:.1e})")
-                    print(f"(a) intercept={intercept} C={C:g} K={K} {aggregation} H={H:g}: {cells[-1]} ({seconds:.1f} s)",
-                          flush=True)
+                    print(f"(a) intercept={intercept} C={C:g} K={K} {aggregation} H={H:g}: {cells[-1]} "
+                          f"({seconds:.1f} s)", flush=True)
                 rows.append(f"| {'yes' if intercept else 'no'} | {C:g} | {K} | {' | '.join(cells)} |")
     best = min(at_two, key=lambda key: (at_two[key], -key[1])) if at_two else SETTINGS[3]
     return rows, best
@@ -206,7 +206,8 @@ def main() -> int:
             started = time.perf_counter()
             model = TopKSVC(k=1, C=C, tol=TOL, random_state=0, fit_intercept=False, n_jobs=n_jobs).fit(X, y)
             seconds = time.perf_counter() - started
-        b_rows.append(f"| in memory, `TopKSVC(n_jobs={n_jobs})` | {'serial' if n_jobs == 1 else 'CoCoA, line search, 2 blocks'}"
+        solver = "serial" if n_jobs == 1 else "CoCoA, line search, 2 blocks"
+        b_rows.append(f"| in memory, `TopKSVC(n_jobs={n_jobs})` | {solver}"
                       f", shrinking | {seconds:.1f} s | {model.n_iter_} epochs | {model.primal_objective_:.6g} |")
         print(b_rows[-1], flush=True)
     speedup = timings[1] / timings[2]

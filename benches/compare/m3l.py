@@ -66,7 +66,8 @@ import argparse  # noqa: E402
 import functools  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from typing import Any, Callable  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 from sections import command_line, machine, publish, verdict  # noqa: E402
@@ -83,7 +84,9 @@ C = 0.5  # M3L's C: one-vs-all penalty 2C = 1
 JUDGED_FROM_D = 250
 
 
-def data(n: int, labels: int, features: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+def data(
+    n: int, labels: int, features: int, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Standardised synthetic multi-label data: (X, Y, X_test, Y_test, dropped labels)."""
     n_test = max(n // 5, 100)
     X, Y = make_multilabel_classification(n_samples=n + n_test, n_features=features, n_classes=labels, n_labels=3,
@@ -119,9 +122,9 @@ def ova_primal(X: np.ndarray, Y: np.ndarray, W: np.ndarray) -> float:
 
 def liblinear_ova(X: np.ndarray, Y: np.ndarray, tol: float) -> tuple[np.ndarray, int]:
     W, iters = [], 0
-    for l in range(Y.shape[1]):
+    for label in range(Y.shape[1]):
         clf = LinearSVC(loss="hinge", C=2 * C, fit_intercept=False, dual=True, tol=tol, max_iter=1_000_000,
-                        random_state=0).fit(X, Y[:, l])
+                        random_state=0).fit(X, Y[:, label])
         W.append(clf.coef_[0])
         iters = max(iters, int(np.max(clf.n_iter_)))
     return np.array(W), iters
@@ -130,11 +133,11 @@ def liblinear_ova(X: np.ndarray, Y: np.ndarray, tol: float) -> tuple[np.ndarray,
 def linear_rows(X: np.ndarray, Y: np.ndarray, tols: list[float], repeats: int, failures: list[str]) -> list[str]:
     rows = []
     for tol in tols:
-        t_m, m = timed(lambda: M3L(C=C, solver="dcd", fit_intercept=False, tol=tol, max_iter=1_000_000,
+        t_m, m = timed(lambda tol=tol: M3L(C=C, solver="dcd", fit_intercept=False, tol=tol, max_iter=1_000_000,
                                    random_state=0, n_jobs=1).fit(X, Y), repeats)
-        t_l, (W, lib_iter) = timed(lambda: liblinear_ova(X, Y, tol), repeats)
+        t_l, (W, lib_iter) = timed(lambda tol=tol: liblinear_ova(X, Y, tol), repeats)
         # Two threads: the labels (uncoupled with R = I) as tasks of the pool; the same fit.
-        t_2, m2 = timed(lambda: M3L(C=C, solver="dcd", fit_intercept=False, tol=tol, max_iter=1_000_000,
+        t_2, m2 = timed(lambda tol=tol: M3L(C=C, solver="dcd", fit_intercept=False, tol=tol, max_iter=1_000_000,
                                     random_state=0, n_jobs=2).fit(X, Y), repeats)
         same_fit = np.array_equal(m.coef_, m2.coef_) and np.array_equal(m.dual_coef_, m2.dual_coef_)
         if not same_fit:
@@ -171,8 +174,8 @@ def relative_gap(K: np.ndarray, Y: np.ndarray, models: list[tuple[np.ndarray, fl
     2C in its dual form: P = Σ_l ½β_lᵀKβ_l + 2C Σ_i max(0, 1 − y_il((Kβ_l)_i + b_l)),
     D = Σ_l Σ_i |β_il| − ½β_lᵀKβ_l (y ∈ {−1, 1}; β_l = y_l∘α_l with α_l ∈ [0, 2C])."""
     primal = dual = 0.0
-    for l, (beta, bias) in enumerate(models):
-        y = np.where(Y[:, l] > 0, 1.0, -1.0)
+    for label, (beta, bias) in enumerate(models):
+        y = np.where(Y[:, label] > 0, 1.0, -1.0)
         f = K @ beta
         quad = float(beta @ f)
         primal += 0.5 * quad + 2 * C * float(np.maximum(0.0, 1.0 - y * (f + bias)).sum())
@@ -193,7 +196,7 @@ def svc_duals(svcs: list[SVC], n: int) -> list[tuple[np.ndarray, float]]:
 
 def m3l_duals(m: M3L, Y: np.ndarray, labels: int) -> list[tuple[np.ndarray, float]]:
     """M3L's per-label (β, 0) for R = I: the SVM with penalty 2C, β_l = 2 y_l∘α_l (α ∈ [0, C])."""
-    return [(2.0 * np.asarray(m.dual_coef_[:, l]) * np.where(Y[:, l] > 0, 1.0, -1.0), 0.0) for l in range(labels)]
+    return [(2.0 * np.asarray(m.dual_coef_[:, j]) * np.where(Y[:, j] > 0, 1.0, -1.0), 0.0) for j in range(labels)]
 
 
 def kernel_row(n: int, labels: int, base: int, features: int, svc_labels: int, cache: float, repeats: int,
@@ -212,9 +215,9 @@ def kernel_row(n: int, labels: int, base: int, features: int, svc_labels: int, c
 
     def svc_fit() -> tuple[list[SVC], float]:
         models, seconds = [], 0.0
-        for l in range(sub):
+        for label in range(sub):
             t = time.perf_counter()
-            models.append(SVC(kernel="rbf", C=2 * C, gamma=gamma, tol=1e-3, cache_size=cache).fit(X, Y[:, l]))
+            models.append(SVC(kernel="rbf", C=2 * C, gamma=gamma, tol=1e-3, cache_size=cache).fit(X, Y[:, label]))
             seconds += time.perf_counter() - t
         return models, seconds
 
@@ -334,7 +337,8 @@ def section(args: argparse.Namespace, shape: str, load: str, dropped: int, a: li
         f"Command: `{command_line()}`. Machine: {load}. Data: "
         f"`make_multilabel_classification` (seed 0, about 3 labels per example), {shape}, standardised"
         f"{f', {dropped} constant labels dropped' if dropped else ''}. C = {C:g} (one-vs-all penalty 2C = "
-        f"{2 * C:g}), no intercept on the M3L side, single-threaded everywhere but (a)'s last column, best of {args.repeats}.",
+        f"{2 * C:g}), no intercept on the M3L side, single-threaded everywhere but (a)'s last column, best of "
+        f"{args.repeats}.",
         "",
         "(a) Linear, R = I: `M3L(solver=\"dcd\", fit_intercept=False, tol=T)` against one-vs-all LIBLINEAR "
         "`LinearSVC(loss=\"hinge\", C=2C, fit_intercept=False, dual=True, tol=T, max_iter=10⁶)` (one fit per label, "
@@ -351,7 +355,8 @@ def section(args: argparse.Namespace, shape: str, load: str, dropped: int, a: li
         f"(b) RBF kernel exp(−{1 / args.features:.4g}‖x − x'‖²), R = I, N = {args.n:,}, on the data of (a) and on "
         f"the same data embedded isometrically in d dimensions (x ↦ Qᵀx, Q with orthonormal columns: the same "
         f"kernel matrix, hence the same problems and solutions, with each kernel entry d/{args.features} times as "
-        "costly, like the higher-dimensional descriptors of the paper's data sets, d = 120 to 47,236): `M3L(kernel=\"rbf\", "
+        "costly, like the higher-dimensional descriptors of the paper's data sets, d = 120 to 47,236): "
+        "`M3L(kernel=\"rbf\", "
         f"solver=\"smo\", fit_intercept=False, tol=T, cache_size={cache:g})` against "
         f"`SVC(kernel=\"rbf\", C=2C, gamma=same, tol=1e-3, cache_size={cache:g})` per label. SVC fits an "
         "unregularised bias, so the problems differ. Same accuracy: each side's relative duality gap (P − D)/P over "
@@ -382,7 +387,8 @@ def section(args: argparse.Namespace, shape: str, load: str, dropped: int, a: li
         "times faster; as d grows, "
         "the kernel work SVC repeats L times dominates its time. The paper's own RBF ratios (its Table 1) grow the "
         "same way with the cost of a kernel entry: 2.5–4× on Media Mill (d = 120), 3.5–6× on Siam (sparse), "
-        "7–13× on RCV1 (sparse) and 11.5–15× on Animals with Attributes (d = 252). The steps search only the free and violating variables of a "
+        "7–13× on RCV1 (sparse) and 11.5–15× on Animals with Attributes (d = 252). The steps search only the free and "
+        "violating variables of a "
         "label (shrinking; all gradients are brought up to date once per outer iteration), about 40% of N here.",
         "",
         f"(c) Dense random SPD R (unit diagonal, largest |off-diagonal| {r_max:.2f}) against R = I, same data and "

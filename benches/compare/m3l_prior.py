@@ -112,7 +112,9 @@ def main() -> int:
             keep = np.flatnonzero((on > 0) & (on < Ys.shape[0]))
             Ys, Yk, R = Ys[:, keep], Yt[:, keep], R[np.ix_(keep, keep)]
             dropped.append(Yp.shape[1] - keep.size)
-            shift.append(float(np.abs(correlations(Ys) - rho_test[np.ix_(keep, keep)])[np.triu_indices(keep.size, 1)].mean()))
+            shift.append(
+                float(np.abs(correlations(Ys) - rho_test[np.ix_(keep, keep)])[np.triu_indices(keep.size, 1)].mean())
+            )
             for key, prior in (("ova", None), ("m3l", R)):
                 model, _ = fit_best(Xs, Ys, prior, seed)
                 results[key].append(hamming_loss(Yk, model.predict(Xt)))
@@ -125,7 +127,8 @@ def main() -> int:
     seconds = time.perf_counter() - start
     text = "\n".join([
         BEGIN,
-        "| data | labels | one-vs-all (R = I) test Hamming loss % | M3L (R from held-out points) % | seeds where M3L is lower | mean \\|Δ correlation\\| train vs test | labels constant in the subset (not scored) |",
+        "| data | labels | one-vs-all (R = I) test Hamming loss % | M3L (R from held-out points) % | seeds where M3L "
+        "is lower | mean \\|Δ correlation\\| train vs test | labels constant in the subset (not scored) |",
         "|---|---|---|---|---|---|---|",
         *rows,
         "",

@@ -37,8 +37,8 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import Bunch
 from sections import write_section
+from sklearn.utils import Bunch
 
 from toprank import RankmaxRanker
 from toprank.datasets import load_movielens_100k

@@ -25,7 +25,8 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from sections import command_line, verdict, write_section
@@ -89,7 +90,8 @@ def run(args: argparse.Namespace) -> str:
         rows.append(f"| X̂·W (W: d × {m}) | {t_pq * 1e3:.1f} ms | {t_np * 1e3:.1f} ms | {t_np / t_pq:.2f}x | "
                     f"{err:.1e} | {verdict(t_np / t_pq >= 1.2, '>= 1.2x')} |")
         mem = X.nbytes / Xc.nbytes
-        memory = (f"Codes and codebooks: {Xc.nbytes / 2**20:,.1f} MB against {X.nbytes / 2**20:,.1f} MB for X in float32 "
+        memory = (f"Codes and codebooks: {Xc.nbytes / 2**20:,.1f} MB against {X.nbytes / 2**20:,.1f} MB for X in "
+                  "float32 "
                   f"({mem:.1f}x smaller; {verdict(mem >= 16, '>= 16x')}).")
         faiss_rows = faiss_comparison(X, X_train, pq, codes, t_train, t_encode, args, threads)
     return section(args, n, d, m, n_sub, threads, rows, memory, faiss_rows)
@@ -116,8 +118,10 @@ def faiss_comparison(X: np.ndarray, X_train: np.ndarray, pq: ProductQuantizer, c
     same = float((converted.compute_codes(X) == codes).mean())
     return [
         ours[0] + f" {f_train:.2f} s | {f_train / t_train:.2f}x | {verdict(f_train / t_train >= 0.5, '>= 0.5x')} |",
-        ours[1] + f" {f_encode:.2f} s | {f_encode / t_encode:.2f}x | {verdict(f_encode / t_encode >= 1.0, '>= 1.0x')} |",
-        f"| codes of faiss with our codebooks equal to ours | {same:.6f} of {codes.size:,} | faiss {faiss.__version__} | | |",
+        ours[1]
+        + f" {f_encode:.2f} s | {f_encode / t_encode:.2f}x | {verdict(f_encode / t_encode >= 1.0, '>= 1.0x')} |",
+        f"| codes of faiss with our codebooks equal to ours | {same:.6f} of {codes.size:,} | faiss {faiss.__version__} "
+        "| | |",
     ]
 
 
@@ -147,10 +151,12 @@ def section(args: argparse.Namespace, n: int, d: int, m: int, n_sub: int, thread
         "",
         ("Why X̂ᵀ·B stays far from 4×: its n·M·m/16 bucket additions are read-modify-writes of one cache line at a "
          "code-chosen row. On this machine one costs about 1.0 ns with the buckets and B both in L1 and 1.5 ns with B "
-         "streamed from L2 (single thread, measured in isolation), against about 0.35 ns per line of 16 multiply-adds in "
+         "streamed from L2 (single thread, measured in isolation), against about 0.35 ns per line of 16 multiply-adds "
+         "in "
          "NumPy's GEMM. At the shape above that is 4.1·10⁸ additions: at least 0.2 s on two cores even with everything "
          "in L1, about 0.3 s as blocked here, while NumPy takes 0.5–0.75 s. About 2× is the ceiling of the bucket-sum "
-         "algorithm on this CPU, not 4×. Criterion timings of both products with random codes: `cargo bench --bench pq` "
+         "algorithm on this CPU, not 4×. Criterion timings of both products with random codes: `cargo bench --bench "
+         "pq` "
          "(target/criterion-pq). Timings on this shared 2-vCPU machine vary by about ±20% between runs."),
         "",
         END,

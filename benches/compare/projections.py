@@ -46,8 +46,8 @@ import re  # noqa: E402
 import shlex  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
-from typing import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -537,8 +537,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", metavar="PATH", help="also write the results as Markdown to PATH")
     parser.add_argument("--quick", action="store_true", help="small batches and few repeats (smoke test)")
-    parser.add_argument("--repeats", type=int, default=None, help="timed rounds per comparison (default 7; 3 with --quick)")
-    parser.add_argument("--criterion", metavar="DIR", help="append the criterion results found in DIR (target/criterion)")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="timed rounds per comparison (default 7; 3 with --quick)"
+    )
+    parser.add_argument(
+        "--criterion", metavar="DIR", help="append the criterion results found in DIR (target/criterion)"
+    )
     args = parser.parse_args()
     args.repeats = args.repeats or (3 if args.quick else 7)
     q = args.quick
@@ -551,9 +555,12 @@ def main() -> int:
     rows: list[Row] = []
     steps: list[tuple[str, Callable[[], None]]] = [
         ("a. topk_simplex m=1000 k=5", lambda: compare_topk_simplex(rows, 1000, 5, 200 if q else 2000, args.repeats)),
-        ("a. topk_simplex m=10000 k=50", lambda: compare_topk_simplex(rows, 10_000, 50, 20 if q else 200, args.repeats)),
-        ("b. rankmax_loss n=26744", lambda: compare_rankmax_loss(rows, 26_744, 16 if q else 256, [1, 10], args.repeats, 2 if q else 4)),
-        ("b. rankmax_loss n=849000", lambda: compare_rankmax_loss(rows, 849_000, 2 if q else 16, [1, 10], args.repeats, 2 if q else 4)),
+        ("a. topk_simplex m=10000 k=50",
+         lambda: compare_topk_simplex(rows, 10_000, 50, 20 if q else 200, args.repeats)),
+        ("b. rankmax_loss n=26744",
+         lambda: compare_rankmax_loss(rows, 26_744, 16 if q else 256, [1, 10], args.repeats, 2 if q else 4)),
+        ("b. rankmax_loss n=849000",
+         lambda: compare_rankmax_loss(rows, 849_000, 2 if q else 16, [1, 10], args.repeats, 2 if q else 4)),
         ("c. sparsemax m=1000", lambda: compare_sparsemax(rows, 1000, 200 if q else 2000, args.repeats)),
         ("c. sparsemax m=10000", lambda: compare_sparsemax(rows, 10_000, 20 if q else 200, args.repeats)),
         ("d. threads", lambda: compare_threads(rows, 1000, 5, 1000 if q else 10_000, args.repeats)),

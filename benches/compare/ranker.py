@@ -175,8 +175,9 @@ def run(args: argparse.Namespace) -> tuple[str, list[str]]:
         for loss, j in keys:
             two_epochs(X, indptr, indices, theta0, loss, j, common, runs[loss, j])
         if args.verbose:
-            print(f"repeat {rep + 1}: " + ", ".join(f"{l}/{j}: {runs[l, j].times[-2]:.2f}+{runs[l, j].times[-1]:.2f} s"
-                                                      for l, j in keys), file=sys.stderr)
+            print(f"repeat {rep + 1}: " + ", ".join(f"{name}/{j}: {runs[name, j].times[-2]:.2f}+"
+                                                      f"{runs[name, j].times[-1]:.2f} s"
+                                                      for name, j in keys), file=sys.stderr)
 
     failures: list[str] = []
     loss_rows = []

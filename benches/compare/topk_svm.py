@@ -76,15 +76,16 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Callable  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sections import command_line, write_section  # noqa: E402
 import scipy  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 import sklearn  # noqa: E402
+from sections import command_line, write_section  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
@@ -233,8 +234,11 @@ def _estimator(C: float, n_jobs: int, max_epochs: int, seed: int = 0) -> _Record
     )
 
 
+Check = tuple[float, int, float, float, float]
+
+
 def first_hit(p: Problem, X: np.ndarray, n_jobs: int, target: float, max_epochs: int,
-              seed: int = 0) -> tuple[tuple[float, int, float, float, float] | None, tuple[float, int, float, float, float]]:
+              seed: int = 0) -> tuple[Check | None, Check]:
     """One fit stopped at its first gap check meeting the target: (that check or None, the last check);
     a check is (wall seconds since `fit` was called, epoch, primal, dual, gap)."""
     est = _estimator(p.C, n_jobs, max_epochs, seed)
@@ -433,7 +437,9 @@ class MemRow:
 
 
 def run_memory(problem: str, layout: str, quick: bool) -> MemRow | str:
-    cmd = [sys.executable, os.path.abspath(__file__), "--memory-child", problem, layout] + (["--quick"] if quick else [])
+    cmd = [
+        sys.executable, os.path.abspath(__file__), "--memory-child", problem, layout
+    ] + (["--quick"] if quick else [])
     out = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         return f"memory child failed: {out.stderr.strip()[-400:]}"
@@ -522,7 +528,8 @@ def tables(results: list[Result], skipped: list[str], mem: list[MemRow], mem_ski
         p, ref = res.problem, res.ref
         conv = "" if ref.converged else " (did not converge)"
         out.append(f"| {p.name} ({p.shape}) | LIBLINEAR `LinearSVC(crammer_singer)`, tol 1e-4{conv} | "
-                   f"{fmt_s(ref.seconds)} | {ref.n_iter} | — | {ref.primal:.8g} | sets P_ref; target {res.target:.8g} |")
+                   f"{fmt_s(ref.seconds)} | {ref.n_iter} | — | {ref.primal:.8g} | sets P_ref; target {res.target:.8g} "
+                   "|")
         for r in res.runs:
             check = ("NumPy primal of returned W ≤ target" if r.reached else "**target not met**") + (
                 f"; {r.note}" if r.note else "")

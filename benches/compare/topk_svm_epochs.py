@@ -139,7 +139,8 @@ def main() -> int:
         "|---|---:|---|---:|",
         *seed_rows,
         "",
-        f"| problem | P* (relative gap) | seconds per epoch ({TIMED_EPOCHS} epochs), 1 / 2 threads | speed-up per epoch | epoch lag "
+        f"| problem | P* (relative gap) | seconds per epoch ({TIMED_EPOCHS} epochs), 1 / 2 threads | speed-up per "
+        "epoch | epoch lag "
         "(median epochs, 2 / 1 threads) | speed-up per epoch / epoch lag |",
         "|---|---|---|---:|---:|---:|",
         *summary_rows,

@@ -55,7 +55,9 @@ def data(n: int, d: int, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]
     return np.ascontiguousarray(X), y
 
 
-def smooth(X: np.ndarray, Y: np.ndarray, W: np.ndarray, b: np.ndarray, lam2: float) -> tuple[float, np.ndarray, np.ndarray]:
+def smooth(
+    X: np.ndarray, Y: np.ndarray, W: np.ndarray, b: np.ndarray, lam2: float
+) -> tuple[float, np.ndarray, np.ndarray]:
     """λ2‖W‖² + R_n and its gradient in (W, b), NumPy."""
     S = X @ W + b
     S -= S.max(axis=1, keepdims=True)
@@ -70,7 +72,9 @@ def objective(X: np.ndarray, Y: np.ndarray, W: np.ndarray, b: np.ndarray, lam1: 
     return smooth(X, Y, W, b, lam2)[0] + lam1 * float(np.linalg.svd(W, compute_uv=False).sum())
 
 
-def fista(X: np.ndarray, Y: np.ndarray, lam1: float, lam2: float, target: float, cap: float) -> tuple[float, float, int]:
+def fista(
+    X: np.ndarray, Y: np.ndarray, lam1: float, lam2: float, target: float, cap: float
+) -> tuple[float, float, int]:
     """FISTA with backtracking on (W, b); returns (seconds to reach `target`, objective, iterations)."""
     d, m = X.shape[1], Y.shape[1]
     W, b = np.zeros((d, m)), np.log(np.maximum(Y.mean(axis=0), 1e-12))
@@ -135,7 +139,8 @@ def main() -> int:
     t_base, base_value, base_iter = fista(X, Y, lam1, lam2, target, args.cap)
     reached = base_value <= target
     ratio = t_base / t_ours
-    base_text = f"{t_base:.1f} s ({base_iter} iterations)" if reached else f"> {t_base:.0f} s (cap; {base_iter} iterations, objective {base_value:.8g})"
+    base_text = (f"{t_base:.1f} s ({base_iter} iterations)" if reached
+                 else f"> {t_base:.0f} s (cap; {base_iter} iterations, objective {base_value:.8g})")
     a_row = (f"| {args.n:,} × {args.d} × {args.m} | {lam1:g} / {lam2:g} | {t_ours:.2f} s ({model.n_iter_} iterations, "
              f"rank {model.rank_}) | {base_text} | {ours:.8g} | {ratio:.1f}x{'' if reached else ' (at least)'} | "
              f"{verdict(ratio >= 10, '>= 10x')} |")
@@ -167,7 +172,8 @@ def main() -> int:
         ranks = ", ".join(str(p.rank) for p in path)
         iters = ", ".join(str(p.n_iter) for p in path)
         b_rows.append(f"| 10 λ1 from {lam_max:.3g} to {lam1:g}, tol {tol:g}{' (default)' if judged else ''} | "
-                      f"{t_path:.2f} s (ranks {ranks}; iterations {iters}) | {t_cold:.2f} s ({cold.n_iter_} iterations) | "
+                      f"{t_path:.2f} s (ranks {ranks}; iterations {iters}) | {t_cold:.2f} s ({cold.n_iter_} "
+                      "iterations) | "
                       f"{path_ratio:.2f} | {verdict(path_ratio <= 3, '<= 3x') if judged else 'shown, not judged'} |")
 
     text = "\n".join([
@@ -186,10 +192,13 @@ def main() -> int:
         a_row,
         "",
         f"(b) Regularisation path (`tracenorm_path`, warm-started) against one cold fit at the smallest λ1 with the "
-        f"same tol, best of {args.repeats} each. The target is judged at the estimator's default tol ({DEFAULT_TOL:g}), "
+        f"same tol, best of {args.repeats} each. The target is judged at the estimator's default tol "
+        f"({DEFAULT_TOL:g}), "
         "as both are called by default; the tight tol of (a) is shown too. A path point starts from the last one's "
-        "atoms and gradient: its first step is a subspace step (the atoms' weights moved by a diagonal Newton step, the "
-        "Ritz pairs outside their spans added), and one more gradient certifies it; the cold fit finds all of its atoms "
+        "atoms and gradient: its first step is a subspace step (the atoms' weights moved by a diagonal Newton step, "
+        "the "
+        "Ritz pairs outside their spans added), and one more gradient certifies it; the cold fit finds all of its "
+        "atoms "
         "in its first Ritz block, so it costs only a few such steps itself:",
         "",
         "| path | path time | cold fit | path / cold | target |",

@@ -117,8 +117,9 @@ def main() -> int:
         trained = train_on_codes(quantizer, raw, lambdas, split, np.unique(split[1]))
         lost, recovered = trained.lost, trained.recovered
         share = f"{100 * recovered / lost:.0f} %" if lost > 0 else "—"
-        rows.append(f"| {setting.describe(X_tr.shape[1])} | {100 * trained.raw_raw:.2f} | {100 * trained.codes_codes:.2f} "
-                    f"| {100 * trained.codes_raw:.2f} | {100 * lost:.2f} | {100 * recovered:.2f} | {share} |")
+        rows.append(f"| {setting.describe(X_tr.shape[1])} | {100 * trained.raw_raw:.2f} "
+                    f"| {100 * trained.codes_codes:.2f} | {100 * trained.codes_raw:.2f} | {100 * lost:.2f} "
+                    f"| {100 * recovered:.2f} | {share} |")
         print(rows[-1], flush=True)
     (X_tr, _, _, _, X_te, _), _, _ = raw_models[(True, 20_000)]
     mse_rows = [f"| {m} × 8-bit | {reconstruction_errors(X_tr, X_te, m)} |" for m in (49, 16)]

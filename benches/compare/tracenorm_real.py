@@ -199,7 +199,9 @@ def main() -> int:
 
     # (2) product-quantized training data: 8-bit codes, one per 16 (and 49) dimensions.
     pq_rows = []
-    for name, n_subspaces in (("Fashion-MNIST", 49), ("Fashion-MNIST", 16), ("Letter", 1), ("Flavia", 5), ("Flavia", 2)):
+    for name, n_subspaces in (
+        ("Fashion-MNIST", 49), ("Fashion-MNIST", 16), ("Letter", 1), ("Flavia", 5), ("Flavia", 2)
+    ):
         best, lambdas, X_tr, y_tr, X_va, y_va, X_te, y_te, labels = kept[name]
         quantizer = ProductQuantizer(n_subspaces=n_subspaces, n_bits=8, random_state=0).fit(X_tr)
         trained = train_on_codes(quantizer, best, lambdas, (X_tr, y_tr, X_va, y_va, X_te, y_te), labels)
@@ -217,7 +219,8 @@ def main() -> int:
         ratio = 4 * X_tr.shape[1] // n_subspaces  # against float32, as the paper
         pq_rows.append(f"| {name}, {n_subspaces} × 8-bit codes ({n_subspaces} B per row, {ratio}× smaller) | "
                        f"{100 * raw_raw:.2f} (λ1 {best.lambda_trace:.3g}) | "
-                       f"{100 * codes_codes:.2f} (λ1 {tested_on_codes.lambda_trace:.3g}, rank {tested_on_codes.rank}) | "
+                       f"{100 * codes_codes:.2f} (λ1 {tested_on_codes.lambda_trace:.3g}, rank {tested_on_codes.rank}) "
+                       "| "
                        f"{100 * codes_raw:.2f} (λ1 {tested_raw.lambda_trace:.3g}, rank {tested_raw.rank}) | "
                        f"{100 * lost:.2f} pts lost ({round(lost * len(y_te))} of {len(y_te):,} test rows), "
                        f"{100 * recovered:.2f} recovered ({100 * share:.0f} %) | "

@@ -30,8 +30,8 @@ A Rust core with a typed Python facade:
 
 from toprank import attop, exceptions, losses, m3l, metrics, plotting, pq, projections, ranker, recsys, svm, tracenorm
 from toprank._core import __version__
-from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.attop import PatMat, TopPush, TopPushK
+from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.m3l import M3L
 from toprank.ranker import RankmaxRanker
 from toprank.svm import TopKSVC

@@ -16,7 +16,8 @@ import operator
 import os
 import sys
 import warnings
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
-from toprank.exceptions import InvalidInputError, NoSolutionError
+from toprank.exceptions import InvalidInputError
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
@@ -225,17 +226,6 @@ def warn_not_converged(estimator: str, status: str, steps: int, unit: str, gap: 
                   f"{gap:.3g} (tol={tol:g}). {advice}", ConvergenceWarning, stacklevel=caller_stacklevel())
 
 
-def finite_fit(estimator: str, **values: float) -> None:
-    """Raises when a solve ends with a non-finite objective, gap or threshold: the data's
-    scale overflowed float64 (or a float32 kernel cache), and the model would be NaN or
-    zero where no warning would say so."""
-    bad = {name: value for name, value in values.items() if not math.isfinite(float(value))}
-    if bad:
-        found = ", ".join(f"{name} = {value}" for name, value in bad.items())
-        raise NoSolutionError(f"{estimator}: the solve ended with non-finite values ({found}): the data's scale "
-                              "overflows floating point; rescale X (or the kernel's parameters)")
-
-
 _Fit = TypeVar("_Fit", bound=Callable[..., Any])
 
 
@@ -255,13 +245,6 @@ def restores_on_failure(fit: _Fit) -> _Fit:
             raise
 
     return guarded  # type: ignore[return-value]
-
-
-def forget(estimator: Any, *names: str) -> None:
-    """Removes fitted attributes that the new fit does not set (those of another kernel),
-    so that none outlives a refit."""
-    for name in names:
-        vars(estimator).pop(name, None)
 
 
 def intercept_scaling(value: Any) -> float:

@@ -18,24 +18,22 @@ group steps for ties at the coupled bounds, and stops on the relative duality ga
 
 from __future__ import annotations
 
-import sys
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
-from toprank._validation import (DEGREE_MAX, as_jobs, finite_fit, forget, restores_on_failure, validate_input,
-                                 warn_not_converged)
-from toprank.exceptions import InvalidInputError
+from toprank._estimator import DualSolverModel, choice, finite_fit, forget
+from toprank._validation import as_jobs, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
-from toprank.svm import _choice, _kernel_gamma
+from toprank.exceptions import InvalidInputError
 
 __all__ = ["PatMat", "TopPush", "TopPushK"]
 
@@ -46,48 +44,31 @@ _SURROGATES = ("quadratic", "hinge")
 _TIE = 1e-12
 
 
-class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+# The parameters as fields: the dataclass writes the __init__ scikit-learn expects (each stored as given).
+@dataclass(eq=False, repr=False, kw_only=True)
+class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared fitting and prediction of the three methods (see the module docs)."""
 
     _method = "toppushk"
 
-    def __init__(
-        self,
-        C: float = 1.0,
-        surrogate: str = "quadratic",
-        scale: float = 1.0,
-        kernel: str = "rbf",
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        pos_label: Any = None,
-        tol: float = 1e-3,
-        max_iter: int = 100_000,
-        check_every: int = 100,
-        cache_size: float = 1024,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.C = C
-        self.surrogate = surrogate
-        self.scale = scale
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.pos_label = pos_label
-        self.tol = tol
-        self.max_iter = max_iter
-        self.check_every = check_every
-        self.cache_size = cache_size
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+    C: float = 1.0
+    surrogate: str = "quadratic"
+    scale: float = 1.0
+    kernel: str = "rbf"
+    gamma: float | None = None
+    degree: int = 3
+    coef0: float = 1.0
+    pos_label: Any = None
+    tol: float = 1e-3
+    max_iter: int = 100_000
+    check_every: int = 100
+    cache_size: float = 1024
+    random_state: int | np.random.RandomState | None = None
+    n_jobs: int | None = None
+    verbose: int = 0
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
         tags.classifier_tags.multi_class = False
         # They optimise the top of the ranking, not accuracy: a threshold above most
         # negatives classifies many positives as negative by design.
@@ -111,8 +92,8 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         y : array-like of shape (n_samples,)
             Two classes; ``pos_label`` (default: the greater label) is the positive one.
         """
-        _choice(self.kernel, "kernel", _KERNELS)
-        _choice(self.surrogate, "surrogate", _SURROGATES)
+        choice(self.kernel, "kernel", _KERNELS)
+        choice(self.surrogate, "surrogate", _SURROGATES)
         k, tau = self._method_params()
         C = _real(self.C, "C", low=0.0, strict=True)
         scale = _real(self.scale, "scale", low=0.0, strict=True)
@@ -132,8 +113,6 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         pos_label = classes[1] if self.pos_label is None else self.pos_label
         if np.ndim(pos_label) != 0 or pos_label not in classes:
             raise InvalidInputError(f"pos_label: {pos_label!r} is not one of the classes {classes.tolist()}")
-        if self.kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
-            raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
         positive = np.ascontiguousarray(y == pos_label)
         negatives = int(np.sum(~positive))
         if self._method == "toppushk" and k >= negatives:
@@ -141,14 +120,10 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             if isinstance(self, TopPushK):
                 raise InvalidInputError(f"K: must be less than the number of negative examples, {negatives}; got {k}")
             raise InvalidInputError(f"y: {type(self).__name__} needs at least 2 negative examples, got {negatives}")
-        self._gamma = _kernel_gamma(self.kernel, self.gamma, Xv)
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         result = _core.attop_fit(
             Xv, positive, method=self._method, k=k, tau=tau, surrogate=self.surrogate, scale=scale, c=C,
-            kernel=self.kernel, gamma=self._gamma, degree=_int(self.degree, "degree", low=1, high=DEGREE_MAX),
-            coef0=_real(self.coef0, "coef0", low=-np.inf, strict=False), cache_size=cache, tol=tol,
-            max_iter=max_iter, check_every=check_every, seed=seed, n_jobs=as_jobs(self.n_jobs),
-            callback=self._progress if self.verbose else None,
+            **self._kernel_params(Xv), cache_size=cache, tol=tol, max_iter=max_iter, check_every=check_every,
+            seed=self._seed(), n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration"),
         )
         finite_fit(type(self).__name__, primal=result["primal"], dual=result["dual"], gap=result["gap"],
                    threshold=result["threshold"])
@@ -168,27 +143,10 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         # than rounding and far less than any score difference, so ties stay negative.
         t = float(result["threshold"])
         self.threshold_ = t + _TIE * (1.0 + abs(t))
-        self.n_iter_ = int(result["iterations"])
-        self.primal_objective_ = float(result["primal"])
-        self.dual_objective_ = float(result["dual"])
-        self.duality_gap_ = float(result["gap"])
-        self.status_ = str(result["status"])
-        self.history_ = list(result["history"])
-        if self.status_ in ("max_epochs", "no_progress"):
-            advice = (f"Set tol at or above the gap reached ({self.duality_gap_:.1g})." if self.status_ == "no_progress"
-                      else f"Raise max_iter (now {self.max_iter}) or tol, or lower C (the dual's coordinates "
-                           "are boxed by C: a large C makes more of them move before the gap closes).")
-            warn_not_converged(type(self).__name__, self.status_, self.n_iter_, "iterations", self.duality_gap_,
-                               float(self.tol), advice)
+        self._report(result, "iterations", tol, lambda: (
+            f"Raise max_iter (now {max_iter}) or tol, or lower C (the dual's coordinates are boxed by C: a large C "
+            "makes more of them move before the gap closes)."))
         return self
-
-    def _progress(self, it: int, primal: float, dual: float, gap: float, seconds: float) -> None:
-        print(
-            f"[{type(self).__name__}] iteration {it:7d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  "
-            f"{seconds:.2f}s",
-            file=sys.stdout,
-            flush=True,
-        )
 
     def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:
         """The ranking scores f(x) = Σ_i σ_i v_i k(x, x_i) (eq. 15); higher is more positive."""
@@ -200,10 +158,7 @@ class _RankingAtTop(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             return np.asarray(np.asarray(Xv, dtype=np.float64)[:, self.support_] @ self.dual_coef_, dtype=np.float64)
         if len(self.support_) == 0:
             return np.zeros(Xv.shape[0])
-        K = _core.kernel_cross(np.ascontiguousarray(Xv, dtype=np.float64), self.support_vectors_,
-                               kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),
-                               coef0=float(self.coef0), n_jobs=as_jobs(self.n_jobs))
-        return np.asarray(K @ self.dual_coef_, dtype=np.float64)
+        return np.asarray(self._kernel_to_support(Xv) @ self.dual_coef_, dtype=np.float64)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """f(x) − threshold_, oriented towards ``classes_[1]`` (scikit-learn's convention):
@@ -279,35 +234,14 @@ _COMMON_DOC = """
 """
 
 
+# The parameters as fields: the dataclass writes the __init__ scikit-learn expects (each stored as given).
+@dataclass(eq=False, repr=False)
 class TopPushK(_RankingAtTop):
-    __doc__ = (
-        "TopPushK: push the positives above the mean of the K highest-scoring negatives.\n"
-        + _COMMON_DOC.format(own="K : int, default=5\n        Number of top negatives (1 ≤ K < number of negatives).\n    ")
+    __doc__ = "TopPushK: push the positives above the mean of the K highest-scoring negatives.\n" + _COMMON_DOC.format(
+        own="K : int, default=5\n        Number of top negatives (1 ≤ K < number of negatives).\n    "
     )
 
-    def __init__(
-        self,
-        K: int = 5,
-        C: float = 1.0,
-        surrogate: str = "quadratic",
-        scale: float = 1.0,
-        kernel: str = "rbf",
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        pos_label: Any = None,
-        tol: float = 1e-3,
-        max_iter: int = 100_000,
-        check_every: int = 100,
-        cache_size: float = 1024,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.K = K
-        super().__init__(C=C, surrogate=surrogate, scale=scale, kernel=kernel, gamma=gamma, degree=degree,
-                         coef0=coef0, pos_label=pos_label, tol=tol, max_iter=max_iter, check_every=check_every,
-                         cache_size=cache_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+    K: int = 5
 
     def _method_params(self) -> tuple[int, float]:
         return _int(self.K, "K", low=1), 0.0
@@ -320,6 +254,8 @@ class TopPush(_RankingAtTop):
     )
 
 
+# The parameters as fields: the dataclass writes the __init__ scikit-learn expects (each stored as given).
+@dataclass(eq=False, repr=False)
 class PatMat(_RankingAtTop):
     __doc__ = (
         "Pat&Mat: push the positives above the surrogate top-tau quantile of the negatives.\n"
@@ -328,29 +264,7 @@ class PatMat(_RankingAtTop):
 
     _method = "patmat"
 
-    def __init__(
-        self,
-        tau: float = 0.01,
-        C: float = 1.0,
-        surrogate: str = "quadratic",
-        scale: float = 1.0,
-        kernel: str = "rbf",
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        pos_label: Any = None,
-        tol: float = 1e-3,
-        max_iter: int = 100_000,
-        check_every: int = 100,
-        cache_size: float = 1024,
-        random_state: int | np.random.RandomState | None = None,
-        n_jobs: int | None = None,
-        verbose: int = 0,
-    ) -> None:
-        self.tau = tau
-        super().__init__(C=C, surrogate=surrogate, scale=scale, kernel=kernel, gamma=gamma, degree=degree,
-                         coef0=coef0, pos_label=pos_label, tol=tol, max_iter=max_iter, check_every=check_every,
-                         cache_size=cache_size, random_state=random_state, n_jobs=n_jobs, verbose=verbose)
+    tau: float = 0.01
 
     def _method_params(self) -> tuple[int, float]:
         tau = _real(self.tau, "tau", low=0.0, strict=True)

@@ -16,12 +16,20 @@ import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
 
 from toprank import __version__, losses, metrics, projections
+from toprank.datasets import DownloadError, load_letter
+from toprank.exceptions import InvalidInputError
+from toprank.svm import TopKSVC
 
 
 def _row(label: str, values: np.ndarray) -> str:
@@ -100,17 +108,6 @@ def _fit_and_score(name: str, model: Any, X_train: Any, y_train: Any, X_test: An
 def demo(max_train: int | None = None, C: float = 1.0, plot: str | None = "toprank-demo-letter.png",
          seed: int = 0) -> int:
     """Top-k SVMs against scikit-learn's linear classifiers on UCI Letter."""
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-    from sklearn.svm import LinearSVC
-
-    from toprank.datasets import DownloadError, load_letter
-    from toprank.exceptions import InvalidInputError
-    from toprank.svm import TopKSVC
-
     try:
         letter = load_letter()
     except (OSError, DownloadError, InvalidInputError) as exc:
@@ -148,7 +145,7 @@ def demo(max_train: int | None = None, C: float = 1.0, plot: str | None = "topra
         print(f"\n  top-{k} accuracy of TopKSVC(k={k}) minus TopKSVC(k=1): {100 * gain:+.2f} points", end="")
     print()
     if plot:
-        try:
+        try:  # matplotlib is optional (a dev dependency only)
             import matplotlib
 
             matplotlib.use("Agg")

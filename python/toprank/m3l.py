@@ -18,29 +18,34 @@ intercepts are regularised and correlated through R as the weights are.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from toprank import _core
+from toprank._estimator import DualSolverModel, choice, finite_fit, forget, keep_params
 from toprank._limits import check_row_norms
-from toprank._validation import (DEGREE_MAX, as_jobs, canonical_csr, finite_fit, forget, indicator_matrix,
-                                 intercept_scaling, restores_on_failure, sparse_structure, validate_input,
-                                 warn_not_converged)
-from toprank.exceptions import InvalidInputError
-from toprank.metrics import hamming_loss
+from toprank._validation import as_flag as _flag
+from toprank._validation import (
+    as_jobs,
+    canonical_csr,
+    indicator_matrix,
+    intercept_scaling,
+    restores_on_failure,
+    sparse_structure,
+    validate_input,
+    warn_not_converged,
+)
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
-from toprank._validation import as_flag as _flag
-from toprank.svm import _choice, _kernel_gamma
+from toprank.exceptions import InvalidInputError
+from toprank.metrics import hamming_loss
 
 __all__ = ["M3L"]
 
@@ -52,7 +57,10 @@ def _indicator(Y: Any, name: str) -> NDArray[np.int8]:
     return np.asarray(indicator_matrix(Y, name).toarray(), dtype=np.int8)
 
 
-def _prior(R: Any, n_labels: int) -> NDArray[np.float64]:
+def label_prior(R: Any, n_labels: int) -> NDArray[np.float64]:
+    """``R`` checked to be an ``n_labels`` × ``n_labels`` symmetric positive definite
+    matrix of prior label correlations (symmetrised; None is the identity), for
+    :class:`M3L` and its distributed driver."""
     if R is None:
         return np.eye(n_labels)
     if sp.issparse(R):
@@ -76,7 +84,7 @@ def _prior(R: Any, n_labels: int) -> NDArray[np.float64]:
     return np.ascontiguousarray((M + M.T) / 2)
 
 
-class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Max-margin multi-label classifier with a label-correlation prior R.
 
     Parameters
@@ -150,30 +158,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.C = C
-        self.R = R
-        self.kernel = kernel
-        self.solver = solver
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.tol = tol
-        self.shrinking = shrinking
-        self.max_iter = max_iter
-        self.cache_size = cache_size
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        tags.input_tags.sparse = self.kernel == "linear" and self.solver in ("auto", "dcd")
-        tags.target_tags.multi_output = True
-        tags.classifier_tags.multi_label = True
-        return tags
+        keep_params(self, locals())
 
     def _encode_targets(self, y: Any, n_samples: int) -> NDArray[np.int8]:
         """The n_samples × n_labels 0/1 matrix to learn: a multi-label indicator as
@@ -211,12 +196,19 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise InvalidInputError(f"Y: has {Y.shape[0]} rows but X has {n_samples}")
         return Y
 
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.kernel == "linear" and self.solver in ("auto", "dcd")
+        tags.target_tags.multi_output = True
+        tags.classifier_tags.multi_label = True
+        return tags
+
     @restores_on_failure
     def fit(self, X: ArrayLike, y: Any) -> M3L:
         """Train on examples ``X`` and targets ``y``: an n_samples × n_labels 0/1 indicator
         (dense or sparse), or 1-D class labels (binary: one label; multiclass: one-hot)."""
         C = _real(self.C, "C", low=0.0, strict=True)
-        kernel = _choice(self.kernel, "kernel", _KERNELS)
+        kernel = choice(self.kernel, "kernel", _KERNELS)
         tol = _real(self.tol, "tol", low=0.0, strict=True)
         max_iter = _int(self.max_iter, "max_iter", low=1)
         cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
@@ -240,16 +232,12 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise InvalidInputError(
                 f"Y: labels {constant.tolist()} are never or always on (one class only): nothing to learn"
             )
-        if kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
-            raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
+        kernel_args = self._kernel_params(Xv)
         n_labels = Y.shape[1]
-        R = _prior(self.R, n_labels)
-        self._gamma = _kernel_gamma(kernel, self.gamma, Xv)
-        degree = _int(self.degree, "degree", low=1, high=DEGREE_MAX)
-        coef0 = _real(self.coef0, "coef0", low=-np.inf, strict=False)
+        R = label_prior(self.R, n_labels)
         signs = np.ascontiguousarray(2.0 * Y - 1.0)
         shift = scaling**2 if fit_intercept else 0.0
-        solver = _choice(self.solver, "solver", _SOLVERS)
+        solver = choice(self.solver, "solver", _SOLVERS)
         if solver == "auto":
             solver = "dcd" if kernel == "linear" else "smo"
         if solver == "dcd" and kernel != "linear":
@@ -258,10 +246,10 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             raise InvalidInputError("X: sparse input needs solver='dcd' (or 'auto') with the linear kernel")
         losses = (np.zeros_like(signs), np.full_like(signs, 2.0))  # Hamming: Δ⁺ = 0, Δ⁻ = 2
         common: dict[str, Any] = dict(tol=tol, max_iter=max_iter, n_jobs=as_jobs(self.n_jobs),
-                      callback=self._progress if self.verbose else None)
+                                      callback=self._progress("iteration"))
         if solver == "dcd":
-            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-            result = _core.m3l_fit_linear(Xv, signs, R, C, *losses, seed=seed, shrinking=_flag(self.shrinking, "shrinking"),
+            result = _core.m3l_fit_linear(Xv, signs, R, C, *losses, seed=self._seed(),
+                                          shrinking=_flag(self.shrinking, "shrinking"),
                                           bias=scaling if fit_intercept else None, **common)
             finite_fit("M3L", primal=result["primal"], dual=result["dual"])
             forget(self, "support_vectors_", "_beta")
@@ -272,10 +260,9 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             self.intercept_ = Z[:, d] * scaling if fit_intercept else np.zeros(n_labels)
             self.support_ = np.flatnonzero(np.any(alpha != 0, axis=1))
         else:
-            shift = scaling**2 if fit_intercept else 0.0
             result = _core.m3l_fit_kernel(
-                Xv, signs, R, C, *losses, kernel=kernel, gamma=self._gamma, degree=degree, coef0=coef0,
-                cache_size=cache, intercept_shift=shift, report_every=1000 if self.verbose else 0, **common,
+                Xv, signs, R, C, *losses, **kernel_args, cache_size=cache, intercept_shift=shift,
+                report_every=1000 if self.verbose else 0, **common,
             )
             finite_fit("M3L", primal=result["primal"], dual=result["dual"])
             forget(self, "coef_", "support_vectors_")
@@ -303,10 +290,6 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
                                measure="largest projected gradient")
         return self
 
-    def _progress(self, it: int, primal: float, dual: float, gap: float, seconds: float) -> None:
-        print(f"[M3L] iteration {it:8d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  {seconds:.2f}s",
-              file=sys.stdout, flush=True)
-
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         Xv = validate_input(self, X, reset=False, dtype=[np.float64, np.float32], order="C",
@@ -319,9 +302,7 @@ class M3L(MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[mis
             # Every dual variable is zero: only the intercept is left.
             return np.zeros((Xv.shape[0], len(self.intercept_))) + self.intercept_
         else:
-            K = _core.kernel_cross(np.ascontiguousarray(Xv, dtype=np.float64), self.support_vectors_,
-                                   kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),
-                                   coef0=float(self.coef0), n_jobs=as_jobs(self.n_jobs))
+            K = self._kernel_to_support(Xv)
         return np.asarray(K @ self._beta + self.intercept_)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:

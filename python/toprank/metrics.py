@@ -235,6 +235,14 @@ def _binary_target(y_true: ArrayLike, n: int, name: str = "y_true") -> NDArray[A
     return y
 
 
+def binary_scores(y_true: ArrayLike, scores: ArrayLike, pos_label: object) -> tuple[NDArray[Any], BoolArray]:
+    """The checked (n,) ``scores`` of a binary problem and which of the n labels of
+    ``y_true`` are positive (see :func:`_positive_mask`); shared with
+    :func:`toprank.plotting.plot_score_densities`."""
+    s = _scores(scores, 1)
+    return s, _positive_mask(_binary_target(y_true, int(s.shape[0])), pos_label)
+
+
 def _positive_mask(y: NDArray[Any], pos_label: object, name: str = "y_true") -> BoolArray:
     """Which entries of the 1-D label array ``y`` are positive.
 
@@ -494,9 +502,7 @@ def precision_recall_curve(
     without positives recall is undefined, and without negatives the curve is
     degenerate (scikit-learn only warns in the first case and accepts the second).
     """
-    s = _scores(scores, 1)
-    y = _binary_target(y_true, int(s.shape[0]))
-    yb = _positive_mask(y, pos_label)
+    s, yb = binary_scores(y_true, scores, pos_label)
     n_pos = int(np.count_nonzero(yb))
     if n_pos == 0:
         raise InvalidInputError("y_true: no positive examples (a single class), recall is undefined")

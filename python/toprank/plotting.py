@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from toprank._validation import as_real
 from toprank.exceptions import InvalidInputError
-from toprank.metrics import _binary_target, _positive_mask, _scores, precision_recall_curve
+from toprank.metrics import binary_scores, precision_recall_curve
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -162,9 +162,8 @@ def plot_score_densities(
     The axes get the labels "Score" and "Density" and a legend. Returns ``ax``, or the
     Axes of a new figure when ``ax`` is None.
     """
-    s = _scores(scores, 1).astype(np.float64)
-    y = _binary_target(y_true, int(s.shape[0]))
-    yb = _positive_mask(y, pos_label)
+    s, yb = binary_scores(y_true, scores, pos_label)
+    s = s.astype(np.float64)
     n_pos = int(np.count_nonzero(yb))
     if n_pos == 0 or n_pos == yb.size:
         missing = "positive" if n_pos == 0 else "negative"

@@ -32,10 +32,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
+from toprank._estimator import keep_params
 from toprank._limits import check_allocation
 from toprank._validation import as_array, as_jobs
-from toprank.exceptions import InvalidInputError
 from toprank._validation import bounded_int as _int
+from toprank.exceptions import InvalidInputError
 
 
 def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:
@@ -120,12 +121,7 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         random_state: int | np.random.RandomState | None = None,
         n_jobs: int | None = None,
     ) -> None:
-        self.n_subspaces = n_subspaces
-        self.n_bits = n_bits
-        self.n_iter = n_iter
-        self.max_points_per_centroid = max_points_per_centroid
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+        keep_params(self, locals())
 
     def fit(self, X: ArrayLike, y: Any = None) -> ProductQuantizer:
         """Learns the codebooks from the rows of ``X`` (n × d, n ≥ 2**n_bits)."""

@@ -38,15 +38,15 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
+from toprank._estimator import choice, keep_params
 from toprank._limits import check_allocation, check_row_norms
+from toprank._validation import as_flag as _flag
 from toprank._validation import as_jobs, canonical_csr, indicator_matrix, restores_on_failure, validate_input
+from toprank._validation import bounded_int as _int
+from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k
 from toprank.recsys import evaluate_recommender
-from toprank._validation import bounded_int as _int
-from toprank._validation import bounded_real as _real
-from toprank._validation import as_flag as _flag
-from toprank.svm import _choice
 
 __all__ = ["RankmaxRanker"]
 
@@ -129,7 +129,9 @@ def _label_classes(rows: list[list[Any]], name: str) -> NDArray[Any]:
         return np.unique(np.asarray(labels, dtype=str))
     if not all(isinstance(v, (int, float, np.integer, np.floating)) for v in labels):
         kinds = sorted({type(v).__name__ for v in labels})
-        raise InvalidInputError(f"{name}: labels must be all strings or all real numbers, got a mix of {', '.join(kinds)}")
+        raise InvalidInputError(
+            f"{name}: labels must be all strings or all real numbers, got a mix of {', '.join(kinds)}"
+        )
     classes = np.unique(np.asarray(labels))
     if classes.dtype.kind == "f" and not np.isfinite(classes).all():
         raise InvalidInputError(f"{name}: labels must be finite, got {classes[~np.isfinite(classes)][0]}")
@@ -146,7 +148,9 @@ def _as_rows_of_labels(Y: Any, name: str) -> list[list[Any]] | None:
             return None
         if Y.ndim == 1:
             return [[label] for label in Y.tolist()]
-        raise InvalidInputError(f"{name}: expected labels (1-D), label sets or an indicator matrix, got shape {Y.shape}")
+        raise InvalidInputError(
+            f"{name}: expected labels (1-D), label sets or an indicator matrix, got shape {Y.shape}"
+        )
     if not isinstance(Y, Iterable) or isinstance(Y, (str, bytes)):
         raise InvalidInputError(f"{name}: expected labels, label sets or an indicator matrix, got {type(Y).__name__}")
     rows = list(Y)
@@ -246,41 +250,19 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.n_components = n_components
-        self.loss = loss
-        self.k = k
-        self.eta = eta
-        self.alpha = alpha
-        self.learning_rate = learning_rate
-        self.optimizer = optimizer
-        self.batch_size = batch_size
-        self.n_epochs = n_epochs
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.eval_k = eval_k
-        self.init_scale = init_scale
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        return tags
+        keep_params(self, locals())
 
     # ------------------------------------------------------------------ inputs
 
     def _check_params(self) -> dict[str, Any]:
         return {
             "n_components": _int(self.n_components, "n_components", low=1),
-            "loss": _choice(self.loss, "loss", _LOSSES),
+            "loss": choice(self.loss, "loss", _LOSSES),
             "k": _int(self.k, "k", low=1),
             "eta": _real(self.eta, "eta", low=0.0, strict=True),
             "alpha": _real(self.alpha, "alpha", low=0.0, strict=False),
             "learning_rate": _real(self.learning_rate, "learning_rate", low=0.0, strict=True),
-            "optimizer": _choice(self.optimizer, "optimizer", _OPTIMIZERS),
+            "optimizer": choice(self.optimizer, "optimizer", _OPTIMIZERS),
             "batch_size": _int(self.batch_size, "batch_size", low=1),
             "n_epochs": _int(self.n_epochs, "n_epochs", low=1),
             "early_stopping": _flag(self.early_stopping, "early_stopping"),
@@ -325,7 +307,9 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         if rows is None:
             sets, width = _indicator_sets(Y, name)
             if width != len(self.classes_):
-                raise InvalidInputError(f"{name}: indicator has {width} columns, the model has {len(self.classes_)} labels")
+                raise InvalidInputError(
+                    f"{name}: indicator has {width} columns, the model has {len(self.classes_)} labels"
+                )
         else:
             sets = _encode_sets(rows, self.classes_, name)
         if sets.n_rows != n_samples:
@@ -333,6 +317,12 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         return sets
 
     # ------------------------------------------------------------------ fit
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        return tags
 
     def fit(self, X: ArrayLike, y: Any, *, validation_data: tuple[Any, ...] | None = None) -> RankmaxRanker:
         """Train on examples ``X`` with positive labels ``y``.
@@ -465,10 +455,20 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
                 "val_recall": float(metrics[f"recall@{k_recall}"])}
 
     def _progress(self, record: dict[str, float]) -> None:
-        val = (f"  val AP@{self.eval_k} {record['val_ap']:.4f}  accuracy {record['val_accuracy']:.4f}  "
-               f"recall {record['val_recall']:.4f}") if "val_ap" in record else ""
-        print(f"[RankmaxRanker] epoch {int(record['epoch']):4d}  loss {record['loss']:.6f}{val}  "
-              f"{record['seconds']:.2f}s", file=sys.stdout, flush=True)
+        val = (
+            (
+                f"  val AP@{self.eval_k} {record['val_ap']:.4f}  accuracy {record['val_accuracy']:.4f}  "
+                f"recall {record['val_recall']:.4f}"
+            )
+            if "val_ap" in record
+            else ""
+        )
+        print(
+            f"[RankmaxRanker] epoch {int(record['epoch']):4d}  loss {record['loss']:.6f}{val}  "
+            f"{record['seconds']:.2f}s",
+            file=sys.stdout,
+            flush=True,
+        )
 
     # ------------------------------------------------------------------ predict
 

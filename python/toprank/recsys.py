@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import Bunch, check_random_state
 
-from toprank._validation import as_count, indicator_matrix
+from toprank._validation import as_array, as_count, indicator_matrix
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k, precision_at_k, recall_at_k
 
@@ -70,18 +70,22 @@ class Scorer(Protocol):
 # --------------------------------------------------------------------------- helpers
 
 
+def _nonempty(x: ArrayLike, name: str, ndim: int, shape: str, kinds: str, values: str) -> NDArray[Any]:
+    """``x`` as a non-empty ``ndim``-D array (``shape`` describes it) of a dtype kind in
+    ``kinds`` (``values`` describes them)."""
+    arr = as_array(x, name)
+    if arr.ndim != ndim:
+        raise InvalidInputError(f"{name}: expected {shape}, got shape {arr.shape}")
+    if arr.size == 0:
+        raise InvalidInputError(f"{name}: empty input, got shape {arr.shape}")
+    if arr.dtype.kind not in kinds:
+        raise InvalidInputError(f"{name}: expected {values}, got dtype {arr.dtype}")
+    return arr
+
+
 def _ids(x: ArrayLike, name: str) -> NDArray[np.int64]:
     """A non-empty 1-D array of non-negative integer ids, as int64."""
-    try:
-        arr = np.asarray(x)
-    except (ValueError, TypeError) as exc:
-        raise InvalidInputError(f"{name}: cannot be converted to an array ({exc})") from exc
-    if arr.ndim != 1:
-        raise InvalidInputError(f"{name}: expected a 1-D array of ids, got shape {arr.shape}")
-    if arr.size == 0:
-        raise InvalidInputError(f"{name}: empty input")
-    if arr.dtype.kind not in "iu":
-        raise InvalidInputError(f"{name}: expected integer ids, got dtype {arr.dtype}")
+    arr = _nonempty(x, name, 1, "a 1-D array of ids", "iu", "integer ids")
     if arr.dtype.kind == "u" and int(arr.max()) > np.iinfo(np.int64).max:
         raise InvalidInputError(f"{name}: id {int(arr.max())} is out of range")
     out = arr.astype(np.int64, copy=False)
@@ -447,16 +451,7 @@ def evaluate_ranking(
     """
     if sp.issparse(scores):
         raise InvalidInputError("scores: expected a dense array, got a scipy.sparse matrix")
-    try:
-        s = np.asarray(scores)
-    except (ValueError, TypeError) as exc:
-        raise InvalidInputError(f"scores: cannot be converted to an array ({exc})") from exc
-    if s.ndim != 2:
-        raise InvalidInputError(f"scores: expected an (n_users, n_items) array, got shape {s.shape}")
-    if s.size == 0:
-        raise InvalidInputError(f"scores: empty input, got shape {s.shape}")
-    if s.dtype.kind not in "biuf":
-        raise InvalidInputError(f"scores: expected real scores, got dtype {s.dtype}")
+    s = _nonempty(scores, "scores", 2, "an (n_users, n_items) array", "biuf", "real scores")
     shape = (int(s.shape[0]), int(s.shape[1]))
     acc = _prepare(shape, relevant, exclude, k_ap, k_recall)
     step = _block_rows(shape[1])

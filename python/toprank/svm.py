@@ -27,69 +27,32 @@ Like LIBLINEAR's bias feature, the intercept is therefore regularised (a term
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_consistent_length,
-    check_is_fitted,
-    column_or_1d,
-)
+from sklearn.utils.validation import _check_sample_weight, check_consistent_length, check_is_fitted, column_or_1d
 
 from toprank import _core
+from toprank._estimator import ClassScores, DualSolverModel, choice, finite_fit, forget, keep_params
 from toprank._validation import as_flag as _flag
-from toprank._validation import (DEGREE_MAX, as_jobs, canonical_csr, finite_fit, forget, intercept_scaling,
-                                 restores_on_failure, validate_input, warn_not_converged)
+from toprank._validation import as_jobs, canonical_csr, intercept_scaling, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
+from toprank.pq import CompressedMatrix
 
 __all__ = ["TopKSVC"]
 
 _LOSSES = ("alpha", "beta", "softmax", "entropy")
 _KERNELS = ("linear", "rbf", "poly", "precomputed")
-_STATUSES_WARN = ("max_epochs", "no_progress")
-
-
-def _choice(value: Any, name: str, options: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in options:
-        raise InvalidInputError(f"{name}: must be one of {options}, got {value!r}")
-    return value
-
-
-def _kernel_gamma(kernel: str, gamma: Any, X: Any) -> float:
-    """The kernel coefficient: ``gamma`` validated, or for ``None`` scikit-learn's
-    ``gamma="scale"``, 1 / (n_features · X.var()) (1 for linear/precomputed kernels)."""
-    if kernel in ("precomputed", "linear"):
-        return 1.0
-    if gamma is None:
-        with np.errstate(over="ignore"):
-            var = float(np.asarray(X, dtype=np.float64).var())
-        if not math.isfinite(var):
-            raise InvalidInputError("X: its variance overflows float64, so gamma=None ('scale') cannot be computed; "
-                                    "rescale X or set gamma")
-        if var == 0:
-            return 1.0
-        scale = 1.0 / (int(X.shape[1]) * var)
-        if not math.isfinite(scale):
-            raise InvalidInputError(f"X: its variance ({var:.3g}) is so small that gamma=None ('scale') overflows; "
-                                    "rescale X or set gamma")
-        return scale
-    return _real(gamma, "gamma", low=0.0, strict=True)
-
-
-class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Top-k multiclass SVM and top-k entropy / softmax classifiers, trained by Prox-SDCA.
 
     Parameters
@@ -174,8 +137,6 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         (epoch, primal, dual, relative gap, seconds) at each gap check.
     """
 
-    n_features_in_: int
-
     def __init__(
         self,
         k: int = 1,
@@ -199,38 +160,13 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         n_jobs: int | None = None,
         verbose: int = 0,
     ) -> None:
-        self.k = k
-        self.loss = loss
-        self.C = C
-        self.smoothing = smoothing
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.tol = tol
-        self.max_epochs = max_epochs
-        self.check_every = check_every
-        self.shrinking = shrinking
-        self.cache_size = cache_size
-        self.warm_start = warm_start
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        keep_params(self, locals())
 
     # ------------------------------------------------------------------ fitting
 
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self.kernel == "linear"
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
-
     def _check_params(self) -> dict[str, Any]:
-        _choice(self.loss, "loss", _LOSSES)
-        _choice(self.kernel, "kernel", _KERNELS)
+        choice(self.loss, "loss", _LOSSES)
+        choice(self.kernel, "kernel", _KERNELS)
         return {
             "k": _int(self.k, "k", low=1),
             "C": _real(self.C, "C", low=0.0, strict=True),
@@ -246,6 +182,11 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             # Checked for every kernel: a bad value is a mistake even where it is unused.
             "cache_size": _real(self.cache_size, "cache_size", low=0.0, strict=True),
         }
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.kernel == "linear"
+        return tags
 
     @restores_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> TopKSVC:
@@ -271,13 +212,13 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         """
         params = self._check_params()
         Xv: Any
-        from toprank.pq import CompressedMatrix  # noqa: PLC0415 (toprank.pq imports this module)
-
         coded = X if isinstance(X, CompressedMatrix) else None
         if coded is not None:
             # Train on the codes, predict on raw features: the model is that of X̂.
             if self.kernel != "linear":
-                raise InvalidInputError(f"X: a CompressedMatrix trains kernel='linear' only, got kernel={self.kernel!r}")
+                raise InvalidInputError(
+                    f"X: a CompressedMatrix trains kernel='linear' only, got kernel={self.kernel!r}"
+                )
             Xv, y = coded.codes, column_or_1d(y, warn=True)
             check_consistent_length(Xv, y)
             if len(y) < 2:
@@ -312,7 +253,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if not np.any(c > 0):
             raise InvalidInputError("sample_weight: every example has weight 0")
 
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        seed = self._seed()
         dual0 = self._warm_dual(Xv.shape[0], classes, c)
         common = dict(
             loss=self.loss,
@@ -325,7 +266,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             seed=seed,
             n_jobs=params["n_jobs"],
             dual_coef=dual0,
-            callback=self._progress if self.verbose else None,
+            callback=self._progress("epoch"),
         )
         y64 = y_enc.astype(np.int64)
         if self.kernel == "linear":
@@ -339,13 +280,9 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             self.coef_ = np.ascontiguousarray(W[:, :d])
             self.intercept_ = W[:, d] * params["intercept_scaling"] if params["fit_intercept"] else np.zeros(m)
         else:
-            if self.kernel == "precomputed" and Xv.shape[0] != Xv.shape[1]:
-                raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {Xv.shape}")
-            self._gamma = _kernel_gamma(self.kernel, self.gamma, Xv)
-            degree = _int(self.degree, "degree", low=1, high=DEGREE_MAX)
-            coef0 = _real(self.coef0, "coef0", low=-np.inf, strict=False)
-            result = _core.sdca_fit_kernel(Xv, y64, c, m, kernel=self.kernel, gamma=self._gamma, degree=degree,
-                                           coef0=coef0, cache_size=params["cache_size"], **common)
+            result = _core.sdca_fit_kernel(
+                Xv, y64, c, m, **self._kernel_params(Xv), cache_size=params["cache_size"], **common
+            )
             finite_fit("TopKSVC", primal=result["primal"], dual=result["dual"], gap=result["gap"])
             forget(self, "coef_", "support_vectors_")
             dual = result["dual_coef"]
@@ -356,23 +293,13 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.classes_ = classes
         self.dual_coef_ = result["dual_coef"]
         self._c = c
-        self.n_iter_ = int(result["epochs"])
-        self.primal_objective_ = float(result["primal"])
-        self.dual_objective_ = float(result["dual"])
-        self.duality_gap_ = float(result["gap"])
-        self.status_ = str(result["status"])
-        self.history_ = list(result["history"])
-        if self.status_ in _STATUSES_WARN:
-            warn_not_converged("TopKSVC", self.status_, self.n_iter_, "epochs", self.duality_gap_, params["tol"],
-                               self._advice(Xv if coded is None else None, c, params))
+        self._report(result, "epochs", params["tol"], lambda: self._advice(Xv if coded is None else None, c, params))
         return self
 
     def _advice(self, Xv: Any, c: NDArray[np.float64], params: dict[str, Any]) -> str:
         """What to change when a fit stops short of tol, and why: SDCA's epochs grow with
         max_i c_i·k(x_i, x_i) (each step moves W by up to c_i·‖x_i‖ along x_i), about 1
         on well-scaled data."""
-        if self.status_ == "no_progress":
-            return f"Set tol at or above the gap reached ({self.duality_gap_:.1g})."
         budget = f"raise max_epochs (now {params['max_epochs']}) or tol"
         smooth = (" or set smoothing > 0 (the smoothed hinge converges linearly)"
                   if self.loss in ("alpha", "beta") and params["smoothing"] == 0 else "")
@@ -416,13 +343,6 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             ratio = np.where(self._c > 0, c / self._c, 0.0)
         return np.ascontiguousarray(old * ratio[:, None])
 
-    def _progress(self, epoch: int, primal: float, dual: float, gap: float, seconds: float) -> None:
-        print(
-            f"[TopKSVC] epoch {epoch:5d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  {seconds:.2f}s",
-            file=sys.stdout,
-            flush=True,
-        )
-
     # --------------------------------------------------------------- prediction
 
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -437,10 +357,7 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             # Every dual variable is zero (e.g. vanishing sample weights): W = 0.
             scores = np.zeros((Xv.shape[0], len(self.classes_)))
         else:
-            K = _core.kernel_cross(np.ascontiguousarray(Xv, dtype=np.float64), self.support_vectors_,
-                                   kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),
-                                   coef0=float(self.coef0), n_jobs=as_jobs(self.n_jobs))
-            scores = K @ self.dual_coef_[self.support_]
+            scores = self._kernel_to_support(Xv) @ self.dual_coef_[self.support_]
         return np.asarray(scores, dtype=np.float64)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -451,38 +368,6 @@ class TopKSVC(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             return scores[:, 1] - scores[:, 0]
         return scores
 
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """The class with the highest score."""
-        scores = self._scores(X)
-        return np.asarray(self.classes_[np.argmax(scores, axis=1)])
-
-    def predict_topk(self, X: ArrayLike, k: int | None = None) -> NDArray[Any]:
-        """The k highest-scoring classes per sample, best first; shape (n_samples, k).
-
-        ``k`` defaults to the model's ``k``; ties are broken towards the lower class index.
-        """
-        scores = self._scores(X)
-        kk = self.k if k is None else _int(k, "k", low=1)
-        if kk > scores.shape[1]:
-            raise InvalidInputError(f"k: must be <= n_classes = {scores.shape[1]}, got {kk}")
-        order = np.argsort(-scores, axis=1, kind="stable")[:, :kk]
-        return np.asarray(self.classes_[order])
-
     def _has_proba(self) -> bool:
+        # predict_proba and predict_log_proba exist for the losses that model probabilities.
         return self.loss in ("softmax", "entropy")
-
-    @available_if(_has_proba)
-    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Class probabilities softmax(Wᵀx + b) (losses "softmax" and "entropy" only)."""
-        scores = self._scores(X)
-        scores -= scores.max(axis=1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=1, keepdims=True)
-        return scores
-
-    @available_if(_has_proba)
-    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Logarithm of :meth:`predict_proba`."""
-        scores = self._scores(X)
-        scores -= scores.max(axis=1, keepdims=True)
-        return np.asarray(scores - np.log(np.exp(scores).sum(axis=1, keepdims=True)))

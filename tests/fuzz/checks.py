@@ -112,7 +112,9 @@ def clip_problem(X: np.ndarray, P: np.ndarray, lo: float, hi: float, target: flo
     return _result(finite, {"bounds": bounds, "sum": sum_ok, "threshold form": kkt})
 
 
-def simplex_inequality(X: np.ndarray, P: np.ndarray, r: float, eps_out: float, dtype: type) -> tuple[np.ndarray, list[str]]:
+def simplex_inequality(
+    X: np.ndarray, P: np.ndarray, r: float, eps_out: float, dtype: type
+) -> tuple[np.ndarray, list[str]]:
     """p = (x − t)_+ with t ≥ 0, Σp ≤ r, and t = 0 unless Σp = r."""
     return bias_box(X, P, math.inf, r, 0.0, eps_out, dtype)
 
@@ -192,7 +194,9 @@ def cone_problem(X: np.ndarray, P: np.ndarray, k: int, rho: float, r: float | No
                             "multiplier": multiplier})
 
 
-def entropy_problem(X: np.ndarray, P: np.ndarray, k: float, eps_out: float, dtype: type) -> tuple[np.ndarray, list[str]]:
+def entropy_problem(
+    X: np.ndarray, P: np.ndarray, k: float, eps_out: float, dtype: type
+) -> tuple[np.ndarray, list[str]]:
     """p = min(1, exp(x − c)), Σp = k; the library's bound adds the exponent's rounding
     (``entropy_tolerance`` in ``capped_simplex_entropy.rs``)."""
     n, m = X.shape
@@ -217,7 +221,6 @@ def entropy_problem(X: np.ndarray, P: np.ndarray, k: float, eps_out: float, dtyp
     c_ref = np.where(has_free, c_min, _masked_min(X, P >= 1.0))
     capped = P >= 1.0
     capped_ok = _masked_min(X, capped) >= c_ref - ctol - 4 * EPS * np.abs(c_ref)
-    tiny = float(np.finfo(dtype).smallest_subnormal)
     small = (P < float(np.finfo(dtype).tiny)) & (P < 1.0)
     zero_ok = _masked_max(X, small) - np.where(has_free, c_max, c_ref) <= math.log(float(np.finfo(dtype).tiny)) + 1.0
     zero_ok |= ~small.any(axis=1)
@@ -252,7 +255,7 @@ def rankmax_problem(Z: np.ndarray, P: np.ndarray, y: np.ndarray, k: int, eta: fl
         mass = np.where((excess > 0) & (P < 1.0), excess, 0.0).sum(axis=1)
         underflow = (k * excess / mass[:, None] < 2.0 * SUBNORMAL) | (excess <= 0)
     zero = (P == 0.0) & ~underflow
-    support_ok = (_masked_max(excess, zero) <= 4.0 * EPS * _masked_max(spread_terms + eta, zero).clip(0.0))
+    support_ok = _masked_max(excess, zero) <= 4.0 * EPS * _masked_max(spread_terms + eta, zero).clip(0.0)
     with np.errstate(over="ignore", invalid="ignore"):
         capped_ok = _masked_min(a_ref[:, None] * excess, P >= 1.0) >= 1.0 - rel
     label_ok = (P[rows, y] > 0.0) | underflow[rows, y]

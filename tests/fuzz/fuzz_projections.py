@@ -26,9 +26,10 @@ import math
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import checks  # noqa: E402
 import qp_reference as ref  # noqa: E402
+
 from toprank import losses as L  # noqa: E402
 from toprank import projections as P  # noqa: E402
 from toprank.exceptions import NoSolutionError  # noqa: E402
@@ -243,7 +245,9 @@ def check_losses(rng: np.random.Generator, X: np.ndarray, dtype: type) -> tuple[
         p = P.rankmax(Xd, y, k).astype(np.float64)
         ref_loss = -np.log(np.minimum(1.0, p[rows, y]))
         # The loss is stored in the input dtype.
-        ok = np.abs(np.asarray(loss, np.float64) - ref_loss) <= 1e-9 * (1 + np.abs(ref_loss)) + 4 * eps * (1 + np.abs(ref_loss))
+        ok = np.abs(
+            np.asarray(loss, np.float64) - ref_loss
+        ) <= 1e-9 * (1 + np.abs(ref_loss)) + 4 * eps * (1 + np.abs(ref_loss))
         g = grad.astype(np.float64)
         ok &= np.abs(g.sum(axis=1)) <= 8 * (m + 4) * (EPS + eps) * np.abs(g).sum(axis=1) + 1e-300
         return ok, _loss_calls(which, X64, y, ~ok, "rankmax loss/gradient", dtype, k=k), which
@@ -274,6 +278,7 @@ def _loss_calls(name: str, X: np.ndarray, y: np.ndarray, failed: np.ndarray, rea
 
 
 # ---------------------------------------------------------------------- the driver
+
 
 @dataclass
 class Stats:
@@ -351,7 +356,9 @@ def run_batch(rng: np.random.Generator, problem: Problem, kind: str, n: int, m: 
                                           + reproducer(problem, X64[i], p1, dtype))
             except Exception as err:  # noqa: BLE001 — any other error is a finding
                 raised[i] = True
-                stats.failures.append(f"{key}: {type(err).__name__}: {err}\n    " + reproducer(problem, X64[i], p1, dtype))
+                stats.failures.append(
+                    f"{key}: {type(err).__name__}: {err}\n    " + reproducer(problem, X64[i], p1, dtype)
+                )
     except Exception as err:  # noqa: BLE001
         stats.failures.append(f"{key}: {type(err).__name__} from the batch: {err}\n    "
                               + reproducer(problem, X64[0], params, dtype))
@@ -437,8 +444,9 @@ def fuzz(rows: int, seed: int, max_m: int = 100_000, reference_rows: int = 2, ve
                 ok, why = np.ones(n, bool), []
                 stats.raised[f"{which}/{kind}/{dtype.__name__}"] += n
                 if not (np.abs(wide).max() > limit or (span > limit).any()):
-                    stats.failures.append(f"{which}/{kind}: NoSolutionError on finite differences: {err} "
-                                          f"(rng state {state!r})")
+                    stats.failures.append(
+                        f"{which}/{kind}: NoSolutionError on finite differences: {err} (rng state {state!r})"
+                    )
             except Exception as err:  # noqa: BLE001
                 which, ok, why = "loss", np.ones(n, bool), []
                 stats.failures.append(f"loss/{kind}: {type(err).__name__}: {err} (rng state {state!r})")

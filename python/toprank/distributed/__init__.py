@@ -63,8 +63,9 @@ import sys
 import time
 import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -79,7 +80,7 @@ from toprank._validation import bounded_real as _real
 from toprank.distributed import _partitions as tasks
 from toprank.distributed._runners import Dask, Local, Placed, Runner, n_features, place
 from toprank.exceptions import InvalidInputError
-from toprank.m3l import M3L, _prior
+from toprank.m3l import M3L, label_prior
 from toprank.svm import TopKSVC
 
 __all__ = ["RoundRecord", "fit_cocoa", "decision_function", "predict"]
@@ -241,7 +242,7 @@ class _M3l(_Model):
             raise InvalidInputError(f"Y: labels {constant.tolist()} are never or always on (one class only): "
                                     "nothing to learn")
         self.coef_rows = labels
-        self.problem = tasks.M3lProblem(_prior(self.model.R, labels), self.C, self.bias, self.local_epochs)
+        self.problem = tasks.M3lProblem(label_prior(self.model.R, labels), self.C, self.bias, self.local_epochs)
         return futures
 
     def combine(self, values: list[tuple[float, ...]], half: float) -> tuple[float, float, float, float | None]:

@@ -3,8 +3,9 @@ partition) or local threads — and where the partitions are placed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 

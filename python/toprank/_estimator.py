@@ -1,0 +1,243 @@
+"""What the estimators share, in one place rather than copied or imported from one
+another's private names:
+
+* :func:`keep_params` — the ``__init__`` body scikit-learn expects (parameters stored as
+  given, validated in ``fit``); :func:`choice` and :func:`kernel_gamma` — option and
+  kernel-coefficient validation; :func:`finite_fit` and :func:`forget` — the end of a
+  fit (no non-finite solution, no attribute of a previous fit left behind);
+* :class:`DualSolverModel` — for the estimators fitted by a dual solver of the core:
+  the kernel's arguments, the kernel to the support vectors, the seed, the progress
+  callback, and the fitted report with its convergence warning;
+* :class:`ClassScores` — ``predict``, ``predict_topk`` and the probabilities of a
+  multiclass estimator, from its class scores.
+
+Argument conversion (arrays, numbers, flags) lives in :mod:`toprank._validation`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from collections.abc import Callable
+from typing import Any, TypedDict, TypeVar, cast
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.utils import check_random_state
+from sklearn.utils.metaestimators import available_if
+
+from toprank import _core
+from toprank._validation import DEGREE_MAX, as_jobs, bounded_int, bounded_real, warn_not_converged
+from toprank.exceptions import InvalidInputError, NoSolutionError
+
+# The statuses of a dual solver that stopped before its relative duality gap reached tol.
+_STOPPED_SHORT = ("max_epochs", "no_progress")
+
+
+def keep_params(estimator: Any, arguments: dict[str, Any]) -> None:
+    """Stores each of an ``__init__``'s ``arguments`` (its ``locals()``) unchanged as the
+    attribute of its name, as scikit-learn's ``get_params``, ``set_params`` and ``clone``
+    expect; validation waits for ``fit``."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
+def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
+    """A string option, one of ``options``; anything else raises naming ``name``."""
+    if not isinstance(value, str) or value not in options:
+        raise InvalidInputError(f"{name}: must be one of {options}, got {value!r}")
+    return value
+
+
+def kernel_gamma(kernel: str, gamma: Any, X: Any) -> float:
+    """The kernel coefficient: ``gamma`` validated, or for ``None`` scikit-learn's
+    ``gamma="scale"``, 1 / (n_features · X.var()) (1 for linear/precomputed kernels)."""
+    if kernel in ("precomputed", "linear"):
+        return 1.0
+    if gamma is None:
+        with np.errstate(over="ignore"):
+            var = float(np.asarray(X, dtype=np.float64).var())
+        if not math.isfinite(var):
+            raise InvalidInputError("X: its variance overflows float64, so gamma=None ('scale') cannot be computed; "
+                                    "rescale X or set gamma")
+        if var == 0:
+            return 1.0
+        scale = 1.0 / (int(X.shape[1]) * var)
+        if not math.isfinite(scale):
+            raise InvalidInputError(f"X: its variance ({var:.3g}) is so small that gamma=None ('scale') overflows; "
+                                    "rescale X or set gamma")
+        return scale
+    return bounded_real(gamma, "gamma", low=0.0, strict=True)
+
+
+def finite_fit(estimator: str, **values: float) -> None:
+    """Raises when a solve ends with a non-finite objective, gap or threshold: the data's
+    scale overflowed float64 (or a float32 kernel cache), and the model would be NaN or
+    zero where no warning would say so."""
+    bad = {name: value for name, value in values.items() if not math.isfinite(float(value))}
+    if bad:
+        found = ", ".join(f"{name} = {value}" for name, value in bad.items())
+        raise NoSolutionError(f"{estimator}: the solve ended with non-finite values ({found}): the data's scale "
+                              "overflows floating point; rescale X (or the kernel's parameters)")
+
+
+def forget(estimator: Any, *names: str) -> None:
+    """Removes fitted attributes that the new fit does not set (those of another kernel),
+    so that none outlives a refit."""
+    for name in names:
+        vars(estimator).pop(name, None)
+
+
+class KernelArgs(TypedDict):
+    """The kernel's keyword arguments to the core's kernel solvers."""
+
+    kernel: str
+    gamma: float
+    degree: int
+    coef0: float
+
+
+class DualSolverModel:
+    """What the estimators fitted by one of the core's dual solvers share: the kernel's
+    arguments at fit and the kernel to the support vectors at prediction, the solver's
+    seed and progress callback, and the fitted report with its convergence warning."""
+
+    kernel: str
+    gamma: float | None
+    degree: int
+    coef0: float
+    random_state: Any
+    n_jobs: int | None
+    verbose: int
+    support_vectors_: NDArray[np.float64]
+    _gamma: float
+    n_iter_: int
+    primal_objective_: float
+    dual_objective_: float
+    duality_gap_: float
+    status_: str
+    history_: list[Any]
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def _kernel_params(self, X: Any) -> KernelArgs:
+        """The core's kernel arguments of a fit on ``X``, validated; the resolved gamma is
+        kept as ``_gamma`` for prediction. A precomputed ``X`` must be the square Gram
+        matrix of the training set."""
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {X.shape}")
+        self._gamma = kernel_gamma(self.kernel, self.gamma, X)
+        return KernelArgs(kernel=self.kernel, gamma=self._gamma,
+                          degree=bounded_int(self.degree, "degree", low=1, high=DEGREE_MAX),
+                          coef0=bounded_real(self.coef0, "coef0", low=-np.inf, strict=False))
+
+    def _kernel_to_support(self, X: Any) -> NDArray[np.float64]:
+        """k(x, s) between the rows of ``X`` and the fitted ``support_vectors_`` (rbf/poly
+        kernels), with the parameters of the fit."""
+        return np.asarray(_core.kernel_cross(np.ascontiguousarray(X, dtype=np.float64), self.support_vectors_,
+                                             kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),
+                                             coef0=float(self.coef0), n_jobs=as_jobs(self.n_jobs)))
+
+    def _seed(self) -> int:
+        """The core's 31-bit seed, drawn from ``random_state`` as scikit-learn would."""
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    def _progress(self, unit: str) -> Callable[[int, float, float, float, float], None] | None:
+        """The solver's callback at each gap check (step, primal, dual, gap, seconds): a
+        line on stdout where ``verbose``, else None (the core then makes no call)."""
+        return functools.partial(_print_progress, type(self).__name__, unit) if self.verbose else None
+
+    def _report(self, result: dict[str, Any], unit: str, tol: float, budget_advice: Callable[[], str]) -> None:
+        """Stores the fitted report (``n_iter_``, the ``result[unit]`` run, the objectives,
+        the gap, ``status_``, ``history_``) and warns, at the caller's line, when the solve
+        stopped short of ``tol``: out of its budget (``budget_advice()`` says what to
+        change, from the estimator, which knows its problem), or without progress
+        (rounding dominates: only a larger tol helps)."""
+        self.n_iter_ = int(result[unit])
+        self.primal_objective_ = float(result["primal"])
+        self.dual_objective_ = float(result["dual"])
+        self.duality_gap_ = float(result["gap"])
+        self.status_ = str(result["status"])
+        self.history_ = list(result["history"])
+        if self.status_ not in _STOPPED_SHORT:
+            return
+        advice = (f"Set tol at or above the gap reached ({self.duality_gap_:.1g})."
+                  if self.status_ == "no_progress" else budget_advice())
+        warn_not_converged(type(self).__name__, self.status_, self.n_iter_, unit, self.duality_gap_, tol, advice)
+
+
+def _print_progress(estimator: str, unit: str, step: int, primal: float, dual: float, gap: float,
+                    seconds: float) -> None:
+    print(f"[{estimator}] {unit} {step:7d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  {seconds:.2f}s",
+          file=sys.stdout, flush=True)
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _if_proba(method: _Method) -> _Method:
+    """scikit-learn's ``available_if(_has_proba)``, typed: the method exists (for
+    ``hasattr`` and meta-estimators) only where the model gives probabilities."""
+    return cast(_Method, available_if(lambda self: self._has_proba())(method))
+
+
+def _softmax_rows(scores: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each row's softmax, in place (shifted by the row's maximum: no overflow)."""
+    scores -= scores.max(axis=1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=1, keepdims=True)
+    return scores
+
+
+class ClassScores:
+    """``predict``, ``predict_topk``, ``predict_proba`` and ``predict_log_proba`` of a
+    multiclass estimator, from its class scores ``_scores(X)`` (n_samples × n_classes,
+    columns in the order of ``classes_``). Probabilities are the softmax of the scores,
+    offered where ``_has_proba()`` is true (losses that model them)."""
+
+    classes_: NDArray[Any]
+
+    def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def _has_proba(self) -> bool:
+        return True
+
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """The class with the highest score."""
+        scores = self._scores(X)
+        return np.asarray(self.classes_[np.argmax(scores, axis=1)])
+
+    def predict_topk(self, X: ArrayLike, k: int | None = None) -> NDArray[Any]:
+        """The k highest-scoring classes per sample, best first; shape (n_samples, k).
+
+        ``k`` defaults to the ``k`` the model was trained for (its ``k`` parameter); a
+        model without one needs it given. Ties are broken towards the lower class index.
+        """
+        scores = self._scores(X)
+        if k is None:
+            k = getattr(self, "k", None)
+            if k is None:
+                raise InvalidInputError(f"k: {type(self).__name__} is not trained for a k; pass k")
+        kk = bounded_int(k, "k", low=1)
+        if kk > scores.shape[1]:
+            raise InvalidInputError(f"k: must be <= n_classes = {scores.shape[1]}, got {kk}")
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :kk]
+        return np.asarray(self.classes_[order])
+
+    @_if_proba
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Class probabilities softmax(Wᵀx + b), shape (n_samples, n_classes)."""
+        return _softmax_rows(self._scores(X))
+
+    @_if_proba
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Logarithm of :meth:`predict_proba`."""
+        scores = self._scores(X)
+        scores -= scores.max(axis=1, keepdims=True)
+        return np.asarray(scores - np.log(np.exp(scores).sum(axis=1, keepdims=True)))

@@ -41,8 +41,12 @@ def test_fuzz_slice(seed: int) -> None:
     assert {p.name for p in fuzz_projections.PROBLEMS} <= names
 
 
-# Rows of moderate values with many ties (a few levels), any length up to 40.
-_levels = st.lists(st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False), min_size=1, max_size=3)
+# Rows of moderate values with many ties (a few levels), any length up to 40. Magnitudes
+# below 1e-200 become 0: a subnormal answer (x = [5e-324] gives 2.5e-324, which rounds to
+# 0) cannot meet the KKT checks, and the harness counts such rows as unresolvable
+# (`fuzz_projections.unresolvable`), where raising NoSolutionError is the contract.
+_level = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False).map(lambda v: v if abs(v) >= 1e-200 else 0.0)
+_levels = st.lists(_level, min_size=1, max_size=3)
 _rows = st.tuples(_levels, st.lists(st.integers(0, 2), min_size=1, max_size=40)).map(
     lambda t: np.array([t[0][i % len(t[0])] for i in t[1]], dtype=np.float64))
 
@@ -68,7 +72,7 @@ def test_single_rows_are_feasible_and_optimal(x: np.ndarray, k_frac: float, r: f
     ]:
         try:
             q = out()
-        except NoSolutionError as err:  # rows of |x| ≤ 1e3 are all resolvable
+        except NoSolutionError as err:  # these moderate rows are all resolvable
             raise AssertionError(f"{name}{(x.tolist(), k, r, rho)}: {err}") from err
         ok, why = check(q[None])
         assert ok.all(), (name, x.tolist(), k, r, rho, why, q.tolist())

@@ -35,7 +35,7 @@ test-rust:
 
 typecheck: develop
 	$(PY) -m mypy.stubtest toprank._core
-	$(PY) -m mypy --no-error-summary python/toprank
+	$(PY) -m mypy --no-error-summary python/toprank tests/typing
 
 test-python: develop
 	$(PY) -m pytest -q tests

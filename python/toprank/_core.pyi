@@ -1,8 +1,11 @@
 # Type stubs of the compiled extension `toprank._core` (checked by mypy.stubtest in `make test`).
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
+
+from toprank._options import HingeVariant, Kernel, Optimizer, RankerLoss, Surrogate, TopKLoss
 
 __all__ = [
     "__version__",
@@ -67,14 +70,16 @@ def box_simplex(x: _Float, hi: float, r: float = 1.0, rho: float = 0.0, *, n_job
 def capped_simplex(x: _Float, k: float, *, n_jobs: int | None = None) -> _Float: ...
 def capped_simplex_entropy(x: _Float, k: float, *, n_jobs: int | None = None) -> _Float: ...
 def sparsemax(z: _Float, *, n_jobs: int | None = None) -> _Float: ...
-def rankmax(z: _Float, y: int | NDArray[np.int64], k: int = 1, eta: float = 1.0, *, n_jobs: int | None = None) -> _Float: ...
+def rankmax(
+    z: _Float, y: int | NDArray[np.int64], k: int = 1, eta: float = 1.0, *, n_jobs: int | None = None
+) -> _Float: ...
 def rankmax_loss(
     z: _Float, y: int | NDArray[np.int64], k: int = 1, eta: float = 1.0, *, n_jobs: int | None = None
 ) -> tuple[_Loss, _Float]: ...
 def softmax_loss(z: _Float, y: int | NDArray[np.int64], *, n_jobs: int | None = None) -> tuple[_Loss, _Float]: ...
 def sparsemax_loss(z: _Float, y: int | NDArray[np.int64], *, n_jobs: int | None = None) -> tuple[_Loss, _Float]: ...
 def topk_hinge(
-    scores: _Float, y: int | NDArray[np.int64], k: int, variant: str = "alpha", *, n_jobs: int | None = None
+    scores: _Float, y: int | NDArray[np.int64], k: int, variant: HingeVariant = "alpha", *, n_jobs: int | None = None
 ) -> _Loss: ...
 
 _Progress = Callable[[int, float, float, float, float], object]
@@ -87,7 +92,7 @@ def m3l_fit_kernel(
     delta_plus: NDArray[np.float64],
     delta_minus: NDArray[np.float64],
     *,
-    kernel: str,
+    kernel: Kernel,
     gamma: float,
     degree: int,
     coef0: float,
@@ -131,10 +136,10 @@ def ranker_epoch(
     *,
     n_labels: int,
     n_components: int,
-    loss: str,
+    loss: RankerLoss,
     k: int,
     eta: float,
-    optimizer: str,
+    optimizer: Optimizer,
     learning_rate: float,
     alpha: float,
     batch_size: int,
@@ -151,7 +156,7 @@ def ranker_objective(
     *,
     n_labels: int,
     n_components: int,
-    loss: str,
+    loss: RankerLoss,
     k: int,
     eta: float,
     alpha: float,
@@ -168,7 +173,7 @@ def cocoa_local_round(
     dual_coef: NDArray[np.float64],
     coef: NDArray[np.float64],
     *,
-    loss: str,
+    loss: TopKLoss,
     k: int,
     smoothing: float,
     bias: float | None,
@@ -188,7 +193,7 @@ def cocoa_partition_terms(
     dual_coef: NDArray[np.float64],
     coef: NDArray[np.float64],
     *,
-    loss: str,
+    loss: TopKLoss,
     k: int,
     smoothing: float,
     bias: float | None,
@@ -202,7 +207,7 @@ def cocoa_dual_change(
     before: NDArray[np.float64],
     dual_coef: NDArray[np.float64],
     *,
-    loss: str,
+    loss: TopKLoss,
     k: int,
     smoothing: float,
 ) -> tuple[float, float]: ...
@@ -241,7 +246,7 @@ def sdca_fit_linear(
     c: NDArray[np.float64],
     n_classes: int,
     *,
-    loss: str,
+    loss: TopKLoss,
     k: int,
     smoothing: float,
     bias: float | None,
@@ -263,12 +268,12 @@ def sdca_fit_kernel(
     c: NDArray[np.float64],
     n_classes: int,
     *,
-    kernel: str,
+    kernel: Kernel,
     gamma: float,
     degree: int,
     coef0: float,
     cache_size: float,
-    loss: str,
+    loss: TopKLoss,
     k: int,
     smoothing: float,
     tol: float,
@@ -284,7 +289,7 @@ def kernel_cross(
     z: NDArray[np.float64],
     x: NDArray[np.float64],
     *,
-    kernel: str,
+    kernel: Kernel,
     gamma: float,
     degree: int,
     coef0: float,
@@ -316,13 +321,13 @@ def attop_fit(
     x: NDArray[np.floating[Any]],
     positive: NDArray[np.bool_],
     *,
-    method: str,
+    method: Literal["toppushk", "patmat"],
     k: int,
     tau: float,
-    surrogate: str,
+    surrogate: Surrogate,
     scale: float,
     c: float,
-    kernel: str,
+    kernel: Kernel,
     gamma: float,
     degree: int,
     coef0: float,

@@ -28,12 +28,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 
 from toprank import _core
+from toprank._options import Kernel
 from toprank._validation import DEGREE_MAX, as_jobs, bounded_int, bounded_real, warn_not_converged
 from toprank.exceptions import InvalidInputError, NoSolutionError
 
 # The statuses of a dual solver that stopped before its relative duality gap reached tol.
 _STOPPED_SHORT = ("max_epochs", "no_progress")
 
+
+_Option = TypeVar("_Option", bound=str)
 
 def keep_params(estimator: Any, arguments: dict[str, Any]) -> None:
     """Stores each of an ``__init__``'s ``arguments`` (its ``locals()``) unchanged as the
@@ -44,14 +47,15 @@ def keep_params(estimator: Any, arguments: dict[str, Any]) -> None:
             setattr(estimator, name, value)
 
 
-def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
-    """A string option, one of ``options``; anything else raises naming ``name``."""
+def choice(value: Any, name: str, options: tuple[_Option, ...]) -> _Option:
+    """A string option, one of ``options`` (the values of its ``Literal`` type in
+    ``toprank._options``); anything else raises naming ``name``."""
     if not isinstance(value, str) or value not in options:
         raise InvalidInputError(f"{name}: must be one of {options}, got {value!r}")
     return value
 
 
-def kernel_gamma(kernel: str, gamma: Any, X: Any) -> float:
+def kernel_gamma(kernel: Kernel, gamma: Any, X: Any) -> float:
     """The kernel coefficient: ``gamma`` validated, or for ``None`` scikit-learn's
     ``gamma="scale"``, 1 / (n_features · X.var()) (1 for linear/precomputed kernels)."""
     if kernel in ("precomputed", "linear"):
@@ -93,7 +97,7 @@ def forget(estimator: Any, *names: str) -> None:
 class KernelArgs(TypedDict):
     """The kernel's keyword arguments to the core's kernel solvers."""
 
-    kernel: str
+    kernel: Kernel
     gamma: float
     degree: int
     coef0: float
@@ -104,7 +108,7 @@ class DualSolverModel:
     arguments at fit and the kernel to the support vectors at prediction, the solver's
     seed and progress callback, and the fitted report with its convergence warning."""
 
-    kernel: str
+    kernel: Kernel
     gamma: float | None
     degree: int
     coef0: float

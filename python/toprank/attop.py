@@ -19,7 +19,7 @@ group steps for ties at the coupled bounds, and stops on the relative duality ga
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
 from toprank._estimator import DualSolverModel, choice, finite_fit, forget
+from toprank._options import KERNELS, SURROGATES, Kernel, Surrogate
 from toprank._validation import as_jobs, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
@@ -37,8 +38,6 @@ from toprank.exceptions import InvalidInputError
 
 __all__ = ["PatMat", "TopPush", "TopPushK"]
 
-_KERNELS = ("rbf", "linear", "poly", "precomputed")
-_SURROGATES = ("quadratic", "hinge")
 
 # Relative margin by which `threshold_` exceeds the method's t (see `fit`).
 _TIE = 1e-12
@@ -49,12 +48,12 @@ _TIE = 1e-12
 class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared fitting and prediction of the three methods (see the module docs)."""
 
-    _method = "toppushk"
+    _method: Literal["toppushk", "patmat"] = "toppushk"
 
     C: float = 1.0
-    surrogate: str = "quadratic"
+    surrogate: Surrogate = "quadratic"
     scale: float = 1.0
-    kernel: str = "rbf"
+    kernel: Kernel = "rbf"
     gamma: float | None = None
     degree: int = 3
     coef0: float = 1.0
@@ -92,8 +91,8 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
         y : array-like of shape (n_samples,)
             Two classes; ``pos_label`` (default: the greater label) is the positive one.
         """
-        choice(self.kernel, "kernel", _KERNELS)
-        choice(self.surrogate, "surrogate", _SURROGATES)
+        choice(self.kernel, "kernel", KERNELS)
+        choice(self.surrogate, "surrogate", SURROGATES)
         k, tau = self._method_params()
         C = _real(self.C, "C", low=0.0, strict=True)
         scale = _real(self.scale, "scale", low=0.0, strict=True)

@@ -14,8 +14,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from toprank import _core
+from toprank._estimator import choice
+from toprank._options import HINGE_VARIANTS, HingeVariant
 from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real
-from toprank.exceptions import InvalidInputError, NoSolutionError
+from toprank.exceptions import NoSolutionError
 
 __all__ = ["rankmax_loss", "softmax_loss", "sparsemax_loss", "topk_hinge"]
 
@@ -62,7 +64,7 @@ def sparsemax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> 
 
 
 def topk_hinge(
-    scores: ArrayLike, y: ArrayLike, k: int, variant: str = "alpha", *, n_jobs: int | None = None
+    scores: ArrayLike, y: ArrayLike, k: int, variant: HingeVariant = "alpha", *, n_jobs: int | None = None
 ) -> Loss:
     """Top-k hinge loss per row (Lapin et al.), over the classes j ≠ y with h_j = 1 + s_j − s_y.
 
@@ -71,8 +73,7 @@ def topk_hinge(
     ``scores`` and an ``(n,)`` array for a batch.
     """
     s_arr = as_array(scores, "scores")
-    if not isinstance(variant, str) or variant not in ("alpha", "beta"):
-        raise InvalidInputError(f"variant: must be 'alpha' or 'beta', got {variant!r}")
+    choice(variant, "variant", HINGE_VARIANTS)
     loss: Loss = _core.topk_hinge(s_arr, as_labels(y, s_arr), as_count(k, "k"), variant, n_jobs=as_jobs(n_jobs))
     _finite("topk_hinge", loss)
     return loss

@@ -31,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from toprank import _core
 from toprank._estimator import DualSolverModel, choice, finite_fit, forget, keep_params
 from toprank._limits import check_row_norms
+from toprank._options import KERNELS, M3L_SOLVERS, Kernel, M3LSolver
 from toprank._validation import as_flag as _flag
 from toprank._validation import (
     as_jobs,
@@ -49,8 +50,6 @@ from toprank.metrics import hamming_loss
 
 __all__ = ["M3L"]
 
-_KERNELS = ("linear", "rbf", "poly", "precomputed")
-_SOLVERS = ("auto", "smo", "dcd")
 
 
 def _indicator(Y: Any, name: str) -> NDArray[np.int8]:
@@ -143,8 +142,8 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         self,
         C: float = 1.0,
         R: Any = None,
-        kernel: str = "linear",
-        solver: str = "auto",
+        kernel: Kernel = "linear",
+        solver: M3LSolver = "auto",
         gamma: float | None = None,
         degree: int = 3,
         coef0: float = 1.0,
@@ -208,7 +207,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         """Train on examples ``X`` and targets ``y``: an n_samples × n_labels 0/1 indicator
         (dense or sparse), or 1-D class labels (binary: one label; multiclass: one-hot)."""
         C = _real(self.C, "C", low=0.0, strict=True)
-        kernel = choice(self.kernel, "kernel", _KERNELS)
+        kernel = choice(self.kernel, "kernel", KERNELS)
         tol = _real(self.tol, "tol", low=0.0, strict=True)
         max_iter = _int(self.max_iter, "max_iter", low=1)
         cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
@@ -237,7 +236,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         R = label_prior(self.R, n_labels)
         signs = np.ascontiguousarray(2.0 * Y - 1.0)
         shift = scaling**2 if fit_intercept else 0.0
-        solver = choice(self.solver, "solver", _SOLVERS)
+        solver = choice(self.solver, "solver", M3L_SOLVERS)
         if solver == "auto":
             solver = "dcd" if kernel == "linear" else "smo"
         if solver == "dcd" and kernel != "linear":

@@ -40,6 +40,7 @@ from sklearn.utils.validation import check_is_fitted
 from toprank import _core
 from toprank._estimator import choice, keep_params
 from toprank._limits import check_allocation, check_row_norms
+from toprank._options import OPTIMIZERS, RANKER_LOSSES, Optimizer, RankerLoss
 from toprank._validation import as_flag as _flag
 from toprank._validation import as_jobs, canonical_csr, indicator_matrix, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
@@ -50,8 +51,6 @@ from toprank.recsys import evaluate_recommender
 
 __all__ = ["RankmaxRanker"]
 
-_LOSSES = ("rankmax", "softmax", "sparsemax")
-_OPTIMIZERS = ("adagrad", "adam")
 _SEED_MAX = 2**63 - 1
 # Rows of scores formed at once by decision_function / recommend.
 _SCORE_ELEMENTS = 1 << 24
@@ -233,12 +232,12 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     def __init__(
         self,
         n_components: int = 64,
-        loss: str = "rankmax",
+        loss: RankerLoss = "rankmax",
         k: int = 1,
         eta: float = 1.0,
         alpha: float = 1e-4,
         learning_rate: float = 0.05,
-        optimizer: str = "adagrad",
+        optimizer: Optimizer = "adagrad",
         batch_size: int = 256,
         n_epochs: int = 20,
         early_stopping: bool = True,
@@ -257,12 +256,12 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     def _check_params(self) -> dict[str, Any]:
         return {
             "n_components": _int(self.n_components, "n_components", low=1),
-            "loss": choice(self.loss, "loss", _LOSSES),
+            "loss": choice(self.loss, "loss", RANKER_LOSSES),
             "k": _int(self.k, "k", low=1),
             "eta": _real(self.eta, "eta", low=0.0, strict=True),
             "alpha": _real(self.alpha, "alpha", low=0.0, strict=False),
             "learning_rate": _real(self.learning_rate, "learning_rate", low=0.0, strict=True),
-            "optimizer": choice(self.optimizer, "optimizer", _OPTIMIZERS),
+            "optimizer": choice(self.optimizer, "optimizer", OPTIMIZERS),
             "batch_size": _int(self.batch_size, "batch_size", low=1),
             "n_epochs": _int(self.n_epochs, "n_epochs", low=1),
             "early_stopping": _flag(self.early_stopping, "early_stopping"),

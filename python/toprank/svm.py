@@ -27,7 +27,7 @@ Like LIBLINEAR's bias feature, the intercept is therefore regularised (a term
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,6 +41,7 @@ from sklearn.utils.validation import _check_sample_weight, check_consistent_leng
 
 from toprank import _core
 from toprank._estimator import ClassScores, DualSolverModel, choice, finite_fit, forget, keep_params
+from toprank._options import KERNELS, TOPK_LOSSES, Kernel, TopKLoss
 from toprank._validation import as_flag as _flag
 from toprank._validation import as_jobs, canonical_csr, intercept_scaling, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
@@ -50,8 +51,6 @@ from toprank.pq import CompressedMatrix
 
 __all__ = ["TopKSVC"]
 
-_LOSSES = ("alpha", "beta", "softmax", "entropy")
-_KERNELS = ("linear", "rbf", "poly", "precomputed")
 class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Top-k multiclass SVM and top-k entropy / softmax classifiers, trained by Prox-SDCA.
 
@@ -140,16 +139,16 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
     def __init__(
         self,
         k: int = 1,
-        loss: str = "alpha",
+        loss: TopKLoss = "alpha",
         C: float = 1.0,
         smoothing: float = 0.0,
-        kernel: str = "linear",
+        kernel: Kernel = "linear",
         gamma: float | None = None,
         degree: int = 3,
         coef0: float = 1.0,
         fit_intercept: bool = True,
         intercept_scaling: float = 1.0,
-        class_weight: dict[Any, float] | str | None = None,
+        class_weight: dict[Any, float] | Literal["balanced"] | None = None,
         tol: float = 1e-3,
         max_epochs: int = 1000,
         check_every: int = 5,
@@ -165,8 +164,8 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
     # ------------------------------------------------------------------ fitting
 
     def _check_params(self) -> dict[str, Any]:
-        choice(self.loss, "loss", _LOSSES)
-        choice(self.kernel, "kernel", _KERNELS)
+        choice(self.loss, "loss", TOPK_LOSSES)
+        choice(self.kernel, "kernel", KERNELS)
         return {
             "k": _int(self.k, "k", low=1),
             "C": _real(self.C, "C", low=0.0, strict=True),

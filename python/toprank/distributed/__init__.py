@@ -74,6 +74,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 
+from toprank._options import AGGREGATIONS, Aggregation
 from toprank._validation import as_flag, caller_stacklevel, intercept_scaling
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
@@ -152,7 +153,7 @@ class _Model(ABC):
 class _Svc(_Model):
     kind = "TopKSVC"
 
-    def __init__(self, model: TopKSVC, local_epochs: float, aggregation: str) -> None:
+    def __init__(self, model: TopKSVC, local_epochs: float, aggregation: Aggregation) -> None:
         self.model = model
         self.params = model._check_params()
         if model.kernel != "linear":
@@ -288,7 +289,7 @@ def fit_cocoa(
     tol: float | None = None,
     max_rounds: int | None = None,
     local_epochs: float | None = None,
-    aggregation: str = "auto",
+    aggregation: Aggregation = "auto",
     checkpoint_every: int | None = None,
     checkpoint_dir: str | None = None,
     resume: bool = False,
@@ -353,7 +354,7 @@ def fit_cocoa(
     resume, gather_dual = as_flag(resume, "resume"), as_flag(gather_dual, "gather_dual")
     if threads is not None:
         threads = _int(threads, "threads", low=1)
-    if aggregation not in ("auto", "adding", "line_search"):
+    if aggregation not in AGGREGATIONS:
         raise InvalidInputError(f"aggregation: must be 'auto', 'adding' or 'line_search', got {aggregation!r}")
     if isinstance(estimator, TopKSVC):
         hinge = estimator.loss in ("alpha", "beta")
@@ -396,7 +397,7 @@ def fit_cocoa(
         runner.close()
 
 
-def _fit(runner: Runner, client: Any, spec: _Model, X: Any, y: Any, max_rounds: int, aggregation: str,
+def _fit(runner: Runner, client: Any, spec: _Model, X: Any, y: Any, max_rounds: int, aggregation: Aggregation,
          checkpoint_every: int | None, checkpoint_dir: str | None, resume: bool,
          gather_dual: bool) -> tuple[Any, list[RoundRecord]]:
     placed = place(runner, client, X, y)
@@ -483,7 +484,7 @@ def _fit(runner: Runner, client: Any, spec: _Model, X: Any, y: Any, max_rounds: 
 
 
 def _advice(spec: _Model, status: str, final: RoundRecord, rounds: int, max_rounds: int, K: int,
-            aggregation: str) -> str:
+            aggregation: Aggregation) -> str:
     """The ConvergenceWarning's message: where the fit stopped, and what to change."""
     measure = f"a relative duality gap of {final.gap:.3g}" if final.max_violation is None else \
         f"a projected gradient of {final.max_violation:.3g}"

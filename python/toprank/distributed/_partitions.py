@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from sklearn.utils.multiclass import check_classification_targets
 
 from toprank import _core
+from toprank._options import Aggregation, TopKLoss
 from toprank._validation import indicator_matrix, sparse_structure
 from toprank.exceptions import InvalidInputError
 
@@ -102,11 +103,11 @@ def _save_npz(path: str, arrays: dict[str, Any]) -> str:
 class SvcProblem:
     """What every TopKSVC task needs besides its partition."""
 
-    loss: str
+    loss: TopKLoss
     k: int
     smoothing: float
     bias: float | None
-    aggregation: str
+    aggregation: Aggregation
     local_epochs: float
     shrinking: bool
 

@@ -136,6 +136,14 @@ def test_checkpoint_resume_reaches_the_uninterrupted_model(client, tmp_path):
         with pytest.raises(InvalidInputError, match="other costs"):
             fit_cocoa(client, clone(estimator).set_params(**changed), *parts, local_epochs=1,
                       checkpoint_dir=str(tmp_path), resume=True)
+    # The rounds trust the dual rows they update; a checkpoint's are checked as they load.
+    shard = tmp_path / "partition_1.npz"
+    with np.load(shard) as saved:
+        arrays = dict(saved)
+    arrays["dual"][3, 0] = np.nan
+    np.savez(shard, **arrays)
+    with pytest.raises(InvalidInputError, match="NaN or infinite dual values"):
+        fit_cocoa(client, estimator, *parts, local_epochs=1, checkpoint_dir=str(tmp_path), resume=True)
 
 
 def test_dask_arrays_csr_and_prediction(client):

@@ -213,7 +213,7 @@ class SvcShard:
 
     def load(self, path: str) -> None:
         with np.load(path) as saved:
-            _check_saved(saved["dual"].shape, self.dual.shape, path)
+            _check_saved(saved["dual"], self.dual.shape, path)
             self.dual[...] = saved["dual"]
             self.cursor = (int(saved["cursor"][0]), int(saved["cursor"][1]))
             self.active, self.next_active = (tuple(saved[f"{name}_{i}"] for i in range(3)) if f"{name}_0" in saved
@@ -228,9 +228,12 @@ class SvcShard:
         return self.c
 
 
-def _check_saved(saved: tuple[int, ...], expected: tuple[int, ...], path: str) -> None:
-    if saved != expected:
-        raise InvalidInputError(f"resume: {path} holds dual rows of shape {saved}, the partition {expected}")
+def _check_saved(saved: NDArray[Any], expected: tuple[int, ...], path: str) -> None:
+    """A checkpoint's dual rows, checked once as they load: the rounds trust them after."""
+    if saved.shape != expected:
+        raise InvalidInputError(f"resume: {path} holds dual rows of shape {saved.shape}, the partition {expected}")
+    if not np.isfinite(saved).all():
+        raise InvalidInputError(f"resume: {path} holds NaN or infinite dual values")
 
 
 def _first_changes(changed: list[NDArray[np.int64]], before: list[NDArray[np.float64]],
@@ -310,7 +313,7 @@ class M3lShard:
 
     def load(self, path: str) -> None:
         with np.load(path) as saved:
-            _check_saved(saved["dual"].shape, self.alpha.shape, path)
+            _check_saved(saved["dual"], self.alpha.shape, path)
             self.alpha[...] = saved["dual"]
             self.epoch = int(saved["epoch"][0])
 

@@ -220,7 +220,10 @@ class _Recorded(TopKSVC):
     _target: float | None = None
     _trace: list[tuple[float, int, float, float, float]]
 
-    def _progress(self, epoch: int, primal: float, dual: float, gap: float, seconds: float) -> None:
+    def _progress(self, unit: str) -> Callable[[int, float, float, float, float], None]:
+        return self._record
+
+    def _record(self, epoch: int, primal: float, dual: float, gap: float, seconds: float) -> None:
         now = time.perf_counter() - self._t0
         self._trace.append((now, epoch, primal, dual, gap))
         if self._target is not None and primal <= self._target:

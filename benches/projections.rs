@@ -88,9 +88,7 @@ fn projections(c: &mut Criterion) {
     bench_kernel(c, "topk_simplex", true, |row, k, out, ws| {
         topk_simplex(&row.x, k, 1.0, 1.0, out, ws).expect("topk_simplex").lower
     });
-    bench_kernel(c, "topk_cone", true, |row, k, out, ws| {
-        topk_cone(&row.x, k, 1.0, out, ws).expect("topk_cone").lower
-    });
+    bench_kernel(c, "topk_cone", true, |row, k, out, ws| topk_cone(&row.x, k, 1.0, out, ws).expect("topk_cone").lower);
     bench_kernel(c, "box_simplex", true, |row, k, out, ws| {
         box_simplex(&row.x, 1.0 / k as f64, 1.0, 1.0, out, ws).expect("box_simplex").lower
     });
@@ -101,9 +99,7 @@ fn projections(c: &mut Criterion) {
         capped_simplex_entropy(&row.x, k as f64, out, ws).expect("capped_simplex_entropy").lower
     });
     bench_kernel(c, "sparsemax", false, |row, _, out, ws| sparsemax(&row.x, out, ws).expect("sparsemax").lower);
-    bench_kernel(c, "simplex", false, |row, _, out, ws| {
-        simplex(&row.x, 1.0, false, out, ws).expect("simplex").lower
-    });
+    bench_kernel(c, "simplex", false, |row, _, out, ws| simplex(&row.x, 1.0, false, out, ws).expect("simplex").lower);
     // Feasible for every k < m: m·0 ≤ 1 ≤ m/k.
     bench_kernel(c, "knapsack", true, |row, k, out, ws| {
         knapsack(&row.x, 0.0, 1.0 / k as f64, 1.0, out, ws).expect("knapsack").lower

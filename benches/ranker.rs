@@ -29,10 +29,12 @@ const SEED: u64 = 0x7261_6e6b_6572;
 
 fn skewed_labels(rng: &mut Rng, n: usize) -> (Vec<usize>, Vec<u32>) {
     // Inverse-CDF sampling of weights 1/(j + 10) by bisection on the cumulative sums.
-    let cumulative: Vec<f64> = (0..n).scan(0.0, |acc, j| {
-        *acc += 1.0 / (j as f64 + 10.0);
-        Some(*acc)
-    }).collect();
+    let cumulative: Vec<f64> = (0..n)
+        .scan(0.0, |acc, j| {
+            *acc += 1.0 / (j as f64 + 10.0);
+            Some(*acc)
+        })
+        .collect();
     let total = cumulative[n - 1];
     let (mut indptr, mut indices) = (vec![0usize], Vec::new());
     for _ in 0..BATCH {

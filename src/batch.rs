@@ -35,7 +35,11 @@ where
     }
     if !parallel {
         let mut ws = Workspace::with_capacity(m);
-        return x.chunks(m).zip(out.chunks_mut(m)).enumerate().try_for_each(|(i, (row, out_row))| f(i, row, out_row, &mut ws));
+        return x
+            .chunks(m)
+            .zip(out.chunks_mut(m))
+            .enumerate()
+            .try_for_each(|(i, (row, out_row))| f(i, row, out_row, &mut ws));
     }
     x.par_chunks(m)
         .zip(out.par_chunks_mut(m))
@@ -56,10 +60,12 @@ where
     }
     if !parallel {
         let mut ws = Workspace::with_capacity(m);
-        return z.chunks(m).zip(grad.chunks_mut(m)).zip(loss.iter_mut()).enumerate().try_for_each(|(i, ((row, grad_row), l))| {
-            *l = T::from_f64(f(i, row, grad_row, &mut ws)?);
-            Ok(())
-        });
+        return z.chunks(m).zip(grad.chunks_mut(m)).zip(loss.iter_mut()).enumerate().try_for_each(
+            |(i, ((row, grad_row), l))| {
+                *l = T::from_f64(f(i, row, grad_row, &mut ws)?);
+                Ok(())
+            },
+        );
     }
     z.par_chunks(m)
         .zip(grad.par_chunks_mut(m))
@@ -92,17 +98,13 @@ where
             Ok(())
         });
     }
-    z.par_chunks(m)
-        .zip(values.par_iter_mut())
-        .enumerate()
-        .with_min_len(rows_per_task(m))
-        .try_for_each_init(
-            || Workspace::with_capacity(m),
-            |ws, (i, (row, v))| {
-                *v = T::from_f64(f(i, row, ws)?);
-                Ok(())
-            },
-        )
+    z.par_chunks(m).zip(values.par_iter_mut()).enumerate().with_min_len(rows_per_task(m)).try_for_each_init(
+        || Workspace::with_capacity(m),
+        |ws, (i, (row, v))| {
+            *v = T::from_f64(f(i, row, ws)?);
+            Ok(())
+        },
+    )
 }
 
 #[cfg(test)]
@@ -117,7 +119,8 @@ mod tests {
         let mut ws = Workspace::new();
         for parallel in [true, false] {
             let mut batched = vec![0.0; x.len()];
-            map_rows(&x, m, &mut batched, parallel, |_, row, out, ws| simplex(row, 1.0, false, out, ws).map(|_| ())).unwrap();
+            map_rows(&x, m, &mut batched, parallel, |_, row, out, ws| simplex(row, 1.0, false, out, ws).map(|_| ()))
+                .unwrap();
             for (row, expected) in x.chunks(m).zip(batched.chunks(m)) {
                 let mut out = vec![0.0; m];
                 simplex(row, 1.0, false, &mut out, &mut ws).unwrap();

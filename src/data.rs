@@ -59,7 +59,9 @@ impl Row<'_> {
             o.copy_from_slice(&v);
         }
         match (*self, rest) {
-            (Row::Sparse { indices, values }, &[a, b]) => out_rest.copy_from_slice(&sparse_dots(indices, values, [row(a), row(b)])),
+            (Row::Sparse { indices, values }, &[a, b]) => {
+                out_rest.copy_from_slice(&sparse_dots(indices, values, [row(a), row(b)]))
+            }
             (Row::Sparse { indices, values }, &[a, b, c]) => {
                 out_rest.copy_from_slice(&sparse_dots(indices, values, [row(a), row(b), row(c)]))
             }
@@ -251,7 +253,8 @@ impl<'a, T: Real, I: CsrIndex> CsrRows<'a, T, I> {
         if indices.iter().any(|j| j.to_usize().is_none_or(|j| j >= n_features)) {
             return Err(Error::input("X.indices", format!("column indices must lie in [0, {n_features})")));
         }
-        let borrowed = I::as_u32_slice(indices).is_some() && T::as_f64_slice(data).is_some_and(|v| v.iter().all(|&v| v != 0.0));
+        let borrowed =
+            I::as_u32_slice(indices).is_some() && T::as_f64_slice(data).is_some_and(|v| v.iter().all(|&v| v != 0.0));
         Ok(Self { indptr, indices, data, n_features, borrowed })
     }
 
@@ -271,7 +274,9 @@ impl<T: Real, I: CsrIndex> Design for CsrRows<'_, T, I> {
     fn row<'s>(&'s self, i: usize, buf: &'s mut RowBuf) -> Row<'s> {
         let r = self.range(i);
         if self.borrowed {
-            if let (Some(indices), Some(values)) = (I::as_u32_slice(&self.indices[r.clone()]), T::as_f64_slice(&self.data[r.clone()])) {
+            if let (Some(indices), Some(values)) =
+                (I::as_u32_slice(&self.indices[r.clone()]), T::as_f64_slice(&self.data[r.clone()]))
+            {
                 return Row::Sparse { indices, values };
             }
         }
@@ -357,7 +362,9 @@ mod tests {
         let converted = CsrRows::new(&indptr64, &indices64, &data, 4).unwrap();
         let (mut b1, mut b2) = (RowBuf::new(), RowBuf::new());
         for i in 0..3 {
-            let (Row::Sparse { indices: i1, values: v1 }, Row::Sparse { indices: i2, values: v2 }) = (borrowed.row(i, &mut b1), converted.row(i, &mut b2)) else {
+            let (Row::Sparse { indices: i1, values: v1 }, Row::Sparse { indices: i2, values: v2 }) =
+                (borrowed.row(i, &mut b1), converted.row(i, &mut b2))
+            else {
                 panic!("CSR rows are sparse");
             };
             assert_eq!((i1, v1), (i2, v2));

@@ -33,7 +33,12 @@ pub(crate) struct HugeBuffer<T: Copy> {
 
 enum Storage<T> {
     #[cfg(target_os = "linux")]
-    Mapped { map: *mut libc::c_void, map_len: usize, data: *mut T, len: usize },
+    Mapped {
+        map: *mut libc::c_void,
+        map_len: usize,
+        data: *mut T,
+        len: usize,
+    },
     Heap(Vec<T>),
 }
 
@@ -81,7 +86,14 @@ impl<T: Copy> HugeBuffer<T> {
         // SAFETY: an anonymous private mapping at an address the kernel chooses; it
         // aliases nothing and is unmapped in Drop with the same length.
         let map = unsafe {
-            libc::mmap(std::ptr::null_mut(), map_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         if map == libc::MAP_FAILED {
             return None;

@@ -10,17 +10,17 @@
 
 pub mod batch;
 pub mod data;
-mod huge_pages;
-pub mod linalg;
 mod error;
-pub mod pq;
+mod huge_pages;
 pub mod kernels;
+pub mod linalg;
 pub mod losses;
+pub mod pq;
 pub mod projections;
 mod real;
 mod rng;
-mod vector_code;
 pub mod solvers;
+mod vector_code;
 
 pub use error::{Error, Result};
 pub use real::Real;

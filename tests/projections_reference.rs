@@ -2,9 +2,7 @@
 //! Lapin et al.'s exhaustive partition scan (Lemma 3, eq. (7)–(8)) for the top-k cone,
 //! and bisection on the threshold (to machine precision) for the knapsack-type sets.
 
-use toprank::projections::{
-    box_simplex, capped_simplex, knapsack, simplex, topk_cone, topk_simplex, Workspace,
-};
+use toprank::projections::{box_simplex, capped_simplex, knapsack, simplex, topk_cone, topk_simplex, Workspace};
 
 /// splitmix64: a tiny seeded generator, so the tests need no extra crates.
 struct Rng(u64);

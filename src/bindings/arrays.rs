@@ -113,13 +113,20 @@ fn widens(from: &Bound<'_, PyArrayDescr>, to: &Bound<'_, PyArrayDescr>) -> bool 
 }
 
 /// `obj` as an array of `D`'s dimension, or an error naming the argument.
-fn untyped<'a, 'py, D: Dimension>(obj: &'a Bound<'py, PyAny>, name: &str, want: &Bound<'py, PyArrayDescr>) -> PyResult<&'a Bound<'py, PyUntypedArray>> {
+fn untyped<'a, 'py, D: Dimension>(
+    obj: &'a Bound<'py, PyAny>,
+    name: &str,
+    want: &Bound<'py, PyArrayDescr>,
+) -> PyResult<&'a Bound<'py, PyUntypedArray>> {
     let arr = obj.cast::<PyUntypedArray>().map_err(|_| {
         invalid(name, format!("expected a numpy.ndarray of {}, got {}", dtype_name(want), type_name(obj)))
     })?;
     if let Some(ndim) = D::NDIM {
         if arr.ndim() != ndim {
-            return Err(invalid(name, format!("expected a {ndim}-D array, got a {}-D array of shape {:?}", arr.ndim(), arr.shape())));
+            return Err(invalid(
+                name,
+                format!("expected a {ndim}-D array, got a {}-D array of shape {:?}", arr.ndim(), arr.shape()),
+            ));
         }
     }
     Ok(arr)
@@ -146,7 +153,10 @@ fn aligned_copy<'py>(obj: &Bound<'py, PyAny>, want: &Bound<'py, PyArrayDescr>) -
 /// Fortran-ordered or big-endian array, or from a narrower dtype of the same kind
 /// (float32 for a float64 argument, int32 for int64). Anything else is refused naming
 /// the argument.
-pub(crate) fn array_in<'py, T: Element, D: Dimension>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray<'py, T, D>> {
+pub(crate) fn array_in<'py, T: Element, D: Dimension>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<PyReadonlyArray<'py, T, D>> {
     let py = obj.py();
     let want = T::get_dtype(py);
     let arr = untyped::<D>(obj, name, &want)?;
@@ -156,7 +166,9 @@ pub(crate) fn array_in<'py, T: Element, D: Dimension>(obj: &Bound<'py, PyAny>, n
     }
     let source = if readable_in_place(arr, &want) { obj.clone() } else { aligned_copy(obj, &want)? };
     let typed = source.cast_into::<PyArray<T, D>>().map_err(|e| InternalError::new_err(format!("{name}: {e}")))?;
-    typed.try_readonly().map_err(|_| invalid(name, "is being updated in place by this call (passed as another argument too)"))
+    typed
+        .try_readonly()
+        .map_err(|_| invalid(name, "is being updated in place by this call (passed as another argument too)"))
 }
 
 /// An array argument the core updates in place: `obj` itself when it is a writeable,
@@ -170,18 +182,28 @@ pub(crate) struct InPlace<'py, T: Element, D: Dimension> {
     name: String,
 }
 
-pub(crate) fn in_place<'py, T: Element, D: Dimension>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<InPlace<'py, T, D>> {
+pub(crate) fn in_place<'py, T: Element, D: Dimension>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<InPlace<'py, T, D>> {
     let py = obj.py();
     let want = T::get_dtype(py);
     let arr = untyped::<D>(obj, name, &want)?;
     let have = arr.dtype();
     if have.kind() != want.kind() || have.itemsize() != want.itemsize() {
-        return Err(invalid(name, format!("expected dtype {} (it is updated in place), got {}", dtype_name(&want), dtype_name(&have))));
+        return Err(invalid(
+            name,
+            format!("expected dtype {} (it is updated in place), got {}", dtype_name(&want), dtype_name(&have)),
+        ));
     }
     if !obj.getattr("flags")?.getattr("writeable")?.extract::<bool>()? {
         return Err(invalid(name, "is read-only, but it is updated in place (pass a writeable copy)"));
     }
-    let (work, original) = if readable_in_place(arr, &want) { (obj.clone(), None) } else { (aligned_copy(obj, &want)?, Some(obj.clone())) };
+    let (work, original) = if readable_in_place(arr, &want) {
+        (obj.clone(), None)
+    } else {
+        (aligned_copy(obj, &want)?, Some(obj.clone()))
+    };
     let work = work.cast_into::<PyArray<T, D>>().map_err(|e| InternalError::new_err(format!("{name}: {e}")))?;
     Ok(InPlace { work, original, name: name.to_string() })
 }
@@ -189,7 +211,9 @@ pub(crate) fn in_place<'py, T: Element, D: Dimension>(obj: &Bound<'py, PyAny>, n
 impl<'py, T: Element, D: Dimension> InPlace<'py, T, D> {
     /// The array to update (drop it before [`InPlace::finish`]).
     pub(crate) fn readwrite(&self) -> PyResult<PyReadwriteArray<'py, T, D>> {
-        self.work.try_readwrite().map_err(|_| invalid(&self.name, "must be distinct from the call's other array arguments"))
+        self.work
+            .try_readwrite()
+            .map_err(|_| invalid(&self.name, "must be distinct from the call's other array arguments"))
     }
 
     /// Writes the updated copy back into the caller's array (nothing when it was updated
@@ -404,7 +428,11 @@ pub(crate) fn loss_rows<'py, K: RowLoss>(
                 Ok(loss)
             })?
         };
-        let loss = if rows.is_batch() { to_numpy(py, loss, &[n_rows])? } else { loss[0].to_f64().into_pyobject(py)?.into_any() };
+        let loss = if rows.is_batch() {
+            to_numpy(py, loss, &[n_rows])?
+        } else {
+            loss[0].to_f64().into_pyobject(py)?.into_any()
+        };
         Ok((loss, grad.into_any()))
     })
 }
@@ -439,11 +467,7 @@ pub(crate) fn value_rows<'py, K: RowValue>(
 
 /// Labels for the rows of `z`: an int for a 1-D `z`, an int64 array of length n for
 /// a batch; each in [0, row_len).
-pub(crate) fn labels(
-    y: &Bound<'_, PyAny>,
-    z: &Bound<'_, PyAny>,
-    z_name: &str,
-) -> PyResult<Vec<usize>> {
+pub(crate) fn labels(y: &Bound<'_, PyAny>, z: &Bound<'_, PyAny>, z_name: &str) -> PyResult<Vec<usize>> {
     let (is_batch, n_rows, row_len) = float_shape(z, z_name)?;
     if n_rows == 0 || row_len == 0 {
         return Err(invalid(z_name, "is empty"));

@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::arrays::array_in;
-use super::errors::invalid;
 use super::design::{with_kernel, KernelJob};
+use super::errors::invalid;
 use super::monitor::PyMonitor;
 use super::sdca::kernel_function;
 use super::threads;

@@ -77,8 +77,9 @@ impl DesignJob for TermsJob<'_> {
 /// The active set from its three arrays (examples as 0/1 bytes), or everything.
 fn active_set(parts: Option<&Bound<'_, PyAny>>, y: &[usize], m: usize) -> PyResult<ActiveSet> {
     let Some(parts) = parts else { return Ok(ActiveSet::new(y.len())) };
-    let (examples, starts, classes): (Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>) =
-        parts.extract().map_err(|_| invalid("active", "must be a tuple of three arrays (examples, starts, classes)"))?;
+    let (examples, starts, classes): (Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>) = parts
+        .extract()
+        .map_err(|_| invalid("active", "must be a tuple of three arrays (examples, starts, classes)"))?;
     let examples = array_in::<u8, Ix1>(&examples, "active")?.as_slice()?.iter().map(|&v| v != 0).collect();
     let starts = array_in::<i64, Ix1>(&starts, "active")?
         .as_slice()?
@@ -140,14 +141,27 @@ struct Checked {
 }
 
 impl Checked {
-    fn new(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>, coef: &Bound<'_, PyAny>, loss: &str, k: usize,
-           smoothing: f64, bias: Option<f64>) -> PyResult<Self> {
+    fn new(
+        x: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
+        coef: &Bound<'_, PyAny>,
+        loss: &str,
+        k: usize,
+        smoothing: f64,
+        bias: Option<f64>,
+    ) -> PyResult<Self> {
         let (n, d): (usize, usize) = x.getattr("shape")?.extract()?;
         let y = labels_of(y)?;
         if y.len() != n {
             return Err(invalid("y", format!("has {} labels for {n} rows of X", y.len())));
         }
-        Ok(Self { loss: make_loss(loss, k, smoothing)?, y, n, m: coef_shape(coef)?.0, width: d + usize::from(bias.is_some()) })
+        Ok(Self {
+            loss: make_loss(loss, k, smoothing)?,
+            y,
+            n,
+            m: coef_shape(coef)?.0,
+            width: d + usize::from(bias.is_some()),
+        })
     }
 
     fn partition<'a>(&'a self, c: &'a [f64], w: &'a [f64], bias: Option<f64>) -> Partition<'a> {
@@ -158,7 +172,11 @@ impl Checked {
 /// ‖x_i‖² (+ bias²) of a partition's rows, which its rounds then take instead of a pass over X.
 #[pyfunction]
 #[pyo3(signature = (x, *, bias))]
-pub(crate) fn cocoa_sq_norms<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, bias: Option<f64>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+pub(crate) fn cocoa_sq_norms<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    bias: Option<f64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let norms = with_design(x, None, None, NormsJob { bias })?;
     Ok(numpy::IntoPyArray::into_pyarray(norms, py))
 }
@@ -210,7 +228,14 @@ pub(crate) fn cocoa_local_round<'py>(
     let part = checked.partition(c.as_slice()?, w.as_slice()?, bias);
     let active = active_set(active, part.y, m)?;
     let opts = RoundOptions { sigma, steps, seed, shrinking, record };
-    let job = RoundJob { part, sq_norms: sq_norms.as_slice()?, dual: dual_slice, active, from: Cursor { epoch, offset }, opts };
+    let job = RoundJob {
+        part,
+        sq_norms: sq_norms.as_slice()?,
+        dual: dual_slice,
+        active,
+        from: Cursor { epoch, offset },
+        opts,
+    };
     // On the calling thread (a round is one sequential pass; the engine runs partitions
     // in parallel — a shared one-thread pool would run them one after the other).
     let round = with_design(x, None, None, job)?
@@ -369,7 +394,8 @@ pub(crate) fn m3l_cocoa_round<'py>(
     let dual_coef = in_place::<f64, Ix2>(dual_coef, "dual_coef")?;
     let mut alpha = dual_coef.readwrite()?;
     let opts = M3lRoundOptions { sigma, first_epoch, epochs, seed, bias };
-    let job = M3lRoundJob { problem, alpha: alpha.as_slice_mut()?, z: z.as_slice()?, sq_norms: sq_norms.as_slice()?, opts };
+    let job =
+        M3lRoundJob { problem, alpha: alpha.as_slice_mut()?, z: z.as_slice()?, sq_norms: sq_norms.as_slice()?, opts };
     let local = with_design(x, None, None, job)?
         .ok_or_else(|| super::errors::InternalError::new_err("the round stopped without an interrupt"))?;
     drop(alpha);

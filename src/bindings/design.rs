@@ -30,7 +30,9 @@ fn csr_index_is_64(x: &Bound<'_, PyAny>) -> PyResult<bool> {
     let mut wide = false;
     for part in ["indices", "indptr"] {
         let arr = x.getattr(part)?;
-        let arr = arr.cast::<PyUntypedArray>().map_err(|_| invalid("X", format!("a CSR matrix's {part} must be an array")))?;
+        let arr = arr
+            .cast::<PyUntypedArray>()
+            .map_err(|_| invalid("X", format!("a CSR matrix's {part} must be an array")))?;
         let dtype = arr.dtype();
         match (dtype.kind(), dtype.itemsize()) {
             (b'i', 4) => {}
@@ -108,7 +110,11 @@ pub(crate) fn with_design<J: DesignJob>(
 /// Work that runs on a kernel matrix, generic over where its columns come from.
 pub(crate) trait KernelJob: Send {
     type Output: Send;
-    fn run<S: crate::kernels::KernelSource + ?Sized>(self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output>;
+    fn run<S: crate::kernels::KernelSource + ?Sized>(
+        self,
+        source: &S,
+        monitor: &mut PyMonitor<'_>,
+    ) -> crate::Result<Self::Output>;
 }
 
 /// Runs `job` on the kernel of the dense examples `x` under `function`, or on `x` itself

@@ -13,8 +13,8 @@ use super::errors::invalid;
 use super::monitor::PyMonitor;
 use super::sdca::kernel_function;
 use super::threads;
-use crate::kernels::{ColumnCache, KernelSource, ShiftedKernel};
 use crate::data::Design;
+use crate::kernels::{ColumnCache, KernelSource, ShiftedKernel};
 use crate::solvers::m3l::{solve_dcd, solve_smo, DcdOptions, M3l, M3lReport, SmoOptions};
 
 struct SmoJob<'a> {
@@ -48,7 +48,12 @@ pub(crate) struct M3lArrays<'py> {
 }
 
 impl<'py> M3lArrays<'py> {
-    pub(crate) fn new(y: &Bound<'py, PyAny>, r: &Bound<'py, PyAny>, delta_plus: &Bound<'py, PyAny>, delta_minus: &Bound<'py, PyAny>) -> PyResult<Self> {
+    pub(crate) fn new(
+        y: &Bound<'py, PyAny>,
+        r: &Bound<'py, PyAny>,
+        delta_plus: &Bound<'py, PyAny>,
+        delta_minus: &Bound<'py, PyAny>,
+    ) -> PyResult<Self> {
         let finite = |a: &Bound<'py, PyAny>, name: &str| -> PyResult<PyReadonlyArray2<'py, f64>> {
             let a = array_in::<f64, Ix2>(a, name)?;
             check_finite_small(a.as_slice()?, name)?;
@@ -132,7 +137,13 @@ pub(crate) fn m3l_fit_kernel<'py>(
     if !(intercept_shift >= 0.0 && intercept_shift.is_finite()) {
         return Err(invalid("intercept_scaling", "must be finite"));
     }
-    let job = SmoJob { problem, shift: intercept_shift, alpha, cache_mb: cache_size, options: SmoOptions { tol, max_iter, report_every } };
+    let job = SmoJob {
+        problem,
+        shift: intercept_shift,
+        alpha,
+        cache_mb: cache_size,
+        options: SmoOptions { tol, max_iter, report_every },
+    };
     let (alpha, report) = with_kernel(x, function, threads, callback, job)?;
     let out = PyDict::new(py);
     let to_2d = |v: Vec<f64>| PyArray2::from_vec2(py, &v.chunks(labels).map(|r| r.to_vec()).collect::<Vec<_>>());
@@ -191,7 +202,8 @@ pub(crate) fn m3l_fit_linear<'py>(
     let job = DcdJob { problem, alpha, options: DcdOptions { tol, max_iter, seed, bias, shrinking } };
     let (alpha, report, z) = with_design(x, threads, callback, job)?;
     let out = PyDict::new(py);
-    let to_2d = |v: Vec<f64>, cols: usize| PyArray2::from_vec2(py, &v.chunks(cols).map(|r| r.to_vec()).collect::<Vec<_>>());
+    let to_2d =
+        |v: Vec<f64>, cols: usize| PyArray2::from_vec2(py, &v.chunks(cols).map(|r| r.to_vec()).collect::<Vec<_>>());
     let width = z.len() / labels;
     out.set_item("dual_coef", to_2d(alpha, labels)?)?;
     out.set_item("coef", to_2d(z, width)?)?;

@@ -37,7 +37,10 @@ fn codes_in<'py>(codes: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray2<'py, u8
 
 fn codes<'a>(codes: &'a PyReadonlyArray2<'_, u8>, books: &Codebooks<'_>) -> PyResult<&'a [u8]> {
     if codes.shape()[1] != books.n_subspaces() {
-        return Err(invalid("codes", format!("must have {} columns (one per sub-space), got {}", books.n_subspaces(), codes.shape()[1])));
+        return Err(invalid(
+            "codes",
+            format!("must have {} columns (one per sub-space), got {}", books.n_subspaces(), codes.shape()[1]),
+        ));
     }
     Ok(codes.as_slice()?)
 }
@@ -61,7 +64,9 @@ pub(crate) fn pq_train<'py>(
     let opts = TrainOptions { n_iter, max_points_per_centroid, seed };
     let (trained, d) = with_float_rows!(x, "X", |x: T| {
         let d = x.row_len;
-        let trained = run_interruptible(py, threads, None, |monitor| pq::train::<T>(x.data, d, n_subspaces, n_bits, &opts, monitor.stop_flag()))?;
+        let trained = run_interruptible(py, threads, None, |monitor| {
+            pq::train::<T>(x.data, d, n_subspaces, n_bits, &opts, monitor.stop_flag())
+        })?;
         finished(trained).map(|t| (t, d))
     })?;
     let ksub = 1usize << n_bits;
@@ -130,7 +135,10 @@ fn product<'py>(
         let m = b.row_len;
         let out = run_detached(py, threads, || {
             if let Some(at) = first_non_finite(b.data) {
-                return Err(crate::Error::input("B", format!("contains NaN or infinity (row {}, column {})", at / m, at % m)));
+                return Err(crate::Error::input(
+                    "B",
+                    format!("contains NaN or infinity (row {}, column {})", at / m, at % m),
+                ));
             }
             if transposed {
                 pq::tdot::<T>(&books, codes, b.data, m)

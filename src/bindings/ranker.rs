@@ -14,7 +14,9 @@ use super::errors::invalid;
 use super::monitor::PyMonitor;
 use super::threads;
 use crate::data::Design;
-use crate::solvers::ranker::{objective, train_epoch, LabelLoss, Labels, Optimizer, OptimizerState, Param, Shape, TrainOptions};
+use crate::solvers::ranker::{
+    objective, train_epoch, LabelLoss, Labels, Optimizer, OptimizerState, Param, Shape, TrainOptions,
+};
 
 /// The positive labels as CSR offsets and label indices.
 fn label_lists(indptr: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<u32>)> {
@@ -64,7 +66,8 @@ impl<T: Param> DesignJob for EpochJob<'_, T> {
     fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
         let labels = Labels::new(self.labels.0, self.labels.1, x.n_rows(), self.shape.labels)?;
         let mut state = OptimizerState { first: self.first, second: self.second, steps: self.steps };
-        let report = train_epoch(x, &labels, self.rows, self.shape, self.theta, &mut state, &self.options, self.seed, monitor)?;
+        let report =
+            train_epoch(x, &labels, self.rows, self.shape, self.theta, &mut state, &self.options, self.seed, monitor)?;
         Ok((report.mean_loss, report.steps, state.steps, report.interrupted))
     }
 }
@@ -139,7 +142,8 @@ pub(crate) fn ranker_epoch<'py>(
             let theta = in_place::<$t, Ix1>(theta, "theta")?;
             let first = in_place::<$t, Ix1>(first, "first")?;
             let second = in_place::<$t, Ix1>(second, "second")?;
-            let (mut theta_rw, mut first_rw, mut second_rw) = (theta.readwrite()?, first.readwrite()?, second.readwrite()?);
+            let (mut theta_rw, mut first_rw, mut second_rw) =
+                (theta.readwrite()?, first.readwrite()?, second.readwrite()?);
             let theta_slice = theta_rw.as_slice_mut()?;
             check_params(theta_slice, "theta")?;
             let job = EpochJob {

@@ -15,7 +15,9 @@ use super::threads;
 use crate::data::{DenseRows, Design};
 use crate::kernels::{ColumnCache, DataKernel, KernelFunction, KernelSource};
 use crate::losses::TopKVariant;
-use crate::solvers::sdca::{self, Examples, KernelModel, LinearModel, SdcaLoss, SdcaOptions, SdcaReport, Softmax, TopKEntropy, TopKHinge};
+use crate::solvers::sdca::{
+    self, Examples, KernelModel, LinearModel, SdcaLoss, SdcaOptions, SdcaReport, Softmax, TopKEntropy, TopKHinge,
+};
 
 /// Below this many examples a parallel (CoCoA+) solve does not pay for its rounds.
 const PARALLEL_MIN_ROWS: usize = 10_000;
@@ -176,7 +178,9 @@ pub(crate) fn kernel_function(kernel: &str, gamma: f64, degree: u32, coef0: f64)
         "linear" => KernelFunction::Linear,
         "rbf" => KernelFunction::Rbf { gamma },
         "poly" => KernelFunction::Poly { gamma, degree, coef0 },
-        other => return Err(invalid("kernel", format!("must be 'linear', 'rbf', 'poly' or 'precomputed', got {other:?}"))),
+        other => {
+            return Err(invalid("kernel", format!("must be 'linear', 'rbf', 'poly' or 'precomputed', got {other:?}")))
+        }
     };
     f.check().map_err(super::errors::to_py)?;
     Ok(f)

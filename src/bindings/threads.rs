@@ -27,7 +27,13 @@ fn cores() -> i64 {
 pub(crate) fn resolve(n_jobs: Option<i64>) -> PyResult<Option<usize>> {
     let Some(n) = n_jobs else { return Ok(None) };
     let cores = cores();
-    let threads = if n > 0 { n } else if n < 0 { (cores + 1 + n).max(1) } else { 0 };
+    let threads = if n > 0 {
+        n
+    } else if n < 0 {
+        (cores + 1 + n).max(1)
+    } else {
+        0
+    };
     if threads < 1 {
         return Err(invalid("n_jobs", "must be a positive integer, a negative joblib-style count, or None; got 0"));
     }

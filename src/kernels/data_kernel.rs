@@ -23,9 +23,9 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::linalg::{dot, dot4};
 use super::{KernelFunction, KernelSource};
 use crate::data::{Design, Row, RowBuf};
+use crate::linalg::{dot, dot4};
 use crate::{Error, Result};
 
 /// Bytes of densified query rows per block.

@@ -19,14 +19,7 @@ use crate::real::Real;
 use crate::{Error, Result};
 
 /// Returns L(z, y) and writes ∂L/∂z into `grad`.
-pub fn rankmax_loss<T: Real>(
-    z: &[T],
-    y: usize,
-    k: usize,
-    eta: f64,
-    grad: &mut [T],
-    ws: &mut Workspace,
-) -> Result<f64> {
+pub fn rankmax_loss<T: Real>(z: &[T], y: usize, k: usize, eta: f64, grad: &mut [T], ws: &mut Workspace) -> Result<f64> {
     crate::projections::check_row(z, grad)?;
     let state = rankmax_state(z, y, k, eta, ws)?;
     let zy = z[y].to_f64();

@@ -36,7 +36,10 @@ impl<'a> Codebooks<'a> {
             return Err(Error::input("codebooks", format!("must have 2 to 256 centroids per sub-space, got {ksub}")));
         }
         if n_subspaces.checked_mul(ksub).and_then(|x| x.checked_mul(dsub)) != Some(data.len()) {
-            return Err(Error::input("codebooks", format!("{} values are not {n_subspaces} x {ksub} x {dsub}", data.len())));
+            return Err(Error::input(
+                "codebooks",
+                format!("{} values are not {n_subspaces} x {ksub} x {dsub}", data.len()),
+            ));
         }
         if data.iter().any(|v| !v.is_finite()) {
             return Err(Error::input("codebooks", "contains NaN or infinity"));
@@ -78,7 +81,13 @@ impl<'a> Codebooks<'a> {
         if let Some(pos) = out_of_range {
             return Err(Error::input(
                 "codes",
-                format!("code {} at row {}, sub-space {} is out of range for {} centroids", codes[pos], pos / m, pos % m, self.ksub),
+                format!(
+                    "code {} at row {}, sub-space {} is out of range for {} centroids",
+                    codes[pos],
+                    pos / m,
+                    pos % m,
+                    self.ksub
+                ),
             ));
         }
         Ok(codes.len() / m)
@@ -128,14 +137,25 @@ pub fn train<T: Real>(
         return Err(Error::param("n_bits", format!("must lie in 1..=8 (one byte per code), got {n_bits}")));
     }
     if n_subspaces == 0 || d % n_subspaces != 0 {
-        return Err(Error::param("n_subspaces", format!("must divide the number of features d = {d}, got {n_subspaces}")));
+        return Err(Error::param(
+            "n_subspaces",
+            format!("must divide the number of features d = {d}, got {n_subspaces}"),
+        ));
     }
     if opts.n_iter == 0 {
         return Err(Error::param("n_iter", "must be >= 1"));
     }
     // The errors are returned as an M × n_iter float64 array.
-    if opts.n_iter.checked_mul(n_subspaces).and_then(|v| v.checked_mul(8)).is_none_or(|bytes| bytes > isize::MAX as usize) {
-        return Err(Error::param("n_iter", format!("{} steps x {n_subspaces} sub-spaces of errors do not fit in memory", opts.n_iter)));
+    if opts
+        .n_iter
+        .checked_mul(n_subspaces)
+        .and_then(|v| v.checked_mul(8))
+        .is_none_or(|bytes| bytes > isize::MAX as usize)
+    {
+        return Err(Error::param(
+            "n_iter",
+            format!("{} steps x {n_subspaces} sub-spaces of errors do not fit in memory", opts.n_iter),
+        ));
     }
     if opts.max_points_per_centroid == 0 {
         return Err(Error::param("max_points_per_centroid", "must be >= 1"));
@@ -143,7 +163,10 @@ pub fn train<T: Real>(
     let n = check_rows(x, d)?;
     let ksub = 1usize << n_bits;
     if n < ksub {
-        return Err(Error::input("X", format!("needs at least 2^n_bits = {ksub} rows to train {ksub} centroids, got {n}")));
+        return Err(Error::input(
+            "X",
+            format!("needs at least 2^n_bits = {ksub} rows to train {ksub} centroids, got {n}"),
+        ));
     }
     // One row sample for every sub-space, as faiss does.
     let mut rows: Vec<usize> = (0..n).collect();
@@ -158,7 +181,10 @@ pub fn train<T: Real>(
     let per_subspace: Option<Vec<(Vec<f64>, Vec<f64>)>> = (0..n_subspaces)
         .into_par_iter()
         .map(|q| {
-            let points: Vec<f64> = rows.iter().flat_map(|&i| x[i * d + q * dsub..i * d + (q + 1) * dsub].iter().map(|v| v.to_f64())).collect();
+            let points: Vec<f64> = rows
+                .iter()
+                .flat_map(|&i| x[i * d + q * dsub..i * d + (q + 1) * dsub].iter().map(|v| v.to_f64()))
+                .collect();
             kmeans(&points, dsub, ksub, opts.n_iter, SplitMix64::derive(opts.seed, 1 + q as u64).next_u64(), stop)
         })
         .collect();
@@ -227,7 +253,9 @@ mod tests {
     fn encode_is_nearest_and_decode_inverts_on_centroids() {
         let (n, d, m) = (600, 12, 3);
         let x = data(n, d, 1);
-        let trained = train(&x, d, m, 4, &TrainOptions { n_iter: 10, max_points_per_centroid: 256, seed: 5 }, None).unwrap().unwrap();
+        let trained = train(&x, d, m, 4, &TrainOptions { n_iter: 10, max_points_per_centroid: 256, seed: 5 }, None)
+            .unwrap()
+            .unwrap();
         let books = Codebooks::new(&trained.codebooks, m, 16, d / m).unwrap();
         let codes = encode(&books, &x, None).unwrap().unwrap();
         for i in 0..n {

@@ -24,7 +24,9 @@ impl<'a> CodedRows<'a> {
 
     fn decode_into(&self, rows: std::ops::Range<usize>, out: &mut [f64]) {
         let (m, dsub) = (self.books.n_subspaces(), self.books.dsub());
-        for (row_out, code) in out.chunks_exact_mut(m * dsub).zip(self.codes[rows.start * m..rows.end * m].chunks_exact(m)) {
+        for (row_out, code) in
+            out.chunks_exact_mut(m * dsub).zip(self.codes[rows.start * m..rows.end * m].chunks_exact(m))
+        {
             for (q, (piece, &c)) in row_out.chunks_exact_mut(dsub).zip(code).enumerate() {
                 let centroid = &self.books.subspace(q)[usize::from(c) * dsub..(usize::from(c) + 1) * dsub];
                 piece.iter_mut().zip(centroid).for_each(|(p, &v)| *p = f64::from(v));
@@ -67,7 +69,9 @@ mod tests {
         let mut rng = SplitMix64::new(2);
         let (n, d) = (300, 12);
         let x: Vec<f64> = (0..n * d).map(|_| rng.next_f64()).collect();
-        let trained = train(&x, d, 4, 3, &TrainOptions { n_iter: 3, max_points_per_centroid: 64, seed: 0 }, None).unwrap().unwrap();
+        let trained = train(&x, d, 4, 3, &TrainOptions { n_iter: 3, max_points_per_centroid: 64, seed: 0 }, None)
+            .unwrap()
+            .unwrap();
         let books = Codebooks::new(&trained.codebooks, 4, 8, 3).unwrap();
         let codes = encode(&books, &x, None).unwrap().unwrap();
         let dense: Vec<f64> = decode(&books, &codes).unwrap().into_iter().map(f64::from).collect();

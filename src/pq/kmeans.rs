@@ -27,14 +27,22 @@ fn distance2(a: &[f64], b: &[f64]) -> f64 {
 /// k-means of `points` (n × dim, row-major, n ≥ k): the centroids (k × dim) and the
 /// error E after each of the `n_iter` assignment steps; None as soon as `stop` is
 /// raised (polled every [`POLL_POINTS`] points).
-pub(super) fn kmeans(points: &[f64], dim: usize, k: usize, n_iter: usize, seed: u64, stop: Option<&AtomicBool>) -> Option<(Vec<f64>, Vec<f64>)> {
+pub(super) fn kmeans(
+    points: &[f64],
+    dim: usize,
+    k: usize,
+    n_iter: usize,
+    seed: u64,
+    stop: Option<&AtomicBool>,
+) -> Option<(Vec<f64>, Vec<f64>)> {
     let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
     let n = points.len() / dim;
     debug_assert!(n >= k && k >= 1);
     let mut rng = SplitMix64::new(seed);
     let mut order: Vec<usize> = (0..n).collect();
     rng.shuffle(&mut order);
-    let mut centroids: Vec<f64> = order[..k].iter().flat_map(|&i| points[i * dim..(i + 1) * dim].iter().copied()).collect();
+    let mut centroids: Vec<f64> =
+        order[..k].iter().flat_map(|&i| points[i * dim..(i + 1) * dim].iter().copied()).collect();
     let mut assignment = vec![0usize; n];
     let mut distance = vec![0.0f64; n];
     // Grown as the steps run: reserving n_iter up front aborts the process (allocation
@@ -66,7 +74,10 @@ pub(super) fn kmeans(points: &[f64], dim: usize, k: usize, n_iter: usize, seed: 
         let empty: Vec<usize> = (0..k).filter(|&c| counts[c] == 0).collect();
         for c in (0..k).filter(|&c| counts[c] > 0) {
             let inv = 1.0 / counts[c] as f64;
-            centroids[c * dim..(c + 1) * dim].iter_mut().zip(&sums[c * dim..(c + 1) * dim]).for_each(|(m, &s)| *m = s * inv);
+            centroids[c * dim..(c + 1) * dim]
+                .iter_mut()
+                .zip(&sums[c * dim..(c + 1) * dim])
+                .for_each(|(m, &s)| *m = s * inv);
         }
         if !empty.is_empty() {
             // The farthest points, one per empty centroid (ties to the smaller index).

@@ -58,7 +58,8 @@ impl CentroidTable {
                 max_abs[t] = max_abs[t].max(v.abs());
             }
         }
-        let half_norms: Vec<f64> = centroids.chunks_exact(dsub).map(|row| 0.5 * row.iter().map(|v| v * v).sum::<f64>()).collect();
+        let half_norms: Vec<f64> =
+            centroids.chunks_exact(dsub).map(|row| 0.5 * row.iter().map(|v| v * v).sum::<f64>()).collect();
         Self {
             ksub,
             dsub,
@@ -83,7 +84,8 @@ impl CentroidTable {
         let scale = self.max_half_norm + x.iter().zip(&self.max_abs).map(|(a, m)| a.abs() * m).sum::<f64>();
         if scale < F32_SAFE {
             scratch.x32.iter_mut().zip(x).for_each(|(s, &v)| *s = v as f32);
-            let (best, smallest, runner_up) = screen(&self.transposed32, &self.half_norms32, &scratch.x32, &mut scratch.values32);
+            let (best, smallest, runner_up) =
+                screen(&self.transposed32, &self.half_norms32, &scratch.x32, &mut scratch.values32);
             let margin = (self.dsub as f64 + 8.0) * f64::from(f32::EPSILON) * scale;
             if f64::from(runner_up) > f64::from(smallest) + 2.0 * margin {
                 return best;
@@ -169,8 +171,13 @@ fn two_smallest(values: &[f32]) -> (usize, f32, f32) {
         }
     }
     let body = values.len() - tail.len();
-    let lanes = first.iter().zip(&first_at).map(|(&v, &a)| (v, a as usize)).chain(tail.iter().enumerate().map(|(i, &v)| (v, body + i)));
-    let (mut best, mut smallest, mut runner_up) = (usize::MAX, f32::INFINITY, second.iter().copied().fold(f32::INFINITY, f32::min));
+    let lanes = first
+        .iter()
+        .zip(&first_at)
+        .map(|(&v, &a)| (v, a as usize))
+        .chain(tail.iter().enumerate().map(|(i, &v)| (v, body + i)));
+    let (mut best, mut smallest, mut runner_up) =
+        (usize::MAX, f32::INFINITY, second.iter().copied().fold(f32::INFINITY, f32::min));
     for (v, i) in lanes {
         if v < smallest || (v == smallest && i < best) {
             runner_up = runner_up.min(smallest);
@@ -245,7 +252,9 @@ mod tests {
             let mut scratch = table.scratch();
             for _ in 0..200 {
                 let x: Vec<f64> = (0..dsub).map(|_| rng.next_f64()).collect();
-                let dist = |c: usize| -> f64 { x.iter().zip(&centroids[c * dsub..(c + 1) * dsub]).map(|(a, b)| (a - b) * (a - b)).sum() };
+                let dist = |c: usize| -> f64 {
+                    x.iter().zip(&centroids[c * dsub..(c + 1) * dsub]).map(|(a, b)| (a - b) * (a - b)).sum()
+                };
                 let chosen = table.nearest(&x, &mut scratch);
                 assert_eq!(chosen, table.nearest_f64(&x), "the f32 screen changed the f64 answer");
                 let best = (0..ksub).map(dist).fold(f64::INFINITY, f64::min);
@@ -264,7 +273,8 @@ mod tests {
         let table = CentroidTable::new(&centroids, dsub);
         let mut scratch = table.scratch();
         for i in 0..200 {
-            let x: Vec<f64> = (0..dsub).map(|t| centroids[7 * dsub + t] + (rng.next_f64() - 0.5) * 1e-7 * (i % 3) as f64).collect();
+            let x: Vec<f64> =
+                (0..dsub).map(|t| centroids[7 * dsub + t] + (rng.next_f64() - 0.5) * 1e-7 * (i % 3) as f64).collect();
             let chosen = table.nearest(&x, &mut scratch);
             assert!([7, 40, 200].contains(&chosen));
             assert_eq!(chosen, table.nearest_f64(&x));

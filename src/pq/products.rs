@@ -43,7 +43,9 @@ use crate::{Error, Real, Result};
 
 /// f32 or f64 with the arithmetic the products need; each type picks the width of its
 /// column chunks (compiled widths, narrowest that holds m, else the widest).
-pub trait Scalar: Real + Default + std::ops::AddAssign + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+pub trait Scalar:
+    Real + Default + std::ops::AddAssign + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
+{
     /// X̂·B added into `out` (n × m).
     #[doc(hidden)]
     fn dot_into(books: &Codebooks<'_>, codes: &[u8], b: &[Self], m: usize, out: &mut [Self]);
@@ -210,7 +212,8 @@ fn lookup_rows<T: Scalar, const W: usize, const R: usize>(
         let at = (i + r) * chunk.m;
         copy_prefix(a, &out_block[at + cols.start..at + cols.end]);
     }
-    let codes: [&[u8]; R] = std::array::from_fn(|r| &code_block[(i + r) * n_sub + q0..(i + r) * n_sub + q0 + group.len()]);
+    let codes: [&[u8]; R] =
+        std::array::from_fn(|r| &code_block[(i + r) * n_sub + q0..(i + r) * n_sub + q0 + group.len()]);
     for (g, table) in group.iter().enumerate() {
         for (a, code) in acc.iter_mut().zip(&codes) {
             let entry = &table[usize::from(code[g])];
@@ -325,7 +328,12 @@ widest_vector_code! {
 /// The bucket sums of the task's sub-spaces g..g+P over one block of rows, one set of
 /// buckets each.
 #[inline(always)]
-fn bucket_sums<T: Scalar, const W: usize, const P: usize>(sets: &mut [Entries<T, W>; P], codes_t: &[u8], b_block: &[[T; W]], g: usize) {
+fn bucket_sums<T: Scalar, const W: usize, const P: usize>(
+    sets: &mut [Entries<T, W>; P],
+    codes_t: &[u8],
+    b_block: &[[T; W]],
+    g: usize,
+) {
     let rows = b_block.len();
     let codes: [&[u8]; P] = std::array::from_fn(|p| &codes_t[(g + p) * rows..(g + p + 1) * rows]);
     sets.iter_mut().flatten().for_each(|bucket| *bucket = [T::default(); W]);
@@ -342,7 +350,14 @@ fn bucket_sums<T: Scalar, const W: usize, const P: usize>(sets: &mut [Entries<T,
 /// out[g·dsub + t, cols] += Σ_c C[c, t] D[c] for the task's sub-space g, four output
 /// rows at a time.
 #[inline(always)]
-fn fold_subspace<T: Scalar, const W: usize>(out_group: &mut [T], g: usize, buckets: &Entries<T, W>, centroids: &[f32], dsub: usize, chunk: &Chunk) {
+fn fold_subspace<T: Scalar, const W: usize>(
+    out_group: &mut [T],
+    g: usize,
+    buckets: &Entries<T, W>,
+    centroids: &[f32],
+    dsub: usize,
+    chunk: &Chunk,
+) {
     let mut t = 0;
     while t + 4 <= dsub {
         fold::<T, W, 4>(out_group, g * dsub + t, buckets, centroids, t, dsub, chunk);
@@ -395,10 +410,19 @@ mod tests {
     fn products_equal_dense_products_with_the_decoded_matrix() {
         let mut rng = SplitMix64::new(4);
         // The last shapes span several row blocks of both products and a partial chunk.
-        for &(n, d, n_sub, bits, m) in &[(300, 6, 3, 2, 1), (2100, 40, 20, 4, 70), (700, 24, 8, 8, 130), (0, 6, 2, 3, 5), (2 * TDOT_ROWS + 5, 6, 3, 8, 21)] {
+        for &(n, d, n_sub, bits, m) in &[
+            (300, 6, 3, 2, 1),
+            (2100, 40, 20, 4, 70),
+            (700, 24, 8, 8, 130),
+            (0, 6, 2, 3, 5),
+            (2 * TDOT_ROWS + 5, 6, 3, 8, 21),
+        ] {
             let rows = n.max(1 << bits);
             let x: Vec<f64> = (0..rows * d).map(|_| rng.next_f64() - 0.5).collect();
-            let trained = train(&x, d, n_sub, bits, &TrainOptions { n_iter: 3, max_points_per_centroid: 64, seed: 1 }, None).unwrap().unwrap();
+            let trained =
+                train(&x, d, n_sub, bits, &TrainOptions { n_iter: 3, max_points_per_centroid: 64, seed: 1 }, None)
+                    .unwrap()
+                    .unwrap();
             let books = Codebooks::new(&trained.codebooks, n_sub, 1 << bits, d / n_sub).unwrap();
             let codes = encode(&books, &x[..n * d], None).unwrap().unwrap();
             let xh: Vec<f64> = decode(&books, &codes).unwrap().into_iter().map(f64::from).collect();
@@ -415,7 +439,10 @@ mod tests {
             for t in 0..d {
                 for j in 0..m {
                     let want: f64 = (0..n).map(|i| xh[i * d + t] * g[i * m + j]).sum();
-                    assert!((got[t * m + j] - want).abs() <= 1e-10 * (1.0 + want.abs()), "tdot ({n},{d},{m}) [{t},{j}]");
+                    assert!(
+                        (got[t * m + j] - want).abs() <= 1e-10 * (1.0 + want.abs()),
+                        "tdot ({n},{d},{m}) [{t},{j}]"
+                    );
                 }
             }
         }
@@ -428,7 +455,9 @@ mod tests {
         let mut rng = SplitMix64::new(9);
         let (n, d, n_sub, m) = (TDOT_ROWS + DOT_ROWS + 3, 24, 12, 19);
         let x: Vec<f32> = (0..n * d).map(|_| rng.next_f64() as f32).collect();
-        let trained = train(&x, d, n_sub, 8, &TrainOptions { n_iter: 2, max_points_per_centroid: 16, seed: 3 }, None).unwrap().unwrap();
+        let trained = train(&x, d, n_sub, 8, &TrainOptions { n_iter: 2, max_points_per_centroid: 16, seed: 3 }, None)
+            .unwrap()
+            .unwrap();
         let books = Codebooks::new(&trained.codebooks, n_sub, 256, d / n_sub).unwrap();
         let codes = encode(&books, &x, None).unwrap().unwrap();
         let w: Vec<f32> = (0..d * m).map(|_| rng.next_f64() as f32 - 0.5).collect();
@@ -438,7 +467,12 @@ mod tests {
             pool.install(|| {
                 let w64: Vec<f64> = w.iter().map(|&v| f64::from(v)).collect();
                 let g64: Vec<f64> = g.iter().map(|&v| f64::from(v)).collect();
-                (dot(&books, &codes, &w, m).unwrap(), tdot(&books, &codes, &g, m).unwrap(), dot(&books, &codes, &w64, m).unwrap(), tdot(&books, &codes, &g64, m).unwrap())
+                (
+                    dot(&books, &codes, &w, m).unwrap(),
+                    tdot(&books, &codes, &g, m).unwrap(),
+                    dot(&books, &codes, &w64, m).unwrap(),
+                    tdot(&books, &codes, &g64, m).unwrap(),
+                )
             })
         };
         let one = run(1);

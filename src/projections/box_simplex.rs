@@ -11,7 +11,10 @@
 //! exceed r (K·hi > r), t ≥ x_[K] − hi: only entries above that are sorted
 //! (`capped_zero_below`).
 
-use super::prefix::{capped_root, capped_sum, capped_zero_below, check_output, check_resolved, solve_largest, write_checked, write_clipped, Param, Sum, Workspace};
+use super::prefix::{
+    capped_root, capped_sum, capped_zero_below, check_output, check_resolved, solve_largest, write_checked,
+    write_clipped, Param, Sum, Workspace,
+};
 use super::topk_cone::check_rho;
 use super::Thresholds;
 use crate::real::Real;
@@ -83,13 +86,15 @@ pub fn box_simplex<T: Real>(
         // and exceeded r above only by rounding (r a multiple of hi, the free solution
         // capping exactly r/hi entries): the free solution is the answer. Taking the
         // knapsack there gave an entry below 0 a share of the rounding residue.
-        Ok(knapsack.map(|knapsack| {
-            if multiplier_ok(&knapsack) {
-                (knapsack, Sum::Equal(r))
-            } else {
-                (free, Sum::AtMost(r))
-            }
-        }))
+        Ok(knapsack.map(
+            |knapsack| {
+                if multiplier_ok(&knapsack) {
+                    (knapsack, Sum::Equal(r))
+                } else {
+                    (free, Sum::AtMost(r))
+                }
+            },
+        ))
     })?;
     let written = write_clipped(x, &th, 0.0, out);
     // Σp = r (or ≤ r) is set by r, unless the cap hi is what leaves the entries subnormal.

@@ -5,7 +5,9 @@
 //! exactly on a sorted prefix of the k-or-so largest entries (`capped_root`), taken
 //! from the entries above x_[K] − 1, K = ⌊k⌋ + 1 (K entries at 1 would exceed k).
 
-use super::prefix::{capped_root, capped_zero_below, check_resolved, solve_largest, write_checked, Param, Sum, Workspace};
+use super::prefix::{
+    capped_root, capped_zero_below, check_resolved, solve_largest, write_checked, Param, Sum, Workspace,
+};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};

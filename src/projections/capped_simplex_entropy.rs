@@ -28,12 +28,7 @@ fn log_add_exp(a: f64, b: f64) -> f64 {
 
 /// Projects `x` onto the (n,k)-simplex in KL divergence, writing `out`.
 /// Returns c as `Thresholds::lower` (p = min(1, exp((x − shift) − c))), `upper` = 1.
-pub fn capped_simplex_entropy<T: Real>(
-    x: &[T],
-    k: f64,
-    out: &mut [T],
-    ws: &mut Workspace,
-) -> Result<Thresholds> {
+pub fn capped_simplex_entropy<T: Real>(x: &[T], k: f64, out: &mut [T], ws: &mut Workspace) -> Result<Thresholds> {
     super::check_row(x, out)?;
     super::capped_simplex::check_capped_k(k, x.len())?;
     super::prefix::check_resolved("capped_simplex_entropy", "k", k)?;
@@ -112,16 +107,18 @@ pub fn capped_simplex_entropy<T: Real>(
         *o = stored;
     }
     let written = Written { total, fits: true };
-    check_output("capped_simplex_entropy", out, 0.0, written, Sum::Equal(k), Param { name: "k", value: k }).or_else(|err| {
-        // p·|log p| ≤ 1/e: the weight of the exponent's rounding in each entry (a pass of
-        // logarithms, only for a sum outside the threshold projections' bound).
-        let entropy: f64 = out.iter().map(|p| p.to_f64()).filter(|&p| p > 0.0).map(|p| -p * p.ln()).sum();
-        if (total - k).abs() <= entropy_tolerance(m, k, lower, entropy) {
-            Ok(())
-        } else {
-            Err(err)
-        }
-    })?;
+    check_output("capped_simplex_entropy", out, 0.0, written, Sum::Equal(k), Param { name: "k", value: k }).or_else(
+        |err| {
+            // p·|log p| ≤ 1/e: the weight of the exponent's rounding in each entry (a pass of
+            // logarithms, only for a sum outside the threshold projections' bound).
+            let entropy: f64 = out.iter().map(|p| p.to_f64()).filter(|&p| p > 0.0).map(|p| -p * p.ln()).sum();
+            if (total - k).abs() <= entropy_tolerance(m, k, lower, entropy) {
+                Ok(())
+            } else {
+                Err(err)
+            }
+        },
+    )?;
     Ok(Thresholds { shift: pivot, lower, upper: 1.0 })
 }
 
@@ -134,7 +131,8 @@ pub fn capped_simplex_entropy<T: Real>(
 /// |log p_i|: Σ_i p_i·(u|log p_i| + 2u|c| + γ_m + 3u) ≤ u·H + (2u|c| + γ_{m+3})·k,
 /// H = −Σ p_i log p_i ≤ m/e. Doubled for the second-order terms.
 fn entropy_tolerance(m: usize, k: f64, lower: f64, entropy: f64) -> f64 {
-    super::prefix::output_tolerance(m, k, k, 0.0) + 2.0 * f64::EPSILON * (entropy + k * (2.0 * lower.abs() + m as f64 + 4.0))
+    super::prefix::output_tolerance(m, k, k, 0.0)
+        + 2.0 * f64::EPSILON * (entropy + k * (2.0 * lower.abs() + m as f64 + 4.0))
 }
 
 #[cfg(test)]

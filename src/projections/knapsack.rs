@@ -17,20 +17,16 @@
 //! again exactly on sorted values (`capped_root`), whose decisions are comparisons of
 //! single entries. This fallback is exact, not an approximation.
 
-use super::prefix::{capped_root, check_output, check_resolved, output_tolerance, write_checked, Param, Sum, TopPrefix, Workspace, Written, BLOCK};
+use super::prefix::{
+    capped_root, check_output, check_resolved, output_tolerance, write_checked, Param, Sum, TopPrefix, Workspace,
+    Written, BLOCK,
+};
 use super::Thresholds;
 use crate::real::Real;
 use crate::{Error, Result};
 
 /// Projects `x` onto `{lo ≤ p ≤ hi, Σp = r}`, writing `out`. Returns the threshold.
-pub fn knapsack<T: Real>(
-    x: &[T],
-    lo: f64,
-    hi: f64,
-    r: f64,
-    out: &mut [T],
-    ws: &mut Workspace,
-) -> Result<Thresholds> {
+pub fn knapsack<T: Real>(x: &[T], lo: f64, hi: f64, r: f64, out: &mut [T], ws: &mut Workspace) -> Result<Thresholds> {
     super::check_row(x, out)?;
     for (name, v) in [("lo", lo), ("hi", hi), ("r", r)] {
         if !v.is_finite() {
@@ -105,7 +101,13 @@ fn relative_to_pivot<T: Real>(x: &[T], t: f64, lo: f64, hi: f64, r: f64) -> Thre
         let p = v - t;
         let (low, high) = (p <= lo, p >= hi);
         let inside = !(low || high);
-        fixed_sum[lane] += if low { lo } else if high { hi } else { 0.0 };
+        fixed_sum[lane] += if low {
+            lo
+        } else if high {
+            hi
+        } else {
+            0.0
+        };
         free_sum[lane] += if inside { v - pivot } else { 0.0 };
         free[lane] += inside as usize;
     };

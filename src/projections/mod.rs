@@ -26,7 +26,6 @@ pub use simplex::{simplex, sparsemax};
 pub use topk_cone::topk_cone;
 pub use topk_simplex::topk_simplex;
 
-
 use crate::real::Real;
 use crate::{Error, Result};
 

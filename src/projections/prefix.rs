@@ -239,7 +239,12 @@ fn block_max<T: Real>(block: &[T]) -> f64 {
 /// a summary of m/16 values. `None` (do not filter) when the row is at most
 /// `2·first_len` long, where the first prefix sorts most of it anyway, or when j is
 /// half the blocks or more (the bound would leave out too few of them).
-pub(crate) fn block_order_statistics<T: Real>(x: &[T], j: usize, first_len: usize, ws: &mut Workspace) -> Option<(f64, f64)> {
+pub(crate) fn block_order_statistics<T: Real>(
+    x: &[T],
+    j: usize,
+    first_len: usize,
+    ws: &mut Workspace,
+) -> Option<(f64, f64)> {
     if x.len() <= 2 * first_len || 2 * j >= x.len().div_ceil(BLOCK) {
         return None;
     }
@@ -604,7 +609,10 @@ pub(crate) fn unresolved_cause<T: Real>(m: usize, total: f64, tol: f64, sum: Sum
     } else {
         ("float32", f32::MIN_POSITIVE as f64)
     };
-    let found = format!("the projection sums to {total:e} where it must sum to {} {target:e} (rounding bound {tol:.1e})", sum.relation());
+    let found = format!(
+        "the projection sums to {total:e} where it must sum to {} {target:e} (rounding bound {tol:.1e})",
+        sum.relation()
+    );
     // Subnormal entries carry an absolute, not a relative, rounding: the parameter, not
     // the data, is out of range.
     let per_entry = target.abs() / m as f64;

@@ -194,7 +194,10 @@ fn resolved(state: RankmaxState) -> Result<RankmaxState> {
     }
     Err(Error::no_solution(
         "rankmax",
-        format!("the scores' excess over mu_y overflows float64 (alpha_y = {}); rescale the scores or eta", state.alpha),
+        format!(
+            "the scores' excess over mu_y overflows float64 (alpha_y = {}); rescale the scores or eta",
+            state.alpha
+        ),
     ))
 }
 
@@ -272,7 +275,14 @@ fn sift_down(heap: &mut [f64], mut i: usize) {
 
 /// Writes Rankmax(z, y) (Definition 4 with margin `eta`) into `out`, checked to sum
 /// to k within its rounding bound.
-pub fn rankmax<T: Real>(z: &[T], y: usize, k: usize, eta: f64, out: &mut [T], ws: &mut Workspace) -> Result<RankmaxState> {
+pub fn rankmax<T: Real>(
+    z: &[T],
+    y: usize,
+    k: usize,
+    eta: f64,
+    out: &mut [T],
+    ws: &mut Workspace,
+) -> Result<RankmaxState> {
     super::check_row(z, out)?;
     let kf = k as f64;
     // Written as before (a loop the compiler vectorises), then summed as stored, in
@@ -304,13 +314,17 @@ pub fn rankmax<T: Real>(z: &[T], y: usize, k: usize, eta: f64, out: &mut [T], ws
     // The threshold projections' bound (`output_tolerance`: α = (k − t)/S sums positive
     // terms, as τ does there), plus the rounding of each excess (z_i − anchor) + η:
     // ≤ u(|z_i − anchor| + excess_i), i.e. α·u·|z_i − anchor| in p_i.
-    let spread: f64 = z.iter().map(|v| v.to_f64()).filter(|&v| state.excess(v) > 0.0).map(|v| (v - state.anchor).abs()).sum();
+    let spread: f64 =
+        z.iter().map(|v| v.to_f64()).filter(|&v| state.excess(v) > 0.0).map(|v| (v - state.anchor).abs()).sum();
     let tol = super::prefix::output_tolerance(z.len(), kf, total, eps_out) + 2.0 * f64::EPSILON * state.alpha * spread;
     if (total - kf).abs() <= tol {
         return Ok(state);
     }
     let param = super::prefix::Param { name: "eta", value: eta };
-    Err(Error::no_solution("rankmax", super::prefix::unresolved_cause::<T>(z.len(), total, tol, super::prefix::Sum::Equal(kf), param)))
+    Err(Error::no_solution(
+        "rankmax",
+        super::prefix::unresolved_cause::<T>(z.len(), total, tol, super::prefix::Sum::Equal(kf), param),
+    ))
 }
 
 #[cfg(test)]

@@ -13,13 +13,7 @@ use crate::vector_code::largest_by;
 use crate::{Error, Result};
 
 /// Projects `x` onto `{p ≥ 0, Σp = r}` (`Σp ≤ r` when `inequality`), writing `out`.
-pub fn simplex<T: Real>(
-    x: &[T],
-    r: f64,
-    inequality: bool,
-    out: &mut [T],
-    ws: &mut Workspace,
-) -> Result<Thresholds> {
+pub fn simplex<T: Real>(x: &[T], r: f64, inequality: bool, out: &mut [T], ws: &mut Workspace) -> Result<Thresholds> {
     super::check_row(x, out)?;
     if !(r >= 0.0 && r.is_finite()) {
         return Err(Error::param("r", format!("must be finite and >= 0, got {r}")));

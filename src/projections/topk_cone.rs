@@ -26,13 +26,7 @@ use crate::real::Real;
 use crate::{Error, Result};
 
 /// Projects `x` onto the top-k cone with bias `rho`, writing `out`.
-pub fn topk_cone<T: Real>(
-    x: &[T],
-    k: usize,
-    rho: f64,
-    out: &mut [T],
-    ws: &mut Workspace,
-) -> Result<Thresholds> {
+pub fn topk_cone<T: Real>(x: &[T], k: usize, rho: f64, out: &mut [T], ws: &mut Workspace) -> Result<Thresholds> {
     super::check_row(x, out)?;
     check_k(k, x.len())?;
     check_rho(rho)?;
@@ -71,13 +65,7 @@ pub(crate) fn check_rho(rho: f64) -> Result<()> {
 /// only if that solution satisfies eq. (8) to within its own rounding. When the prefix
 /// sums are too coarse to find the partition at all (entries spanning many orders of
 /// magnitude), the search is repeated with every g evaluated entry by entry.
-pub(crate) fn cone_on_prefix(
-    d: &[f64],
-    p: &[f64],
-    rest: f64,
-    k: usize,
-    rho: f64,
-) -> Result<Option<Thresholds>> {
+pub(crate) fn cone_on_prefix(d: &[f64], p: &[f64], rest: f64, k: usize, rho: f64) -> Result<Option<Thresholds>> {
     let c = d.len();
     if c < k {
         return Ok(None);
@@ -126,10 +114,7 @@ pub(crate) fn cone_on_prefix(
         let th = Thresholds { shift: kth, lower, upper: cap };
         return Ok(th.clears(rest).then_some(th));
     }
-    Err(Error::no_solution(
-        "topk_cone",
-        format!("no partition (U, M, L) satisfies eq. (8) for k = {k}, rho = {rho}"),
-    ))
+    Err(Error::no_solution("topk_cone", format!("no partition (U, M, L) satisfies eq. (8) for k = {k}, rho = {rho}")))
 }
 
 /// Lemma 3, case 3: for each u = |U| < k, the largest j with g(x_[j]) ≥ 0 (M = d[u..j]),
@@ -227,7 +212,8 @@ fn solve_partition(d: &[f64], k: usize, rho: f64, u: usize, j: usize) -> Option<
     if !(cap > 0.0 && cap.is_finite()) {
         return None;
     }
-    let tau_err = 8.0 * (j as f64 + 4.0) * f64::EPSILON * ((a * inside + f * above.abs() + f * kf * pivot.abs()) / denom + cap);
+    let tau_err =
+        8.0 * (j as f64 + 4.0) * f64::EPSILON * ((a * inside + f * above.abs() + f * kf * pivot.abs()) / denom + cap);
     let free = |i: usize| (d[i] - pivot) - tau;
     // U at or above the cap, M between 0 and the cap, L (in the prefix) at or below 0.
     let u_ok = u == 0 || free(u - 1) >= cap - tau_err;

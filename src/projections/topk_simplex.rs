@@ -9,7 +9,10 @@
 //!     λ = t + (1/k) Σ_{i∈U} (x_i − t − r/k) − ρ r ≥ 0.
 //! Following the paper we try the (cheaper) knapsack first and fall back to the cone.
 
-use super::prefix::{block_order_statistics, capped_root, check_output, check_resolved, solve_largest, write_clipped, Param, Sum, Workspace};
+use super::prefix::{
+    block_order_statistics, capped_root, check_output, check_resolved, solve_largest, write_clipped, Param, Sum,
+    Workspace,
+};
 use super::topk_cone::{check_k, check_rho, cone_on_prefix, first_prefix};
 use super::Thresholds;
 use crate::real::Real;
@@ -35,7 +38,9 @@ pub fn topk_simplex<T: Real>(
         return Ok(super::write_zero(out));
     }
     let first = first_prefix(k);
-    let th = solve_largest(x, zero_below(x, k, r, first, ws), first, ws, |d, p, rest| simplex_on_prefix(d, p, rest, k, r, rho))?;
+    let th = solve_largest(x, zero_below(x, k, r, first, ws), first, ws, |d, p, rest| {
+        simplex_on_prefix(d, p, rest, k, r, rho)
+    })?;
     // Both branches give Σp = k·upper: the knapsack's cap is r/k with Σp = r, the
     // cone's is s/k with Σp = s ≤ r (checked in `simplex_on_prefix`); so p_i ≤ upper
     // ≤ Σp/k up to the output's proved rounding bound.
@@ -57,14 +62,7 @@ fn zero_below<T: Real>(x: &[T], k: usize, r: f64, first_len: usize, ws: &mut Wor
     }
 }
 
-fn simplex_on_prefix(
-    d: &[f64],
-    p: &[f64],
-    rest: f64,
-    k: usize,
-    r: f64,
-    rho: f64,
-) -> Result<Option<Thresholds>> {
+fn simplex_on_prefix(d: &[f64], p: &[f64], rest: f64, k: usize, r: f64, rho: f64) -> Result<Option<Thresholds>> {
     if d.len() < k {
         return Ok(None);
     }
@@ -84,7 +82,10 @@ fn simplex_on_prefix(
     let lambda = ((knapsack.shift - rho * r) + knapsack.lower) + over / kf;
     // λ's own rounding: capped + 4 roundings of the magnitudes summed. Within it, λ = 0
     // and both branches are the same point.
-    let lambda_err = 8.0 * (capped as f64 + 4.0) * f64::EPSILON * (knapsack.shift.abs() + rho * r + knapsack.lower.abs() + over / kf);
+    let lambda_err = 8.0
+        * (capped as f64 + 4.0)
+        * f64::EPSILON
+        * (knapsack.shift.abs() + rho * r + knapsack.lower.abs() + over / kf);
     if lambda >= -lambda_err {
         return Ok(Some(knapsack));
     }

@@ -4,8 +4,8 @@
 
 pub mod attop;
 pub mod m3l;
-pub mod ranker;
 mod monitor;
+pub mod ranker;
 pub mod sdca;
 pub mod tracenorm;
 

@@ -32,7 +32,11 @@ impl State<'_> {
         if level <= 0.0 {
             return Vec::new();
         }
-        set.iter().rev().take_while(|&&(b, _)| f64::from_bits(b) >= level * (1.0 - 1e-12)).map(|&(_, j)| j as usize).collect()
+        set.iter()
+            .rev()
+            .take_while(|&&(b, _)| f64::from_bits(b) >= level * (1.0 - 1e-12))
+            .map(|&(_, j)| j as usize)
+            .collect()
     }
 
     /// A group step for ties at a coupled bound, which no two-coordinate step can leave:
@@ -58,13 +62,22 @@ impl State<'_> {
         let untied: Vec<(f64, usize)> = self
             .betas
             .as_ref()
-            .map(|set| set.iter().rev().filter(|&&(_, j)| !in_group[j as usize]).take(2).map(|&(b, j)| (f64::from_bits(b), j as usize)).collect())
+            .map(|set| {
+                set.iter()
+                    .rev()
+                    .filter(|&&(_, j)| !in_group[j as usize])
+                    .take(2)
+                    .map(|&(b, j)| (f64::from_bits(b), j as usize))
+                    .collect()
+            })
             .unwrap_or_default();
         let largest_untied = |skip: usize| untied.iter().find(|&&(_, j)| j != skip).map_or(0.0, |&(b, _)| b);
         let terms = [self.term(false), self.term(true)];
-        let gradient = |j: usize| -sign(j) * self.f[j] + {
-            let term = terms[usize::from(self.positive[j])];
-            term.c1 - 2.0 * term.c2 * self.v[j]
+        let gradient = |j: usize| {
+            -sign(j) * self.f[j] + {
+                let term = terms[usize::from(self.positive[j])];
+                term.c1 - 2.0 * term.c2 * self.v[j]
+            }
         };
         let mut orientations: Vec<Vec<(usize, f64)>> = Vec::new();
         let base: Vec<(usize, f64)> = match self.problem.method {
@@ -74,8 +87,12 @@ impl State<'_> {
         if let Method::TopPushK { .. } = self.problem.method {
             // α_p goes down for Δ > 0 (best: smallest gradient) or up for Δ < 0 (largest).
             let cap = terms[1].cap;
-            let down = (0..n).filter(|&j| self.positive[j] && self.v[j] > 0.0).min_by(|&a, &b| gradient(a).total_cmp(&gradient(b)));
-            let up = (0..n).filter(|&j| self.positive[j] && self.v[j] < cap).max_by(|&a, &b| gradient(a).total_cmp(&gradient(b)));
+            let down = (0..n)
+                .filter(|&j| self.positive[j] && self.v[j] > 0.0)
+                .min_by(|&a, &b| gradient(a).total_cmp(&gradient(b)));
+            let up = (0..n)
+                .filter(|&j| self.positive[j] && self.v[j] < cap)
+                .max_by(|&a, &b| gradient(a).total_cmp(&gradient(b)));
             let up = up.filter(|&p| Some(p) != down);
             for p in [down, up].into_iter().flatten() {
                 let mut members = base.clone();

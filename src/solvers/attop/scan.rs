@@ -76,14 +76,7 @@ fn min(x: f64, y: f64) -> f64 {
 /// (Δ, gain) of one partner; gain 0 where `pair_step` gives no step. The operations and
 /// their order are those of `Line::{new, add, bound, solve}`.
 #[inline(always)]
-fn lane<const COUPLED: bool>(
-    c: &ScanConstants,
-    f_l: f64,
-    v_l: f64,
-    diag_l: f64,
-    k_kl: f64,
-    sigma_l: i8,
-) -> (f64, f64) {
+fn lane<const COUPLED: bool>(c: &ScanConstants, f_l: f64, v_l: f64, diag_l: f64, k_kl: f64, sigma_l: i8) -> (f64, f64) {
     // Each constant is selected by the class separately, which keeps the loop free of
     // branches (a select per lane, not a jump).
     let pos = sigma_l > 0;
@@ -97,11 +90,7 @@ fn lane<const COUPLED: bool>(
     let a = max(q, 0.0) + c.two_c2_k + two_c2;
     let b = c.sign_k * (c.f_k - f_l) + c.b_k + s * (two_c2 * v_l - c1);
     // The box of v_l + sΔ: s = +1 → [−v_l, cap − v_l]; s = −1 → [v_l − cap, v_l].
-    let (lb_l, ub_l) = if s > 0.0 {
-        (-v_l, cap - v_l)
-    } else {
-        (-(cap - v_l), v_l)
-    };
+    let (lb_l, ub_l) = if s > 0.0 { (-v_l, cap - v_l) } else { (-(cap - v_l), v_l) };
     let mut lb = max(c.lb_k, lb_l);
     let mut ub = min(c.ub_k, ub_l);
     if COUPLED {
@@ -237,4 +226,3 @@ widest_vector_code! {
         }
     }
 }
-

@@ -99,7 +99,13 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
     let mut stalled = false;
     let check = |it: usize, state: &State, history: &mut Vec<Progress>, monitor: &mut dyn Monitor| {
         let obj = problem.objectives(&state.v, &state.f, positive);
-        let progress = Progress { epoch: it, primal: obj.primal, dual: obj.dual, gap: obj.relative_gap(), elapsed: start.elapsed() };
+        let progress = Progress {
+            epoch: it,
+            primal: obj.primal,
+            dual: obj.dual,
+            gap: obj.relative_gap(),
+            elapsed: start.elapsed(),
+        };
         history.push(progress);
         monitor.report(&progress);
         obj
@@ -107,7 +113,10 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
     for it in 1..=opts.max_iter {
         if monitor.should_stop() {
             let obj = check(it - 1, &state, &mut history, monitor);
-            return Ok((state.into_solution(), AtTopReport { status: Status::Interrupted, iterations: it - 1, objectives: obj, history }));
+            return Ok((
+                state.into_solution(),
+                AtTopReport { status: Status::Interrupted, iterations: it - 1, objectives: obj, history },
+            ));
         }
         // After a scan that found no step, k is random until one does: the maximal
         // violating coordinate ignores the coupled bounds and would be picked again.
@@ -206,7 +215,13 @@ impl<'p> State<'p> {
     /// A feasible start with few nonzeros (so f costs a few kernel columns): α_p = a on
     /// one positive and β = a spread evenly over K negatives (TopPushK; β ≤ Σα/K holds
     /// with equality) or ⌈nτ⌉ + 1 (Pat&Mat), with a = Cθ/2 (inside the hinge box).
-    fn start<S: KernelSource + ?Sized>(problem: &'p AtTop, kernel: &S, cache: &mut ColumnCache, positive: &'p [bool], seed: u64) -> Self {
+    fn start<S: KernelSource + ?Sized>(
+        problem: &'p AtTop,
+        kernel: &S,
+        cache: &mut ColumnCache,
+        positive: &'p [bool],
+        seed: u64,
+    ) -> Self {
         let n = positive.len();
         let mut rng = SplitMix64::derive(seed, 0);
         let pos: Vec<usize> = (0..n).filter(|&i| positive[i]).collect();
@@ -237,7 +252,20 @@ impl<'p> State<'p> {
         let diag: Vec<f64> = (0..n).map(|i| kernel.diag(i)).collect();
         let sigma = positive.iter().map(|&p| if p { 1 } else { -1 }).collect();
         let uniform_diag = diag.windows(2).all(|w: &[f64]| w[0] == w[1]);
-        Self { problem, positive, v, f, diag, sum_alpha: a, sum_beta_sq, betas, mass: problem.quantile_mass(n), sigma, uniform_diag, split: ranges(n) }
+        Self {
+            problem,
+            positive,
+            v,
+            f,
+            diag,
+            sum_alpha: a,
+            sum_beta_sq,
+            betas,
+            mass: problem.quantile_mass(n),
+            sigma,
+            uniform_diag,
+            split: ranges(n),
+        }
     }
 
     fn into_solution(self) -> AtTopSolution {
@@ -263,7 +291,9 @@ impl<'p> State<'p> {
         let theta = p.scale;
         if positive {
             return match p.surrogate {
-                Surrogate::Quadratic => Term { c1: 1.0 / theta, c2: 1.0 / (4.0 * p.c * theta * theta), cap: f64::INFINITY },
+                Surrogate::Quadratic => {
+                    Term { c1: 1.0 / theta, c2: 1.0 / (4.0 * p.c * theta * theta), cap: f64::INFINITY }
+                }
                 Surrogate::Hinge => Term { c1: 1.0 / theta, c2: 0.0, cap: p.c * theta },
             };
         }
@@ -285,7 +315,15 @@ impl<'p> State<'p> {
 
     /// The best step of pair (k, l), l of class `pl`: (Δ, gain).
     #[inline(always)]
-    fn pair_step(&self, k: usize, l: usize, pl: bool, kkl: f64, terms: &[Term; 2], top: &[(f64, usize); 3]) -> Option<(f64, f64)> {
+    fn pair_step(
+        &self,
+        k: usize,
+        l: usize,
+        pl: bool,
+        kkl: f64,
+        terms: &[Term; 2],
+        top: &[(f64, usize); 3],
+    ) -> Option<(f64, f64)> {
         let pk = self.positive[k];
         let sign_k = if pk { 1.0 } else { -1.0 };
         let q = self.diag[k] + self.diag[l] - 2.0 * kkl;
@@ -339,7 +377,9 @@ impl<'p> State<'p> {
             (x, None) => x,
             (None, y) => y,
         };
-        let pass = |r: std::ops::Range<usize>| scan::most_violating(&terms, r.start, &self.f[r.clone()], &self.v[r.clone()], &self.sigma[r]);
+        let pass = |r: std::ops::Range<usize>| {
+            scan::most_violating(&terms, r.start, &self.f[r.clone()], &self.v[r.clone()], &self.sigma[r])
+        };
         self.split.par_iter().cloned().map(pass).reduce(|| None, first_largest).map(|(i, _)| i)
     }
 
@@ -366,7 +406,8 @@ impl<'p> State<'p> {
         let p = self.problem;
         let theta = p.scale;
         let n = self.v.len();
-        let w2: f64 = (0..n).map(|i| if self.positive[i] { self.v[i] * self.f[i] } else { -self.v[i] * self.f[i] }).sum::<f64>();
+        let w2: f64 =
+            (0..n).map(|i| if self.positive[i] { self.v[i] * self.f[i] } else { -self.v[i] * self.f[i] }).sum::<f64>();
         let (mut a, mut b) = (w2.max(0.0), 0.0);
         let mut rho_max = f64::INFINITY;
         let (mut sum_beta, mut max_beta) = (0.0, 0.0f64);
@@ -453,7 +494,17 @@ impl<'p> State<'p> {
                 (false, false) => (-(sum_alpha / kf), 1.0, sum_alpha / kf - x_k, 0.0, 1.0),
                 (true, true) => none,
             };
-            PartnerClass { two_c2: 2.0 * term.c2, c1: term.c1, cap: term.cap, s: if pk == pl { -1.0 } else { 1.0 }, lb0, lb1, ub0, ub1, ub_div }
+            PartnerClass {
+                two_c2: 2.0 * term.c2,
+                c1: term.c1,
+                cap: term.cap,
+                s: if pk == pl { -1.0 } else { 1.0 },
+                lb0,
+                lb1,
+                ub0,
+                ub1,
+                ub_div,
+            }
         };
         ScanConstants {
             diag_k: self.diag[k],
@@ -472,7 +523,14 @@ impl<'p> State<'p> {
     /// The best partner l of k in `range`: the vector scan between the partners it leaves
     /// to `pair_step` (l = k; TopPushK with k positive: the negative holding the largest
     /// β), which are scanned one by one. Pat&Mat with the hinge runs `pair_step` for all.
-    fn scan_range(&self, k: usize, range: std::ops::Range<usize>, col_k: &[f64], terms: &[Term; 2], top: &[(f64, usize); 3]) -> Option<(usize, f64, f64)> {
+    fn scan_range(
+        &self,
+        k: usize,
+        range: std::ops::Range<usize>,
+        col_k: &[f64],
+        terms: &[Term; 2],
+        top: &[(f64, usize); 3],
+    ) -> Option<(usize, f64, f64)> {
         let one_by_one = |l: usize| {
             if l == k {
                 return None;
@@ -490,7 +548,15 @@ impl<'p> State<'p> {
         for s in special.into_iter().filter(|s| range.contains(s)).chain([range.end]) {
             if from < s {
                 let r = from..s;
-                let found = scan_partners(&c, from, &self.f[r.clone()], &self.v[r.clone()], &self.diag[r.clone()], &col_k[r.clone()], &self.sigma[r]);
+                let found = scan_partners(
+                    &c,
+                    from,
+                    &self.f[r.clone()],
+                    &self.v[r.clone()],
+                    &self.diag[r.clone()],
+                    &col_k[r.clone()],
+                    &self.sigma[r],
+                );
                 best = better(best, found);
             }
             if s < range.end {
@@ -506,8 +572,11 @@ impl<'p> State<'p> {
         let top = self.top_betas();
         let terms = [self.term(false), self.term(true)];
         let col_k = cache.get(k, kernel);
-        let (l, delta, _) =
-            self.split.par_iter().map(|r| self.scan_range(k, r.clone(), col_k, &terms, &top)).reduce(|| None, better)?;
+        let (l, delta, _) = self
+            .split
+            .par_iter()
+            .map(|r| self.scan_range(k, r.clone(), col_k, &terms, &top))
+            .reduce(|| None, better)?;
         let (pk, pl) = (self.positive[k], self.positive[l]);
         let dl = if pk == pl { -delta } else { delta };
         let (col_k, col_l) = cache.get_pair(k, l, kernel);
@@ -558,19 +627,32 @@ mod tests {
                 let opts = AtTopOptions { tol: 1e-7, max_iter: 200_000, check_every: 50, seed: 2, reuse: 0.5 };
                 let (sol, report) = solve_attop(&problem, &kernel, &mut cache, &positive, &opts, &mut Silent).unwrap();
                 let what = format!("{method:?} {surrogate:?}");
-                assert!(report.objectives.relative_gap() <= 1e-7, "{what}: {:?} {:?}", report.status, report.objectives);
+                assert!(
+                    report.objectives.relative_gap() <= 1e-7,
+                    "{what}: {:?} {:?}",
+                    report.status,
+                    report.objectives
+                );
                 let duals: Vec<f64> = report.history.iter().map(|p| p.dual).collect();
-                assert!(duals.windows(2).all(|w| w[1] >= w[0] - 1e-12 * w[0].abs()), "{what}: dual decreased {duals:?}");
+                assert!(
+                    duals.windows(2).all(|w| w[1] >= w[0] - 1e-12 * w[0].abs()),
+                    "{what}: dual decreased {duals:?}"
+                );
                 let sum_alpha: f64 = (0..n).filter(|&i| positive[i]).map(|i| sol.v[i]).sum();
                 let sum_beta: f64 = (0..n).filter(|&i| !positive[i]).map(|i| sol.v[i]).sum();
                 assert!((sum_alpha - sum_beta).abs() <= 1e-9 * sum_alpha.max(1.0), "{what}: {sum_alpha} vs {sum_beta}");
                 assert!(sol.v.iter().all(|&v| v >= 0.0), "{what}: negative dual variable");
                 if surrogate == Surrogate::Hinge {
-                    assert!((0..n).filter(|&i| positive[i]).all(|i| sol.v[i] <= problem.c * problem.scale * (1.0 + 1e-12)));
+                    assert!((0..n)
+                        .filter(|&i| positive[i])
+                        .all(|i| sol.v[i] <= problem.c * problem.scale * (1.0 + 1e-12)));
                 }
                 if let Method::TopPushK { k } = method {
                     let cap = sum_alpha / k as f64;
-                    assert!((0..n).filter(|&i| !positive[i]).all(|i| sol.v[i] <= cap * (1.0 + 1e-9)), "{what}: β above Σα/K");
+                    assert!(
+                        (0..n).filter(|&i| !positive[i]).all(|i| sol.v[i] <= cap * (1.0 + 1e-9)),
+                        "{what}: β above Σα/K"
+                    );
                 }
                 // f is maintained incrementally; it must equal K(σ ⊙ v).
                 let mut col = vec![0.0; n];
@@ -630,19 +712,37 @@ mod tests {
                             let movable = if positive[j] { x < term.cap } else { x > 0.0 };
                             movable.then(|| if positive[j] { slope - state.f[j] } else { -slope - state.f[j] })
                         };
-                        let first_largest = (0..n)
-                            .filter_map(|j| violation(j).map(|s| (j, s)))
-                            .fold(None, |best: Option<(usize, f64)>, (j, s)| if best.is_none_or(|(_, b)| s > b) { Some((j, s)) } else { best });
-                        assert_eq!(state.most_violating(), first_largest.map(|(j, _)| j), "{method:?} {surrogate:?} trial {trial}");
+                        let first_largest = (0..n).filter_map(|j| violation(j).map(|s| (j, s))).fold(
+                            None,
+                            |best: Option<(usize, f64)>, (j, s)| {
+                                if best.is_none_or(|(_, b)| s > b) {
+                                    Some((j, s))
+                                } else {
+                                    best
+                                }
+                            },
+                        );
+                        assert_eq!(
+                            state.most_violating(),
+                            first_largest.map(|(j, _)| j),
+                            "{method:?} {surrogate:?} trial {trial}"
+                        );
                         for k in 0..n {
                             let col_k = cache.get(k, &kernel).to_vec();
                             let vector = state.scan_range(k, 0..n, &col_k, &terms, &top);
                             let scalar = (0..n)
                                 .filter(|&l| l != k)
-                                .filter_map(|l| state.pair_step(k, l, positive[l], col_k[l], &terms, &top).map(|(dl, g)| (l, dl, g)))
+                                .filter_map(|l| {
+                                    state.pair_step(k, l, positive[l], col_k[l], &terms, &top).map(|(dl, g)| (l, dl, g))
+                                })
                                 .fold(None, |best, c| better(best, Some(c)));
-                            let bits = |r: Option<(usize, f64, f64)>| r.map(|(l, dl, g)| (l, dl.to_bits(), g.to_bits()));
-                            assert_eq!(bits(vector), bits(scalar), "{function:?} {method:?} {surrogate:?} trial {trial} k {k}");
+                            let bits =
+                                |r: Option<(usize, f64, f64)>| r.map(|(l, dl, g)| (l, dl.to_bits(), g.to_bits()));
+                            assert_eq!(
+                                bits(vector),
+                                bits(scalar),
+                                "{function:?} {method:?} {surrogate:?} trial {trial} k {k}"
+                            );
                         }
                     }
                 }

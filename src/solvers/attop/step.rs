@@ -146,7 +146,10 @@ mod tests {
             let c = unif();
             let pieces = [(unif(), 0.0), (unif(), 1.0), (unif(), -1.0)];
             let grid = |f: &dyn Fn(f64) -> f64| {
-                (0..=20_000).map(|i| line.lb + (line.ub - line.lb) * i as f64 / 20_000.0).map(f).fold(f64::NEG_INFINITY, f64::max)
+                (0..=20_000)
+                    .map(|i| line.lb + (line.ub - line.lb) * i as f64 / 20_000.0)
+                    .map(f)
+                    .fold(f64::NEG_INFINITY, f64::max)
             };
             let quad = |d: f64| -0.5 * line.a * d * d - line.b * d;
             let best = grid(&quad);

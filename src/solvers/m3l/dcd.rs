@@ -88,7 +88,8 @@ pub fn solve_dcd<D: Design>(
     let mut done = 0;
     let mut pass = 0u64;
     loop {
-        let budget = DcdOptions { max_iter: options.max_iter - done, seed: options.seed.wrapping_add(pass), ..*options };
+        let budget =
+            DcdOptions { max_iter: options.max_iter - done, seed: options.seed.wrapping_add(pass), ..*options };
         let (mut report, z) = solve_dcd_pass(problem, x, alpha, &budget, monitor)?;
         done += report.iterations;
         report.iterations = done;
@@ -125,7 +126,9 @@ fn solve_dcd_pass<D: Design>(
     let sweep = Sweep { problem, y: &columns.y, b: &columns.b, x, bias, sq_norms: &sq_norms, sigma: 1.0 };
     // Label-major α: label l's N variables contiguous, so that labels can be handed out.
     let mut a = label_major(alpha, n, labels);
-    let coupled: Vec<bool> = (0..labels).map(|l| (0..labels).any(|k| k != l && (problem.r(k, l) != 0.0 || problem.r(l, k) != 0.0))).collect();
+    let coupled: Vec<bool> = (0..labels)
+        .map(|l| (0..labels).any(|k| k != l && (problem.r(k, l) != 0.0 || problem.r(l, k) != 0.0)))
+        .collect();
     let started = std::time::Instant::now();
 
     let stop = monitor.stop_flag();
@@ -156,7 +159,13 @@ fn solve_dcd_pass<D: Design>(
     let max_violation = (0..n * labels)
         .map(|idx| projected(alpha[idx], problem.b(idx) - 2.0 * problem.y[idx] * scores[idx], c).abs())
         .fold(0.0, f64::max);
-    monitor.report(&Progress { epoch: epochs, primal, dual, gap: crate::solvers::relative_gap(primal, dual), elapsed: started.elapsed() });
+    monitor.report(&Progress {
+        epoch: epochs,
+        primal,
+        dual,
+        gap: crate::solvers::relative_gap(primal, dual),
+        elapsed: started.elapsed(),
+    });
     Ok((M3lReport { status, iterations: epochs, primal, dual, max_violation }, z))
 }
 
@@ -177,7 +186,14 @@ fn shrinking_bounds(weighted: impl Iterator<Item = (f64, f64, f64)>) -> (f64, f6
 /// The epochs of one label coupled to no other (see [`solve_dcd`]), on its α (`a_l`, N
 /// values) and z_l, until it settles (a sweep over all its variables within tol), the
 /// budget runs out, or `stop` is raised. Returns the status and the epochs taken.
-fn solve_uncoupled_label<D: Design>(sweep: &Sweep<'_, D>, l: usize, a_l: &mut [f64], z_l: &mut [f64], options: &DcdOptions, stop: Option<&AtomicBool>) -> (Status, usize) {
+fn solve_uncoupled_label<D: Design>(
+    sweep: &Sweep<'_, D>,
+    l: usize,
+    a_l: &mut [f64],
+    z_l: &mut [f64],
+    options: &DcdOptions,
+    stop: Option<&AtomicBool>,
+) -> (Status, usize) {
     let n = a_l.len();
     let weight = sweep.problem.r(l, l).abs();
     let mut set: Vec<usize> = (0..n).collect();
@@ -207,10 +223,18 @@ fn solve_uncoupled_label<D: Design>(sweep: &Sweep<'_, D>, l: usize, a_l: &mut [f
 
 /// The epoch loop over the labels marked `coupled` (α label-major); the others are
 /// left alone. Returns the status and the epochs taken.
-fn solve_coupled_labels<D: Design>(sweep: &Sweep<'_, D>, coupled: &[bool], a: &mut [f64], z: &mut [f64], options: &DcdOptions, monitor: &mut dyn Monitor) -> (Status, usize) {
+fn solve_coupled_labels<D: Design>(
+    sweep: &Sweep<'_, D>,
+    coupled: &[bool],
+    a: &mut [f64],
+    z: &mut [f64],
+    options: &DcdOptions,
+    monitor: &mut dyn Monitor,
+) -> (Status, usize) {
     let (problem, n) = (sweep.problem, sweep.problem.n);
     let labels = problem.labels;
-    let mut active: Vec<Vec<usize>> = (0..labels).map(|l| if coupled[l] { (0..n).collect() } else { Vec::new() }).collect();
+    let mut active: Vec<Vec<usize>> =
+        (0..labels).map(|l| if coupled[l] { (0..n).collect() } else { Vec::new() }).collect();
     // Extremal projected gradients (ascent convention) of each label's last sweep.
     let mut extremes = vec![LabelSweep::default(); labels];
     let (mut upper, mut lower) = (vec![f64::INFINITY; labels], vec![f64::NEG_INFINITY; labels]);
@@ -265,7 +289,8 @@ fn solve_coupled_labels<D: Design>(sweep: &Sweep<'_, D>, coupled: &[bool], a: &m
         // Next epoch's bounds, coupled through |R|. A label just returned to its whole
         // set keeps it for one sweep.
         for l in (0..labels).filter(|&l| coupled[l] && !returned[l]) {
-            (lower[l], upper[l]) = shrinking_bounds((0..labels).map(|k| (problem.r(k, l).abs(), extremes[k].max, extremes[k].min)));
+            (lower[l], upper[l]) =
+                shrinking_bounds((0..labels).map(|k| (problem.r(k, l).abs(), extremes[k].max, extremes[k].min)));
         }
     }
     (Status::MaxEpochs, epochs)
@@ -373,7 +398,15 @@ impl<D: Design> Sweep<'_, D> {
     /// with shrinking `bounds` = (lower, upper), a variable stuck at a bound beyond them
     /// leaves the set. `pending`, when given, accumulates v_l = Σ y δ x (43) for the
     /// labels coupled to l.
-    pub(crate) fn label(&self, l: usize, set: &mut Vec<usize>, bounds: Option<(f64, f64)>, alpha_l: &mut [f64], z_l: &mut [f64], mut pending: Option<&mut [f64]>) -> LabelSweep {
+    pub(crate) fn label(
+        &self,
+        l: usize,
+        set: &mut Vec<usize>,
+        bounds: Option<(f64, f64)>,
+        alpha_l: &mut [f64],
+        z_l: &mut [f64],
+        mut pending: Option<&mut [f64]>,
+    ) -> LabelSweep {
         let (problem, bias, sigma) = (self.problem, self.bias, self.sigma);
         let (n, c) = (problem.n, problem.c);
         let (y_l, b_l) = (&self.y[l * n..(l + 1) * n], &self.b[l * n..(l + 1) * n]);
@@ -413,7 +446,11 @@ impl<D: Design> Sweep<'_, D> {
                 // x_p = 0 (an empty row without intercept): the dual is linear in this
                 // variable, so its maximum is the bound the gradient points to (the limit
                 // of the step below as ‖x_p‖ → 0). Z does not move.
-                if g > 0.0 { c } else { 0.0 }
+                if g > 0.0 {
+                    c
+                } else {
+                    0.0
+                }
             } else {
                 (a + g / (sigma * 4.0 * r_ll * self.sq_norms[p])).clamp(0.0, c)
             };
@@ -433,7 +470,15 @@ impl<D: Design> Sweep<'_, D> {
 
     /// [`Self::label`] on the whole Z (L rows), then (42): every label k coupled to l
     /// catches up, z_k += σ'·2 R_kl v_l. `pending` is scratch for v_l.
-    pub(crate) fn label_and_coupled(&self, l: usize, set: &mut Vec<usize>, bounds: Option<(f64, f64)>, alpha_l: &mut [f64], z: &mut [f64], pending: &mut Vec<f64>) -> LabelSweep {
+    pub(crate) fn label_and_coupled(
+        &self,
+        l: usize,
+        set: &mut Vec<usize>,
+        bounds: Option<(f64, f64)>,
+        alpha_l: &mut [f64],
+        z: &mut [f64],
+        pending: &mut Vec<f64>,
+    ) -> LabelSweep {
         let labels = self.problem.labels;
         let width = z.len() / labels;
         // v_l (43) is needed only by labels coupled to l; with R = I it would be a
@@ -441,7 +486,14 @@ impl<D: Design> Sweep<'_, D> {
         let coupled = (0..labels).any(|k| k != l && self.problem.r(k, l) != 0.0);
         pending.clear();
         pending.resize(if coupled { width } else { 0 }, 0.0);
-        let swept = self.label(l, set, bounds, alpha_l, &mut z[l * width..(l + 1) * width], coupled.then_some(&mut pending[..]));
+        let swept = self.label(
+            l,
+            set,
+            bounds,
+            alpha_l,
+            &mut z[l * width..(l + 1) * width],
+            coupled.then_some(&mut pending[..]),
+        );
         if swept.moved && coupled {
             for k in (0..labels).filter(|&k| k != l) {
                 let r_kl = self.problem.r(k, l);
@@ -457,7 +509,13 @@ impl<D: Design> Sweep<'_, D> {
 }
 
 /// F = X Zᵀ on the training rows.
-pub(crate) fn training_scores<D: Design>(problem: &M3l<'_>, x: &D, z: &[f64], width: usize, bias: Option<f64>) -> Vec<f64> {
+pub(crate) fn training_scores<D: Design>(
+    problem: &M3l<'_>,
+    x: &D,
+    z: &[f64],
+    width: usize,
+    bias: Option<f64>,
+) -> Vec<f64> {
     let labels = problem.labels;
     let mut buf = RowBuf::new();
     let mut scores = vec![0.0; problem.n * labels];
@@ -494,7 +552,9 @@ mod tests {
         let (n, d, labels) = (120, 4, 6);
         let mut rng = SplitMix64::new(8);
         let x: Vec<f64> = (0..n * d).map(|_| rng.next_f64() - 0.5).collect();
-        let y: Vec<f64> = (0..n * labels).map(|t| if x[(t / labels) * d + t % d] + 0.2 * (rng.next_f64() - 0.5) > 0.0 { 1.0 } else { -1.0 }).collect();
+        let y: Vec<f64> = (0..n * labels)
+            .map(|t| if x[(t / labels) * d + t % d] + 0.2 * (rng.next_f64() - 0.5) > 0.0 { 1.0 } else { -1.0 })
+            .collect();
         let mut r = vec![0.0; labels * labels];
         (0..labels).for_each(|l| r[l * labels + l] = 1.0);
         for (l, k, v) in [(1, 3, 0.2), (3, 4, -0.15)] {
@@ -506,7 +566,9 @@ mod tests {
         let options = DcdOptions { tol: 1e-8, max_iter: 10_000, seed: 5, bias: Some(1.0), shrinking: true };
         let mut alpha = vec![0.0; n * labels];
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let (report, z) = pool.install(|| solve_dcd(&problem, &design, &mut alpha, &options, &mut Raised(AtomicBool::new(stop)))).unwrap();
+        let (report, z) = pool
+            .install(|| solve_dcd(&problem, &design, &mut alpha, &options, &mut Raised(AtomicBool::new(stop))))
+            .unwrap();
         (report, alpha, z)
     }
 

@@ -95,7 +95,13 @@ pub fn local_round<D: Design>(
 }
 
 /// The partition's share of (P, D) at (Z, α_k), and its largest |projected gradient|.
-pub fn partition_terms<D: Design>(problem: &M3l<'_>, x: &D, alpha: &[f64], z: &[f64], bias: Option<f64>) -> Result<(f64, f64, f64)> {
+pub fn partition_terms<D: Design>(
+    problem: &M3l<'_>,
+    x: &D,
+    alpha: &[f64],
+    z: &[f64],
+    bias: Option<f64>,
+) -> Result<(f64, f64, f64)> {
     check(problem, x, alpha, z, bias)?;
     let scores = training_scores(problem, x, z, primal_width(x, bias), bias);
     let (primal, dual) = problem.objectives(alpha, &scores);
@@ -129,7 +135,16 @@ mod tests {
     fn data(n: usize, d: usize, labels: usize, seed: u64) -> Data {
         let mut rng = SplitMix64::new(seed);
         let x: Vec<f64> = (0..n * d).map(|_| rng.next_f64() - 0.5).collect();
-        let y = (0..n * labels).map(|t| if (x[(t / labels) * d + t % labels % d] + 0.3 * (rng.next_f64() - 0.5)) > 0.0 { 1.0 } else { -1.0 }).collect();
+        let y =
+            (0..n * labels)
+                .map(|t| {
+                    if (x[(t / labels) * d + t % labels % d] + 0.3 * (rng.next_f64() - 0.5)) > 0.0 {
+                        1.0
+                    } else {
+                        -1.0
+                    }
+                })
+                .collect();
         let mut r = vec![0.0; labels * labels];
         for l in 0..labels {
             for k in 0..labels {
@@ -179,13 +194,24 @@ mod tests {
             let mut next = z.clone();
             for (k, alpha) in alphas.iter_mut().enumerate() {
                 let rows = cuts[k]..cuts[k + 1];
-                let part = M3l::new(rows.len(), labels, &v.y[rows.start * labels..rows.end * labels], &v.r, 0.5,
-                                    &v.plus[rows.start * labels..rows.end * labels], &v.minus[rows.start * labels..rows.end * labels]).unwrap();
+                let part = M3l::new(
+                    rows.len(),
+                    labels,
+                    &v.y[rows.start * labels..rows.end * labels],
+                    &v.r,
+                    0.5,
+                    &v.plus[rows.start * labels..rows.end * labels],
+                    &v.minus[rows.start * labels..rows.end * labels],
+                )
+                .unwrap();
                 let xk = DenseRows::new(&v.x[rows.start * d..rows.end * d], rows.len(), d).unwrap();
                 let (p, q, w) = partition_terms(&part, &xk, alpha, &z, None).unwrap();
                 (primal, dual, worst) = (primal + p, dual + q, worst.max(w));
-                let opts = M3lRoundOptions { sigma: 3.0, first_epoch: round, epochs: 1, seed: 10 + k as u64, bias: None };
-                let u = local_round(&part, &xk, alpha, &z, &partition_sq_norms(&xk, None), &opts, &mut Silent).unwrap().unwrap();
+                let opts =
+                    M3lRoundOptions { sigma: 3.0, first_epoch: round, epochs: 1, seed: 10 + k as u64, bias: None };
+                let u = local_round(&part, &xk, alpha, &z, &partition_sq_norms(&xk, None), &opts, &mut Silent)
+                    .unwrap()
+                    .unwrap();
                 next.iter_mut().zip(u.iter().zip(&z)).for_each(|(t, (&u, &z))| *t += (u - z) / 3.0);
             }
             assert!(dual >= last - 1e-12 * dual.abs(), "round {round}: D fell from {last} to {dual}");

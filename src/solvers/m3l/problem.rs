@@ -40,7 +40,15 @@ pub struct M3l<'a> {
 impl<'a> M3l<'a> {
     /// Checks shapes, signs and R (symmetric with a positive diagonal; positive
     /// definiteness is the caller's Cholesky check).
-    pub fn new(n: usize, labels: usize, y: &'a [f64], r: &'a [f64], c: f64, delta_plus: &'a [f64], delta_minus: &'a [f64]) -> Result<Self> {
+    pub fn new(
+        n: usize,
+        labels: usize,
+        y: &'a [f64],
+        r: &'a [f64],
+        c: f64,
+        delta_plus: &'a [f64],
+        delta_minus: &'a [f64],
+    ) -> Result<Self> {
         let size = n.checked_mul(labels).ok_or_else(|| Error::input("Y", "too large"))?;
         if n == 0 || labels == 0 {
             return Err(Error::input("Y", "needs at least one example and one label"));
@@ -68,7 +76,9 @@ impl<'a> M3l<'a> {
         if !(c > 0.0 && c.is_finite()) {
             return Err(Error::param("C", format!("must be finite and > 0, got {c}")));
         }
-        if delta_plus.iter().chain(delta_minus).any(|v| !v.is_finite()) || delta_plus.iter().zip(delta_minus).any(|(p, m)| p > m) {
+        if delta_plus.iter().chain(delta_minus).any(|v| !v.is_finite())
+            || delta_plus.iter().zip(delta_minus).any(|(p, m)| p > m)
+        {
             return Err(Error::input("loss", "Δ must be finite with Δ(y_i, −y_il) ≥ Δ(y_i, y_il)"));
         }
         Ok(Self { n, labels, y, r, c, delta_plus, delta_minus })

@@ -30,8 +30,8 @@
 
 use super::problem::{label_major, projected, row_major, M3l};
 use crate::kernels::{ColumnCache, KernelSource, Stored};
-use crate::vector_code::{first_largest_by, prefetch_lines, widest_vector_code, LANES};
 use crate::solvers::{Monitor, Progress, Status};
+use crate::vector_code::{first_largest_by, prefetch_lines, widest_vector_code, LANES};
 use crate::{Error, Result};
 
 /// Outer iterations a label uncoupled from the others may take in a row (see `solve_smo`).
@@ -75,7 +75,9 @@ pub fn solve_box_2d(q: [f64; 3], g: [f64; 2], lo: [f64; 2], hi: [f64; 2]) -> [f6
     if det > 0.0 && (lo[0]..=hi[0]).contains(&free[0]) && (lo[1]..=hi[1]).contains(&free[1]) {
         return free;
     }
-    let value = |x: [f64; 2]| -0.5 * (q11 * x[0] * x[0] + 2.0 * q12 * x[0] * x[1] + q22 * x[1] * x[1]) + g[0] * x[0] + g[1] * x[1];
+    let value = |x: [f64; 2]| {
+        -0.5 * (q11 * x[0] * x[0] + 2.0 * q12 * x[0] * x[1] + q22 * x[1] * x[1]) + g[0] * x[0] + g[1] * x[1]
+    };
     let mut best = [0.0, 0.0];
     let mut best_value = f64::NEG_INFINITY;
     for x1 in [lo[0], hi[0]] {
@@ -222,7 +224,13 @@ impl SearchSet {
     /// if given, the second (jq, its kernel column) by `step_q`: u += K_p step_p +
     /// K_q step_q at the searched positions, their gradients to g_start − coef·y·u (33),
     /// and the most violating one, as [`Self::most_violating`].
-    fn follow(&mut self, (jp, step_p): (usize, f64), second: Option<(usize, &[f32], f64)>, coef: f64, c: f64) -> (f64, Option<usize>) {
+    fn follow(
+        &mut self,
+        (jp, step_p): (usize, f64),
+        second: Option<(usize, &[f32], f64)>,
+        coef: f64,
+        c: f64,
+    ) -> (f64, Option<usize>) {
         self.record(jp, step_p);
         let step_q = match second {
             Some((jq, column_q, step_q)) => {
@@ -415,7 +423,13 @@ impl Lookahead {
     /// [`SearchSet::most_violating`] breaks them), as many as the budget and the free
     /// slots allow. Does nothing when `needed` is cached already, or when fewer than two
     /// columns would be loaded (then a miss computes its own column, as without this).
-    fn load<S: KernelSource + ?Sized>(&mut self, needed: Option<usize>, search: &SearchSet, cache: &mut ColumnCache<f32>, kernel: &S) {
+    fn load<S: KernelSource + ?Sized>(
+        &mut self,
+        needed: Option<usize>,
+        search: &SearchSet,
+        cache: &mut ColumnCache<f32>,
+        kernel: &S,
+    ) {
         let count = self.budget.min(cache.capacity() - cache.len());
         if count < 2 || needed.is_some_and(|i| cache.contains(i)) {
             return;
@@ -429,7 +443,9 @@ impl Lookahead {
         let guesses = count - usize::from(needed.is_some());
         if candidates.len() > guesses {
             let projected = &search.projected;
-            candidates.select_nth_unstable_by(guesses, |&a, &b| projected[b].abs().total_cmp(&projected[a].abs()).then(a.cmp(&b)));
+            candidates.select_nth_unstable_by(guesses, |&a, &b| {
+                projected[b].abs().total_cmp(&projected[a].abs()).then(a.cmp(&b))
+            });
             candidates.truncate(guesses);
         }
         candidates.iter_mut().for_each(|j| *j = search.index[*j]);
@@ -498,7 +514,13 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
     // recomputed whenever its gradients change (the catch-up below), so choosing the
     // label costs O(L), not a pass over all N·L variables.
     let mut violation: Vec<f64> = (0..labels)
-        .map(|k| a[k * n..(k + 1) * n].iter().zip(&g[k * n..(k + 1) * n]).map(|(&a, &g)| projected(a, g, c).abs()).fold(0.0, f64::max))
+        .map(|k| {
+            a[k * n..(k + 1) * n]
+                .iter()
+                .zip(&g[k * n..(k + 1) * n])
+                .map(|(&a, &g)| projected(a, g, c).abs())
+                .fold(0.0, f64::max)
+        })
         .collect();
     // A label l with R_kl = 0 for every k ≠ l is a problem of its own: its steps and
     // catch-ups read and write only its own variables, so its iterates are the same
@@ -588,7 +610,8 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             }
         }
         if options.report_every > 0 && iterations % options.report_every == 0 {
-            let (primal, dual) = problem.objectives(&row_major(&a, n, labels), &scores_from_gradient(problem, &row_major(&g, n, labels)));
+            let (primal, dual) = problem
+                .objectives(&row_major(&a, n, labels), &scores_from_gradient(problem, &row_major(&g, n, labels)));
             let gap = crate::solvers::relative_gap(primal, dual);
             monitor.report(&Progress { epoch: iterations, primal, dual, gap, elapsed: started.elapsed() });
         }
@@ -655,7 +678,9 @@ mod tests {
             let lo = [-rng.next_f64(), -rng.next_f64()];
             let hi = [rng.next_f64(), rng.next_f64()];
             let x = solve_box_2d([a, q12, d], g, lo, hi);
-            let value = |x: [f64; 2]| -0.5 * (a * x[0] * x[0] + 2.0 * q12 * x[0] * x[1] + d * x[1] * x[1]) + g[0] * x[0] + g[1] * x[1];
+            let value = |x: [f64; 2]| {
+                -0.5 * (a * x[0] * x[0] + 2.0 * q12 * x[0] * x[1] + d * x[1] * x[1]) + g[0] * x[0] + g[1] * x[1]
+            };
             let mut best = f64::NEG_INFINITY;
             for s in 0..=200 {
                 for t in 0..=200 {
@@ -668,4 +693,3 @@ mod tests {
         }
     }
 }
-

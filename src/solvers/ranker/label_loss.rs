@@ -21,7 +21,10 @@ pub enum LabelLoss {
     Softmax,
     Sparsemax,
     /// Rankmax onto the (n, k)-simplex with margin `eta`.
-    Rankmax { k: usize, eta: f64 },
+    Rankmax {
+        k: usize,
+        eta: f64,
+    },
 }
 
 impl LabelLoss {
@@ -71,7 +74,13 @@ impl<T: Real> LossScratch<T> {
 }
 
 /// L(z, Y) into the return value, ∂L/∂z into `grad` (overwritten).
-pub fn label_loss<T: Real>(loss: LabelLoss, z: &[T], labels: &[u32], grad: &mut [T], scratch: &mut LossScratch<T>) -> Result<f64> {
+pub fn label_loss<T: Real>(
+    loss: LabelLoss,
+    z: &[T],
+    labels: &[u32],
+    grad: &mut [T],
+    scratch: &mut LossScratch<T>,
+) -> Result<f64> {
     let zero = T::from_f64(0.0);
     if labels.is_empty() {
         grad.iter_mut().for_each(|g| *g = zero);
@@ -149,7 +158,12 @@ mod tests {
             let z: Vec<f64> = (0..n).map(|_| (rng.next_f64() - 0.5) * [0.5, 4.0, 50.0][trial % 3]).collect();
             let labels: Vec<u32> = (0..1 + rng.below(5)).map(|_| rng.below(n) as u32).collect();
             let k = 1 + rng.below(n - 1);
-            for loss in [LabelLoss::Softmax, LabelLoss::Sparsemax, LabelLoss::Rankmax { k: 1, eta: 1.0 }, LabelLoss::Rankmax { k, eta: 0.7 }] {
+            for loss in [
+                LabelLoss::Softmax,
+                LabelLoss::Sparsemax,
+                LabelLoss::Rankmax { k: 1, eta: 1.0 },
+                LabelLoss::Rankmax { k, eta: 0.7 },
+            ] {
                 let mut grad = vec![0.0; n];
                 let value = label_loss(loss, &z, &labels, &mut grad, &mut LossScratch::new()).unwrap();
                 let (mut want, mut want_grad, mut g) = (0.0, vec![0.0; n], vec![0.0; n]);

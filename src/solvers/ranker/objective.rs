@@ -100,8 +100,15 @@ pub struct Labels<'a> {
 
 impl<'a> Labels<'a> {
     pub fn new(indptr: &'a [usize], indices: &'a [u32], n_rows: usize, n_labels: usize) -> Result<Self> {
-        if indptr.len() != n_rows + 1 || indptr[0] != 0 || indptr[n_rows] != indices.len() || indptr.windows(2).any(|w| w[0] > w[1]) {
-            return Err(Error::input("Y", format!("label pointers must be {} non-decreasing offsets from 0 to {}", n_rows + 1, indices.len())));
+        if indptr.len() != n_rows + 1
+            || indptr[0] != 0
+            || indptr[n_rows] != indices.len()
+            || indptr.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err(Error::input(
+                "Y",
+                format!("label pointers must be {} non-decreasing offsets from 0 to {}", n_rows + 1, indices.len()),
+            ));
         }
         if indices.iter().any(|&y| y as usize >= n_labels) {
             return Err(Error::input("Y", format!("labels must lie in [0, {n_labels})")));
@@ -174,7 +181,10 @@ pub fn add_data_gradient<T: Param, D: Design>(
 ) -> Result<f64> {
     let Shape { labels: n, components: r, .. } = shape;
     if shape.features != x.n_features() || theta.len() != shape.parameters() || grad.len() != shape.parameters() {
-        return Err(Error::input("theta", format!("parameters for {} features do not fit X with {}", shape.features, x.n_features())));
+        return Err(Error::input(
+            "theta",
+            format!("parameters for {} features do not fit X with {}", shape.features, x.n_features()),
+        ));
     }
     let batch = rows.len();
     let (u, v, b) = shape.split(theta);
@@ -188,8 +198,12 @@ pub fn add_data_gradient<T: Param, D: Design>(
     let mut buf = RowBuf::new();
     for (bi, &i) in rows.iter().enumerate() {
         match x.row(i, &mut buf) {
-            Row::Dense(values) => scratch.entries.extend(values.iter().enumerate().filter(|(_, &v)| v != 0.0).map(|(j, &v)| (j as u32, bi as u32, v))),
-            Row::Sparse { indices, values } => scratch.entries.extend(indices.iter().zip(values).map(|(&j, &v)| (j, bi as u32, v))),
+            Row::Dense(values) => scratch
+                .entries
+                .extend(values.iter().enumerate().filter(|(_, &v)| v != 0.0).map(|(j, &v)| (j as u32, bi as u32, v))),
+            Row::Sparse { indices, values } => {
+                scratch.entries.extend(indices.iter().zip(values).map(|(&j, &v)| (j, bi as u32, v)))
+            }
         }
         scratch.row_ptr.push(scratch.entries.len());
     }
@@ -222,7 +236,10 @@ pub fn add_data_gradient<T: Param, D: Design>(
         // Z = H_c Vᵀ, a block of labels per task.
         {
             let mut scores = view_mut(&mut scratch.scores, c, n);
-            let blocks: Vec<_> = scores.axis_chunks_iter_mut(Axis(1), LABEL_BLOCK).zip(v_all.axis_chunks_iter(Axis(0), LABEL_BLOCK)).collect();
+            let blocks: Vec<_> = scores
+                .axis_chunks_iter_mut(Axis(1), LABEL_BLOCK)
+                .zip(v_all.axis_chunks_iter(Axis(0), LABEL_BLOCK))
+                .collect();
             blocks.into_par_iter().for_each(|(mut zb, vb)| general_mat_mul(one, &hidden, &vb.t(), zero, &mut zb));
         }
 
@@ -362,7 +379,12 @@ mod tests {
     }
 
     fn losses(n: usize) -> Vec<LabelLoss> {
-        vec![LabelLoss::Softmax, LabelLoss::Sparsemax, LabelLoss::Rankmax { k: 1, eta: 1.0 }, LabelLoss::Rankmax { k: n / 2, eta: 0.5 }]
+        vec![
+            LabelLoss::Softmax,
+            LabelLoss::Sparsemax,
+            LabelLoss::Rankmax { k: 1, eta: 1.0 },
+            LabelLoss::Rankmax { k: n / 2, eta: 0.5 },
+        ]
     }
 
     #[test]
@@ -424,7 +446,10 @@ mod tests {
             for (threads, sparse) in [(2, false), (3, true)] {
                 let other = run(threads, CHUNK_ELEMENTS, sparse);
                 assert_eq!(reference.0.to_bits(), other.0.to_bits(), "{loss:?} {threads}");
-                assert!(reference.1.iter().zip(&other.1).all(|(a, b)| a.to_bits() == b.to_bits()), "{loss:?} {threads}");
+                assert!(
+                    reference.1.iter().zip(&other.1).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{loss:?} {threads}"
+                );
             }
             // Score chunks (fixed by n, never by the thread count) only reorder the sums
             // over rows of ∂V and ∂b.
@@ -440,7 +465,8 @@ mod tests {
             let mut scratch = Scratch::default();
             let mut value = 0.0;
             for i in 0..rows {
-                value += add_data_gradient(&dense, &labels, &[i], p.shape, &p.theta, loss, &mut grad, &mut scratch).unwrap();
+                value +=
+                    add_data_gradient(&dense, &labels, &[i], p.shape, &p.theta, loss, &mut grad, &mut scratch).unwrap();
             }
             assert!((value - reference.0).abs() <= 1e-9 * value.abs());
             assert!(grad.iter().zip(&reference.1).all(|(a, b)| (a - b).abs() <= 1e-9 * (1.0 + b.abs())));

@@ -92,7 +92,16 @@ pub fn train_epoch<T: Param, D: Design>(
         })?;
         pairs += batch_pairs;
         let scale = if batch_pairs > 0 { 1.0 / batch_pairs as f64 } else { 0.0 };
-        let finite = apply_update(options.optimizer, theta, &grad, scale, options.alpha, shape.regularised(), options.learning_rate, state);
+        let finite = apply_update(
+            options.optimizer,
+            theta,
+            &grad,
+            scale,
+            options.alpha,
+            shape.regularised(),
+            options.learning_rate,
+            state,
+        );
         steps += 1;
         if !finite {
             return Err(Error::no_solution("ranker training", format!("the parameters diverged to inf/NaN at minibatch {steps}: lower learning_rate, or rescale X if its values are large")));

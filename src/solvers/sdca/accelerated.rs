@@ -63,14 +63,19 @@ pub fn solve_linear<D: Design, L: SdcaLoss + ?Sized>(
     monitor: &mut dyn Monitor,
 ) -> Result<SdcaReport> {
     let start = Instant::now();
-    let plain = |model: &mut LinearModel<D>, ex: &Examples, a: &mut [f64], opts: &SdcaOptions, monitor: &mut dyn Monitor| match blocks {
-        Some(b) => solve_cocoa(model, loss, ex, a, opts, b, monitor),
-        None => solve(model, loss, ex, a, opts, monitor),
-    };
+    let plain =
+        |model: &mut LinearModel<D>, ex: &Examples, a: &mut [f64], opts: &SdcaOptions, monitor: &mut dyn Monitor| {
+            match blocks {
+                Some(b) => solve_cocoa(model, loss, ex, a, opts, b, monitor),
+                None => solve(model, loss, ex, a, opts, monitor),
+            }
+        };
     let condition = (0..model.n_rows()).map(|i| ex.c[i] * model.sq_norm(i)).fold(0.0, f64::max);
-    let mut watch = Watch { outer: monitor, tol: opts.tol, max_epochs: opts.max_epochs, gaps: Vec::new(), switch: false };
+    let mut watch =
+        Watch { outer: monitor, tol: opts.tol, max_epochs: opts.max_epochs, gaps: Vec::new(), switch: false };
     let judge = condition >= MIN_CONDITION;
-    let report = if judge { plain(model, ex, a, opts, &mut watch)? } else { plain(model, ex, a, opts, &mut *watch.outer)? };
+    let report =
+        if judge { plain(model, ex, a, opts, &mut watch)? } else { plain(model, ex, a, opts, &mut *watch.outer)? };
     if !watch.switch {
         return Ok(report);
     }
@@ -170,7 +175,8 @@ impl<D: Design> Stages<'_, '_, D> {
             }
             let obj = self.certificate(&report.objectives, &centre, mu);
             let gap = relative_gap(obj.primal, obj.dual);
-            let progress = Progress { epoch: self.epochs, primal: obj.primal, dual: obj.dual, gap, elapsed: self.start.elapsed() };
+            let progress =
+                Progress { epoch: self.epochs, primal: obj.primal, dual: obj.dual, gap, elapsed: self.start.elapsed() };
             self.history.push(progress);
             monitor.report(&progress);
             if gap <= self.opts.tol {
@@ -195,10 +201,18 @@ impl<D: Design> Stages<'_, '_, D> {
                         *wv = mu * (*wv - z);
                     }
                     let rest = SdcaOptions { max_epochs: self.opts.max_epochs - self.epochs, ..*self.opts };
-                    let report = plain(self.model, self.ex, self.a, &rest, &mut Shifted { outer: monitor, by: self.epochs })?;
+                    let report =
+                        plain(self.model, self.ex, self.a, &rest, &mut Shifted { outer: monitor, by: self.epochs })?;
                     self.epochs += report.epochs;
-                    self.history.extend(report.history.iter().map(|p| Progress { epoch: p.epoch + self.epochs - report.epochs, ..*p }));
-                    return Ok(SdcaReport { status: report.status, epochs: self.epochs, objectives: report.objectives, history: std::mem::take(&mut self.history) });
+                    self.history.extend(
+                        report.history.iter().map(|p| Progress { epoch: p.epoch + self.epochs - report.epochs, ..*p }),
+                    );
+                    return Ok(SdcaReport {
+                        status: report.status,
+                        epochs: self.epochs,
+                        objectives: report.objectives,
+                        history: std::mem::take(&mut self.history),
+                    });
                 }
                 // X^T A scales by μ/μ' with A; the new centre is (1 − 1/μ')·W.
                 let ratio = mu / smaller;
@@ -215,7 +229,9 @@ impl<D: Design> Stages<'_, '_, D> {
             // (W − Z = X^T A is the stage's own variable).
             let q = (1.0 / mu).sqrt();
             let beta = (1.0 - q) / (1.0 + q);
-            for (((wv, wp), z), &wt) in self.model.weights_mut().iter_mut().zip(w_prev.iter_mut()).zip(centre.iter_mut()).zip(&w) {
+            for (((wv, wp), z), &wt) in
+                self.model.weights_mut().iter_mut().zip(w_prev.iter_mut()).zip(centre.iter_mut()).zip(&w)
+            {
                 let y = wt + beta * (wt - *wp);
                 let z_new = (1.0 - 1.0 / mu) * y;
                 *wv += z_new - *z;
@@ -235,7 +251,10 @@ impl<D: Design> Stages<'_, '_, D> {
         let w = self.model.weights();
         let half_w2 = 0.5 * crate::linalg::dot(w, w);
         let dist2: f64 = w.iter().zip(centre).map(|(&wv, &z)| (wv - z) * (wv - z)).sum();
-        Objectives { primal: half_w2 + mu * (stage.primal - half_w2), dual: mu * (stage.dual + half_w2) - 0.5 * mu * mu * dist2 }
+        Objectives {
+            primal: half_w2 + mu * (stage.primal - half_w2),
+            dual: mu * (stage.dual + half_w2) - 0.5 * mu * mu * dist2,
+        }
     }
 
     fn report(&mut self, status: Status, objectives: Objectives) -> SdcaReport {
@@ -310,7 +329,11 @@ mod tests {
             let mut active = ActiveSet::new(n);
             let dual = objectives(&rebuilt, &loss, &ex, &a, &mut active, false, None).unwrap().unwrap().dual;
             let primal = objectives(&model, &loss, &ex, &a, &mut active, false, None).unwrap().unwrap().primal;
-            assert!((dual - report.objectives.dual).abs() <= 1e-9 * dual.abs(), "{blocks:?}: {dual} vs {:?}", report.objectives);
+            assert!(
+                (dual - report.objectives.dual).abs() <= 1e-9 * dual.abs(),
+                "{blocks:?}: {dual} vs {:?}",
+                report.objectives
+            );
             assert!((primal - report.objectives.primal).abs() <= 1e-9 * primal.abs(), "{blocks:?}");
             assert!(relative_gap(primal, dual) <= opts.tol);
         }

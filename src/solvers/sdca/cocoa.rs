@@ -23,7 +23,10 @@ use rayon::prelude::*;
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::{objectives, ActiveSet, Examples};
-use super::solver::{check_curvatures, check_problem, drive, epoch_order, prefetch_step, restricted_step, SdcaOptions, SdcaReport, StepScratch};
+use super::solver::{
+    check_curvatures, check_problem, drive, epoch_order, prefetch_step, restricted_step, SdcaOptions, SdcaReport,
+    StepScratch,
+};
 use crate::data::Design;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
@@ -107,7 +110,17 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
             model.w = w;
             result
         },
-        |stop| objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow(), &mut active.borrow_mut(), opts.shrinking, stop),
+        |stop| {
+            objectives(
+                &**model_cell.borrow(),
+                loss,
+                ex,
+                &a_cell.borrow(),
+                &mut active.borrow_mut(),
+                opts.shrinking,
+                stop,
+            )
+        },
     )
 }
 
@@ -203,7 +216,15 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
     }
 
     /// Applies a pending combination: every block's rows, and W += tΔW.
-    fn flush(&self, pending: Option<f64>, parts: &[&[usize]], blocks: &[Block], rows: &DisjointRows, w: &mut [f64], total: &[f64]) {
+    fn flush(
+        &self,
+        pending: Option<f64>,
+        parts: &[&[usize]],
+        blocks: &[Block],
+        rows: &DisjointRows,
+        w: &mut [f64],
+        total: &[f64],
+    ) {
         if let Some(t) = pending {
             blocks.par_iter().zip(parts.par_iter()).for_each(|(block, part)| self.commit(block, part, rows, t));
             w.par_chunks_mut(AGGREGATE_CHUNK)

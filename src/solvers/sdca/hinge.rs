@@ -30,7 +30,14 @@ pub struct TopKHinge {
 
 impl TopKHinge {
     /// Projects `b` onto r·S with bias `rho` into `out`.
-    fn project(&self, b: &[f64], r: f64, rho: f64, out: &mut [f64], ws: &mut crate::projections::Workspace) -> Result<()> {
+    fn project(
+        &self,
+        b: &[f64],
+        r: f64,
+        rho: f64,
+        out: &mut [f64],
+        ws: &mut crate::projections::Workspace,
+    ) -> Result<()> {
         match self.variant {
             TopKVariant::Alpha => topk_simplex(b, self.k, r, rho, out, ws).map(|_| ()),
             TopKVariant::Beta => box_simplex(b, r / self.k as f64, r, rho, out, ws).map(|_| ()),
@@ -128,7 +135,16 @@ impl SdcaLoss for TopKHinge {
     /// class with v_l ≥ v_z − [`CLASS_MARGIN`]: a dropped class lies at least that far
     /// below the threshold, so it stays zero until score differences drift by more than
     /// the margin — and the next check re-admits it if they do.
-    fn active_classes(&self, s: &[f64], kii: f64, y: usize, c: f64, a: &[f64], out: &mut Vec<u32>, ws: &mut LossWorkspace) -> Result<bool> {
+    fn active_classes(
+        &self,
+        s: &[f64],
+        kii: f64,
+        y: usize,
+        c: f64,
+        a: &[f64],
+        out: &mut Vec<u32>,
+        ws: &mut LossWorkspace,
+    ) -> Result<bool> {
         let m = s.len();
         let mut scratch = std::mem::take(&mut ws.extra);
         scratch.resize(2 * m, 0.0);
@@ -137,10 +153,7 @@ impl SdcaLoss for TopKHinge {
         stepped.copy_from_slice(a);
         let result = self.update(q, kii, y, c, stepped, ws);
         // Only differences of v matter: compare q directly.
-        let top_zero = (0..m)
-            .filter(|&j| j != y && stepped[j] == 0.0)
-            .map(|j| q[j])
-            .fold(f64::NEG_INFINITY, f64::max);
+        let top_zero = (0..m).filter(|&j| j != y && stepped[j] == 0.0).map(|j| q[j]).fold(f64::NEG_INFINITY, f64::max);
         let cut = top_zero - CLASS_MARGIN;
         let before = out.len();
         out.extend((0..m).filter(|&j| j == y || a[j] != 0.0 || stepped[j] != 0.0 || q[j] >= cut).map(|j| j as u32));

@@ -73,7 +73,13 @@ impl RoundOptions {
 
 /// The checks of a partition: W's shape, A_k's shape and feasibility of the labels and
 /// weights. Unlike a whole problem, a partition may be empty or hold only zero weights.
-fn check_partition<D: Design, L: SdcaLoss + ?Sized>(model: &LinearModel<'_, D>, loss: &L, ex: &Examples, a: &[f64], w: &[f64]) -> Result<()> {
+fn check_partition<D: Design, L: SdcaLoss + ?Sized>(
+    model: &LinearModel<'_, D>,
+    loss: &L,
+    ex: &Examples,
+    a: &[f64],
+    w: &[f64],
+) -> Result<()> {
     let (n, m) = (model.design().n_rows(), model.all_classes().len());
     loss.check(m)?;
     ex.check_entries(n, m)?;
@@ -132,7 +138,8 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
     let mut order = Vec::with_capacity(n);
     let mut recorded = if opts.record { vec![false; n] } else { Vec::new() };
     let mut old = if opts.record { vec![0.0; m] } else { Vec::new() };
-    let order_opts = SdcaOptions { tol: 1.0, max_epochs: 1, check_every: 1, seed: opts.seed, shrinking: opts.shrinking };
+    let order_opts =
+        SdcaOptions { tol: 1.0, max_epochs: 1, check_every: 1, seed: opts.seed, shrinking: opts.shrinking };
     let Cursor { mut epoch, mut offset } = from;
     epoch_order(&mut order, active, ex, &order_opts, epoch as usize);
     if order.is_empty() {
@@ -161,7 +168,10 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
             // unless row i of X is not (or the product overflows): the check that spares
             // the caller a pass over all of X for a round that reads a part of it.
             if step.s[..k].iter().any(|s| !s.is_finite()) {
-                return Err(Error::input("X", format!("row {i} contains NaN or infinity, or its scores overflow float64")));
+                return Err(Error::input(
+                    "X",
+                    format!("row {i} contains NaN or infinity, or its scores overflow float64"),
+                ));
             }
             let ai = &mut a[i * m..(i + 1) * m];
             // The row before its first change in this round, when the round records.
@@ -182,7 +192,8 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
         remaining -= (last - first) as u64;
         offset = last as u64;
     }
-    round.end = if offset as usize >= order.len() { Cursor { epoch: epoch + 1, offset: 0 } } else { Cursor { epoch, offset } };
+    round.end =
+        if offset as usize >= order.len() { Cursor { epoch: epoch + 1, offset: 0 } } else { Cursor { epoch, offset } };
     Ok(Some(round))
 }
 
@@ -192,7 +203,14 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
 /// along a segment (the hinge losses) these two give D(A + tΔA) for every t, which the
 /// driver maximises over t ∈ [0, 1] (CoCoA with a line search, as `cocoa.rs`'s
 /// `step_length`).
-pub fn dual_change<L: SdcaLoss + ?Sized>(loss: &L, ex: &Examples, changed: &[usize], before: &[f64], a: &[f64], m: usize) -> Result<(f64, f64)> {
+pub fn dual_change<L: SdcaLoss + ?Sized>(
+    loss: &L,
+    ex: &Examples,
+    changed: &[usize],
+    before: &[f64],
+    a: &[f64],
+    m: usize,
+) -> Result<(f64, f64)> {
     let n = ex.y.len();
     ex.check_entries(n, m)?;
     if a.len() != n * m || before.len() != changed.len() * m || changed.iter().any(|&i| i >= n) {
@@ -243,7 +261,11 @@ mod tests {
     fn problem(n: usize, d: usize, m: usize, seed: u64) -> (Vec<f64>, Vec<usize>) {
         let mut rng = SplitMix64::new(seed);
         let y: Vec<usize> = (0..n).map(|_| rng.below(m)).collect();
-        let x = y.iter().flat_map(|&yi| (0..d).map(move |j| (yi * d + j) as f64)).map(|t| (t * 0.37).sin() + rng.next_f64() - 0.5).collect();
+        let x = y
+            .iter()
+            .flat_map(|&yi| (0..d).map(move |j| (yi * d + j) as f64))
+            .map(|t| (t * 0.37).sin() + rng.next_f64() - 0.5)
+            .collect();
         (x, y)
     }
 
@@ -263,12 +285,32 @@ mod tests {
         }
 
         /// Also checks that a round without recording changes A and u the same way.
-        fn round<L: SdcaLoss>(&mut self, loss: &L, ex: &Examples, active: &ActiveSet, steps: u64, shrinking: bool) -> Round {
+        fn round<L: SdcaLoss>(
+            &mut self,
+            loss: &L,
+            ex: &Examples,
+            active: &ActiveSet,
+            steps: u64,
+            shrinking: bool,
+        ) -> Round {
             let opts = RoundOptions { sigma: 1.0, steps, seed: 9, shrinking, record: true };
             let mut unrecorded_a = self.a.clone();
             let unrecorded_opts = RoundOptions { record: false, ..opts };
-            let unrecorded = local_round(&self.model, loss, ex, &mut unrecorded_a, &self.w, active, self.cursor, &unrecorded_opts, &mut Silent);
-            let round = local_round(&self.model, loss, ex, &mut self.a, &self.w, active, self.cursor, &opts, &mut Silent).unwrap().unwrap();
+            let unrecorded = local_round(
+                &self.model,
+                loss,
+                ex,
+                &mut unrecorded_a,
+                &self.w,
+                active,
+                self.cursor,
+                &unrecorded_opts,
+                &mut Silent,
+            );
+            let round =
+                local_round(&self.model, loss, ex, &mut self.a, &self.w, active, self.cursor, &opts, &mut Silent)
+                    .unwrap()
+                    .unwrap();
             let unrecorded = unrecorded.unwrap().unwrap();
             assert!(unrecorded.changed.is_empty() && unrecorded.before.is_empty());
             assert_eq!((&unrecorded.local, unrecorded.end, &unrecorded_a), (&round.local, round.end, &self.a));
@@ -304,7 +346,8 @@ mod tests {
                     local.round(&loss, &ex, &active, eligible, true);
                     assert_eq!(local.cursor, Cursor { epoch: epoch as u64 + 1, offset: 0 });
                     if epoch % check_every == 0 {
-                        active = partition_terms(&mut local.model, &loss, &ex, &local.a, &local.w.clone(), true).unwrap().2;
+                        active =
+                            partition_terms(&mut local.model, &loss, &ex, &local.a, &local.w.clone(), true).unwrap().2;
                     }
                 }
             } else {
@@ -325,7 +368,8 @@ mod tests {
             let w = local.w.clone();
             let (loss_sum, dual_sum, _) = partition_terms(&mut local.model, &loss, &ex, &local.a, &w, false).unwrap();
             let half = 0.5 * crate::linalg::dot(&w, &w);
-            let whole = objectives(&serial, &loss, &ex, &a_serial, &mut ActiveSet::new(n), false, None).unwrap().unwrap();
+            let whole =
+                objectives(&serial, &loss, &ex, &a_serial, &mut ActiveSet::new(n), false, None).unwrap().unwrap();
             assert_eq!((half + loss_sum).to_bits(), whole.primal.to_bits());
             assert_eq!((dual_sum - half).to_bits(), whole.dual.to_bits());
         }
@@ -346,7 +390,8 @@ mod tests {
         let optimum = solve(&mut serial, &loss, &Examples { y: &y, c: &c }, &mut a_serial, &opts, &mut Silent).unwrap();
 
         let cuts = [0, 40, 41, 150]; // a tiny partition among them
-        let parts: Vec<(Vec<f64>, usize)> = cuts.windows(2).map(|r| (x[r[0] * d..r[1] * d].to_vec(), r[1] - r[0])).collect();
+        let parts: Vec<(Vec<f64>, usize)> =
+            cuts.windows(2).map(|r| (x[r[0] * d..r[1] * d].to_vec(), r[1] - r[0])).collect();
         let mut duals: Vec<Vec<f64>> = parts.iter().map(|(_, rows)| vec![0.0; rows * m]).collect();
         let mut w = vec![0.0; m * d];
         let mut last = f64::NEG_INFINITY;
@@ -359,9 +404,18 @@ mod tests {
                 let mut model = LinearModel::new(&design, m, None);
                 let (l, dl, _) = partition_terms(&mut model, &loss, &ex, a, &w, false).unwrap();
                 (loss_total, dual_total) = (loss_total + l, dual_total + dl);
-                let ro = RoundOptions { sigma: 3.0, steps: *rows as u64, seed: 100 + k as u64, shrinking: false, record: true };
+                let ro = RoundOptions {
+                    sigma: 3.0,
+                    steps: *rows as u64,
+                    seed: 100 + k as u64,
+                    shrinking: false,
+                    record: true,
+                };
                 let from = Cursor { epoch: round as u64 + 1, offset: 0 };
-                let u = local_round(&model, &loss, &ex, a, &w, &ActiveSet::new(*rows), from, &ro, &mut Silent).unwrap().unwrap().local;
+                let u = local_round(&model, &loss, &ex, a, &w, &ActiveSet::new(*rows), from, &ro, &mut Silent)
+                    .unwrap()
+                    .unwrap()
+                    .local;
                 next.iter_mut().zip(u.iter().zip(&w)).for_each(|(t, (&u, &w))| *t += (u - w) / 3.0);
             }
             let half = 0.5 * crate::linalg::dot(&w, &w);
@@ -416,7 +470,10 @@ mod tests {
         let w: Vec<f64> = (0..16).map(f64::from).collect();
         let ro = RoundOptions { sigma: 2.0, steps: 10, seed: 0, shrinking: true, record: true };
         let (all, from) = (ActiveSet::new(0), Cursor { epoch: 1, offset: 0 });
-        assert_eq!(local_round(&model, &loss, &ex, &mut [], &w, &all, from, &ro, &mut Silent).unwrap().unwrap().local, w);
+        assert_eq!(
+            local_round(&model, &loss, &ex, &mut [], &w, &all, from, &ro, &mut Silent).unwrap().unwrap().local,
+            w
+        );
         let bad = RoundOptions { sigma: 0.5, ..ro };
         assert!(local_round(&model, &loss, &ex, &mut [], &w, &all, from, &bad, &mut Silent).is_err());
         assert!(local_round(&model, &loss, &ex, &mut [], &w[1..], &all, from, &ro, &mut Silent).is_err());

@@ -63,7 +63,16 @@ pub trait SdcaLoss: Sync {
     /// holding the top k + 1 classes, is still its exact step over that subset.
     /// Default: never (smooth losses keep every a_j ≠ 0).
     #[allow(clippy::too_many_arguments)]
-    fn active_classes(&self, _s: &[f64], _kii: f64, _y: usize, _c: f64, _a: &[f64], _out: &mut Vec<u32>, _ws: &mut LossWorkspace) -> Result<bool> {
+    fn active_classes(
+        &self,
+        _s: &[f64],
+        _kii: f64,
+        _y: usize,
+        _c: f64,
+        _a: &[f64],
+        _out: &mut Vec<u32>,
+        _ws: &mut LossWorkspace,
+    ) -> Result<bool> {
         Ok(false)
     }
 }

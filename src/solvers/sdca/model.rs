@@ -25,7 +25,15 @@ pub trait ScoreModel: Sync {
     /// s_t = the score of class `classes[t]` (ascending; the serial loop under class
     /// shrinking). The default computes all m scores into `full` and picks them out;
     /// models that can skip the other classes override it.
-    fn class_scores_mut(&mut self, i: usize, a: &[f64], classes: &[u32], s: &mut [f64], full: &mut [f64], buf: &mut RowBuf) {
+    fn class_scores_mut(
+        &mut self,
+        i: usize,
+        a: &[f64],
+        classes: &[u32],
+        s: &mut [f64],
+        full: &mut [f64],
+        buf: &mut RowBuf,
+    ) {
         if classes.len() == self.n_classes() {
             return self.scores_mut(i, a, s, buf);
         }
@@ -76,7 +84,10 @@ impl<'a, D: Design> LinearModel<'a, D> {
     /// (a CoCoA+ partition keeps them across its rounds instead of a pass over X each).
     pub fn with_sq_norms(x: &'a D, m: usize, bias: Option<f64>, sq_norms: &'a [f64]) -> crate::Result<Self> {
         if sq_norms.len() != x.n_rows() {
-            return Err(crate::Error::input("sq_norms", format!("must hold {} values, got {}", x.n_rows(), sq_norms.len())));
+            return Err(crate::Error::input(
+                "sq_norms",
+                format!("must hold {} values, got {}", x.n_rows(), sq_norms.len()),
+            ));
         }
         Ok(Self::assemble(x, m, bias, std::borrow::Cow::Borrowed(sq_norms)))
     }
@@ -168,7 +179,15 @@ impl<D: Design> ScoreModel for LinearModel<'_, D> {
     fn scores(&self, i: usize, _a: &[f64], s: &mut [f64], buf: &mut RowBuf) {
         self.scores_with(&self.w, i, &self.all, s, buf)
     }
-    fn class_scores_mut(&mut self, i: usize, _a: &[f64], classes: &[u32], s: &mut [f64], _full: &mut [f64], buf: &mut RowBuf) {
+    fn class_scores_mut(
+        &mut self,
+        i: usize,
+        _a: &[f64],
+        classes: &[u32],
+        s: &mut [f64],
+        _full: &mut [f64],
+        buf: &mut RowBuf,
+    ) {
         self.scores_with(&self.w, i, classes, s, buf)
     }
     /// S = X_rows W[:, ..d]ᵀ (+ b·W[:, d]) by a cache-blocked GEMM (matrixmultiply,
@@ -241,7 +260,8 @@ mod tests {
                 model.scores(i, &[], &mut s, &mut buf);
                 let row = x.row(i, &mut buf);
                 for (c, &v) in s.iter().enumerate() {
-                    let naive = row.dot(&model.weights()[c * width..]) + bias.map_or(0.0, |b| b * model.weights()[c * width + width - 1]);
+                    let naive = row.dot(&model.weights()[c * width..])
+                        + bias.map_or(0.0, |b| b * model.weights()[c * width + width - 1]);
                     assert!((v - naive).abs() <= 1e-14, "row {i} class {c}");
                     assert!((block[(i - 3) * m + c] - v).abs() <= tol * (1.0 + v.abs()), "row {i} class {c}");
                 }

@@ -105,7 +105,13 @@ impl ActiveSet {
     /// Rebuilt from [`ActiveSet::parts`] (a CoCoA+ partition keeps its set between
     /// calls): every list must be strictly ascending, below `m` and hold its example's
     /// label, as a step relies on.
-    pub fn from_parts(examples: Vec<bool>, starts: Vec<usize>, classes: Vec<u32>, y: &[usize], m: usize) -> Result<Self> {
+    pub fn from_parts(
+        examples: Vec<bool>,
+        starts: Vec<usize>,
+        classes: Vec<u32>,
+        y: &[usize],
+        m: usize,
+    ) -> Result<Self> {
         let n = examples.len();
         let bad = |why: &str| Err(Error::input("active", why.to_string()));
         if y.len() != n || starts.len() != n + 1 || starts[0] != 0 || starts[n] != classes.len() {
@@ -144,7 +150,8 @@ impl ActiveSet {
     #[cfg(test)]
     pub(crate) fn mean_classes(&self, m: usize) -> f64 {
         let active = (0..self.examples.len()).filter(|&i| self.examples[i]);
-        let (count, total) = active.fold((0usize, 0usize), |(c, t), i| (c + 1, t + self.classes(i).map_or(m, <[u32]>::len)));
+        let (count, total) =
+            active.fold((0usize, 0usize), |(c, t), i| (c + 1, t + self.classes(i).map_or(m, <[u32]>::len)));
         if count == 0 {
             m as f64
         } else {

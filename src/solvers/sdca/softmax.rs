@@ -52,8 +52,10 @@ impl SdcaLoss for Softmax {
 
     fn primal(&self, scores: &[f64], y: usize, _ws: &mut LossWorkspace) -> Result<f64> {
         check_finite(scores)?;
-        let (jmax, top) =
-            scores.iter().enumerate().fold((0, f64::NEG_INFINITY), |(i, t), (j, &s)| if s > t { (j, s) } else { (i, t) });
+        let (jmax, top) = scores
+            .iter()
+            .enumerate()
+            .fold((0, f64::NEG_INFINITY), |(i, t), (j, &s)| if s > t { (j, s) } else { (i, t) });
         let rest: f64 = scores.iter().enumerate().filter(|&(j, _)| j != jmax).map(|(_, &s)| (s - top).exp()).sum();
         Ok((top - scores[y]) + rest.ln_1p())
     }
@@ -254,7 +256,14 @@ pub(super) fn softmax_step(v: &[f64], kappa: f64, zeta: &mut [f64]) -> Result<f6
 pub(super) mod tests {
     use super::*;
 
-    pub(in crate::solvers::sdca) fn objective<L: SdcaLoss>(loss: &L, q: &[f64], kii: f64, y: usize, c: f64, a: &[f64]) -> f64 {
+    pub(in crate::solvers::sdca) fn objective<L: SdcaLoss>(
+        loss: &L,
+        q: &[f64],
+        kii: f64,
+        y: usize,
+        c: f64,
+        a: &[f64],
+    ) -> f64 {
         let qa: f64 = q.iter().zip(a).map(|(q, a)| q * a).sum();
         loss.dual(a, y, c) - qa - 0.5 * kii * a.iter().map(|v| v * v).sum::<f64>()
     }
@@ -302,14 +311,17 @@ pub(super) mod tests {
                 let ib: Vec<f64> = x.iter().map(|&t| kf.map_or(0.0, |kf| 1.0 / (s / kf - t))).collect();
                 let (sb, sb2) = (ib.iter().sum::<f64>(), ib.iter().map(|b| b * b).sum::<f64>());
                 let kf = kf.unwrap_or(1.0);
-                let mut g: Vec<f64> =
-                    (0..n).map(|j| ((1.0 - s) / x[j]).ln() + v[j] - kappa * (x[j] + s) + mu * (sb / kf - ib[j])).collect();
+                let mut g: Vec<f64> = (0..n)
+                    .map(|j| ((1.0 - s) / x[j]).ln() + v[j] - kappa * (x[j] + s) + mu * (sb / kf - ib[j]))
+                    .collect();
                 let mut h: Vec<Vec<f64>> = (0..n)
                     .map(|j| {
                         (0..n)
                             .map(|l| {
                                 let d = if j == l { 1.0 / x[j] + kappa + mu * ib[j] * ib[j] } else { 0.0 };
-                                d + 1.0 / (1.0 - s) + kappa + mu * (sb2 / (kf * kf) - (ib[j] * ib[j] + ib[l] * ib[l]) / kf)
+                                d + 1.0 / (1.0 - s)
+                                    + kappa
+                                    + mu * (sb2 / (kf * kf) - (ib[j] * ib[j] + ib[l] * ib[l]) / kf)
                             })
                             .collect()
                     })
@@ -446,7 +458,8 @@ pub(super) mod tests {
     #[test]
     fn extreme_inputs_stay_finite_and_feasible() {
         let mut ws = LossWorkspace::new();
-        let rows: [&[f64]; 6] = [&[1e6, -1e6], &[-1e6, 1e6], &[1e6, 1e6, -1e6], &[0.0; 4], &[-1e6, 3.0, 3.0, 1e6], &[5.0, 5.0]];
+        let rows: [&[f64]; 6] =
+            [&[1e6, -1e6], &[-1e6, 1e6], &[1e6, 1e6, -1e6], &[0.0; 4], &[-1e6, 3.0, 3.0, 1e6], &[5.0, 5.0]];
         for q in rows {
             let m = q.len();
             for y in [0, m - 1] {

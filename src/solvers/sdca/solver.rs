@@ -86,16 +86,18 @@ pub(crate) fn drive(
     let mut history = Vec::new();
     let (mut last_dual, mut last_gap) = (f64::NEG_INFINITY, f64::INFINITY);
     // None: the monitor's stop flag rose during the evaluation.
-    let mut check = |epochs: usize, history: &mut Vec<Progress>, monitor: &mut dyn Monitor| -> Result<Option<(Objectives, f64)>> {
-        let Some(obj) = evaluate(monitor.stop_flag())? else {
-            return Ok(None);
+    let mut check =
+        |epochs: usize, history: &mut Vec<Progress>, monitor: &mut dyn Monitor| -> Result<Option<(Objectives, f64)>> {
+            let Some(obj) = evaluate(monitor.stop_flag())? else {
+                return Ok(None);
+            };
+            let gap = obj.relative_gap();
+            let progress =
+                Progress { epoch: epochs, primal: obj.primal, dual: obj.dual, gap, elapsed: start.elapsed() };
+            history.push(progress);
+            monitor.report(&progress);
+            Ok(Some((obj, gap)))
         };
-        let gap = obj.relative_gap();
-        let progress = Progress { epoch: epochs, primal: obj.primal, dual: obj.dual, gap, elapsed: start.elapsed() };
-        history.push(progress);
-        monitor.report(&progress);
-        Ok(Some((obj, gap)))
-    };
     let interrupted = |epochs: usize, history: Vec<Progress>| SdcaReport {
         status: Status::Interrupted,
         epochs,
@@ -141,7 +143,13 @@ pub(crate) fn drive(
 
 /// The checks both loops start with: the loss against m, the labels and weights, and
 /// the shape of the dual matrix.
-pub(crate) fn check_problem<L: SdcaLoss + ?Sized>(loss: &L, ex: &Examples, a: &[f64], n: usize, m: usize) -> Result<()> {
+pub(crate) fn check_problem<L: SdcaLoss + ?Sized>(
+    loss: &L,
+    ex: &Examples,
+    a: &[f64],
+    n: usize,
+    m: usize,
+) -> Result<()> {
     loss.check(m)?;
     ex.check(n, m)?;
     if a.len() != n * m {
@@ -164,7 +172,10 @@ pub(crate) fn epoch_order(order: &mut Vec<usize>, active: &ActiveSet, ex: &Examp
 /// squares overflow would reach the projections as NaN.
 pub(crate) fn check_curvatures<M: ScoreModel + ?Sized>(model: &M) -> Result<()> {
     match (0..model.n_rows()).find(|&i| !model.sq_norm(i).is_finite()) {
-        Some(i) => Err(Error::input("X", format!("the squared norm of row {i} overflows float64; rescale X (or intercept_scaling)"))),
+        Some(i) => Err(Error::input(
+            "X",
+            format!("the squared norm of row {i} overflows float64; rescale X (or intercept_scaling)"),
+        )),
         None => Ok(()),
     }
 }
@@ -209,7 +220,17 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
             }
             Ok(false)
         },
-        |stop| objectives(&**model_cell.borrow(), loss, ex, &a_cell.borrow(), &mut active.borrow_mut(), opts.shrinking, stop),
+        |stop| {
+            objectives(
+                &**model_cell.borrow(),
+                loss,
+                ex,
+                &a_cell.borrow(),
+                &mut active.borrow_mut(),
+                opts.shrinking,
+                stop,
+            )
+        },
     )
 }
 
@@ -218,7 +239,13 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
 /// are visited in a shuffled order, which the hardware prefetcher cannot follow; issued
 /// one step ahead, the loads overlap the current step (Fashion-MNIST epochs 20-25 %
 /// faster).
-pub(crate) fn prefetch_step<M: ScoreModel + ?Sized>(model: &M, ex: &Examples, active: &ActiveSet, a_row: &[f64], i: usize) {
+pub(crate) fn prefetch_step<M: ScoreModel + ?Sized>(
+    model: &M,
+    ex: &Examples,
+    active: &ActiveSet,
+    a_row: &[f64],
+    i: usize,
+) {
     model.prefetch_row(i);
     crate::vector_code::prefetch_lines(a_row);
     ex.prefetch(i);
@@ -359,7 +386,11 @@ mod tests {
         let mut rng = SplitMix64::new(seed);
         let centres: Vec<f64> = (0..m * d).map(|_| 2.0 * uniform(&mut rng) - 1.0).collect();
         let y: Vec<usize> = (0..n).map(|_| rng.below(m)).collect();
-        let x = y.iter().flat_map(|&yi| (0..d).map(move |j| yi * d + j)).map(|t| centres[t] + (2.0 * uniform(&mut rng) - 1.0)).collect();
+        let x = y
+            .iter()
+            .flat_map(|&yi| (0..d).map(move |j| yi * d + j))
+            .map(|t| centres[t] + (2.0 * uniform(&mut rng) - 1.0))
+            .collect();
         (x, y)
     }
 
@@ -454,7 +485,8 @@ mod tests {
                 } else {
                     solve_cocoa(&mut model, &loss, &ex, &mut a, &opts, blocks, &mut Silent).unwrap()
                 };
-                let tail: Vec<_> = report.history.iter().rev().take(4).map(|p| (p.epoch, p.primal, p.dual, p.gap)).collect();
+                let tail: Vec<_> =
+                    report.history.iter().rev().take(4).map(|p| (p.epoch, p.primal, p.dual, p.gap)).collect();
                 assert_eq!(report.status, Status::Converged, "shrinking {shrinking}, {blocks} blocks {tail:?}");
                 let duals: Vec<f64> = report.history.iter().map(|p| p.dual).collect();
                 assert!(duals.windows(2).all(|w| w[1] >= w[0] - 1e-9 * w[0].abs()), "dual decreased: {duals:?}");

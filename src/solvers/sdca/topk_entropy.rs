@@ -439,7 +439,8 @@ mod tests {
                                 let b: Vec<f64> = a.iter().map(|aj| (1.0 - w) * aj).collect();
                                 let other = objective(&loss, q, kii, y, c, &b);
                                 // Rounding of ⟨q, a⟩ (|q| up to 1e6) bounds what can be resolved.
-                                let tol = 1e-12 * (best.abs() + c + q.iter().zip(&a).map(|(q, a)| (q * a).abs()).sum::<f64>());
+                                let tol = 1e-12
+                                    * (best.abs() + c + q.iter().zip(&a).map(|(q, a)| (q * a).abs()).sum::<f64>());
                                 assert!(
                                     other <= best + tol,
                                     "{q:?} k {k} y {y} K {kii} c {c} w {w}: {other} > {best}, a = {a:?}"

@@ -86,9 +86,21 @@ def load(name: str, seed: int = 0) -> tuple[Split, str]:
     return split, f"random 50 / 25 / 25 split (seed {seed}), standardised"
 
 
-def estimator(method: str, params: dict[str, Any], kernel: str, C: float, sigma: float | None, args: argparse.Namespace) -> Any:
-    common = dict(C=C, surrogate="quadratic", scale=1.0, kernel=kernel, gamma=sigma, tol=args.tol,
-                  max_iter=args.max_iter, cache_size=args.cache_size, random_state=0, check_every=200)
+def estimator(
+    method: str, params: dict[str, Any], kernel: str, C: float, sigma: float | None, args: argparse.Namespace
+) -> Any:
+    common = dict(
+        C=C,
+        surrogate="quadratic",
+        scale=1.0,
+        kernel=kernel,
+        gamma=sigma,
+        tol=args.tol,
+        max_iter=args.max_iter,
+        cache_size=args.cache_size,
+        random_state=0,
+        check_every=200,
+    )
     if method == "TopPush":
         return TopPush(**common)
     if method == "TopPushK":
@@ -115,23 +127,33 @@ def run_set(name: str, args: argparse.Namespace, seed: int = 0) -> dict[str, Any
                         warnings.simplefilter("ignore", ConvergenceWarning)
                         est.fit(Xtr, ytr)
                     val = float(np.mean(precisions(yva, est.score_samples(Xva))))
-                    fit = {"C": C, "sigma": sigma, "validation": val, "seconds": time.perf_counter() - t0,
-                           "iterations": est.n_iter_, "gap": est.duality_gap_, "status": est.status_}
+                    fit = {
+                        "C": C,
+                        "sigma": sigma,
+                        "validation": val,
+                        "seconds": time.perf_counter() - t0,
+                        "iterations": est.n_iter_,
+                        "gap": est.duality_gap_,
+                        "status": est.status_,
+                    }
                     if best is None or val > best["validation"]:
                         best = {**fit, "test": precisions(yte, est.score_samples(Xte))}
             assert best is not None
             row = {"method": method, "variant": label, "kernel": kernel, **best}
             rows.append(row)
-            print(f"  {method:8s} {label:11s} {kernel:6s} C={best['C']:<4} sigma={best['sigma']} "
-                  f"test {' '.join(f'{p:5.1f}' for p in best['test'])}  gap {best['gap']:.1e} ({best['status']})",
-                  flush=True)
+            print(
+                f"  {method:8s} {label:11s} {kernel:6s} C={best['C']:<4} sigma={best['sigma']} "
+                f"test {' '.join(f'{p:5.1f}' for p in best['test'])}  gap {best['gap']:.1e} ({best['status']})",
+                flush=True,
+            )
     return {"split": split, "n_train": int(len(ytr)), "rows": rows}
 
 
 def table(results: dict[str, Any], title: str | None = None) -> str:
     names = list(results)
     lines = [
-        title or f"Test precision (%) at recall r, averaged over {', '.join(names)} "
+        title
+        or f"Test precision (%) at recall r, averaged over {', '.join(names)} "
         f"(`experiments/attop_precision.py`; C and sigma chosen on the validation set):",
         "",
         "| kernel | method | | " + " | ".join(f"r = {r}" for r in RECALLS) + " |",
@@ -141,7 +163,9 @@ def table(results: dict[str, Any], title: str | None = None) -> str:
     for i, row in enumerate(first):
         mean = np.mean([results[n]["rows"][i]["test"] for n in names], axis=0)
         kernel = "Gaussian" if row["kernel"] == "rbf" else "linear"
-        lines.append(f"| {kernel} | {row['method']} | {row['variant']} | " + " | ".join(f"{v:.1f}" for v in mean) + " |")
+        lines.append(
+            f"| {kernel} | {row['method']} | {row['variant']} | " + " | ".join(f"{v:.1f}" for v in mean) + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -158,17 +182,25 @@ def write_table(path: Path, text: str, marker: str = "attop-precision") -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sets", nargs="*", default=["ionosphere", "spambase", "wine_red", "fashion_mnist"],
-                        help="sets to run (none: only rebuild the table from the JSON)")
+    parser.add_argument(
+        "--sets",
+        nargs="*",
+        default=["ionosphere", "spambase", "wine_red", "fashion_mnist"],
+        help="sets to run (none: only rebuild the table from the JSON)",
+    )
     parser.add_argument("--max-iter", type=int, default=20_000, help="iterations per fit (the paper: 20,000)")
     parser.add_argument("--tol", type=float, default=1e-4)
     parser.add_argument("--cache-size", type=float, default=2048.0, help="kernel cache per fit (MB)")
     parser.add_argument("--json", default=str(ROOT / "experiments" / "attop_precision.json"))
     parser.add_argument("--write", metavar="PATH", help="write the averaged table into PATH's marked section")
-    parser.add_argument("--seeds", type=int, default=1,
-                        help="more than 1: also run the UCI sets on this many random splits (seeds 0, 1, ...), "
-                             "average each set's precisions over them, and write that table too "
-                             "(experiments/attop_precision_seeds.json)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="more than 1: also run the UCI sets on this many random splits (seeds 0, 1, ...), "
+        "average each set's precisions over them, and write that table too "
+        "(experiments/attop_precision_seeds.json)",
+    )
     args = parser.parse_args()
     if args.seeds > 1:
         return split_seeds(args)
@@ -177,7 +209,9 @@ def main() -> int:
     for name in args.sets:
         results[name] = run_set(name, args)
         out.write_text(json.dumps(results, indent=1))
-    ordered: dict[str, Any] = {n: results[n] for n in ("ionosphere", "spambase", "wine_red", "fashion_mnist") if n in results}
+    ordered: dict[str, Any] = {
+        n: results[n] for n in ("ionosphere", "spambase", "wine_red", "fashion_mnist") if n in results
+    }
     text = table(ordered)
     print(text)
     if args.write:
@@ -199,16 +233,21 @@ def split_seeds(args: argparse.Namespace) -> int:
     for name in ("ionosphere", "spambase", "wine_red"):
         if name in per_seed:
             runs = per_seed[name]
-            rows = [{**row, "test": list(np.mean([run["rows"][i]["test"] for run in runs], axis=0))}
-                    for i, row in enumerate(runs[0]["rows"])]
+            rows = [
+                {**row, "test": list(np.mean([run["rows"][i]["test"] for run in runs], axis=0))}
+                for i, row in enumerate(runs[0]["rows"])
+            ]
             averaged[name] = {"rows": rows}
     main_results = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {}
     if "fashion_mnist" in main_results:
         averaged["fashion_mnist"] = main_results["fashion_mnist"]
     seeds = len(next(iter(per_seed.values())))
-    text = table(averaged, f"The same, with each UCI set's test precisions first averaged over {seeds} random "
-                           f"50 / 25 / 25 splits (seeds 0–{seeds - 1}; C and sigma chosen on each split's "
-                           f"validation part), then over {', '.join(averaged)}:")
+    text = table(
+        averaged,
+        f"The same, with each UCI set's test precisions first averaged over {seeds} random "
+        f"50 / 25 / 25 splits (seeds 0–{seeds - 1}; C and sigma chosen on each split's "
+        f"validation part), then over {', '.join(averaged)}:",
+    )
     print(text)
     if args.write:
         write_table(Path(args.write), text, "attop-precision-seeds")

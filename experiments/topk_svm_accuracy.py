@@ -61,7 +61,9 @@ def model(k: int, loss: str, C: float, tol: float) -> TopKSVC:
     return TopKSVC(k=k, loss=loss, C=C, tol=tol, max_epochs=300, random_state=0)
 
 
-def choose_C(X: np.ndarray, y: np.ndarray, k: int, loss: str, cv_rows: int, tol: float) -> tuple[float, dict[str, float]]:
+def choose_C(
+    X: np.ndarray, y: np.ndarray, k: int, loss: str, cv_rows: int, tol: float
+) -> tuple[float, dict[str, float]]:
     rng = np.random.default_rng(0)
     if len(y) > cv_rows:
         keep = rng.choice(len(y), cv_rows, replace=False)
@@ -80,8 +82,13 @@ def choose_C(X: np.ndarray, y: np.ndarray, k: int, loss: str, cv_rows: int, tol:
 
 def run(name: str, cv_rows: int, tol: float) -> dict[str, Any]:
     Xtr, ytr, Xte, yte, split = load(name)
-    out: dict[str, Any] = {"split": split, "n_train": len(ytr), "n_test": len(yte),
-                           "n_classes": int(len(np.unique(ytr))), "runs": []}
+    out: dict[str, Any] = {
+        "split": split,
+        "n_train": len(ytr),
+        "n_test": len(yte),
+        "n_classes": int(len(np.unique(ytr))),
+        "runs": [],
+    }
     for loss in ("alpha", "beta"):
         for k in [k for k in KS if k < out["n_classes"]]:
             start = time.perf_counter()
@@ -89,23 +96,43 @@ def run(name: str, cv_rows: int, tol: float) -> dict[str, Any]:
             est = model(k, loss, C, tol).fit(Xtr, ytr)
             scores = est.decision_function(Xte)
             acc = {str(kk): float(top_k_accuracy(yte, scores, kk)) for kk in range(1, 11)}  # JSON keys
-            out["runs"].append({"loss": loss, "k": k, "C": C, "cv": cv, "test": acc, "epochs": est.n_iter_,
-                                "status": est.status_, "gap": est.duality_gap_,
-                                "seconds": time.perf_counter() - start})
-            print(f"{name:14s} {loss:5s} k={k:2d} C={C:<5g} " + " ".join(f"{100 * acc[str(kk)]:5.1f}" for kk in REPORT_KS)
-                  + f"  ({est.n_iter_} epochs, {est.status_}, {time.perf_counter() - start:.0f}s)", flush=True)
+            out["runs"].append(
+                {
+                    "loss": loss,
+                    "k": k,
+                    "C": C,
+                    "cv": cv,
+                    "test": acc,
+                    "epochs": est.n_iter_,
+                    "status": est.status_,
+                    "gap": est.duality_gap_,
+                    "seconds": time.perf_counter() - start,
+                }
+            )
+            print(
+                f"{name:14s} {loss:5s} k={k:2d} C={C:<5g} "
+                + " ".join(f"{100 * acc[str(kk)]:5.1f}" for kk in REPORT_KS)
+                + f"  ({est.n_iter_} epochs, {est.status_}, {time.perf_counter() - start:.0f}s)",
+                flush=True,
+            )
     return out
 
 
 def table(results: dict[str, Any], command: str) -> str:
     lines = [f"Produced by `{command}` (C chosen per k by 3-fold CV of top-k accuracy; test accuracy in %).", ""]
     for name, res in results.items():
-        lines += [f"**{name}** ({res['n_train']} train / {res['n_test']} test, {res['n_classes']} classes; {res['split']})",
-                  "", "| loss | k | C | " + " | ".join(f"top-{kk}" for kk in REPORT_KS) + " |",
-                  "|---|---|---|" + "---|" * len(REPORT_KS)]
+        lines += [
+            f"**{name}** ({res['n_train']} train / {res['n_test']} test, {res['n_classes']} classes; {res['split']})",
+            "",
+            "| loss | k | C | " + " | ".join(f"top-{kk}" for kk in REPORT_KS) + " |",
+            "|---|---|---|" + "---|" * len(REPORT_KS),
+        ]
         for run in res["runs"]:
-            lines.append(f"| {run['loss']} | {run['k']} | {run['C']:g} | "
-                         + " | ".join(f"{100 * run['test'][str(kk)]:.1f}" for kk in REPORT_KS) + " |")
+            lines.append(
+                f"| {run['loss']} | {run['k']} | {run['C']:g} | "
+                + " | ".join(f"{100 * run['test'][str(kk)]:.1f}" for kk in REPORT_KS)
+                + " |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -130,8 +157,9 @@ def main() -> None:
     if args.write:
         readme = args.write.read_text()
         block = f"<!-- topk-accuracy:start -->\n{text}\n<!-- topk-accuracy:end -->"
-        new, count = re.subn(r"<!-- topk-accuracy:start -->.*?<!-- topk-accuracy:end -->", lambda _: block, readme,
-                             flags=re.S)
+        new, count = re.subn(
+            r"<!-- topk-accuracy:start -->.*?<!-- topk-accuracy:end -->", lambda _: block, readme, flags=re.S
+        )
         if count != 1:
             raise SystemExit(f"{args.write}: markers <!-- topk-accuracy:start/end --> not found")
         args.write.write_text(new)

@@ -151,11 +151,14 @@ def cvxpy_optimum(F, pos, method, K, tau, kind, theta, C):
     s = F @ w
     sp, sn = s[pos], s[~pos]
     if kind == "quadratic":
+
         def loss(z):
             return cp.square(cp.pos(1 + theta * z))
     else:
+
         def loss(z):
             return cp.pos(1 + theta * z)
+
     if method == "toppushk":
         t = cp.sum_largest(sn, K) / K
         cons = []
@@ -242,11 +245,26 @@ def test_core_attop_fit_result(method, K, tau, kind):
     X, y = problem(40, 3, seed=5)
     pos = y == 1
     gamma, C, theta = 0.4, 0.8, 1.5
-    r = _core.attop_fit(np.ascontiguousarray(X), np.ascontiguousarray(pos), method=method, k=K, tau=tau,
-                        surrogate=kind, scale=theta, c=C, kernel="rbf", gamma=gamma, degree=3, coef0=0.0,
-                        cache_size=10.0, tol=1e-8, max_iter=1_000_000, check_every=50, seed=3)
-    assert set(r) >= {"dual_coef", "decision", "threshold", "status", "iterations", "primal", "dual", "gap",
-                      "history"}
+    r = _core.attop_fit(
+        np.ascontiguousarray(X),
+        np.ascontiguousarray(pos),
+        method=method,
+        k=K,
+        tau=tau,
+        surrogate=kind,
+        scale=theta,
+        c=C,
+        kernel="rbf",
+        gamma=gamma,
+        degree=3,
+        coef0=0.0,
+        cache_size=10.0,
+        tol=1e-8,
+        max_iter=1_000_000,
+        check_every=50,
+        seed=3,
+    )
+    assert set(r) >= {"dual_coef", "decision", "threshold", "status", "iterations", "primal", "dual", "gap", "history"}
     v = np.asarray(r["dual_coef"])
     assert v.shape == (40,)
     assert_dual_feasible(v, pos, method, K, kind, theta, C)
@@ -570,8 +588,11 @@ def test_sklearn_compatible(estimator, check):
 def fitted():
     X, y = problem(60, 4, seed=51, shift=2.0)
     labels = np.array(["neg", "pos"])[y]
-    models = [TopPush(tol=1e-6, random_state=0), TopPushK(K=3, kernel="linear", tol=1e-6, random_state=0),
-              PatMat(tau=0.1, surrogate="hinge", tol=1e-6, random_state=0)]
+    models = [
+        TopPush(tol=1e-6, random_state=0),
+        TopPushK(K=3, kernel="linear", tol=1e-6, random_state=0),
+        PatMat(tau=0.1, surrogate="hinge", tol=1e-6, random_state=0),
+    ]
     return [fit_quiet(m, X, labels) for m in models], X, labels
 
 
@@ -604,8 +625,10 @@ def test_clone_and_random_state_reproducible(fitted):
 @pytest.mark.parametrize("name", ["toppush", "patmat0.2"])
 def test_random_state_and_n_jobs_give_identical_fits(name):
     X, y = problem(50, 4, seed=52)
-    fits = [fit_quiet(_METHODS[name]().set_params(tol=1e-6, random_state=rs, n_jobs=nj), X, y)
-            for rs, nj in [(3, None), (3, None), (3, 1), (3, 2), (np.random.RandomState(3), None)]]
+    fits = [
+        fit_quiet(_METHODS[name]().set_params(tol=1e-6, random_state=rs, n_jobs=nj), X, y)
+        for rs, nj in [(3, None), (3, None), (3, 1), (3, 2), (np.random.RandomState(3), None)]
+    ]
     for other in fits[1:]:
         np.testing.assert_array_equal(other.support_, fits[0].support_)
         np.testing.assert_array_equal(other.dual_coef_, fits[0].dual_coef_)
@@ -622,8 +645,9 @@ def test_pipeline_and_grid_search():
     np.testing.assert_array_equal(pipe[-1].dual_coef_, manual.dual_coef_)
     np.testing.assert_array_equal(pipe.predict(X), manual.predict(Xs))
     assert pipe.score(X, y) > 0.7
-    grid = GridSearchCV(Pipeline([("s", StandardScaler()), ("m", TopPushK(K=2, tol=1e-4, random_state=0))]),
-                        {"m__C": [0.1, 1.0]}, cv=2)
+    grid = GridSearchCV(
+        Pipeline([("s", StandardScaler()), ("m", TopPushK(K=2, tol=1e-4, random_state=0))]), {"m__C": [0.1, 1.0]}, cv=2
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         grid.fit(X, y)
@@ -673,8 +697,23 @@ def test_parallel_partner_scan_matches_one_thread():
     X = rng.normal(size=(n, 3))
     pos = np.ascontiguousarray(rng.random(n) < 0.5)
     X[pos] += 0.8
-    kw = dict(method="toppushk", k=1, tau=0.0, surrogate="quadratic", scale=1.0, c=1.0, kernel="rbf", gamma=0.5,
-              degree=3, coef0=0.0, cache_size=200.0, tol=1e-12, max_iter=40, check_every=20, seed=3)
+    kw = dict(
+        method="toppushk",
+        k=1,
+        tau=0.0,
+        surrogate="quadratic",
+        scale=1.0,
+        c=1.0,
+        kernel="rbf",
+        gamma=0.5,
+        degree=3,
+        coef0=0.0,
+        cache_size=200.0,
+        tol=1e-12,
+        max_iter=40,
+        check_every=20,
+        seed=3,
+    )
     one = _core.attop_fit(X, pos, n_jobs=1, **kw)
     two = _core.attop_fit(X, pos, n_jobs=2, **kw)
     assert one["iterations"] == two["iterations"] == 40

@@ -721,15 +721,19 @@ def test_resolvable_huge_rows_stay_exact():
     # absolute values only).
     np.testing.assert_array_equal(projections.box_simplex(np.array([1e16, 0.0]), hi=0.5, r=1e-3), [1e-3, 0.0])
     np.testing.assert_allclose(projections.topk_simplex(np.full(6, 1e16), 2, r=1.0), np.full(6, 1 / 6), rtol=1e-15)
-    np.testing.assert_allclose(projections.knapsack(np.array([1.0, 1, 1, 1, 1.7e308, 1.7e308]), -1e300, 1e300, 0.0),
-                               [-5e299] * 4 + [1e300] * 2, rtol=1e-15)
+    np.testing.assert_allclose(
+        projections.knapsack(np.array([1.0, 1, 1, 1, 1.7e308, 1.7e308]), -1e300, 1e300, 0.0),
+        [-5e299] * 4 + [1e300] * 2,
+        rtol=1e-15,
+    )
     np.testing.assert_array_equal(projections.simplex(np.array([1e16, -1e16, 0.0]), 1.0), [1.0, 0.0, 0.0])
     np.testing.assert_array_equal(projections.capped_simplex(np.array([1e16, -1e16, 0.0]), 1.5), [1.0, 0.0, 0.5])
     # The entropic projection's threshold taken relative to x_[j+1]: spreads of 1e12 and
     # 1e16 (which raised while it was absolute) give p = (e^{0 − ln 2}, 1) exactly.
     for spread in (1e12, 1e16):
-        np.testing.assert_allclose(projections.capped_simplex_entropy(np.array([0.0, spread]), 1.5), [0.5, 1.0],
-                                   rtol=1e-15)
+        np.testing.assert_allclose(
+            projections.capped_simplex_entropy(np.array([0.0, spread]), 1.5), [0.5, 1.0], rtol=1e-15
+        )
 
 
 # ------------------------------------------------------------------ estimators' X
@@ -758,10 +762,14 @@ def _sparse_estimators() -> dict[str, tuple[Any, Callable[[Any], Any]]]:
     return {
         "TopKSVC": (TopKSVC(k=2, tol=1e-8, random_state=0), lambda m: (m.coef_, m.n_iter_)),
         "M3L": (M3L(tol=1e-8, random_state=0), lambda m: (m.coef_, m.n_iter_)),
-        "TraceNormLogisticRegression": (TraceNormLogisticRegression(tol=1e-8, random_state=0),
-                                        lambda m: (m.coef_, m.n_iter_)),
-        "RankmaxRanker": (RankmaxRanker(n_components=3, n_epochs=2, early_stopping=False, random_state=0),
-                          lambda m: (m.feature_factors_, m.label_factors_)),
+        "TraceNormLogisticRegression": (
+            TraceNormLogisticRegression(tol=1e-8, random_state=0),
+            lambda m: (m.coef_, m.n_iter_),
+        ),
+        "RankmaxRanker": (
+            RankmaxRanker(n_components=3, n_epochs=2, early_stopping=False, random_state=0),
+            lambda m: (m.feature_factors_, m.label_factors_),
+        ),
     }
 
 
@@ -786,14 +794,31 @@ def _all_estimators() -> dict[str, Any]:
     from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPush, TopPushK, TraceNormLogisticRegression  # noqa: PLC0415
     from toprank.pq import ProductQuantizer  # noqa: PLC0415
 
-    return {"TopKSVC": TopKSVC(), "M3L": M3L(), "TraceNormLogisticRegression": TraceNormLogisticRegression(),
-            "RankmaxRanker": RankmaxRanker(n_epochs=1), "ProductQuantizer": ProductQuantizer(n_subspaces=2, n_bits=2),
-            "TopPush": TopPush(), "TopPushK": TopPushK(), "PatMat": PatMat()}
+    return {
+        "TopKSVC": TopKSVC(),
+        "M3L": M3L(),
+        "TraceNormLogisticRegression": TraceNormLogisticRegression(),
+        "RankmaxRanker": RankmaxRanker(n_epochs=1),
+        "ProductQuantizer": ProductQuantizer(n_subspaces=2, n_bits=2),
+        "TopPush": TopPush(),
+        "TopPushK": TopPushK(),
+        "PatMat": PatMat(),
+    }
 
 
-
-@pytest.mark.parametrize("name", ["TopKSVC", "M3L", "TraceNormLogisticRegression", "RankmaxRanker",
-                                  "ProductQuantizer", "TopPush", "TopPushK", "PatMat"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "TopKSVC",
+        "M3L",
+        "TraceNormLogisticRegression",
+        "RankmaxRanker",
+        "ProductQuantizer",
+        "TopPush",
+        "TopPushK",
+        "PatMat",
+    ],
+)
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_complex_x_is_named_without_printing_the_data(name, sparse):
     import scipy.sparse as sp  # noqa: PLC0415

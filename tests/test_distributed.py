@@ -45,15 +45,28 @@ def _quiet(fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
-@pytest.mark.parametrize("loss, k, smoothing, intercept, shrinking", [("alpha", 1, 0.0, False, False),
-                                                                     ("alpha", 2, 0.0, True, True),
-                                                                     ("beta", 2, 0.5, True, True),
-                                                                     ("softmax", 1, 0.0, True, False)])
+@pytest.mark.parametrize(
+    "loss, k, smoothing, intercept, shrinking",
+    [
+        ("alpha", 1, 0.0, False, False),
+        ("alpha", 2, 0.0, True, True),
+        ("beta", 2, 0.5, True, True),
+        ("softmax", 1, 0.0, True, False),
+    ],
+)
 def test_one_partition_is_the_serial_solver_bit_for_bit(client, loss, k, smoothing, intercept, shrinking):
     X, y = _problem()
     # With shrinking, each check's active set serves the following epochs in both.
-    params = dict(k=k, loss=loss, smoothing=smoothing, fit_intercept=intercept, shrinking=shrinking,
-                  check_every=2 if shrinking else 1, tol=1e-300, random_state=3)
+    params = dict(
+        k=k,
+        loss=loss,
+        smoothing=smoothing,
+        fit_intercept=intercept,
+        shrinking=shrinking,
+        check_every=2 if shrinking else 1,
+        tol=1e-300,
+        random_state=3,
+    )
     serial = _quiet(TopKSVC(max_epochs=6, **params).fit, X, y)
     for runner in (client, None):
         model, history = _quiet(fit_cocoa, runner, TopKSVC(**params), [X], y, max_rounds=6)
@@ -68,8 +81,10 @@ def test_one_partition_is_the_serial_solver_bit_for_bit(client, loss, k, smoothi
 
 
 @pytest.mark.parametrize("sizes", [[300], [150, 150], [100, 120, 80], [40] * 7 + [20]])
-@pytest.mark.parametrize("loss, smoothing, tol, aggregation, local_epochs", [("alpha", 0.0, 1e-4, "adding", 1.0),
-                                                                          ("beta", 0.3, 1e-6, "line_search", 0.3)])
+@pytest.mark.parametrize(
+    "loss, smoothing, tol, aggregation, local_epochs",
+    [("alpha", 0.0, 1e-4, "adding", 1.0), ("beta", 0.3, 1e-6, "line_search", 0.3)],
+)
 def test_partitions_reach_the_serial_optimum_with_a_rising_dual(sizes, loss, smoothing, tol, aggregation, local_epochs):
     # On local threads (the rounds are the same as on Dask: test_local_threads_give_the_dask_model).
     X, y = _problem(seed=1)
@@ -83,8 +98,9 @@ def test_partitions_reach_the_serial_optimum_with_a_rising_dual(sizes, loss, smo
     assert abs(model.primal_objective_ - optimum) <= tol * abs(optimum)
     # The reported objectives are the model's: recomputed here from coef_ and dual_coef_.
     W = np.hstack([model.coef_, model.intercept_[:, None] / model.intercept_scaling])
-    assert 0.5 * np.sum(W * W) == pytest.approx(0.5 * np.sum((np.hstack([X, np.ones((len(X), 1))]).T
-                                                              @ model.dual_coef_) ** 2), rel=1e-10)
+    assert 0.5 * np.sum(W * W) == pytest.approx(
+        0.5 * np.sum((np.hstack([X, np.ones((len(X), 1))]).T @ model.dual_coef_) ** 2), rel=1e-10
+    )
     again, _ = fit_cocoa(None, TopKSVC(tol=tol, **params), *_split(X, y, sizes), **settings)
     np.testing.assert_array_equal(again.coef_, model.coef_)
 
@@ -120,11 +136,13 @@ def test_checkpoint_resume_reaches_the_uninterrupted_model(client, tmp_path):
     # Whole passes: a check (and so a checkpoint) every round.
     whole, whole_history = fit_cocoa(client, estimator, *parts, max_rounds=2000, local_epochs=1)
     with pytest.warns(ConvergenceWarning):
-        cut, _ = fit_cocoa(client, estimator, *parts, max_rounds=7, local_epochs=1, checkpoint_every=3,
-                           checkpoint_dir=str(tmp_path))
+        cut, _ = fit_cocoa(
+            client, estimator, *parts, max_rounds=7, local_epochs=1, checkpoint_every=3, checkpoint_dir=str(tmp_path)
+        )
     assert cut.status_ == "max_rounds" and (tmp_path / "state.json").exists()
-    resumed, history = fit_cocoa(client, estimator, *parts, max_rounds=2000, local_epochs=1,
-                                 checkpoint_dir=str(tmp_path), resume=True)
+    resumed, history = fit_cocoa(
+        client, estimator, *parts, max_rounds=2000, local_epochs=1, checkpoint_dir=str(tmp_path), resume=True
+    )
     np.testing.assert_array_equal(resumed.coef_, whole.coef_)
     np.testing.assert_array_equal(resumed.dual_coef_, whole.dual_coef_)
     assert [h.round for h in history] == [h.round for h in whole_history]
@@ -134,8 +152,14 @@ def test_checkpoint_resume_reaches_the_uninterrupted_model(client, tmp_path):
     # checkpoint of another C was resumed into a wrong model.
     for changed in (dict(C=0.01), dict(class_weight="balanced")):
         with pytest.raises(InvalidInputError, match="other costs"):
-            fit_cocoa(client, clone(estimator).set_params(**changed), *parts, local_epochs=1,
-                      checkpoint_dir=str(tmp_path), resume=True)
+            fit_cocoa(
+                client,
+                clone(estimator).set_params(**changed),
+                *parts,
+                local_epochs=1,
+                checkpoint_dir=str(tmp_path),
+                resume=True,
+            )
     # The rounds trust the dual rows they update; a checkpoint's are checked as they load.
     shard = tmp_path / "partition_1.npz"
     with np.load(shard) as saved:
@@ -153,8 +177,9 @@ def test_dask_arrays_csr_and_prediction(client):
     model, _ = fit_cocoa(client, estimator, dX, dy, max_rounds=3000)
     listed, _ = fit_cocoa(client, estimator, *_split(X, y, [80, 80, 80]), max_rounds=3000)
     np.testing.assert_array_equal(model.coef_, listed.coef_)
-    sparse, _ = fit_cocoa(client, estimator, [sp.csr_matrix(p) for p in _split(X, y, [80, 80, 80])[0]], y,
-                          max_rounds=3000)
+    sparse, _ = fit_cocoa(
+        client, estimator, [sp.csr_matrix(p) for p in _split(X, y, [80, 80, 80])[0]], y, max_rounds=3000
+    )
     np.testing.assert_allclose(sparse.coef_, listed.coef_, rtol=1e-10, atol=1e-12)
     scores = decision_function(model, dX).compute()
     np.testing.assert_allclose(scores, model.decision_function(X))
@@ -244,31 +269,32 @@ def test_the_defaults_converge_where_adding_in_100_rounds_did_not():
 def test_the_convergence_warning_points_at_the_caller_and_says_what_to_change():
     X, y = _centred(400, seed=1)
     with pytest.warns(ConvergenceWarning) as caught:
-        fit_cocoa(None, TopKSVC(C=1.0, random_state=0), *_split(X, y, [200, 200]), aggregation="adding",
-                  max_rounds=3)
+        fit_cocoa(None, TopKSVC(C=1.0, random_state=0), *_split(X, y, [200, 200]), aggregation="adding", max_rounds=3)
     [warning] = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     assert warning.filename == __file__
     message = str(warning.message)
     assert "max_rounds=3" in message and "aggregation='line_search'" in message and "intercept" in message
     with pytest.warns(ConvergenceWarning, match="local_epochs=0.0625") as caught:
-        fit_cocoa(None, TopKSVC(C=1.0, fit_intercept=False, random_state=0), *_split(X, y, [200, 200]),
-                  max_rounds=3)
+        fit_cocoa(None, TopKSVC(C=1.0, fit_intercept=False, random_state=0), *_split(X, y, [200, 200]), max_rounds=3)
     assert caught[0].filename == __file__ and "intercept" not in str(caught[0].message)
 
 
-@pytest.mark.parametrize("estimator, X_parts, y, message", [
-    (TopKSVC(kernel="rbf"), None, None, "linear"),
-    (TopKSVC(k=5), None, None, "k"),
-    (TopKSVC(), "nan", None, "NaN"),
-    (TopKSVC(), None, "one class", "class"),
-    (TopKSVC(), None, "short", "labels"),
-    (TopKSVC(C=-1.0), None, None, "C"),
-    # The imaginary part was dropped (a NumPy warning only); continuous targets trained
-    # as one class per value, where TopKSVC.fit refuses both.
-    (TopKSVC(), "complex", None, "X: expected real numbers"),
-    (TopKSVC(), None, "continuous", "Unknown label type"),
-    (TopKSVC(), None, "two columns", "y: expected 1-D class labels"),
-])
+@pytest.mark.parametrize(
+    "estimator, X_parts, y, message",
+    [
+        (TopKSVC(kernel="rbf"), None, None, "linear"),
+        (TopKSVC(k=5), None, None, "k"),
+        (TopKSVC(), "nan", None, "NaN"),
+        (TopKSVC(), None, "one class", "class"),
+        (TopKSVC(), None, "short", "labels"),
+        (TopKSVC(C=-1.0), None, None, "C"),
+        # The imaginary part was dropped (a NumPy warning only); continuous targets trained
+        # as one class per value, where TopKSVC.fit refuses both.
+        (TopKSVC(), "complex", None, "X: expected real numbers"),
+        (TopKSVC(), None, "continuous", "Unknown label type"),
+        (TopKSVC(), None, "two columns", "y: expected 1-D class labels"),
+    ],
+)
 def test_bad_input_raises(client, estimator, X_parts, y, message):
     X, labels = _problem(n=60)
     parts = _split(X, labels, [30, 30])[0]
@@ -361,28 +387,43 @@ def test_m3l_on_dask_arrays_with_sparse_labels_and_a_checkpoint(client, tmp_path
     estimator = M3L(C=0.05, tol=1e-3, random_state=2)
     dX, dY = da.from_array(X, chunks=(60, 5)), da.from_array(Y, chunks=(90, 4))
     model, _ = fit_cocoa(client, estimator, dX, dY, max_rounds=5000)
-    listed, _ = fit_cocoa(client, estimator, [X[:60], X[60:120], X[120:]],
-                          [sp.csr_matrix(Y[:60]), sp.csr_matrix(Y[60:120]), sp.csr_matrix(Y[120:])], max_rounds=5000)
+    listed, _ = fit_cocoa(
+        client,
+        estimator,
+        [X[:60], X[60:120], X[120:]],
+        [sp.csr_matrix(Y[:60]), sp.csr_matrix(Y[60:120]), sp.csr_matrix(Y[120:])],
+        max_rounds=5000,
+    )
     np.testing.assert_array_equal(model.coef_, listed.coef_)
     np.testing.assert_array_equal(predict(model, dX).compute(), model.predict(X))
     np.testing.assert_allclose(decision_function(model, dX).compute(), model.decision_function(X))
     assert model.score(X, Y) > 0.7
     with pytest.warns(ConvergenceWarning):
-        fit_cocoa(client, estimator, *_split(X, Y, [60, 60, 60]), max_rounds=4, checkpoint_every=2,
-                  checkpoint_dir=str(tmp_path))
-    resumed, _ = fit_cocoa(client, estimator, *_split(X, Y, [60, 60, 60]), max_rounds=5000,
-                           checkpoint_dir=str(tmp_path), resume=True)
+        fit_cocoa(
+            client,
+            estimator,
+            *_split(X, Y, [60, 60, 60]),
+            max_rounds=4,
+            checkpoint_every=2,
+            checkpoint_dir=str(tmp_path),
+        )
+    resumed, _ = fit_cocoa(
+        client, estimator, *_split(X, Y, [60, 60, 60]), max_rounds=5000, checkpoint_dir=str(tmp_path), resume=True
+    )
     np.testing.assert_array_equal(resumed.dual_coef_, listed.dual_coef_)
 
 
-@pytest.mark.parametrize("estimator, Y_kind, settings, message", [
-    (M3L(kernel="rbf"), "ok", {}, "linear"),
-    (M3L(), "vector", {}, "indicator"),
-    (M3L(), "constant", {}, "never or always"),
-    (M3L(), "ok", dict(aggregation="line_search"), "aggregation"),
-    (M3L(), "ok", dict(local_epochs=0.5), "local_epochs"),
-    (M3L(R=np.ones((3, 3))), "ok", {}, "R"),
-])
+@pytest.mark.parametrize(
+    "estimator, Y_kind, settings, message",
+    [
+        (M3L(kernel="rbf"), "ok", {}, "linear"),
+        (M3L(), "vector", {}, "indicator"),
+        (M3L(), "constant", {}, "never or always"),
+        (M3L(), "ok", dict(aggregation="line_search"), "aggregation"),
+        (M3L(), "ok", dict(local_epochs=0.5), "local_epochs"),
+        (M3L(R=np.ones((3, 3))), "ok", {}, "R"),
+    ],
+)
 def test_m3l_bad_input_raises(client, estimator, Y_kind, settings, message):
     X, Y = _multilabel(n=60)
     if Y_kind == "vector":

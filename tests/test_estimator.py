@@ -33,8 +33,11 @@ def _private_imports(path: Path) -> list[str]:
             if module.rsplit(".", 1)[-1].startswith("_"):
                 continue
             folder = PACKAGE.joinpath(*module.split(".")[1:])
-            found += [f"{module}.{a.name}" for a in node.names
-                      if a.name.startswith("_") and not (folder / f"{a.name}.py").is_file()]  # a private submodule
+            found += [
+                f"{module}.{a.name}"
+                for a in node.names
+                if a.name.startswith("_") and not (folder / f"{a.name}.py").is_file()
+            ]  # a private submodule
     return found
 
 
@@ -72,8 +75,15 @@ def test_predict_topk_defaults_to_the_trained_k_and_asks_for_one_otherwise() -> 
 
 @pytest.mark.parametrize(
     "estimator",
-    [TopKSVC(k=2, C=3.0), M3L(C=0.5, kernel="rbf"), RankmaxRanker(k=3), ProductQuantizer(4, n_bits=4),
-     TopPushK(K=3, C=2.0), TopPush(kernel="linear"), PatMat(tau=0.1)],
+    [
+        TopKSVC(k=2, C=3.0),
+        M3L(C=0.5, kernel="rbf"),
+        RankmaxRanker(k=3),
+        ProductQuantizer(4, n_bits=4),
+        TopPushK(K=3, C=2.0),
+        TopPush(kernel="linear"),
+        PatMat(tau=0.1),
+    ],
     ids=lambda e: type(e).__name__,
 )
 def test_parameters_are_stored_as_given_and_survive_clone(estimator: object) -> None:
@@ -92,12 +102,24 @@ def test_ranking_at_top_own_parameter_comes_first_the_rest_by_keyword() -> None:
 @pytest.mark.parametrize("name", [n for n in datasets.__all__ if n.startswith("load_") and n != "load_fashion_mnist"])
 def test_archive_loaders_document_the_cache_parameters_and_errors(name: str) -> None:
     doc = getattr(datasets, name).__doc__
-    for text in ("Parameters\n    ----------", "data_home : str or path-like", "download : bool, default True",
-                 "Raises\n    ------", "FileNotFoundError", "ChecksumError", "DownloadError"):
+    for text in (
+        "Parameters\n    ----------",
+        "data_home : str or path-like",
+        "download : bool, default True",
+        "Raises\n    ------",
+        "FileNotFoundError",
+        "ChecksumError",
+        "DownloadError",
+    ):
         assert text in doc, (name, text)
 
 
 def test_datasets_runs_as_a_module() -> None:
-    done = subprocess.run([sys.executable, "-m", "toprank.datasets", "fetch", "mnist"], capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "toprank.datasets", "fetch", "mnist"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 2 and "unknown data sets ['mnist']" in done.stderr

@@ -48,7 +48,8 @@ def test_fuzz_slice(seed: int) -> None:
 _level = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False).map(lambda v: v if abs(v) >= 1e-200 else 0.0)
 _levels = st.lists(_level, min_size=1, max_size=3)
 _rows = st.tuples(_levels, st.lists(st.integers(0, 2), min_size=1, max_size=40)).map(
-    lambda t: np.array([t[0][i % len(t[0])] for i in t[1]], dtype=np.float64))
+    lambda t: np.array([t[0][i % len(t[0])] for i in t[1]], dtype=np.float64)
+)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -58,17 +59,32 @@ def test_single_rows_are_feasible_and_optimal(x: np.ndarray, k_frac: float, r: f
     k = max(1, min(m, int(math.ceil(k_frac * m))))
     X = x[None]
     for name, out, check in [
-        ("topk_simplex", lambda: P.topk_simplex(x, k, r, rho),
-         lambda Q: checks.cone_problem(X, Q, k, rho, r, EPS, np.float64)),
-        ("topk_cone", lambda: P.topk_cone(x, k, rho),
-         lambda Q: checks.cone_problem(X, Q, k, rho, None, EPS, np.float64)),
-        ("box_simplex", lambda: P.box_simplex(x, r / k, r, rho),
-         lambda Q: checks.bias_box(X, Q, r / k, r, rho, EPS, np.float64)),
+        (
+            "topk_simplex",
+            lambda: P.topk_simplex(x, k, r, rho),
+            lambda Q: checks.cone_problem(X, Q, k, rho, r, EPS, np.float64),
+        ),
+        (
+            "topk_cone",
+            lambda: P.topk_cone(x, k, rho),
+            lambda Q: checks.cone_problem(X, Q, k, rho, None, EPS, np.float64),
+        ),
+        (
+            "box_simplex",
+            lambda: P.box_simplex(x, r / k, r, rho),
+            lambda Q: checks.bias_box(X, Q, r / k, r, rho, EPS, np.float64),
+        ),
         ("simplex", lambda: P.simplex(x, r), lambda Q: checks.clip_problem(X, Q, 0.0, math.inf, r, EPS, np.float64)),
-        ("capped_simplex", lambda: P.capped_simplex(x, float(k)),
-         lambda Q: checks.clip_problem(X, Q, 0.0, 1.0, float(k), EPS, np.float64)),
-        ("capped_simplex_entropy", lambda: P.capped_simplex_entropy(x, float(k)),
-         lambda Q: checks.entropy_problem(X, Q, float(k), EPS, np.float64)),
+        (
+            "capped_simplex",
+            lambda: P.capped_simplex(x, float(k)),
+            lambda Q: checks.clip_problem(X, Q, 0.0, 1.0, float(k), EPS, np.float64),
+        ),
+        (
+            "capped_simplex_entropy",
+            lambda: P.capped_simplex_entropy(x, float(k)),
+            lambda Q: checks.entropy_problem(X, Q, float(k), EPS, np.float64),
+        ),
     ]:
         try:
             q = out()

@@ -182,8 +182,7 @@ def test_identity_prior_is_one_vs_all_with_penalty_2c(empty_row):
     for label in range(Y.shape[1]):
         # LIBLINEAR's own rule (relative projected-gradient spread ≤ tol) cannot reach
         # 1e-12 in floating point; 1e-8 converges and is far tighter than the 1e-4 check.
-        svc = LinearSVC(loss="hinge", C=2 * C, fit_intercept=False, tol=1e-8, max_iter=10**7, dual=True,
-                        random_state=0)
+        svc = LinearSVC(loss="hinge", C=2 * C, fit_intercept=False, tol=1e-8, max_iter=10**7, dual=True, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("error", ConvergenceWarning)
             svc.fit(X, Y[:, label])

@@ -109,8 +109,9 @@ def test_reference_losses_against_cvxpy():
             for v in H:
                 x = cp.Variable(r)
                 total = cp.sum(x)
-                problem = cp.Problem(cp.Maximize(v @ x + cp.sum(cp.entr(x)) + cp.entr(1 - total)),
-                                     [x >= 0, total <= 1, k * x <= total])
+                problem = cp.Problem(
+                    cp.Maximize(v @ x + cp.sum(cp.entr(x)) + cp.entr(1 - total)), [x >= 0, total <= 1, k * x <= total]
+                )
                 problem.solve(solver=cp.CLARABEL)
                 expected.append(problem.value)
             np.testing.assert_allclose(ref.entropy_rows(H, k)[0], expected, rtol=1e-6, atol=1e-7)
@@ -171,8 +172,7 @@ def check_svc(clf, X, y, *, sample_weight=None, K=None):
     assert clf.duality_gap_ == pytest.approx(gap, rel=1e-5, abs=1e-12)
     assert ref.svc_dual_violation(A[live], yi[live], c[live], loss, k) <= DUAL_SET_TOL
     epoch, primal, dual, rel_gap, _ = clf.history_[-1]
-    assert (epoch, primal, dual, rel_gap) == (clf.n_iter_, clf.primal_objective_, clf.dual_objective_,
-                                              clf.duality_gap_)
+    assert (epoch, primal, dual, rel_gap) == (clf.n_iter_, clf.primal_objective_, clf.dual_objective_, clf.duality_gap_)
     return P, D
 
 
@@ -239,12 +239,15 @@ def kernel_1000():
     return X, y, gamma, K
 
 
-@pytest.mark.parametrize("loss,k,smoothing,kernel", [
-    ("alpha", 5, 1.0, "precomputed"),
-    ("beta", 1, 1.0, "rbf"),
-    ("softmax", 1, 0.0, "rbf"),
-    ("entropy", 5, 0.0, "precomputed"),
-])
+@pytest.mark.parametrize(
+    "loss,k,smoothing,kernel",
+    [
+        ("alpha", 5, 1.0, "precomputed"),
+        ("beta", 1, 1.0, "rbf"),
+        ("softmax", 1, 0.0, "rbf"),
+        ("entropy", 5, 0.0, "precomputed"),
+    ],
+)
 def test_kernel_topksvc_at_1000_classes(kernel_1000, loss, k, smoothing, kernel):
     X, y, gamma, K = kernel_1000
     clf = TopKSVC(loss=loss, k=k, smoothing=smoothing, kernel=kernel, gamma=gamma, C=1.0, random_state=0, n_jobs=2)
@@ -287,8 +290,9 @@ def test_nonconvergence_at_many_classes_warns_with_the_gap():
     with pytest.warns(ConvergenceWarning) as caught:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The number of unique classes is greater than 50%")
-            clf = TopKSVC(loss="beta", k=5, C=1.0, tol=1e-12, max_epochs=2, check_every=1, random_state=0,
-                          n_jobs=1).fit(X, y)
+            clf = TopKSVC(
+                loss="beta", k=5, C=1.0, tol=1e-12, max_epochs=2, check_every=1, random_state=0, n_jobs=1
+            ).fit(X, y)
     message = str(next(w.message for w in caught if issubclass(w.category, ConvergenceWarning)))
     assert clf.status_ == "max_epochs"
     assert "max_epochs" in message and f"{clf.duality_gap_:.3g}" in message and "tol=1e-12" in message
@@ -335,7 +339,8 @@ def check_m3l(model, X, Y, R):
     worst = tuple(int(i) for i in np.unravel_index(np.argmax(projected), projected.shape))
     assert projected.max() <= model.tol + 1e-9, (
         f"status {model.status_!r}, but the projected gradient of α{worst} (= {alpha[worst]:.3g}) at the returned "
-        f"point is {projected.max():.3g} > tol = {model.tol}")
+        f"point is {projected.max():.3g} > tol = {model.tol}"
+    )
     return P, D
 
 
@@ -362,9 +367,12 @@ def test_m3l_at_1000_labels_with_coupled_pairs_float32_csr(multilabel_1000):
 
 def test_m3l_at_1000_labels_out_of_iterations_warns_why(multilabel_1000):
     X, Y = multilabel_1000
-    with pytest.warns(ConvergenceWarning, match=r"M3L \(dcd\) stopped with status 'max_epochs': it ran out of "
-                                               r"iterations after 1 iterations, at a largest projected gradient of "
-                                               r"[0-9.e+-]+ \(tol=0.001\)\. Raise max_iter \(now 1\)"):
+    with pytest.warns(
+        ConvergenceWarning,
+        match=r"M3L \(dcd\) stopped with status 'max_epochs': it ran out of "
+        r"iterations after 1 iterations, at a largest projected gradient of "
+        r"[0-9.e+-]+ \(tol=0.001\)\. Raise max_iter \(now 1\)",
+    ):
         model = M3L(C=1.0, max_iter=1, random_state=0, n_jobs=2).fit(X, Y)
     assert model.status_ == "max_epochs"
     # Objectives are still those of the returned point.
@@ -415,8 +423,11 @@ def test_tracenorm_at_1000_classes(tracenorm_1000, layout, dtype, n_jobs):
     X = X.astype(dtype)
     lambda_trace, lambda_fro = 0.7 * _lambda_max(X.astype(np.float64), y, 1000), 1e-4
     Xin = sp.csr_matrix(X) if layout == "csr" else X
-    model = fit_quietly(TraceNormLogisticRegression(lambda_trace=lambda_trace, lambda_fro=lambda_fro, random_state=0,
-                                                    n_jobs=n_jobs), Xin, y)
+    model = fit_quietly(
+        TraceNormLogisticRegression(lambda_trace=lambda_trace, lambda_fro=lambda_fro, random_state=0, n_jobs=n_jobs),
+        Xin,
+        y,
+    )
     assert model.status_ == "converged" and len(model.classes_) == 1000
     W = model.coef_.T
     J, G, gb = ref.tracenorm_objective(X.astype(np.float64), y, W, model.intercept_, lambda_trace, lambda_fro)
@@ -439,9 +450,12 @@ def test_tracenorm_at_1000_classes(tracenorm_1000, layout, dtype, n_jobs):
 def test_tracenorm_at_1000_classes_out_of_iterations_warns_why(tracenorm_1000):
     X, y = tracenorm_1000
     lambda_trace = 0.1 * _lambda_max(X, y, 1000)
-    with pytest.warns(ConvergenceWarning, match=r"stopped with status 'max_iter': it ran out of iterations after 1 "
-                                               r"iterations, at a \(C1\) margin σ_max\(−∇\) − λ1 of [0-9.e+-]+ "
-                                               r"\(tol=0.0001\)\. Raise max_iter"):
+    with pytest.warns(
+        ConvergenceWarning,
+        match=r"stopped with status 'max_iter': it ran out of iterations after 1 "
+        r"iterations, at a \(C1\) margin σ_max\(−∇\) − λ1 of [0-9.e+-]+ "
+        r"\(tol=0.0001\)\. Raise max_iter",
+    ):
         model = TraceNormLogisticRegression(lambda_trace=lambda_trace, max_iter=1, random_state=0).fit(X, y)
     assert model.status_ == "max_iter"
     J, _, _ = ref.tracenorm_objective(X, y, model.coef_.T, model.intercept_, lambda_trace, 1e-4)
@@ -488,12 +502,23 @@ def _data_loss(model, X, Y, loss, k, eta):
     return total / Y.nnz
 
 
-@pytest.mark.parametrize("loss,k,n_jobs", [("rankmax", 1, 2), ("rankmax", 5, 1), ("softmax", 1, 2),
-                                           ("sparsemax", 1, 2)])
+@pytest.mark.parametrize(
+    "loss,k,n_jobs", [("rankmax", 1, 2), ("rankmax", 5, 1), ("softmax", 1, 2), ("sparsemax", 1, 2)]
+)
 def test_ranker_at_100000_labels(ranker_data, loss, k, n_jobs):
     X, Y = ranker_data
-    kw = dict(n_components=8, loss=loss, k=k, eta=1.0, learning_rate=0.5, batch_size=X.shape[0],
-              early_stopping=False, init_scale=0.5, random_state=0, n_jobs=n_jobs)
+    kw = dict(
+        n_components=8,
+        loss=loss,
+        k=k,
+        eta=1.0,
+        learning_rate=0.5,
+        batch_size=X.shape[0],
+        early_stopping=False,
+        init_scale=0.5,
+        random_state=0,
+        n_jobs=n_jobs,
+    )
     # One minibatch per epoch: an epoch's reported loss is the data loss at the
     # parameters the previous epoch ended with, i.e. those of the fit one epoch shorter
     # (the same seeds, so the same steps).
@@ -515,8 +540,16 @@ def test_ranker_at_100000_labels_dense_float64_features_threads_agree(ranker_dat
     # minibatches of 64: a fit is the same bit for bit on 1 and 2 threads.
     _, Y = ranker_data
     X = np.random.default_rng(6).normal(size=(Y.shape[0], 16))
-    kw = dict(n_components=8, loss="rankmax", k=1, learning_rate=0.2, batch_size=64, n_epochs=2,
-              early_stopping=False, random_state=0)
+    kw = dict(
+        n_components=8,
+        loss="rankmax",
+        k=1,
+        learning_rate=0.2,
+        batch_size=64,
+        n_epochs=2,
+        early_stopping=False,
+        random_state=0,
+    )
     one = RankmaxRanker(n_jobs=1, **kw).fit(X, Y)
     two = RankmaxRanker(n_jobs=2, **kw).fit(X, Y)
     np.testing.assert_array_equal(one.label_factors_, two.label_factors_)

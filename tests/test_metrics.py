@@ -103,9 +103,9 @@ def test_top_k_accuracy_matches_sklearn_with_labels() -> None:
     s = rng.integers(0, 2, (30, 4))
     for k in range(1, 5):
         assert metrics.top_k_accuracy(y_s, s, k, labels=labels_s) == sk_topk(y_s, s, k, labels=labels_s)
-        assert metrics.top_k_accuracy(
-            list(y_s), s.tolist(), k, labels=list(labels_s)
-        ) == sk_topk(y_s, s, k, labels=labels_s)
+        assert metrics.top_k_accuracy(list(y_s), s.tolist(), k, labels=list(labels_s)) == sk_topk(
+            y_s, s, k, labels=labels_s
+        )
 
 
 def test_top_k_accuracy_unsorted_labels_map_columns() -> None:

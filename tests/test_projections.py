@@ -155,8 +155,10 @@ class Report:
         self.failures.append(f"{what}: x={x.tolist()!r}, params={params!r}: {detail}")
 
     def finish(self, min_checked: int = 500) -> None:
-        print(f"{self.name}: {self.checked} checked, {self.skipped} reference skips, "
-              f"max |p − p_ref|/σ = {self.max_err:.2e}")
+        print(
+            f"{self.name}: {self.checked} checked, {self.skipped} reference skips, "
+            f"max |p − p_ref|/σ = {self.max_err:.2e}"
+        )
         assert self.skipped < 0.01 * max(self.checked + self.skipped, 1), (
             f"{self.name}: {self.skipped} reference failures out of {self.checked + self.skipped}"
         )
@@ -183,24 +185,31 @@ def clip_threshold_interval(x: np.ndarray, p: np.ndarray, lo: float, hi: float, 
     return low, high
 
 
-def check_agreement(report: Report, what: str, x: np.ndarray, params: dict[str, Any], p: np.ndarray,
-                     p_ref: np.ndarray, sigma: float) -> None:
+def check_agreement(
+    report: Report, what: str, x: np.ndarray, params: dict[str, Any], p: np.ndarray, p_ref: np.ndarray, sigma: float
+) -> None:
     err = float(np.abs(p - p_ref).max()) / sigma
     report.max_err = max(report.max_err, err)
     if not err <= AGREE:
-        report.fail(what, x, params, f"|p − p_ref|/σ = {err:.3e} (σ = {sigma!r})\n   got      {p.tolist()!r}\n"
-                    f"   expected {p_ref.tolist()!r}")
+        report.fail(
+            what,
+            x,
+            params,
+            f"|p − p_ref|/σ = {err:.3e} (σ = {sigma!r})\n   got      {p.tolist()!r}\n   expected {p_ref.tolist()!r}",
+        )
 
 
-def check_feasible(report: Report, x: np.ndarray, params: dict[str, Any], violations: dict[str, float],
-                   sigma: float) -> None:
+def check_feasible(
+    report: Report, x: np.ndarray, params: dict[str, Any], violations: dict[str, float], sigma: float
+) -> None:
     for name, v in violations.items():
         if not v <= FEAS * sigma:
             report.fail("infeasible", x, params, f"{name} violated by {v!r} (σ = {sigma!r})")
 
 
-def check_idempotent(report: Report, x: np.ndarray, params: dict[str, Any], p: np.ndarray, again: np.ndarray,
-                     sigma: float) -> None:
+def check_idempotent(
+    report: Report, x: np.ndarray, params: dict[str, Any], p: np.ndarray, again: np.ndarray, sigma: float
+) -> None:
     err = float(np.abs(again - p).max())
     if not err <= FEAS * sigma:
         report.fail("not idempotent", x, params, f"|P(P(x)) − P(x)| = {err!r} (σ = {sigma!r})")
@@ -283,10 +292,16 @@ def test_simplex_matches_qp(inequality: bool) -> None:
         report.checked += 1
         check_agreement(report, "QP mismatch", x, params, p, p_ref, sigma)
         s = float(p.sum())
-        check_feasible(report, x, params, {
-            "p >= 0": -float(p.min()),
-            "sum": (s - r) if inequality else abs(s - r),
-        }, sigma)
+        check_feasible(
+            report,
+            x,
+            params,
+            {
+                "p >= 0": -float(p.min()),
+                "sum": (s - r) if inequality else abs(s - r),
+            },
+            sigma,
+        )
         # KKT: p = max(x − t, 0) for one t; t ≥ 0 for Σp ≤ r, t = 0 unless Σp = r.
         tol = KKT * sigma
         low, high = clip_threshold_interval(x, p, 0.0, math.inf, tol)
@@ -355,11 +370,17 @@ def test_knapsack_matches_qp() -> None:
             continue
         report.checked += 1
         check_agreement(report, "QP mismatch", x, params, p, p_ref, sigma)
-        check_feasible(report, x, params, {
-            "p >= lo": float((lo - p).max()),
-            "p <= hi": float((p - hi).max()),
-            "sum": abs(float(p.sum()) - r),
-        }, sigma)
+        check_feasible(
+            report,
+            x,
+            params,
+            {
+                "p >= lo": float((lo - p).max()),
+                "p <= hi": float((p - hi).max()),
+                "sum": abs(float(p.sum()) - r),
+            },
+            sigma,
+        )
         if hi > lo:
             tol = KKT * sigma
             low, high = clip_threshold_interval(x, p, lo, hi, tol)
@@ -452,11 +473,17 @@ def test_topk_simplex_matches_qp(rho: float, long_rows: bool) -> None:
         report.checked += 1
         check_agreement(report, "QP mismatch", x, params, p, p_ref, sigma)
         s = float(p.sum())
-        check_feasible(report, x, params, {
-            "p >= 0": -float(p.min()),
-            "p_i <= Σp/k": float(p.max()) - s / k,
-            "Σp <= r": s - r,
-        }, sigma)
+        check_feasible(
+            report,
+            x,
+            params,
+            {
+                "p >= 0": -float(p.min()),
+                "p_i <= Σp/k": float(p.max()) - s / k,
+                "Σp <= r": s - r,
+            },
+            sigma,
+        )
         ok, why = cone_kkt_ok(x, p, k, rho, s >= r - KKT * sigma, KKT * sigma)
         if not ok:
             report.fail("KKT", x, params, why)
@@ -521,11 +548,17 @@ def test_box_simplex_matches_qp(rho: float, long_rows: bool) -> None:
         report.checked += 1
         check_agreement(report, "QP mismatch", x, params, p, p_ref, sigma)
         s = float(p.sum())
-        check_feasible(report, x, params, {
-            "p >= 0": -float(p.min()),
-            "p <= hi": float(p.max()) - hi,
-            "Σp <= r": s - r,
-        }, sigma)
+        check_feasible(
+            report,
+            x,
+            params,
+            {
+                "p >= 0": -float(p.min()),
+                "p <= hi": float(p.max()) - hi,
+                "Σp <= r": s - r,
+            },
+            sigma,
+        )
         if hi > 0 and r > 0:
             # KKT: p = clip(x − t, 0, hi), λ = t − ρs ≥ 0, λ = 0 unless Σp = r.
             tol = KKT * sigma
@@ -542,7 +575,6 @@ def test_box_simplex_matches_qp(rho: float, long_rows: bool) -> None:
 
 
 # ------------------------------------------------------ randomized: (n,k)-simplex
-
 
 
 def rounding_floor(x: np.ndarray) -> float:
@@ -578,11 +610,17 @@ def test_capped_simplex_matches_qp(long_rows: bool) -> None:
         sigma = 1.0
         check_agreement(report, "QP mismatch", x, params, p, p_ref, sigma)
         feas_scale = max(1.0, k) + rounding_floor(x) / FEAS
-        check_feasible(report, x, params, {
-            "p >= 0": -float(p.min()),
-            "p <= 1": float(p.max()) - 1.0,
-            "sum": abs(float(p.sum()) - k),
-        }, feas_scale)
+        check_feasible(
+            report,
+            x,
+            params,
+            {
+                "p >= 0": -float(p.min()),
+                "p <= 1": float(p.max()) - 1.0,
+                "sum": abs(float(p.sum()) - k),
+            },
+            feas_scale,
+        )
         if k < m:
             tol = KKT * max(1.0, float(np.abs(x).max()))
             low, high = clip_threshold_interval(x, p, 0.0, 1.0, tol)
@@ -611,11 +649,17 @@ def test_capped_simplex_entropy_matches_bisection() -> None:
         p_ref, _ = ref.capped_simplex_entropy(x, k)
         report.checked += 1
         check_agreement(report, "bisection mismatch", x, params, p, p_ref, 1.0)
-        check_feasible(report, x, params, {
-            "p >= 0": -float(p.min()),
-            "p <= 1": float(p.max()) - 1.0,
-            "sum": abs(float(p.sum()) - k),
-        }, max(1.0, k) + rounding_floor(x) / FEAS)
+        check_feasible(
+            report,
+            x,
+            params,
+            {
+                "p >= 0": -float(p.min()),
+                "p <= 1": float(p.max()) - 1.0,
+                "sum": abs(float(p.sum()) - k),
+            },
+            max(1.0, k) + rounding_floor(x) / FEAS,
+        )
         # KKT: p_i = min(1, exp(x_i − c)) for one c.
         tol = 1e-10 * max(1.0, float(np.abs(x).max()))
         uncapped = (p < 1.0 - 1e-12) & (p > 1e-280)
@@ -914,15 +958,25 @@ _BOX_HI = 0.05111796279384088
         (P.topk_simplex, [0.2, 0.1999999999999999, 0.19999999999999996, 1.0], (1, 0.1, 0.0), [0.0, 0.0, 0.0, 0.1]),
         (P.topk_simplex, [0.2, 0.19999999999999996, 0.2, 1.0], (1, 0.1, 0.0), [0.0, 0.0, 0.0, 0.1]),
         # Four near-equal entries at the cap hi = r/4, the two small ones at 0.
-        (P.box_simplex,
-         [0.09322455444291684, 0.5880743042383856, 0.5880743042383829, 0.09322455444291679, 0.5880743042383857,
-          0.5880743042383871],
-         (_BOX_HI, 0.2044718511753635, 0.0), [0.0, _BOX_HI, _BOX_HI, 0.0, _BOX_HI, _BOX_HI]),
+        (
+            P.box_simplex,
+            [
+                0.09322455444291684,
+                0.5880743042383856,
+                0.5880743042383829,
+                0.09322455444291679,
+                0.5880743042383857,
+                0.5880743042383871,
+            ],
+            (_BOX_HI, 0.2044718511753635, 0.0),
+            [0.0, _BOX_HI, _BOX_HI, 0.0, _BOX_HI, _BOX_HI],
+        ),
     ],
     ids=["topk_simplex-ulp-ties", "topk_simplex-ulp-ties-2", "box_simplex-ulp-ties"],
 )
-def test_ulp_ties_regressions(func: Callable[..., np.ndarray], x: list[float], args: tuple[float, ...],
-                              expected: list[float]) -> None:
+def test_ulp_ties_regressions(
+    func: Callable[..., np.ndarray], x: list[float], args: tuple[float, ...], expected: list[float]
+) -> None:
     expect(func(np.array(x), *args), expected, 1.0)
 
 
@@ -946,22 +1000,43 @@ def test_ulp_ties_regressions(func: Callable[..., np.ndarray], x: list[float], a
         # Two entries 6e-11 apart next to one 1.5e6: the prefix sums cannot tell whether
         # the lower one reaches its cap (it does: all three are capped). From a Top-k
         # SVM fit (loss "beta", k = 3).
-        (P.box_simplex, [8650.372222479604, 1497900.3444136549, 8650.372222479666, -39790.27782266605],
-         (1 / 3, 1.0), [1 / 3, 1 / 3, 1 / 3, 0.0]),
+        (
+            P.box_simplex,
+            [8650.372222479604, 1497900.3444136549, 8650.372222479666, -39790.27782266605],
+            (1 / 3, 1.0),
+            [1 / 3, 1 / 3, 1 / 3, 0.0],
+        ),
         # The cone's Lemma 3 case 2 holding only within its tolerance (x_[2] a hair above
         # x_[1] − s): case 3 resolves the five entries just above the threshold (exact
         # values from a rational solve). From a smoothed Top-k SVM fit, which raised.
-        (P.topk_cone, [0.9999928528753902] * 4 + [1.9999892793037015, 0.9999928528753902], (1, 0.9999964264303978),
-         [5.586722522380966e-13] * 4 + [0.99999642642887, 5.586722522380966e-13]),
+        (
+            P.topk_cone,
+            [0.9999928528753902] * 4 + [1.9999892793037015, 0.9999928528753902],
+            (1, 0.9999964264303978),
+            [5.586722522380966e-13] * 4 + [0.99999642642887, 5.586722522380966e-13],
+        ),
         # Ties at x_[k] under a bias of 1e12: each entry 3.3e-13 (rational solve), not 0.
         (P.topk_cone, [1.0, 1.0, 1.0], (2, 1e12), [3.333333333332222e-13] * 3),
     ],
-    ids=["knapsack-one-entry", "knapsack-two", "knapsack-ties", "capped-one-entry", "capped-two", "box-two",
-         "cone-huge-rho", "topk-simplex-huge-rho", "box-huge-rho", "cone-case-2-rounding", "box-close-pair",
-         "cone-case-2-within-tolerance", "cone-ties-huge-rho"],
+    ids=[
+        "knapsack-one-entry",
+        "knapsack-two",
+        "knapsack-ties",
+        "capped-one-entry",
+        "capped-two",
+        "box-two",
+        "cone-huge-rho",
+        "topk-simplex-huge-rho",
+        "box-huge-rho",
+        "cone-case-2-rounding",
+        "box-close-pair",
+        "cone-case-2-within-tolerance",
+        "cone-ties-huge-rho",
+    ],
 )
-def test_rounding_next_to_large_entries(func: Callable[..., np.ndarray], x: list[float], args: tuple[float, ...],
-                                          expected: list[float]) -> None:
+def test_rounding_next_to_large_entries(
+    func: Callable[..., np.ndarray], x: list[float], args: tuple[float, ...], expected: list[float]
+) -> None:
     # atol: entries ~1e-12 next to entries ~1 carry the rounding of their difference.
     np.testing.assert_allclose(func(np.array(x), *args), expected, rtol=1e-11, atol=1e-15)
 

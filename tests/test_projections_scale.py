@@ -135,24 +135,42 @@ def _rows(kind: str, m: int) -> np.ndarray:
 
 
 PROJECTIONS: dict[str, Callable[[np.ndarray, int], tuple[np.ndarray, Callable[[np.ndarray, np.ndarray], Any]]]] = {
-    "simplex": lambda X, k: (P.simplex(X, r=float(k)),
-                             lambda X, Q: checks.clip_problem(X, Q, 0.0, math.inf, float(k), EPS, np.float64)),
-    "sparsemax": lambda X, k: (P.sparsemax(X), lambda X, Q: checks.clip_problem(X, Q, 0.0, math.inf, 1.0, EPS,
-                                                                                   np.float64)),
-    "knapsack": lambda X, k: (P.knapsack(X, -0.1, 0.5, 0.2 * k),
-                              lambda X, Q: checks.clip_problem(X, Q, -0.1, 0.5, 0.2 * k, EPS, np.float64)),
-    "topk_cone": lambda X, k: (P.topk_cone(X, k, 1.0),
-                               lambda X, Q: checks.cone_problem(X, Q, k, 1.0, None, EPS, np.float64)),
-    "topk_simplex": lambda X, k: (P.topk_simplex(X, k, 0.5, 1.0),
-                                  lambda X, Q: checks.cone_problem(X, Q, k, 1.0, 0.5, EPS, np.float64)),
-    "box_simplex": lambda X, k: (P.box_simplex(X, 1.0 / k, 1.0, 1.0),
-                                 lambda X, Q: checks.bias_box(X, Q, 1.0 / k, 1.0, 1.0, EPS, np.float64)),
-    "capped_simplex": lambda X, k: (P.capped_simplex(X, float(k)),
-                                    lambda X, Q: checks.clip_problem(X, Q, 0.0, 1.0, float(k), EPS, np.float64)),
-    "capped_simplex_entropy": lambda X, k: (P.capped_simplex_entropy(X, float(k)),
-                                            lambda X, Q: checks.entropy_problem(X, Q, float(k), EPS, np.float64)),
-    "rankmax": lambda X, k: (P.rankmax(X, np.array([0, 1]), k, 1.0),
-                             lambda X, Q: checks.rankmax_problem(X, Q, np.array([0, 1]), k, 1.0, EPS, np.float64)),
+    "simplex": lambda X, k: (
+        P.simplex(X, r=float(k)),
+        lambda X, Q: checks.clip_problem(X, Q, 0.0, math.inf, float(k), EPS, np.float64),
+    ),
+    "sparsemax": lambda X, k: (
+        P.sparsemax(X),
+        lambda X, Q: checks.clip_problem(X, Q, 0.0, math.inf, 1.0, EPS, np.float64),
+    ),
+    "knapsack": lambda X, k: (
+        P.knapsack(X, -0.1, 0.5, 0.2 * k),
+        lambda X, Q: checks.clip_problem(X, Q, -0.1, 0.5, 0.2 * k, EPS, np.float64),
+    ),
+    "topk_cone": lambda X, k: (
+        P.topk_cone(X, k, 1.0),
+        lambda X, Q: checks.cone_problem(X, Q, k, 1.0, None, EPS, np.float64),
+    ),
+    "topk_simplex": lambda X, k: (
+        P.topk_simplex(X, k, 0.5, 1.0),
+        lambda X, Q: checks.cone_problem(X, Q, k, 1.0, 0.5, EPS, np.float64),
+    ),
+    "box_simplex": lambda X, k: (
+        P.box_simplex(X, 1.0 / k, 1.0, 1.0),
+        lambda X, Q: checks.bias_box(X, Q, 1.0 / k, 1.0, 1.0, EPS, np.float64),
+    ),
+    "capped_simplex": lambda X, k: (
+        P.capped_simplex(X, float(k)),
+        lambda X, Q: checks.clip_problem(X, Q, 0.0, 1.0, float(k), EPS, np.float64),
+    ),
+    "capped_simplex_entropy": lambda X, k: (
+        P.capped_simplex_entropy(X, float(k)),
+        lambda X, Q: checks.entropy_problem(X, Q, float(k), EPS, np.float64),
+    ),
+    "rankmax": lambda X, k: (
+        P.rankmax(X, np.array([0, 1]), k, 1.0),
+        lambda X, Q: checks.rankmax_problem(X, Q, np.array([0, 1]), k, 1.0, EPS, np.float64),
+    ),
 }
 
 
@@ -188,8 +206,18 @@ def test_box_simplex_float32_rounding_of_hi_keeps_the_free_branch() -> None:
     # Found by the fuzz harness: hi = r/5 rounds up in float32, so the five capped
     # entries as stored summed above r; that sent the solve to the knapsack (Σp = r),
     # whose multiplier is negative here, and the two low entries got 2.8e-17 instead of 0.
-    x = np.array([196.5201873779297, -173.21836853027344, 196.5201873779297, 196.5201873779297,
-                  -173.21836853027344, 196.5201873779297, 196.5201873779297], dtype=np.float32)
+    x = np.array(
+        [
+            196.5201873779297,
+            -173.21836853027344,
+            196.5201873779297,
+            196.5201873779297,
+            -173.21836853027344,
+            196.5201873779297,
+            196.5201873779297,
+        ],
+        dtype=np.float32,
+    )
     hi, r = 0.08619759055928236, 0.43098795279641183
     p = P.box_simplex(x, hi, r, 0.03531081300415558)
     np.testing.assert_array_equal(p, np.where(x > 0, np.float32(hi), np.float32(0.0)))

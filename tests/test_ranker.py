@@ -33,8 +33,21 @@ def _labels(rng, n_rows, n_labels, most=3, empty_row=2):
 
 def _objective(X, indptr, indices, theta, n_labels, r, loss, k, eta, alpha, n_jobs=None):
     rows = np.arange(X.shape[0], dtype=np.int64)
-    return _core.ranker_objective(X, indptr, indices, rows, theta, n_labels=n_labels, n_components=r, loss=loss,
-                                  k=k, eta=eta, alpha=alpha, batch_size=4, n_jobs=n_jobs)
+    return _core.ranker_objective(
+        X,
+        indptr,
+        indices,
+        rows,
+        theta,
+        n_labels=n_labels,
+        n_components=r,
+        loss=loss,
+        k=k,
+        eta=eta,
+        alpha=alpha,
+        batch_size=4,
+        n_jobs=n_jobs,
+    )
 
 
 # ------------------------------------------------------------------ 1. gradients
@@ -96,9 +109,9 @@ def _planted(n_users=300, n_items=200, rank=4, per_user=10, seed=0):
 def test_one_and_two_threads_reach_the_same_model(loss):
     X, Y, _ = _planted()
     fits = [
-        RankmaxRanker(
-            n_components=8, loss=loss, n_epochs=3, early_stopping=False, random_state=3, n_jobs=jobs
-        ).fit(X, Y)
+        RankmaxRanker(n_components=8, loss=loss, n_epochs=3, early_stopping=False, random_state=3, n_jobs=jobs).fit(
+            X, Y
+        )
         for jobs in (1, 2)
     ]
     assert [h["loss"] for h in fits[0].history_] == [h["loss"] for h in fits[1].history_]
@@ -122,8 +135,17 @@ def test_random_state_reproduces_and_changes_the_run():
 def test_planted_low_rank_ranking_is_recovered(loss, optimizer):
     X, Y, _ = _planted()
     lr = 0.1 if optimizer == "adagrad" else 0.02
-    model = RankmaxRanker(n_components=16, loss=loss, optimizer=optimizer, learning_rate=lr, alpha=0.0,
-                          batch_size=32, n_epochs=60, early_stopping=False, random_state=0).fit(X, Y)
+    model = RankmaxRanker(
+        n_components=16,
+        loss=loss,
+        optimizer=optimizer,
+        learning_rate=lr,
+        alpha=0.0,
+        batch_size=32,
+        n_epochs=60,
+        early_stopping=False,
+        random_state=0,
+    ).fit(X, Y)
     assert model.score(X, Y) >= 0.9
     # (Not toward 0: with 10 positives per row, sparsemax's best is p = 1/10 on each,
     # a pair loss of ½ − ½·‖p‖² = 0.45.)
@@ -144,8 +166,9 @@ def test_held_out_pairs_keep_every_user_in_training():
     # One-hot users: holding out whole users would leave their factors untrained; the
     # default split holds out pairs, so validation AP rises well above a random ranking.
     X, Y, _ = _planted()
-    model = RankmaxRanker(n_components=16, learning_rate=0.1, batch_size=32, n_epochs=30, n_iter_no_change=5,
-                          alpha=0.0, random_state=0).fit(X, Y)
+    model = RankmaxRanker(
+        n_components=16, learning_rate=0.1, batch_size=32, n_epochs=30, n_iter_no_change=5, alpha=0.0, random_state=0
+    ).fit(X, Y)
     assert max(h["val_ap"] for h in model.history_) > 0.5
 
 
@@ -252,8 +275,11 @@ def test_pickle_clone_pipeline_and_grid_search():
     pipe = make_pipeline(Normalizer(), RankmaxRanker(n_components=4, n_epochs=2, early_stopping=False, random_state=0))
     pipe.fit(X, Y)
     assert pipe.decision_function(X).shape == (80, 30)
-    search = GridSearchCV(RankmaxRanker(n_components=4, n_epochs=2, early_stopping=False, random_state=0),
-                          {"learning_rate": [0.01, 0.1]}, cv=2).fit(X.toarray(), Y)
+    search = GridSearchCV(
+        RankmaxRanker(n_components=4, n_epochs=2, early_stopping=False, random_state=0),
+        {"learning_rate": [0.01, 0.1]},
+        cv=2,
+    ).fit(X.toarray(), Y)
     assert search.best_params_["learning_rate"] in (0.01, 0.1)
 
 
@@ -347,8 +373,26 @@ def test_the_core_rejects_inconsistent_arrays():
         _core.ranker_objective(X, indptr, indices, rows, theta, **{**kw, "k": 4})
     state = np.zeros(theta.size, np.float32)
     with pytest.raises(InvalidInputError, match="^first"):
-        _core.ranker_epoch(X, indptr, indices, rows, theta, state, state, 0, n_labels=4, n_components=2, loss="softmax",
-                           k=1, eta=1.0, optimizer="adam", learning_rate=0.1, alpha=0.0, batch_size=2, seed=0)
+        _core.ranker_epoch(
+            X,
+            indptr,
+            indices,
+            rows,
+            theta,
+            state,
+            state,
+            0,
+            n_labels=4,
+            n_components=2,
+            loss="softmax",
+            k=1,
+            eta=1.0,
+            optimizer="adam",
+            learning_rate=0.1,
+            alpha=0.0,
+            batch_size=2,
+            seed=0,
+        )
 
 
 @pytest.mark.parametrize("loss", ["rankmax", "softmax", "sparsemax"])
@@ -362,9 +406,26 @@ def test_infinite_scores_in_the_core_raise_naming_the_remedies(loss, steps, reme
     theta = np.ones((4 + 4) * 2 + 4, np.float32)
     first, second = np.zeros_like(theta), np.zeros_like(theta)
     with pytest.raises(NoSolutionError, match=f"overflow .*lower {remedy}, or rescale X"):
-        _core.ranker_epoch(X, indptr, indices, np.arange(4, dtype=np.int64), theta, first, second, steps, n_labels=4,
-                           n_components=2, loss=loss, k=1, eta=1.0, optimizer="adam", learning_rate=0.1, alpha=0.0,
-                           batch_size=2, seed=0)
+        _core.ranker_epoch(
+            X,
+            indptr,
+            indices,
+            np.arange(4, dtype=np.int64),
+            theta,
+            first,
+            second,
+            steps,
+            n_labels=4,
+            n_components=2,
+            loss=loss,
+            k=1,
+            eta=1.0,
+            optimizer="adam",
+            learning_rate=0.1,
+            alpha=0.0,
+            batch_size=2,
+            seed=0,
+        )
 
 
 def test_an_init_scale_too_large_for_float32_is_named():

@@ -83,7 +83,10 @@ def test_hand_computed_metrics() -> None:
     # default keys follow the default k values
     wide = np.tile(scores, (1, 40))  # 200 items
     assert set(evaluate_ranking(wide, sp.hstack([relevant] * 40).tocsr())) == {
-        "ap@10", "accuracy", "recall@100", "n_users"
+        "ap@10",
+        "accuracy",
+        "recall@100",
+        "n_users",
     }
 
 
@@ -114,7 +117,10 @@ def test_ties_break_by_lower_column_index() -> None:
     scores = np.ones((1, 3))
     # all tied: ranking 0, 1, 2
     assert evaluate_ranking(scores, _csr([[1]], 3), k_ap=2, k_recall=1) == {
-        "ap@2": 0.5, "accuracy": 0.0, "recall@1": 0.0, "n_users": 1
+        "ap@2": 0.5,
+        "accuracy": 0.0,
+        "recall@1": 0.0,
+        "n_users": 1,
     }
     assert evaluate_ranking(scores, _csr([[0]], 3), k_ap=2, k_recall=1)["accuracy"] == 1.0
     # a tied excluded item is moved below the others: ranking 1, 2, 0
@@ -122,7 +128,10 @@ def test_ties_break_by_lower_column_index() -> None:
     assert got == {"ap@2": 1.0, "accuracy": 1.0, "recall@1": 1.0, "n_users": 1}
     # integer and boolean scores rank the same way
     assert evaluate_ranking(np.array([[0, 2, 2]]), _csr([[2]], 3), k_ap=1, k_recall=1) == {
-        "ap@1": 0.0, "accuracy": 0.0, "recall@1": 0.0, "n_users": 1
+        "ap@1": 0.0,
+        "accuracy": 0.0,
+        "recall@1": 0.0,
+        "n_users": 1,
     }
 
 
@@ -206,9 +215,7 @@ def test_evaluate_recommender_matches_evaluate_ranking() -> None:
     assert got == pytest.approx(expected)
     # sparse X and the default batch size (one call here)
     model.calls.clear()
-    got_sparse = evaluate_recommender(
-        model, sp.csr_matrix(X), parts.test, exclude=parts.train, k_ap=3, k_recall=7
-    )
+    got_sparse = evaluate_recommender(model, sp.csr_matrix(X), parts.test, exclude=parts.train, k_ap=3, k_recall=7)
     assert model.calls == [23] and got_sparse == pytest.approx(expected)
 
 
@@ -440,8 +447,6 @@ def test_movielens_100k_split() -> None:
     exclude = train + valid
     got = evaluate_ranking(scores, test, exclude=exclude)
     assert got["n_users"] == 943
-    chance = evaluate_ranking(
-        np.random.default_rng(0).standard_normal(test.shape), test, exclude=exclude
-    )
+    chance = evaluate_ranking(np.random.default_rng(0).standard_normal(test.shape), test, exclude=exclude)
     for key in ("ap@10", "accuracy", "recall@100"):
         assert 0.0 < chance[key] < got[key] < 1.0, key

@@ -54,100 +54,187 @@ def _far_index(dense: np.ndarray, fmt: str = "csr") -> Any:
     return matrix
 
 
-
 # (call, the exception, the start of its message: the argument it names)
 BAD: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
     "n_jobs far beyond the cores": (lambda: TopKSVC(n_jobs=10**6).fit(X, Y3), InvalidInputError, "n_jobs:"),
     "n_jobs beyond int64": (lambda: TopPush(n_jobs=2**70).fit(X, Y2), InvalidInputError, "n_jobs:"),
-    "fit_intercept not a bool (TopKSVC)": (lambda: TopKSVC(fit_intercept="no").fit(X, Y3), InvalidInputError,
-                                           "fit_intercept:"),
-    "fit_intercept not a bool (M3L)": (lambda: M3L(fit_intercept="no").fit(X, LABELS), InvalidInputError,
-                                       "fit_intercept:"),
-    "fit_intercept not a bool (trace norm)": (lambda: TraceNormLogisticRegression(fit_intercept="no").fit(X, Y3),
-                                              InvalidInputError, "fit_intercept:"),
+    "fit_intercept not a bool (TopKSVC)": (
+        lambda: TopKSVC(fit_intercept="no").fit(X, Y3),
+        InvalidInputError,
+        "fit_intercept:",
+    ),
+    "fit_intercept not a bool (M3L)": (
+        lambda: M3L(fit_intercept="no").fit(X, LABELS),
+        InvalidInputError,
+        "fit_intercept:",
+    ),
+    "fit_intercept not a bool (trace norm)": (
+        lambda: TraceNormLogisticRegression(fit_intercept="no").fit(X, Y3),
+        InvalidInputError,
+        "fit_intercept:",
+    ),
     "warm_start None": (lambda: TopKSVC(warm_start=None).fit(X, Y3), InvalidInputError, "warm_start:"),
     "pos_label a list": (lambda: TopPush(pos_label=[1]).fit(X, Y2), InvalidInputError, "pos_label:"),
     "TopPush with one negative": (lambda: TopPush().fit(X[:5], [0, 1, 1, 1, 1]), InvalidInputError, "y:"),
     "TopPushK with K negatives": (lambda: TopPushK(K=2).fit(X[:5], [0, 0, 1, 1, 1]), InvalidInputError, "K:"),
     "squared row norms overflow": (lambda: TopKSVC().fit(X * 1e154, Y3), InvalidInputError, "X:"),
-    "squared row norms overflow (softmax)": (lambda: TopKSVC(loss="softmax").fit(X * 1e154, Y3), InvalidInputError,
-                                             "X:"),
+    "squared row norms overflow (softmax)": (
+        lambda: TopKSVC(loss="softmax").fit(X * 1e154, Y3),
+        InvalidInputError,
+        "X:",
+    ),
     "gamma='scale' of an overflowing X": (lambda: TopKSVC(kernel="rbf").fit(X * 1e154, Y3), InvalidInputError, "X:"),
     "gamma='scale' of a vanishing X": (lambda: TopKSVC(kernel="rbf").fit(X * 1e-160, Y3), InvalidInputError, "X:"),
-    "intercept_scaling squared overflows (TopKSVC)": (lambda: TopKSVC(intercept_scaling=1e308).fit(X, Y3),
-                                                      InvalidInputError, "intercept_scaling:"),
-    "intercept_scaling squared overflows (M3L)": (lambda: M3L(intercept_scaling=1e308).fit(X, LABELS),
-                                                  InvalidInputError, "intercept_scaling:"),
+    "intercept_scaling squared overflows (TopKSVC)": (
+        lambda: TopKSVC(intercept_scaling=1e308).fit(X, Y3),
+        InvalidInputError,
+        "intercept_scaling:",
+    ),
+    "intercept_scaling squared overflows (M3L)": (
+        lambda: M3L(intercept_scaling=1e308).fit(X, LABELS),
+        InvalidInputError,
+        "intercept_scaling:",
+    ),
     "R not a matrix": (lambda: M3L(R="identity").fit(X, LABELS), InvalidInputError, "R:"),
     "malformed CSR indptr (TopKSVC)": (lambda: TopKSVC().fit(_malformed_csr(), Y3), InvalidInputError, "X.indptr:"),
-    "malformed CSR indptr (trace norm)": (lambda: TraceNormLogisticRegression().fit(_malformed_csr(), Y3),
-                                          InvalidInputError, "X.indptr:"),
+    "malformed CSR indptr (trace norm)": (
+        lambda: TraceNormLogisticRegression().fit(_malformed_csr(), Y3),
+        InvalidInputError,
+        "X.indptr:",
+    ),
     # scipy's own sorting and conversion of these segfaulted the interpreter (fit on CSC
     # converts to CSR first; predict computes X @ coef_ in scipy).
-    "row index far out of range (TopKSVC on CSC)": (lambda: TopKSVC().fit(_far_index(X, "csc"), Y3),
-                                                    InvalidInputError, "X.indices:"),
-    "column index far out of range (TopKSVC.predict)": (lambda: TopKSVC().fit(X, Y3).predict(_far_index(X)),
-                                                        InvalidInputError, "X.indices:"),
-    "column index far out of range (M3L.predict)": (lambda: M3L().fit(X, LABELS).predict(_far_index(X)),
-                                                    InvalidInputError, "X.indices:"),
+    "row index far out of range (TopKSVC on CSC)": (
+        lambda: TopKSVC().fit(_far_index(X, "csc"), Y3),
+        InvalidInputError,
+        "X.indices:",
+    ),
+    "column index far out of range (TopKSVC.predict)": (
+        lambda: TopKSVC().fit(X, Y3).predict(_far_index(X)),
+        InvalidInputError,
+        "X.indices:",
+    ),
+    "column index far out of range (M3L.predict)": (
+        lambda: M3L().fit(X, LABELS).predict(_far_index(X)),
+        InvalidInputError,
+        "X.indices:",
+    ),
     "column index far out of range (trace norm predict)": (
-        lambda: TraceNormLogisticRegression().fit(X, Y3).predict(_far_index(X)), InvalidInputError, "X.indices:"),
+        lambda: TraceNormLogisticRegression().fit(X, Y3).predict(_far_index(X)),
+        InvalidInputError,
+        "X.indices:",
+    ),
     "column index far out of range (RankmaxRanker.recommend)": (
-        lambda: RankmaxRanker(n_epochs=1, random_state=0).fit(X, LABELS).recommend(_far_index(X)), InvalidInputError,
-        "X.indices:"),
-    "sparse X for the product quantizer": (lambda: ProductQuantizer(n_subspaces=2, n_bits=2).fit(sp.csr_matrix(X)),
-                                           InvalidInputError, "X: sparse input is not supported"),
+        lambda: RankmaxRanker(n_epochs=1, random_state=0).fit(X, LABELS).recommend(_far_index(X)),
+        InvalidInputError,
+        "X.indices:",
+    ),
+    "sparse X for the product quantizer": (
+        lambda: ProductQuantizer(n_subspaces=2, n_bits=2).fit(sp.csr_matrix(X)),
+        InvalidInputError,
+        "X: sparse input is not supported",
+    ),
     "infinity for the product quantizer": (
         lambda: ProductQuantizer(n_subspaces=2, n_bits=2).fit(np.where(X > 2, np.inf, X)),
-        InvalidInputError, "X: contains NaN or infinity"),
+        InvalidInputError,
+        "X: contains NaN or infinity",
+    ),
     "rdot with the transposed shape": (
         lambda: ProductQuantizer(n_subspaces=2, n_bits=2, random_state=0).fit(X).compress(X).rdot(np.ones((40, 4))),
-        InvalidInputError, "A: expected 40 columns"),
-    "polynomial degree beyond the core's 32 bits": (lambda: TopKSVC(kernel="poly", degree=2**32).fit(X, Y3),
-                                                    InvalidInputError, "degree:"),
+        InvalidInputError,
+        "A: expected 40 columns",
+    ),
+    "polynomial degree beyond the core's 32 bits": (
+        lambda: TopKSVC(kernel="poly", degree=2**32).fit(X, Y3),
+        InvalidInputError,
+        "degree:",
+    ),
     "polynomial degree beyond the core's 32 bits (M3L)": (
-        lambda: M3L(kernel="poly", degree=2**32).fit(X, LABELS), InvalidInputError, "degree:"),
-    "indptr far out of range (M3L's Y)": (lambda: M3L().fit(X, _malformed_csr(LABELS, 7, 10**7)), InvalidInputError,
-                                          "Y.indptr:"),
-    "column index far out of range (M3L's Y)": (lambda: M3L().fit(X, _far_index(LABELS)), InvalidInputError,
-                                                "Y.indices:"),
+        lambda: M3L(kernel="poly", degree=2**32).fit(X, LABELS),
+        InvalidInputError,
+        "degree:",
+    ),
+    "indptr far out of range (M3L's Y)": (
+        lambda: M3L().fit(X, _malformed_csr(LABELS, 7, 10**7)),
+        InvalidInputError,
+        "Y.indptr:",
+    ),
+    "column index far out of range (M3L's Y)": (
+        lambda: M3L().fit(X, _far_index(LABELS)),
+        InvalidInputError,
+        "Y.indices:",
+    ),
     "indptr far out of range (evaluate_ranking)": (
         lambda: recsys.evaluate_ranking(RNG.rand(40, 3), _malformed_csr(LABELS, 7, 10**7), k_ap=2, k_recall=2),
-        InvalidInputError, "relevant.indptr:"),
+        InvalidInputError,
+        "relevant.indptr:",
+    ),
     "indptr far out of range (CoCoA+ partition)": (
         lambda: fit_cocoa(None, TopKSVC(), [_malformed_csr(X[:20], 3, 10**6), X[20:]], [Y3[:20], Y3[20:]]),
-        InvalidInputError, "X.indptr:"),
+        InvalidInputError,
+        "X.indptr:",
+    ),
     "local_epochs beyond any use": (
         lambda: fit_cocoa(None, TopKSVC(), [X[:20], X[20:]], [Y3[:20], Y3[20:]], local_epochs=1e9),
-        InvalidInputError, "local_epochs:"),
+        InvalidInputError,
+        "local_epochs:",
+    ),
     "gather_dual not a bool": (
         lambda: fit_cocoa(None, TopKSVC(), [X[:20], X[20:]], [Y3[:20], Y3[20:]], gather_dual="no"),
-        InvalidInputError, "gather_dual:"),
+        InvalidInputError,
+        "gather_dual:",
+    ),
     "M3L rows whose squared norm overflows": (lambda: M3L().fit(X * 1e300, LABELS), InvalidInputError, "X:"),
     "path lambdas of booleans": (lambda: tracenorm_path(X, Y3, [True]), InvalidInputError, "lambdas_trace:"),
-    "path given lambda_trace": (lambda: tracenorm_path(X, Y3, [1e-2], lambda_trace=5), InvalidInputError,
-                                "lambda_trace:"),
-    "path validation of another length": (lambda: tracenorm_path(X, Y3, [1e-2], validation_data=(X, Y3[:10])),
-                                          InvalidInputError, "validation_data:"),
-    "M3L kernel values beyond float32": (lambda: M3L(kernel="precomputed").fit((X @ X.T) * 1e39, LABELS),
-                                         NoSolutionError, "M3L:"),
+    "path given lambda_trace": (
+        lambda: tracenorm_path(X, Y3, [1e-2], lambda_trace=5),
+        InvalidInputError,
+        "lambda_trace:",
+    ),
+    "path validation of another length": (
+        lambda: tracenorm_path(X, Y3, [1e-2], validation_data=(X, Y3[:10])),
+        InvalidInputError,
+        "validation_data:",
+    ),
+    "M3L kernel values beyond float32": (
+        lambda: M3L(kernel="precomputed").fit((X @ X.T) * 1e39, LABELS),
+        NoSolutionError,
+        "M3L:",
+    ),
     "M3L SMO on a huge X": (lambda: M3L(solver="smo").fit(X * 1e20, LABELS), NoSolutionError, "M3L:"),
     "fit_intercept not a bool (M3L on CoCoA+)": (
         lambda: fit_cocoa(None, M3L(fit_intercept="no"), [X[:20], X[20:]], [LABELS[:20], LABELS[20:]]),
-        InvalidInputError, "fit_intercept:"),
+        InvalidInputError,
+        "fit_intercept:",
+    ),
     "RankmaxRanker scores beyond float32": (
-        lambda: RankmaxRanker(random_state=0).fit(X, LABELS).decision_function(X[:2] * 1e300), InvalidInputError, "X:"),
+        lambda: RankmaxRanker(random_state=0).fit(X, LABELS).decision_function(X[:2] * 1e300),
+        InvalidInputError,
+        "X:",
+    ),
     "PatMat with a vanishing scale": (lambda: PatMat(scale=1e-200).fit(X, Y2), NoSolutionError, "PatMat:"),
-    "simplex inequality not a bool": (lambda: projections.simplex(np.ones(4), inequality="no"), InvalidInputError,
-                                      "inequality:"),
-    "topk_hinge variant not a string": (lambda: losses.topk_hinge(np.ones(3), 0, 1, variant=3), InvalidInputError,
-                                        "variant:"),
-    "softmax loss overflows": (lambda: losses.softmax_loss(np.array([-1e308, 1e308]), 0), NoSolutionError,
-                               "softmax_loss:"),
+    "simplex inequality not a bool": (
+        lambda: projections.simplex(np.ones(4), inequality="no"),
+        InvalidInputError,
+        "inequality:",
+    ),
+    "topk_hinge variant not a string": (
+        lambda: losses.topk_hinge(np.ones(3), 0, 1, variant=3),
+        InvalidInputError,
+        "variant:",
+    ),
+    "softmax loss overflows": (
+        lambda: losses.softmax_loss(np.array([-1e308, 1e308]), 0),
+        NoSolutionError,
+        "softmax_loss:",
+    ),
     "inf score in a row without relevant items": (
-        lambda: recsys.evaluate_ranking(np.array([[0.1, 0.8, 0.1], [np.inf, 0.7, 0.5]]),
-                                        np.array([[0, 1, 0], [0, 0, 0]]), k_ap=2, k_recall=2),
-        InvalidInputError, "scores:"),
+        lambda: recsys.evaluate_ranking(
+            np.array([[0.1, 0.8, 0.1], [np.inf, 0.7, 0.5]]), np.array([[0, 1, 0], [0, 0, 0]]), k_ap=2, k_recall=2
+        ),
+        InvalidInputError,
+        "scores:",
+    ),
 }
 
 
@@ -226,12 +313,15 @@ def test_simplex_slack_does_not_overflow_next_to_the_largest_float():
 
 
 @pytest.mark.parametrize("value", [1e154, 1e300])
-@pytest.mark.parametrize("project", [
-    lambda x: projections.box_simplex(x, hi=0.5, r=1.0),
-    lambda x: projections.box_simplex(x, hi=1.0, r=1e-300, rho=1.0),
-    lambda x: projections.capped_simplex(x, 2.0),
-    lambda x: projections.topk_simplex(x, 2, r=1.0, rho=1.0),
-])
+@pytest.mark.parametrize(
+    "project",
+    [
+        lambda x: projections.box_simplex(x, hi=0.5, r=1.0),
+        lambda x: projections.box_simplex(x, hi=1.0, r=1e-300, rho=1.0),
+        lambda x: projections.capped_simplex(x, 2.0),
+        lambda x: projections.topk_simplex(x, 2, r=1.0, rho=1.0),
+    ],
+)
 def test_long_rows_of_equal_huge_entries_raise_or_answer(project, value):
     # Long rows take the block-maxima filter; with every entry equal to x, the bound
     # x − cap rounds to x and no entry lies above it: the empty candidate set indexed
@@ -255,11 +345,21 @@ def test_topk_svc_smoothing_below_the_rounding_of_the_scores(smoothing):
     assert smoothed.primal_objective_ == pytest.approx(plain.primal_objective_, rel=1e-6)
 
 
-@pytest.mark.parametrize("argv", [["kernels", "--rows", "0"], ["kernels", "--labels", "3"],
-                                  ["kernels", "--rows", "1000000", "--labels", "100000"], ["kernels", "--seed", "-1"],
-                                  ["demo", "--C", "-1"], ["demo", "--C", "nan"], ["demo", "--max-train", "-15900"],
-                                  ["demo", "--plot", "/nonexistent/dir/x.png"], ["demo", "--plot", "."],
-                                  ["demo", "--max-train", "abc"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["kernels", "--rows", "0"],
+        ["kernels", "--labels", "3"],
+        ["kernels", "--rows", "1000000", "--labels", "100000"],
+        ["kernels", "--seed", "-1"],
+        ["demo", "--C", "-1"],
+        ["demo", "--C", "nan"],
+        ["demo", "--max-train", "-15900"],
+        ["demo", "--plot", "/nonexistent/dir/x.png"],
+        ["demo", "--plot", "."],
+        ["demo", "--max-train", "abc"],
+    ],
+)
 def test_cli_refuses_bad_arguments_before_any_work(argv, capsys):
     # These printed a traceback (exit 1), some after training six models, or trained on
     # X[:-15900] without a word.
@@ -307,17 +407,25 @@ def test_dataset_loaders_check_their_arguments(tmp_path):
     # raised pathlib's TypeError, a file as data_home a FileExistsError.
     from toprank import datasets
 
-    for call, start in ((lambda: datasets.load_letter(download="no"), "download:"),
-                        (lambda: datasets.load_letter(data_home=123), "data_home:"),
-                        (lambda: datasets.get_data_home(tmp_path / "file"), "data_home:"),
-                        (lambda: datasets.load_wine_quality_red(binary="yes"), "binary:")):
+    for call, start in (
+        (lambda: datasets.load_letter(download="no"), "download:"),
+        (lambda: datasets.load_letter(data_home=123), "data_home:"),
+        (lambda: datasets.get_data_home(tmp_path / "file"), "data_home:"),
+        (lambda: datasets.load_wine_quality_red(binary="yes"), "binary:"),
+    ):
         (tmp_path / "file").write_text("not a directory")
         with pytest.raises(InvalidInputError, match=f"^{start}"):
             call()
 
 
-@pytest.mark.parametrize("make, y", [(lambda: TopKSVC(random_state=0), Y3), (lambda: M3L(random_state=0), LABELS),
-                                     (lambda: TopPush(kernel="linear"), Y2)])
+@pytest.mark.parametrize(
+    "make, y",
+    [
+        (lambda: TopKSVC(random_state=0), Y3),
+        (lambda: M3L(random_state=0), LABELS),
+        (lambda: TopPush(kernel="linear"), Y2),
+    ],
+)
 def test_a_refit_with_another_kernel_drops_the_old_kernels_attributes(make, y):
     model = make().fit(X, y)
     assert hasattr(model, "coef_")
@@ -328,12 +436,15 @@ def test_a_refit_with_another_kernel_drops_the_old_kernels_attributes(make, y):
 
 
 # Each error is raised after validation has set n_features_in_ (and classes_, gamma).
-@pytest.mark.parametrize("make, y, late_error", [
-    (lambda: TopKSVC(kernel="rbf", random_state=0), Y3, dict(cache_size=-1.0)),
-    (lambda: M3L(kernel="rbf", random_state=0), LABELS, dict(kernel="poly", degree=2**32)),
-    (lambda: TopPush(kernel="rbf"), Y2, dict(kernel="poly", degree=2**32)),
-    (lambda: TraceNormLogisticRegression(), Y3, dict(verbose=-1)),
-])
+@pytest.mark.parametrize(
+    "make, y, late_error",
+    [
+        (lambda: TopKSVC(kernel="rbf", random_state=0), Y3, dict(cache_size=-1.0)),
+        (lambda: M3L(kernel="rbf", random_state=0), LABELS, dict(kernel="poly", degree=2**32)),
+        (lambda: TopPush(kernel="rbf"), Y2, dict(kernel="poly", degree=2**32)),
+        (lambda: TraceNormLogisticRegression(), Y3, dict(verbose=-1)),
+    ],
+)
 def test_a_failed_refit_leaves_the_previous_model(make, y, late_error):
     # Validation had set n_features_in_, classes_ and gamma (from the new X) before the
     # error (or a Ctrl-C in the solve): the old coefficients then met the new gamma.

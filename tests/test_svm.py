@@ -87,8 +87,9 @@ def test_optimum_matches_cvxpy(case):
     rng = np.random.default_rng(seed + 100)
     C = float(rng.choice([0.1, 1.0, 5.0]))
     scaling = float(rng.choice([1.0, 2.0])) if fi else 1.0
-    est = TopKSVC(k=k, loss=loss, C=C, smoothing=gamma, fit_intercept=fi, intercept_scaling=scaling,
-                  random_state=seed, **TIGHT)
+    est = TopKSVC(
+        k=k, loss=loss, C=C, smoothing=gamma, fit_intercept=fi, intercept_scaling=scaling, random_state=seed, **TIGHT
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, y)
@@ -163,8 +164,16 @@ def _csr_int64(X):
 
 @pytest.mark.parametrize(
     "kind",
-    ["float32", "fortran", "csr_matrix_int32", "csr_matrix_int64", "csr_array_int32", "csr_array_int64",
-     "noncanonical_csr", "noncontiguous"],
+    [
+        "float32",
+        "fortran",
+        "csr_matrix_int32",
+        "csr_matrix_int64",
+        "csr_array_int32",
+        "csr_array_int64",
+        "noncanonical_csr",
+        "noncontiguous",
+    ],
 )
 def test_input_formats_same_model(fmt_problem, kind):
     X, y, ref_est = fmt_problem
@@ -246,8 +255,12 @@ def test_sparse_high_dimensional_not_densified():
 
 @pytest.mark.parametrize(
     "loss,k,gamma,fi,scaling",
-    [("alpha", 2, 0.0, True, 1.0), ("beta", 3, 0.7, True, 3.0), ("alpha", 1, 0.3, False, 1.0),
-     ("beta", 2, 0.0, False, 1.0)],
+    [
+        ("alpha", 2, 0.0, True, 1.0),
+        ("beta", 3, 0.7, True, 3.0),
+        ("alpha", 1, 0.3, False, 1.0),
+        ("beta", 2, 0.0, False, 1.0),
+    ],
 )
 def test_reported_gap_recomputed(loss, k, gamma, fi, scaling):
     X, y = noisy_problem(90, 5, 6, seed=21)
@@ -258,8 +271,19 @@ def test_reported_gap_recomputed(loss, k, gamma, fi, scaling):
     C = 0.7
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = TopKSVC(k=k, loss=loss, C=C, smoothing=gamma, fit_intercept=fi, intercept_scaling=scaling,
-                      class_weight=cw, tol=1e-12, max_epochs=7, check_every=1, random_state=3)
+        est = TopKSVC(
+            k=k,
+            loss=loss,
+            C=C,
+            smoothing=gamma,
+            fit_intercept=fi,
+            intercept_scaling=scaling,
+            class_weight=cw,
+            tol=1e-12,
+            max_epochs=7,
+            check_every=1,
+            random_state=3,
+        )
         est.fit(X, y, sample_weight=sw)
     assert est.status_ == "max_epochs" and est.n_iter_ == 7
     c = C * sw * np.array([cw.get(j, 1.0) for j in y])
@@ -296,8 +320,9 @@ def test_history_dual_monotone(loss, gamma):
     X = 0.5 * X / np.sqrt((X * X).sum(axis=1).max())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = TopKSVC(k=2, loss=loss, smoothing=gamma, C=2.0, tol=1e-9, max_epochs=300, check_every=1,
-                      random_state=0).fit(X, y)
+        est = TopKSVC(
+            k=2, loss=loss, smoothing=gamma, C=2.0, tol=1e-9, max_epochs=300, check_every=1, random_state=0
+        ).fit(X, y)
     h = np.array([row[:4] for row in est.history_], dtype=float)
     assert len(h) == est.n_iter_
     np.testing.assert_array_equal(h[:, 0], np.arange(1, est.n_iter_ + 1))
@@ -306,8 +331,9 @@ def test_history_dual_monotone(loss, gamma):
     assert np.all(np.diff(dual) >= -1e-12 * np.abs(dual[1:])), np.diff(dual).min()
     assert dual[-1] > dual[0]
     assert np.all(h[:, 1] >= h[:, 2] - 1e-12 * np.abs(h[:, 1]))  # weak duality
-    np.testing.assert_allclose(h[:, 3], (h[:, 1] - h[:, 2]) / np.maximum(np.abs(h[:, 1]), np.abs(h[:, 2])),
-                               rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(
+        h[:, 3], (h[:, 1] - h[:, 2]) / np.maximum(np.abs(h[:, 1]), np.abs(h[:, 2])), rtol=1e-9, atol=1e-15
+    )
     secs = [row[4] for row in est.history_]
     assert all(b >= a for a, b in zip(secs, secs[1:]))
 
@@ -347,8 +373,22 @@ def par_problem():
 
 
 def _core_fit(X, y, c, *, parallel, n_jobs, seed=1, loss="alpha", k=2, gamma=0.0, max_epochs=3000, tol=1e-9):
-    return _core.sdca_fit_linear(X, y, c, 6, loss=loss, k=k, smoothing=gamma, bias=None, tol=tol,
-                                 max_epochs=max_epochs, check_every=5, seed=seed, n_jobs=n_jobs, parallel=parallel)
+    return _core.sdca_fit_linear(
+        X,
+        y,
+        c,
+        6,
+        loss=loss,
+        k=k,
+        smoothing=gamma,
+        bias=None,
+        tol=tol,
+        max_epochs=max_epochs,
+        check_every=5,
+        seed=seed,
+        n_jobs=n_jobs,
+        parallel=parallel,
+    )
 
 
 @pytest.mark.parametrize("loss,gamma", [("alpha", 0.0), ("beta", 0.0), ("alpha", 0.5)])
@@ -413,9 +453,26 @@ def test_shrinking_gives_the_same_optimum(loss, k, gamma, parallel):
     # their gap (recomputed here), so their primals agree to within the tolerance.
     X, y = blobs(600, 8, 20, seed=21, spread=1.0, scale=1.0)
     X, y, c, tol = np.ascontiguousarray(X), y.astype(np.int64), np.full(len(y), 0.5), 1e-5
-    runs = [_core.sdca_fit_linear(X, y, c, 20, loss=loss, k=k, smoothing=gamma, bias=1.0, tol=tol,
-                                  max_epochs=20_000, check_every=5, seed=0, n_jobs=2, parallel=parallel,
-                                  shrinking=shrinking) for shrinking in (True, False)]
+    runs = [
+        _core.sdca_fit_linear(
+            X,
+            y,
+            c,
+            20,
+            loss=loss,
+            k=k,
+            smoothing=gamma,
+            bias=1.0,
+            tol=tol,
+            max_epochs=20_000,
+            check_every=5,
+            seed=0,
+            n_jobs=2,
+            parallel=parallel,
+            shrinking=shrinking,
+        )
+        for shrinking in (True, False)
+    ]
     for r in runs:
         assert r["status"] == "converged"
         W, A = r["coef"], r["dual_coef"]
@@ -511,8 +568,7 @@ def test_zero_weights_drop_examples():
 @pytest.mark.parametrize("loss,gamma", [("alpha", 0.5), ("beta", 1.0), ("alpha", 0.0)])
 def test_warm_start_new_C(loss, gamma):
     X, y = noisy_problem(150, 5, 5, seed=61)
-    kw = dict(k=2, loss=loss, smoothing=gamma, tol=1e-12 if gamma > 0 else 1e-6, max_epochs=100_000,
-              random_state=0)
+    kw = dict(k=2, loss=loss, smoothing=gamma, tol=1e-12 if gamma > 0 else 1e-6, max_epochs=100_000, random_state=0)
     warm = _quiet_fit(TopKSVC(C=1.0, warm_start=True, **kw), X, y)
     warm.set_params(C=1.2)
     _quiet_fit(warm, X, y)
@@ -710,8 +766,7 @@ def _expected_failed(est):
     }
 
 
-@parametrize_with_checks([TopKSVC(), TopKSVC(loss="beta", k=1, smoothing=0.5)],
-                         expected_failed_checks=_expected_failed)
+@parametrize_with_checks([TopKSVC(), TopKSVC(loss="beta", k=1, smoothing=0.5)], expected_failed_checks=_expected_failed)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         # some checks fit badly conditioned data (loc=100) with the default max_epochs
@@ -769,8 +824,9 @@ def test_pipeline_and_grid_search():
     np.testing.assert_array_equal(
         pipe.decision_function(X), manual.decision_function(StandardScaler().fit_transform(X))
     )
-    grid = GridSearchCV(Pipeline([("s", StandardScaler()), ("svm", TopKSVC(tol=1e-4, random_state=0))]),
-                        {"svm__C": [0.01, 1.0]}, cv=3)
+    grid = GridSearchCV(
+        Pipeline([("s", StandardScaler()), ("svm", TopKSVC(tol=1e-4, random_state=0))]), {"svm__C": [0.01, 1.0]}, cv=3
+    )
     grid.fit(X, y)
     assert grid.best_params_["svm__C"] in (0.01, 1.0)
     assert grid.predict(X).shape == (150,)

@@ -47,9 +47,27 @@ def data(n: int, d: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 def solve(X: np.ndarray, pos: np.ndarray, iters: int, n_jobs: int) -> tuple[float, int]:
     t = time.perf_counter()
-    r = _core.attop_fit(X, pos, method="toppushk", k=1, tau=0.01, surrogate="hinge", scale=1.0, c=1.0,
-                        kernel="rbf", gamma=0.05, degree=3, coef0=0.0, cache_size=8000.0, tol=1e-12,
-                        max_iter=iters, check_every=500, seed=0, reuse=0.5, n_jobs=n_jobs)
+    r = _core.attop_fit(
+        X,
+        pos,
+        method="toppushk",
+        k=1,
+        tau=0.01,
+        surrogate="hinge",
+        scale=1.0,
+        c=1.0,
+        kernel="rbf",
+        gamma=0.05,
+        degree=3,
+        coef0=0.0,
+        cache_size=8000.0,
+        tol=1e-12,
+        max_iter=iters,
+        check_every=500,
+        seed=0,
+        reuse=0.5,
+        n_jobs=n_jobs,
+    )
     return time.perf_counter() - t, int(r["cache_misses"])
 
 
@@ -69,8 +87,10 @@ def iteration_rows(n: int, repeats: int) -> list[str]:
             (t1, m1), (t2, m2) = solve(X, pos, 1000, n_jobs), solve(X, pos, 3000, n_jobs)
             if (t2 - t1) / 2000 < best:
                 best, misses = (t2 - t1) / 2000, m2 - m1
-        rows.append(f"| {n:,} | {n_jobs} | {best * 1e3:.3f} ms | {misses} | {floor * 1e3:.3f} ms | "
-                    f"{best / floor:.1f}x | {'PASS' if best <= 3 * floor else 'FAIL'} (<= 3x) |")
+        rows.append(
+            f"| {n:,} | {n_jobs} | {best * 1e3:.3f} ms | {misses} | {floor * 1e3:.3f} ms | "
+            f"{best / floor:.1f}x | {'PASS' if best <= 3 * floor else 'FAIL'} (<= 3x) |"
+        )
     return rows
 
 
@@ -82,9 +102,22 @@ def svc_rows(sizes: list[int], repeats: int) -> list[str]:
         X, pos = data(n, seed=1)
         y = pos.astype(int)
         times = {}
-        for name, make in (("TopPush", lambda: TopPush(C=1.0, kernel="rbf", gamma=0.05, surrogate="hinge", tol=1e-3,
-                                                       max_iter=1_000_000, cache_size=1024, random_state=0)),
-                           ("SVC", lambda: SVC(C=1.0, kernel="rbf", gamma=0.05, tol=1e-3, cache_size=1024))):
+        for name, make in (
+            (
+                "TopPush",
+                lambda: TopPush(
+                    C=1.0,
+                    kernel="rbf",
+                    gamma=0.05,
+                    surrogate="hinge",
+                    tol=1e-3,
+                    max_iter=1_000_000,
+                    cache_size=1024,
+                    random_state=0,
+                ),
+            ),
+            ("SVC", lambda: SVC(C=1.0, kernel="rbf", gamma=0.05, tol=1e-3, cache_size=1024)),
+        ):
             best = float("inf")
             for _ in range(repeats):
                 est = make()
@@ -96,8 +129,10 @@ def svc_rows(sizes: list[int], repeats: int) -> list[str]:
             times[name] = best
             if name == "TopPush":
                 status = f"{est.status_}, gap {est.duality_gap_:.1e}, {est.n_iter_} iterations"
-        rows.append(f"| {n:,} | {times['TopPush']:.2f} s ({status}) | {times['SVC']:.2f} s | "
-                    f"{times['SVC'] / times['TopPush']:.2f}x |")
+        rows.append(
+            f"| {n:,} | {times['TopPush']:.2f} s ({status}) | {times['SVC']:.2f} s | "
+            f"{times['SVC'] / times['TopPush']:.2f}x |"
+        )
     return rows
 
 
@@ -116,41 +151,48 @@ def memory_row(n: int) -> str:
     )
     peak_mb = int(out.stdout.strip().splitlines()[-1]) / 1024
     full_mb = n * n * 8 / 2**20
-    return (f"| {n:,} | 1024 MB | {peak_mb:,.0f} MB | {full_mb:,.0f} MB | "
-            f"{'PASS' if peak_mb < full_mb / 4 else 'FAIL'} (no n x n matrix) |")
+    return (
+        f"| {n:,} | 1024 MB | {peak_mb:,.0f} MB | {full_mb:,.0f} MB | "
+        f"{'PASS' if peak_mb < full_mb / 4 else 'FAIL'} (no n x n matrix) |"
+    )
 
 
 def section(args: argparse.Namespace, iters: list[str], svc: list[str], mem: str) -> str:
-    return "\n".join([
-        BEGIN,
-        "## Ranking at the top (TopPush, TopPushK, Pat&Mat)",
-        "",
-        f"Command: `{command_line()}`. Synthetic data: two Gaussian "
-        "classes in 20 dimensions, 10 % positives; Gaussian kernel exp(-0.05 |x - x'|^2), hinge surrogate, C = 1.",
-        "",
-        "One iteration (k, a scan over all n partners, the update of the scores with two columns) against "
-        "streaming the two columns and the score vector once. An iteration reads f, v, the kernel diagonal, "
-        "the classes and the two columns (about 2.4 MB at n = 50,000, more than a core's L2 cache here); on two "
-        "threads each core reads half of them:",
-        "",
-        "| n | threads | per iteration | cache misses in window | memory floor | ratio | target |",
-        "|---|---|---|---|---|---|---|",
-        *iters,
-        "",
-        "Time to train against scikit-learn's SVC (LIBSVM) on the same data and kernel, tol 1e-3 both:",
-        "",
-        "| n | TopPush | SVC | SVC / TopPush |",
-        "|---|---|---|---|",
-        *svc,
-        "",
-        "Peak memory of a TopPush fit with the Gaussian kernel (child process):",
-        "",
-        "| n | cache | peak RSS | an n x n float64 kernel | |",
-        "|---|---|---|---|---|",
-        mem,
-        "",
-        END,
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                BEGIN,
+                "## Ranking at the top (TopPush, TopPushK, Pat&Mat)",
+                "",
+                f"Command: `{command_line()}`. Synthetic data: two Gaussian "
+                "classes in 20 dimensions, 10 % positives; Gaussian kernel exp(-0.05 |x - x'|^2), hinge surrogate, C = 1.",
+                "",
+                "One iteration (k, a scan over all n partners, the update of the scores with two columns) against "
+                "streaming the two columns and the score vector once. An iteration reads f, v, the kernel diagonal, "
+                "the classes and the two columns (about 2.4 MB at n = 50,000, more than a core's L2 cache here); on two "
+                "threads each core reads half of them:",
+                "",
+                "| n | threads | per iteration | cache misses in window | memory floor | ratio | target |",
+                "|---|---|---|---|---|---|---|",
+                *iters,
+                "",
+                "Time to train against scikit-learn's SVC (LIBSVM) on the same data and kernel, tol 1e-3 both:",
+                "",
+                "| n | TopPush | SVC | SVC / TopPush |",
+                "|---|---|---|---|",
+                *svc,
+                "",
+                "Peak memory of a TopPush fit with the Gaussian kernel (child process):",
+                "",
+                "| n | cache | peak RSS | an n x n float64 kernel | |",
+                "|---|---|---|---|---|",
+                mem,
+                "",
+                END,
+            ]
+        )
+        + "\n"
+    )
 
 
 def main() -> int:

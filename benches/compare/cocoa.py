@@ -80,13 +80,28 @@ def estimator(C: float, intercept: bool = False) -> TopKSVC:
     return TopKSVC(k=1, C=C, tol=TOL, random_state=0, fit_intercept=intercept, check_every=5)
 
 
-def fit(client: Any, X: np.ndarray, y: np.ndarray, K: int, C: float, aggregation: str, H: float,
-        max_passes: int, intercept: bool = False) -> tuple[Any, list[Any], float]:
+def fit(
+    client: Any,
+    X: np.ndarray,
+    y: np.ndarray,
+    K: int,
+    C: float,
+    aggregation: str,
+    H: float,
+    max_passes: int,
+    intercept: bool = False,
+) -> tuple[Any, list[Any], float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         started = time.perf_counter()
-        model, history = fit_cocoa(client, estimator(C, intercept), *split(X, y, K), aggregation=aggregation,
-                                   local_epochs=H, max_rounds=round(max_passes / H))
+        model, history = fit_cocoa(
+            client,
+            estimator(C, intercept),
+            *split(X, y, K),
+            aggregation=aggregation,
+            local_epochs=H,
+            max_rounds=round(max_passes / H),
+        )
         return model, history, time.perf_counter() - started
 
 
@@ -116,8 +131,10 @@ def rounds_table(quick: bool) -> tuple[list[str], tuple[str, float]]:
                             at_two[(aggregation, H)] = passes
                     else:
                         cells.append(f"> {passes:.0f} passes (gap {history[-1].gap:.1e})")
-                    print(f"(a) intercept={intercept} C={C:g} K={K} {aggregation} H={H:g}: {cells[-1]} "
-                          f"({seconds:.1f} s)", flush=True)
+                    print(
+                        f"(a) intercept={intercept} C={C:g} K={K} {aggregation} H={H:g}: {cells[-1]} ({seconds:.1f} s)",
+                        flush=True,
+                    )
                 rows.append(f"| {'yes' if intercept else 'no'} | {C:g} | {K} | {' | '.join(cells)} |")
     best = min(at_two, key=lambda key: (at_two[key], -key[1])) if at_two else SETTINGS[3]
     return rows, best
@@ -137,8 +154,13 @@ def m3l_rounds() -> list[str]:
             parts = np.array_split(np.arange(len(Y)), K)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                model, history = fit_cocoa(None, M3L(C=C, R=R, tol=1e-3, random_state=0), [X[p] for p in parts],
-                                           [Y[p] for p in parts], max_rounds=3000)
+                model, history = fit_cocoa(
+                    None,
+                    M3L(C=C, R=R, tol=1e-3, random_state=0),
+                    [X[p] for p in parts],
+                    [Y[p] for p in parts],
+                    max_rounds=3000,
+                )
             cells.append(f"{model.n_iter_}" if model.status_ == "converged" else f"> {model.n_iter_}")
             print(f"(a') C={C:g} K={K}: {cells[-1]} rounds", flush=True)
         rows.append(f"| {C:g} | {' | '.join(cells)} |")
@@ -186,8 +208,12 @@ def main() -> int:
     timings: dict[int, float] = {}
     bytes_per_round, latency = 0, 0.0
     for workers, agg, h in ((1, "adding", 1.0), (2, aggregation, H)):
-        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,  # type: ignore[no-untyped-call]
-                                           dashboard_address=None)
+        cluster = distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,  # type: ignore[no-untyped-call]
+            dashboard_address=None,
+        )
         with cluster, distributed.Client(cluster) as client:  # type: ignore[no-untyped-call]
             if workers == 2:
                 latency = dask_latency(client)
@@ -196,9 +222,11 @@ def main() -> int:
         if workers == 2:
             bytes_per_round = history[0].bytes_sent // history[0].round
         status = "" if model.status_ == "converged" else f" ({model.status_}, gap {history[-1].gap:.1e})"
-        b_rows.append(f"| Dask, {workers} worker{'s' if workers > 1 else ''} | {workers}, {agg}, H = {h:g} | "
-                      f"{seconds:.1f} s{status} | {model.n_iter_} rounds = {model.n_iter_ * h:.0f} passes | "
-                      f"{model.primal_objective_:.6g} |")
+        b_rows.append(
+            f"| Dask, {workers} worker{'s' if workers > 1 else ''} | {workers}, {agg}, H = {h:g} | "
+            f"{seconds:.1f} s{status} | {model.n_iter_} rounds = {model.n_iter_ * h:.0f} passes | "
+            f"{model.primal_objective_:.6g} |"
+        )
         print(b_rows[-1], flush=True)
     for n_jobs in (1, 2):
         with warnings.catch_warnings():
@@ -207,51 +235,58 @@ def main() -> int:
             model = TopKSVC(k=1, C=C, tol=TOL, random_state=0, fit_intercept=False, n_jobs=n_jobs).fit(X, y)
             seconds = time.perf_counter() - started
         solver = "serial" if n_jobs == 1 else "CoCoA, line search, 2 blocks"
-        b_rows.append(f"| in memory, `TopKSVC(n_jobs={n_jobs})` | {solver}"
-                      f", shrinking | {seconds:.1f} s | {model.n_iter_} epochs | {model.primal_objective_:.6g} |")
+        b_rows.append(
+            f"| in memory, `TopKSVC(n_jobs={n_jobs})` | {solver}"
+            f", shrinking | {seconds:.1f} s | {model.n_iter_} epochs | {model.primal_objective_:.6g} |"
+        )
         print(b_rows[-1], flush=True)
     speedup = timings[1] / timings[2]
     if speedup < 1.6:
         failures.append(f"(b) 2 workers / 1 worker = {speedup:.2f}")
     w_bytes = 100 * 256 * 8
-    text = "\n".join([
-        BEGIN,
-        "## CoCoA+ on Dask (`toprank.distributed.fit_cocoa`)",
-        "",
-        f"Command: `{command_line()}`. Machine: {load}. Protocol in the "
-        "script's docstring: the dense synthetic problem of the Top-k SVM section (256 dimensions, 100 classes), "
-        f"`TopKSVC(k=1, fit_intercept=False)`, relative duality gap {TOL:g}.",
-        "",
-        "(a) Rounds to the gap against the number of partitions K (n = "
-        f"{4000 if args.quick else 20_000:,}; a pass = one visit of every example; capped at 400 passes; with an "
-        "intercept, a constant feature shared by every example, at K ≤ 2 only):",
-        "",
-        "| intercept | C | K | adding (CoCoA+, σ' = K), H = 1 | line search (σ' = 1), H = 1 | line search, H = 1/4 "
-        "| line search, H = 1/16 |",
-        "|---|---|---|---|---|---|---|",
-        *a_rows,
-        "",
-        "(a') Linear M3L, rounds (one epoch each, adding) until every projected gradient is below 1e-3 (K = 1: the "
-        "serial DCD without shrinking):",
-        "",
-        "| C | K = 1 | K = 2 | K = 4 | K = 8 |",
-        "|---|---|---|---|---|",
-        *m3l_rows,
-        "",
-        f"(b) Wall clock on a `LocalCluster` of worker processes, n = {n_b:,}, C = {C:g}; the 2-worker run uses the "
-        f"setting with the fewest passes at K = 2, C = 1 in (a) ({label}):",
-        "",
-        "| run | partitions | time to the gap | rounds | primal |",
-        "|---|---|---|---|---|",
-        *b_rows,
-        "",
-        f"2 workers against 1: {speedup:.2f}× — {verdict(speedup >= 1.6, '>= 1.6x')}.",
-        "",
-        f"(c) Bytes per round with 2 workers: {bytes_per_round:,} (W, {w_bytes:,} B, to the second worker and its "
-        f"local weights back); a round of Dask itself, with no work in it: {1e3 * latency:.1f} ms.",
-        "",
-        END,
-    ]) + "\n"
+    text = (
+        "\n".join(
+            [
+                BEGIN,
+                "## CoCoA+ on Dask (`toprank.distributed.fit_cocoa`)",
+                "",
+                f"Command: `{command_line()}`. Machine: {load}. Protocol in the "
+                "script's docstring: the dense synthetic problem of the Top-k SVM section (256 dimensions, 100 classes), "
+                f"`TopKSVC(k=1, fit_intercept=False)`, relative duality gap {TOL:g}.",
+                "",
+                "(a) Rounds to the gap against the number of partitions K (n = "
+                f"{4000 if args.quick else 20_000:,}; a pass = one visit of every example; capped at 400 passes; with an "
+                "intercept, a constant feature shared by every example, at K ≤ 2 only):",
+                "",
+                "| intercept | C | K | adding (CoCoA+, σ' = K), H = 1 | line search (σ' = 1), H = 1 | line search, H = 1/4 "
+                "| line search, H = 1/16 |",
+                "|---|---|---|---|---|---|---|",
+                *a_rows,
+                "",
+                "(a') Linear M3L, rounds (one epoch each, adding) until every projected gradient is below 1e-3 (K = 1: the "
+                "serial DCD without shrinking):",
+                "",
+                "| C | K = 1 | K = 2 | K = 4 | K = 8 |",
+                "|---|---|---|---|---|",
+                *m3l_rows,
+                "",
+                f"(b) Wall clock on a `LocalCluster` of worker processes, n = {n_b:,}, C = {C:g}; the 2-worker run uses the "
+                f"setting with the fewest passes at K = 2, C = 1 in (a) ({label}):",
+                "",
+                "| run | partitions | time to the gap | rounds | primal |",
+                "|---|---|---|---|---|",
+                *b_rows,
+                "",
+                f"2 workers against 1: {speedup:.2f}× — {verdict(speedup >= 1.6, '>= 1.6x')}.",
+                "",
+                f"(c) Bytes per round with 2 workers: {bytes_per_round:,} (W, {w_bytes:,} B, to the second worker and its "
+                f"local weights back); a round of Dask itself, with no work in it: {1e3 * latency:.1f} ms.",
+                "",
+                END,
+            ]
+        )
+        + "\n"
+    )
     return publish(text, failures, args.write, BEGIN, END)
 
 

@@ -121,23 +121,30 @@ def main() -> int:
             print(f"{name} seed {seed}: one-vs-all {results['ova'][-1]:.4f}  M3L {results['m3l'][-1]:.4f}", flush=True)
         ova, m3l = np.array(results["ova"]), np.array(results["m3l"])
         wins = int(np.sum(m3l < ova))
-        rows.append(f"| {name} | {Yp.shape[1]} | {100 * ova.mean():.2f} ± {100 * ova.std():.2f} | "
-                    f"{100 * m3l.mean():.2f} ± {100 * m3l.std():.2f} | {wins} / {len(args.seeds)} | "
-                    f"{np.mean(shift):.2f} | {max(dropped)} |")
+        rows.append(
+            f"| {name} | {Yp.shape[1]} | {100 * ova.mean():.2f} ± {100 * ova.std():.2f} | "
+            f"{100 * m3l.mean():.2f} ± {100 * m3l.std():.2f} | {wins} / {len(args.seeds)} | "
+            f"{np.mean(shift):.2f} | {max(dropped)} |"
+        )
     seconds = time.perf_counter() - start
-    text = "\n".join([
-        BEGIN,
-        "| data | labels | one-vs-all (R = I) test Hamming loss % | M3L (R from held-out points) % | seeds where M3L "
-        "is lower | mean \\|Δ correlation\\| train vs test | labels constant in the subset (not scored) |",
-        "|---|---|---|---|---|---|---|",
-        *rows,
-        "",
-        f"Linear M3L with intercept, {args.train_size} training points drawn against the test set's label "
-        f"correlations (β = {args.beta}), the rest of the training pool only estimating R; C from "
-        f"{list(C_GRID)} by 3-fold cross-validation for each method; seeds {', '.join(map(str, args.seeds))}. "
-        f"{seconds:.0f} s; reproduce with `python benches/compare/m3l_prior.py --write README.md`.",
-        END,
-    ]) + "\n"
+    text = (
+        "\n".join(
+            [
+                BEGIN,
+                "| data | labels | one-vs-all (R = I) test Hamming loss % | M3L (R from held-out points) % | seeds where M3L "
+                "is lower | mean \\|Δ correlation\\| train vs test | labels constant in the subset (not scored) |",
+                "|---|---|---|---|---|---|---|",
+                *rows,
+                "",
+                f"Linear M3L with intercept, {args.train_size} training points drawn against the test set's label "
+                f"correlations (β = {args.beta}), the rest of the training pool only estimating R; C from "
+                f"{list(C_GRID)} by 3-fold cross-validation for each method; seeds {', '.join(map(str, args.seeds))}. "
+                f"{seconds:.0f} s; reproduce with `python benches/compare/m3l_prior.py --write README.md`.",
+                END,
+            ]
+        )
+        + "\n"
+    )
     print(text)
     if args.write:
         write_section(args.write, BEGIN, END, text)

@@ -49,11 +49,19 @@ LOSSES = ("rankmax", "softmax", "sparsemax")
 METRICS = ("ap@10", "accuracy", "recall@100")
 
 
-def fit(loss: str, lr: float, alpha: float, seed: int, X: sp.csr_matrix, split: Bunch,
-        args: argparse.Namespace) -> tuple[RankmaxRanker, float]:
-    model = RankmaxRanker(n_components=args.components, loss=loss, learning_rate=lr, alpha=alpha,
-                          batch_size=args.batch_size, n_epochs=args.max_epochs, n_iter_no_change=args.patience,
-                          random_state=seed)
+def fit(
+    loss: str, lr: float, alpha: float, seed: int, X: sp.csr_matrix, split: Bunch, args: argparse.Namespace
+) -> tuple[RankmaxRanker, float]:
+    model = RankmaxRanker(
+        n_components=args.components,
+        loss=loss,
+        learning_rate=lr,
+        alpha=alpha,
+        batch_size=args.batch_size,
+        n_epochs=args.max_epochs,
+        n_iter_no_change=args.patience,
+        random_state=seed,
+    )
     model.fit(X, split.train, validation_data=(X, split.valid, split.train))
     return model, max(h["val_ap"] for h in model.history_)
 
@@ -72,8 +80,10 @@ def main() -> int:
 
     data = load_movielens_100k()
     X = sp.identity(data.n_users, format="csr", dtype=np.float32)
-    splits = {seed: split_interactions(data.user, data.item, n_users=data.n_users, n_items=data.n_items,
-                                       random_state=seed) for seed in args.seeds}
+    splits = {
+        seed: split_interactions(data.user, data.item, n_users=data.n_users, n_items=data.n_items, random_state=seed)
+        for seed in args.seeds
+    }
     start = time.perf_counter()
     tuned: dict[str, tuple[float, float, float]] = {}
     for loss in LOSSES:
@@ -110,15 +120,20 @@ def main() -> int:
             cell = f"{np.mean(results[loss][m]):.3f} ± {np.std(results[loss][m]):.3f}"
             cells.append(f"**{cell}**" if best_of[m] == loss else cell)
         _, lr, alpha = tuned[loss]
-        lines.append(f"| {loss} | " + " | ".join(cells) + f" | {lr:g}, {alpha:g} | "
-                     + ", ".join(str(e) for e in epochs[loss]) + " |")
+        lines.append(
+            f"| {loss} | "
+            + " | ".join(cells)
+            + f" | {lr:g}, {alpha:g} | "
+            + ", ".join(str(e) for e in epochs[loss])
+            + " |"
+        )
     lines += [
         "",
         f"MovieLens 100K (943 users × 1682 movies), {len(args.seeds)} random 80/10/10 splits "
         f"(seeds {', '.join(map(str, args.seeds))}), r = {args.components}, Adagrad, minibatches of "
         f"{args.batch_size} users; learning rate in {args.learning_rates} and α in {args.alphas} tuned on the "
         f"validation AP@10 of seed {args.seeds[0]}; training and validation movies excluded from the test "
-        f"rankings; mean ± std over seeds, best in bold. Paper (Table 2, ML \"100K\" = latest-small): Rankmax "
+        f'rankings; mean ± std over seeds, best in bold. Paper (Table 2, ML "100K" = latest-small): Rankmax '
         f"0.154 / 0.342 / 0.387, softmax 0.147 / 0.300 / 0.401, sparsemax 0.147 / 0.286 / 0.384. "
         f"{minutes:.0f} min; reproduce with `python benches/compare/movielens.py --write README.md`.",
         END,

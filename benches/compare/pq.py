@@ -70,8 +70,12 @@ def run(args: argparse.Namespace) -> str:
     X_train = X[: min(n, 256 * 256)]
     rows = []
     with threadpool_limits(limits=threads):
-        t_train, pq = best(lambda: ProductQuantizer(n_subspaces=n_sub, n_bits=8, n_iter=args.iters, random_state=0,
-                                                    n_jobs=threads).fit(X_train), 1)
+        t_train, pq = best(
+            lambda: ProductQuantizer(
+                n_subspaces=n_sub, n_bits=8, n_iter=args.iters, random_state=0, n_jobs=threads
+            ).fit(X_train),
+            1,
+        )
         t_encode, codes = best(lambda: pq.encode(X), args.encode_repeats)
         from toprank.pq import CompressedMatrix
 
@@ -85,22 +89,38 @@ def run(args: argparse.Namespace) -> str:
         t_np, ref = best(lambda: Xh @ W, args.repeats)
         t_pq, got = best(lambda: Xc.dot(W), args.repeats)
         err_t, err = rel_err(got_t, ref_t.astype(np.float64)), rel_err(got, ref.astype(np.float64))
-        rows.append(f"| X̂ᵀ·B (B: n × {m}) | {t_pq_t * 1e3:.1f} ms | {t_np_t * 1e3:.1f} ms | {t_np_t / t_pq_t:.2f}x | "
-                    f"{err_t:.1e} | {verdict(t_np_t / t_pq_t >= 4.0, '>= 4x')} |")
-        rows.append(f"| X̂·W (W: d × {m}) | {t_pq * 1e3:.1f} ms | {t_np * 1e3:.1f} ms | {t_np / t_pq:.2f}x | "
-                    f"{err:.1e} | {verdict(t_np / t_pq >= 1.2, '>= 1.2x')} |")
+        rows.append(
+            f"| X̂ᵀ·B (B: n × {m}) | {t_pq_t * 1e3:.1f} ms | {t_np_t * 1e3:.1f} ms | {t_np_t / t_pq_t:.2f}x | "
+            f"{err_t:.1e} | {verdict(t_np_t / t_pq_t >= 4.0, '>= 4x')} |"
+        )
+        rows.append(
+            f"| X̂·W (W: d × {m}) | {t_pq * 1e3:.1f} ms | {t_np * 1e3:.1f} ms | {t_np / t_pq:.2f}x | "
+            f"{err:.1e} | {verdict(t_np / t_pq >= 1.2, '>= 1.2x')} |"
+        )
         mem = X.nbytes / Xc.nbytes
-        memory = (f"Codes and codebooks: {Xc.nbytes / 2**20:,.1f} MB against {X.nbytes / 2**20:,.1f} MB for X in "
-                  "float32 "
-                  f"({mem:.1f}x smaller; {verdict(mem >= 16, '>= 16x')}).")
+        memory = (
+            f"Codes and codebooks: {Xc.nbytes / 2**20:,.1f} MB against {X.nbytes / 2**20:,.1f} MB for X in "
+            "float32 "
+            f"({mem:.1f}x smaller; {verdict(mem >= 16, '>= 16x')})."
+        )
         faiss_rows = faiss_comparison(X, X_train, pq, codes, t_train, t_encode, args, threads)
     return section(args, n, d, m, n_sub, threads, rows, memory, faiss_rows)
 
 
-def faiss_comparison(X: np.ndarray, X_train: np.ndarray, pq: ProductQuantizer, codes: np.ndarray, t_train: float,
-                     t_encode: float, args: argparse.Namespace, threads: int) -> list[str]:
-    ours = (f"| k-means training ({len(X_train):,} rows, {args.iters} iterations) | {t_train:.2f} s |",
-            f"| encoding ({len(X):,} rows) | {t_encode:.2f} s ({len(X) / t_encode:,.0f} rows/s) |")
+def faiss_comparison(
+    X: np.ndarray,
+    X_train: np.ndarray,
+    pq: ProductQuantizer,
+    codes: np.ndarray,
+    t_train: float,
+    t_encode: float,
+    args: argparse.Namespace,
+    threads: int,
+) -> list[str]:
+    ours = (
+        f"| k-means training ({len(X_train):,} rows, {args.iters} iterations) | {t_train:.2f} s |",
+        f"| encoding ({len(X):,} rows) | {t_encode:.2f} s ({len(X) / t_encode:,.0f} rows/s) |",
+    )
     try:
         import faiss
     except ImportError:
@@ -125,42 +145,58 @@ def faiss_comparison(X: np.ndarray, X_train: np.ndarray, pq: ProductQuantizer, c
     ]
 
 
-def section(args: argparse.Namespace, n: int, d: int, m: int, n_sub: int, threads: int, rows: list[str], memory: str,
-            faiss_rows: list[str]) -> str:
-    return "\n".join([
-        BEGIN,
-        "## Product quantization",
-        "",
-        f"Command: `{command_line()}`. Synthetic float32 data of rank 64 plus "
-        f"noise, n = {n:,}, d = {d:,}, {n_sub} sub-spaces of 8 features, 256 centroids each; {threads} thread(s) on "
-        "every side (threadpoolctl for NumPy's BLAS, `n_jobs` for toprank, `omp_set_num_threads` for faiss).",
-        "",
-        "Products with the decoded matrix X̂, against NumPy's float32 matmul on X̂ (decoding not timed):",
-        "",
-        "| product | toprank.pq | NumPy on X̂ | NumPy / toprank | max error / max entry | target |",
-        "|---|---|---|---|---|---|",
-        *rows,
-        "",
-        memory,
-        "",
-        "Training and encoding against faiss-cpu (same rows, same iterations, same threads):",
-        "",
-        "| task | toprank.pq | faiss | faiss time / toprank time | target |",
-        "|---|---|---|---|---|",
-        *faiss_rows,
-        "",
-        ("Why X̂ᵀ·B stays far from 4×: its n·M·m/16 bucket additions are read-modify-writes of one cache line at a "
-         "code-chosen row. On this machine one costs about 1.0 ns with the buckets and B both in L1 and 1.5 ns with B "
-         "streamed from L2 (single thread, measured in isolation), against about 0.35 ns per line of 16 multiply-adds "
-         "in "
-         "NumPy's GEMM. At the shape above that is 4.1·10⁸ additions: at least 0.2 s on two cores even with everything "
-         "in L1, about 0.3 s as blocked here, while NumPy takes 0.5–0.75 s. About 2× is the ceiling of the bucket-sum "
-         "algorithm on this CPU, not 4×. Criterion timings of both products with random codes: `cargo bench --bench "
-         "pq` "
-         "(target/criterion-pq). Timings on this shared 2-vCPU machine vary by about ±20% between runs."),
-        "",
-        END,
-    ]) + "\n"
+def section(
+    args: argparse.Namespace,
+    n: int,
+    d: int,
+    m: int,
+    n_sub: int,
+    threads: int,
+    rows: list[str],
+    memory: str,
+    faiss_rows: list[str],
+) -> str:
+    return (
+        "\n".join(
+            [
+                BEGIN,
+                "## Product quantization",
+                "",
+                f"Command: `{command_line()}`. Synthetic float32 data of rank 64 plus "
+                f"noise, n = {n:,}, d = {d:,}, {n_sub} sub-spaces of 8 features, 256 centroids each; {threads} thread(s) on "
+                "every side (threadpoolctl for NumPy's BLAS, `n_jobs` for toprank, `omp_set_num_threads` for faiss).",
+                "",
+                "Products with the decoded matrix X̂, against NumPy's float32 matmul on X̂ (decoding not timed):",
+                "",
+                "| product | toprank.pq | NumPy on X̂ | NumPy / toprank | max error / max entry | target |",
+                "|---|---|---|---|---|---|",
+                *rows,
+                "",
+                memory,
+                "",
+                "Training and encoding against faiss-cpu (same rows, same iterations, same threads):",
+                "",
+                "| task | toprank.pq | faiss | faiss time / toprank time | target |",
+                "|---|---|---|---|---|",
+                *faiss_rows,
+                "",
+                (
+                    "Why X̂ᵀ·B stays far from 4×: its n·M·m/16 bucket additions are read-modify-writes of one cache line at a "
+                    "code-chosen row. On this machine one costs about 1.0 ns with the buckets and B both in L1 and 1.5 ns with B "
+                    "streamed from L2 (single thread, measured in isolation), against about 0.35 ns per line of 16 multiply-adds "
+                    "in "
+                    "NumPy's GEMM. At the shape above that is 4.1·10⁸ additions: at least 0.2 s on two cores even with everything "
+                    "in L1, about 0.3 s as blocked here, while NumPy takes 0.5–0.75 s. About 2× is the ceiling of the bucket-sum "
+                    "algorithm on this CPU, not 4×. Criterion timings of both products with random codes: `cargo bench --bench "
+                    "pq` "
+                    "(target/criterion-pq). Timings on this shared 2-vCPU machine vary by about ±20% between runs."
+                ),
+                "",
+                END,
+            ]
+        )
+        + "\n"
+    )
 
 
 def main() -> int:
@@ -172,8 +208,12 @@ def main() -> int:
     parser.add_argument("--iters", type=int, default=10, help="k-means iterations on both sides")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--encode-repeats", type=int, default=3,
-                        help="best of this many encodings on each side (the machine's noise is ~20%%)")
+    parser.add_argument(
+        "--encode-repeats",
+        type=int,
+        default=3,
+        help="best of this many encodings on each side (the machine's noise is ~20%%)",
+    )
     parser.add_argument("--write", metavar="PATH")
     args = parser.parse_args()
     text = run(args)

@@ -279,12 +279,32 @@ def compare_topk_simplex(rows: list[Row], m: int, k: int, n: int, repeats: int) 
     sizes = f"m={m}, k={k}, r=1, rho=1"
     batch = f"{n}×{m}"
     rows.append(
-        Row("a. topk_simplex vs np.sort", sizes, batch, "topk_simplex(n_jobs=1)", times["toprank"] / n,
-            "np.sort(X, axis=1)", times["sort"] / n, "ratio", 1.0, check)
+        Row(
+            "a. topk_simplex vs np.sort",
+            sizes,
+            batch,
+            "topk_simplex(n_jobs=1)",
+            times["toprank"] / n,
+            "np.sort(X, axis=1)",
+            times["sort"] / n,
+            "ratio",
+            1.0,
+            check,
+        )
     )
     rows.append(
-        Row("a'. topk_simplex vs NumPy projection", sizes, batch, "topk_simplex(n_jobs=1)", times["toprank"] / n,
-            "NumPy sort-based topk_simplex", times["reference"] / n, "ratio", None, "same as above")
+        Row(
+            "a'. topk_simplex vs NumPy projection",
+            sizes,
+            batch,
+            "topk_simplex(n_jobs=1)",
+            times["toprank"] / n,
+            "NumPy sort-based topk_simplex",
+            times["reference"] / n,
+            "ratio",
+            None,
+            "same as above",
+        )
     )
 
 
@@ -330,13 +350,32 @@ def compare_rankmax_loss(rows: list[Row], n_labels: int, n: int, ks: list[int], 
             f"directional derivative rel. err {grad_err:.1e}; {sm_check}"
         )
         rows.append(
-            Row("b. rankmax_loss vs NumPy softmax CE", f"n={n_labels}, k={k}", batch,
-                f"rankmax_loss(k={k}, n_jobs=1)", times[f"rankmax{k}"] / n,
-                "NumPy softmax CE (value+grad)", times["numpy_ce"] / n, "ratio", 1.0, check)
+            Row(
+                "b. rankmax_loss vs NumPy softmax CE",
+                f"n={n_labels}, k={k}",
+                batch,
+                f"rankmax_loss(k={k}, n_jobs=1)",
+                times[f"rankmax{k}"] / n,
+                "NumPy softmax CE (value+grad)",
+                times["numpy_ce"] / n,
+                "ratio",
+                1.0,
+                check,
+            )
         )
     rows.append(
-        Row("b'. softmax_loss vs NumPy softmax CE", f"n={n_labels}", batch, "softmax_loss(n_jobs=1)",
-            times["softmax"] / n, "NumPy softmax CE (value+grad)", times["numpy_ce"] / n, "ratio", None, sm_check)
+        Row(
+            "b'. softmax_loss vs NumPy softmax CE",
+            f"n={n_labels}",
+            batch,
+            "softmax_loss(n_jobs=1)",
+            times["softmax"] / n,
+            "NumPy softmax CE (value+grad)",
+            times["numpy_ce"] / n,
+            "ratio",
+            None,
+            sm_check,
+        )
     )
 
 
@@ -348,9 +387,18 @@ def compare_sparsemax(rows: list[Row], m: int, n: int, repeats: int) -> None:
     )
     diff = float(np.abs(projections.sparsemax(Z, n_jobs=1) - np_sparsemax(Z)).max())
     rows.append(
-        Row("c. sparsemax vs NumPy sparsemax", f"m={m}", f"{n}×{m}", "sparsemax(n_jobs=1)", times["toprank"] / n,
-            "NumPy sort-based sparsemax", times["numpy"] / n, "ratio", 0.2,
-            f"max abs diff {diff:.1e} ({n} rows)")
+        Row(
+            "c. sparsemax vs NumPy sparsemax",
+            f"m={m}",
+            f"{n}×{m}",
+            "sparsemax(n_jobs=1)",
+            times["toprank"] / n,
+            "NumPy sort-based sparsemax",
+            times["numpy"] / n,
+            "ratio",
+            0.2,
+            f"max abs diff {diff:.1e} ({n} rows)",
+        )
     )
 
 
@@ -368,8 +416,18 @@ def compare_threads(rows: list[Row], m: int, k: int, n: int, repeats: int) -> No
     b = projections.topk_simplex(X, k, r=1.0, rho=1.0, n_jobs=2)
     diff = float(np.abs(a - b).max())
     rows.append(
-        Row("d. topk_simplex, 2 threads vs 1", f"m={m}, k={k}, r=1, rho=1", f"{n}×{m}", "n_jobs=2", times["two"] / n,
-            "n_jobs=1", times["one"] / n, "speedup", 1.7, f"max abs diff n_jobs=2 vs 1: {diff:.1e} ({n} rows)")
+        Row(
+            "d. topk_simplex, 2 threads vs 1",
+            f"m={m}, k={k}, r=1, rho=1",
+            f"{n}×{m}",
+            "n_jobs=2",
+            times["two"] / n,
+            "n_jobs=1",
+            times["one"] / n,
+            "speedup",
+            1.7,
+            f"max abs diff n_jobs=2 vs 1: {diff:.1e} ({n} rows)",
+        )
     )
 
 
@@ -424,8 +482,16 @@ def command_line() -> str:
 def print_table(rows: list[Row]) -> None:
     header = ["comparison", "sizes", "batch", "toprank /row", "anchor /row", "value", "target", "result"]
     table = [
-        [r.comparison, r.sizes, r.batch, fmt_time(r.ours), fmt_time(r.anchor), f"{r.value:.3f}", r.target_text,
-         r.verdict]
+        [
+            r.comparison,
+            r.sizes,
+            r.batch,
+            fmt_time(r.ours),
+            fmt_time(r.anchor),
+            f"{r.value:.3f}",
+            r.target_text,
+            r.verdict,
+        ]
         for r in rows
     ]
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
@@ -459,7 +525,7 @@ def markdown(rows: list[Row], info: dict[str, str], args: argparse.Namespace) ->
         "",
         "## Method",
         "",
-        "One process. \"One thread\" rows call toprank with `n_jobs=1` and run NumPy with "
+        'One process. "One thread" rows call toprank with `n_jobs=1` and run NumPy with '
         "`OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=MKL_NUM_THREADS=1`. Inputs are seeded standard-normal "
         "float64 batches; both sides of a comparison run on the same batch. Each side is called once to "
         f"warm up, then {args.repeats} rounds run every side once (interleaved, every other round in "
@@ -508,8 +574,11 @@ def criterion_section(directory: str) -> list[str]:
         elements = (meta.get("throughput") or {}).get("Elements")
         entries.append((meta["group_id"], meta.get("value_str") or "", mean_ns, elements))
     if not entries:
-        print(f"warning: no criterion results under {directory} (run `cargo bench --bench projections`); "
-              "no size grid is written", file=sys.stderr)
+        print(
+            f"warning: no criterion results under {directory} (run `cargo bench --bench projections`); "
+            "no size grid is written",
+            file=sys.stderr,
+        )
         return []
 
     def size_key(entry: tuple[str, str, float, int | None]) -> tuple[str, int, int]:
@@ -555,12 +624,18 @@ def main() -> int:
     rows: list[Row] = []
     steps: list[tuple[str, Callable[[], None]]] = [
         ("a. topk_simplex m=1000 k=5", lambda: compare_topk_simplex(rows, 1000, 5, 200 if q else 2000, args.repeats)),
-        ("a. topk_simplex m=10000 k=50",
-         lambda: compare_topk_simplex(rows, 10_000, 50, 20 if q else 200, args.repeats)),
-        ("b. rankmax_loss n=26744",
-         lambda: compare_rankmax_loss(rows, 26_744, 16 if q else 256, [1, 10], args.repeats, 2 if q else 4)),
-        ("b. rankmax_loss n=849000",
-         lambda: compare_rankmax_loss(rows, 849_000, 2 if q else 16, [1, 10], args.repeats, 2 if q else 4)),
+        (
+            "a. topk_simplex m=10000 k=50",
+            lambda: compare_topk_simplex(rows, 10_000, 50, 20 if q else 200, args.repeats),
+        ),
+        (
+            "b. rankmax_loss n=26744",
+            lambda: compare_rankmax_loss(rows, 26_744, 16 if q else 256, [1, 10], args.repeats, 2 if q else 4),
+        ),
+        (
+            "b. rankmax_loss n=849000",
+            lambda: compare_rankmax_loss(rows, 849_000, 2 if q else 16, [1, 10], args.repeats, 2 if q else 4),
+        ),
         ("c. sparsemax m=1000", lambda: compare_sparsemax(rows, 1000, 200 if q else 2000, args.repeats)),
         ("c. sparsemax m=10000", lambda: compare_sparsemax(rows, 10_000, 20 if q else 200, args.repeats)),
         ("d. threads", lambda: compare_threads(rows, 1000, 5, 1000 if q else 10_000, args.repeats)),

@@ -56,7 +56,7 @@ def data(users: int, items: int, per_user: int, seed: int = 0) -> tuple[sp.csr_m
     popularity = 1.0 / (np.arange(items) + 10.0)
     log_p = np.log(popularity[rng.permutation(items)] / popularity.sum())
     sigma = 0.5
-    counts = np.rint(per_user * rng.lognormal(-sigma**2 / 2, sigma, size=users)).astype(np.int64)
+    counts = np.rint(per_user * rng.lognormal(-(sigma**2) / 2, sigma, size=users)).astype(np.int64)
     counts = np.clip(counts, 1, items - 1)
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     indices = np.empty(indptr[-1], dtype=np.int64)
@@ -99,15 +99,24 @@ class Run:
         return self.cpu[int(np.argmin(self.times))]
 
 
-def two_epochs(X: sp.csr_matrix, indptr: np.ndarray, indices: np.ndarray, theta0: np.ndarray, loss: str, n_jobs: int,
-               common: dict[str, Any], run: Run) -> None:
+def two_epochs(
+    X: sp.csr_matrix,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    theta0: np.ndarray,
+    loss: str,
+    n_jobs: int,
+    common: dict[str, Any],
+    run: Run,
+) -> None:
     theta, first, second = theta0.copy(), np.zeros_like(theta0), np.zeros_like(theta0)
     rows = np.arange(X.shape[0], dtype=np.int64)
     steps, losses, batches = 0, [], []
     for seed in SEEDS:
         c, t = cpu_seconds(), time.perf_counter()
-        out = _core.ranker_epoch(X, indptr, indices, rows, theta, first, second, steps, loss=loss, seed=seed,
-                                 n_jobs=n_jobs, **common)
+        out = _core.ranker_epoch(
+            X, indptr, indices, rows, theta, first, second, steps, loss=loss, seed=seed, n_jobs=n_jobs, **common
+        )
         run.times.append(time.perf_counter() - t)
         run.cpu.append(cpu_seconds() - c)
         if out["interrupted"]:
@@ -126,8 +135,16 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def sweep_paths(theta: np.ndarray, indptr: np.ndarray, indices: np.ndarray, users: int, items: int, r: int,
-                eta: float, sample: int = 256) -> tuple[float, float]:
+def sweep_paths(
+    theta: np.ndarray,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    users: int,
+    items: int,
+    r: int,
+    eta: float,
+    sample: int = 256,
+) -> tuple[float, float]:
     """Shares of the scores z_i of the first `sample` users that the k = 1 Rankmax sweep
     sends down its two non-trivial paths: above every threshold z_y − η (y positive;
     summed in registers) and between the lowest and the highest threshold (placed by the
@@ -145,12 +162,30 @@ def sweep_paths(theta: np.ndarray, indptr: np.ndarray, indices: np.ndarray, user
     return float(top / Z.size), float(inside / Z.size)
 
 
-def objective(X: sp.csr_matrix, indptr: np.ndarray, indices: np.ndarray, theta: np.ndarray, loss: str, n_jobs: int,
-              common: dict[str, Any]) -> float:
-    value, _grad = _core.ranker_objective(X, indptr, indices, np.arange(X.shape[0], dtype=np.int64), theta,
-                                      n_labels=common["n_labels"], n_components=common["n_components"], loss=loss,
-                                      k=common["k"], eta=common["eta"], alpha=common["alpha"],
-                                      batch_size=common["batch_size"], n_jobs=n_jobs)
+def objective(
+    X: sp.csr_matrix,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    theta: np.ndarray,
+    loss: str,
+    n_jobs: int,
+    common: dict[str, Any],
+) -> float:
+    value, _grad = _core.ranker_objective(
+        X,
+        indptr,
+        indices,
+        np.arange(X.shape[0], dtype=np.int64),
+        theta,
+        n_labels=common["n_labels"],
+        n_components=common["n_components"],
+        loss=loss,
+        k=common["k"],
+        eta=common["eta"],
+        alpha=common["alpha"],
+        batch_size=common["batch_size"],
+        n_jobs=n_jobs,
+    )
     return float(value)
 
 
@@ -164,20 +199,32 @@ def run(args: argparse.Namespace) -> tuple[str, list[str]]:
     rng = np.random.default_rng(1)
     theta0 = np.zeros((users + items) * r + items, dtype=np.float32)
     theta0[: (users + items) * r] = rng.normal(0.0, 0.1, (users + items) * r)
-    common = dict(n_labels=items, n_components=r, k=1, eta=1.0, optimizer="adagrad", learning_rate=0.05, alpha=1e-4,
-                  batch_size=args.batch_size)
+    common = dict(
+        n_labels=items,
+        n_components=r,
+        k=1,
+        eta=1.0,
+        optimizer="adagrad",
+        learning_rate=0.05,
+        alpha=1e-4,
+        batch_size=args.batch_size,
+    )
     jobs = sorted({1, threads})
     runs = {(loss, j): Run() for loss in LOSSES for j in jobs}
     for rep in range(args.repeats):
         # Interleaved, and the order rotated per repeat, so that load spikes spread over settings.
         keys = list(runs)
-        keys = keys[rep % len(keys):] + keys[: rep % len(keys)]
+        keys = keys[rep % len(keys) :] + keys[: rep % len(keys)]
         for loss, j in keys:
             two_epochs(X, indptr, indices, theta0, loss, j, common, runs[loss, j])
         if args.verbose:
-            print(f"repeat {rep + 1}: " + ", ".join(f"{name}/{j}: {runs[name, j].times[-2]:.2f}+"
-                                                      f"{runs[name, j].times[-1]:.2f} s"
-                                                      for name, j in keys), file=sys.stderr)
+            print(
+                f"repeat {rep + 1}: "
+                + ", ".join(
+                    f"{name}/{j}: {runs[name, j].times[-2]:.2f}+{runs[name, j].times[-1]:.2f} s" for name, j in keys
+                ),
+                file=sys.stderr,
+            )
 
     failures: list[str] = []
     loss_rows = []
@@ -187,14 +234,18 @@ def run(args: argparse.Namespace) -> tuple[str, list[str]]:
         f2 = objective(X, indptr, indices, ref.theta, loss, threads, common)
         ok = f2 < f0 and ref.losses[1] < ref.losses[0] and np.isfinite(f2)
         if not ok:
-            failures.append(f"{loss}: the training objective did not decrease over two epochs "
-                            f"(F {f0:.5g} -> {f2:.5g}, epoch losses {ref.losses})")
+            failures.append(
+                f"{loss}: the training objective did not decrease over two epochs "
+                f"(F {f0:.5g} -> {f2:.5g}, epoch losses {ref.losses})"
+            )
         if not all(runs[loss, j].consistent for j in jobs):
             failures.append(f"{loss}: repeats of the same setting gave different θ")
         cells = " | ".join(f"{runs[loss, j].best:.2f} s" for j in jobs)
-        loss_rows.append(f"| {loss}{' (k = 1)' if loss == 'rankmax' else ''} | {cells} | "
-                         f"{users / ref.best:,.0f} | {f0:.4f} → {f2:.4f} | {ref.losses[0]:.4f} → {ref.losses[1]:.4f} | "
-                         f"{ref.batches[0]} + {ref.batches[1]} |")
+        loss_rows.append(
+            f"| {loss}{' (k = 1)' if loss == 'rankmax' else ''} | {cells} | "
+            f"{users / ref.best:,.0f} | {f0:.4f} → {f2:.4f} | {ref.losses[0]:.4f} → {ref.losses[1]:.4f} | "
+            f"{ref.batches[0]} + {ref.batches[1]} |"
+        )
     batches = {loss: runs[loss, threads].batches for loss in LOSSES}
     if len({tuple(b) for b in batches.values()}) != 1:
         failures.append(f"the losses ran different numbers of minibatches: {batches}")
@@ -208,77 +259,122 @@ def run(args: argparse.Namespace) -> tuple[str, list[str]]:
     identical = {}
     for loss in LOSSES:
         a, b = runs[loss, 1], runs[loss, jobs[-1]]
-        same = bool(np.array_equal(a.theta.view(np.uint32), b.theta.view(np.uint32))
-                    and np.array_equal(a.first.view(np.uint32), b.first.view(np.uint32)) and a.losses == b.losses)
+        same = bool(
+            np.array_equal(a.theta.view(np.uint32), b.theta.view(np.uint32))
+            and np.array_equal(a.first.view(np.uint32), b.first.view(np.uint32))
+            and a.losses == b.losses
+        )
         identical[loss] = same
         if not same:
             diff = np.abs(a.theta.astype(np.float64) - b.theta).max()
-            failures.append(f"{loss}: theta after two epochs differs between 1 and {jobs[-1]} threads "
-                            f"(max |difference| {diff:.3g}); the core should be bit-for-bit deterministic")
+            failures.append(
+                f"{loss}: theta after two epochs differs between 1 and {jobs[-1]} threads "
+                f"(max |difference| {diff:.3g}); the core should be bit-for-bit deterministic"
+            )
         speed = a.best / b.best
         target = verdict(speed >= 1.7, ">= 1.7x") if loss == "rankmax" else ""
-        thread_rows.append(f"| {loss} | {users / a.best:,.0f} | {users / b.best:,.0f} | {speed:.2f}x | "
-                           f"{a.best_cpu:.2f} s / {b.best_cpu:.2f} s | {b.best_cpu / b.best:.2f} | "
-                           f"{'yes' if same else '**NO**'} | {target} |")
-    shares = (sweep_paths(theta0, indptr, indices, users, items, r, common["eta"]),
-              sweep_paths(runs["rankmax", threads].theta, indptr, indices, users, items, r, common["eta"]))
-    text = section(args, users, items, per_user, indices.shape[0], r, threads, jobs, load, t_data, loss_rows,
-                   ratio_rows, thread_rows, shares)
+        thread_rows.append(
+            f"| {loss} | {users / a.best:,.0f} | {users / b.best:,.0f} | {speed:.2f}x | "
+            f"{a.best_cpu:.2f} s / {b.best_cpu:.2f} s | {b.best_cpu / b.best:.2f} | "
+            f"{'yes' if same else '**NO**'} | {target} |"
+        )
+    shares = (
+        sweep_paths(theta0, indptr, indices, users, items, r, common["eta"]),
+        sweep_paths(runs["rankmax", threads].theta, indptr, indices, users, items, r, common["eta"]),
+    )
+    text = section(
+        args,
+        users,
+        items,
+        per_user,
+        indices.shape[0],
+        r,
+        threads,
+        jobs,
+        load,
+        t_data,
+        loss_rows,
+        ratio_rows,
+        thread_rows,
+        shares,
+    )
     return text, failures
 
 
-def section(args: argparse.Namespace, users: int, items: int, per_user: int, pairs: int, r: int, threads: int,
-            jobs: list[int], load: str, t_data: float, loss_rows: list[str], ratio_rows: list[str],
-            thread_rows: list[str], shares: tuple[tuple[float, float], tuple[float, float]]) -> str:
+def section(
+    args: argparse.Namespace,
+    users: int,
+    items: int,
+    per_user: int,
+    pairs: int,
+    r: int,
+    threads: int,
+    jobs: list[int],
+    load: str,
+    t_data: float,
+    loss_rows: list[str],
+    ratio_rows: list[str],
+    thread_rows: list[str],
+    shares: tuple[tuple[float, float], tuple[float, float]],
+) -> str:
     heads = " | ".join(f"{j} thread{'s' if j > 1 else ''}" for j in jobs)
-    return "\n".join([
-        BEGIN,
-        "## Rankmax-trained ranker (issue 7)",
-        "",
-        f"Command: `{command_line()}`. Machine: {load}. Synthetic implicit "
-        f"feedback shaped like MovieLens 20M: {users:,} one-hot users (X = identity, float32 CSR), {items:,} items, "
-        f"{pairs:,} positive (user, item) pairs (about {per_user} per user, log-normal counts, Zipf popularity; "
-        f"generated in {t_data:.1f} s). Model z = (xU)Vᵀ + b with r = {r}, float32, Adagrad (learning rate 0.05, "
-        f"α = 1e-4), {args.batch_size} users per minibatch. Timed: `toprank._core.ranker_epoch` (the epoch "
-        "`RankmaxRanker.fit` runs); every setting starts from a copy of the same θ (U, V ~ N(0, 0.1²), b = 0) and "
-        f"runs two epochs with the same seeds; best epoch of {args.repeats} repeats, the settings interleaved.",
-        "",
-        f"Seconds per epoch by loss, and the training objective F and mean minibatch loss over the two epochs "
-        f"(on {threads} thread{'s' if threads > 1 else ''}):",
-        "",
-        f"| loss | {heads} | users/s | F: start → after 2 epochs | minibatch loss: epoch 1 → 2 | minibatches |",
-        f"|---|{'---|' * len(jobs)}---|---|---|---|",
-        *loss_rows,
-        "",
-        f"| ratio of epoch times ({threads} thread{'s' if threads > 1 else ''}) | value | target |",
-        "|---|---|---|",
-        *ratio_rows,
-        "",
-        f"Throughput (users per second) on 1 and {jobs[-1]} threads, the CPU seconds the process used in those "
-        f"epochs and their ratio to the wall time on {jobs[-1]} threads (the cores the epoch actually got); θ "
-        "and the Adagrad state after two epochs compared bit for bit:",
-        "",
-        f"| loss | 1 thread | {jobs[-1]} threads | speed-up | CPU s (1 / {jobs[-1]}) | CPU / wall on {jobs[-1]} "
-        "| bit-identical θ | target |",
-        "|---|---|---|---|---|---|---|---|",
-        *thread_rows,
-        "",
-        (f"Where Rankmax's loss time goes (k = 1, all of an example's positives in one sweep): a score at or "
-         "below the lowest threshold z_y − η costs one comparison, a score above the highest is summed in "
-         "registers, and a score in between finds its bucket through a grid of 4|Y| cells over the thresholds. "
-         f"Shares of scores above every threshold / in between (first 256 users): {shares[0][0]:.1%} / "
-         f"{shares[0][1]:.1%} at the start, {shares[1][0]:.1%} / {shares[1][1]:.1%} after two epochs. Softmax "
-         "costs one exp per score; the factor products (the same for every loss) take most of an epoch."),
-        "",
-        ("Sparsemax here is the exact simplex threshold of `toprank.projections.sparsemax`: only scores above "
-         "max − 1 can be in the support, and Michelot's mean rule finds the support among those candidates in a "
-         "few passes — not the full sort the rankmax / sparsemax target (≤ 0.2) was set against. Early in "
-         "training the scores of a row span less than 1, so every score is a candidate. "
-         "Timings on this shared 2-vCPU machine vary "
-         "by about ±20% between runs; the CPU / wall column shows how many cores the multi-thread epochs got."),
-        "",
-        END,
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                BEGIN,
+                "## Rankmax-trained ranker (issue 7)",
+                "",
+                f"Command: `{command_line()}`. Machine: {load}. Synthetic implicit "
+                f"feedback shaped like MovieLens 20M: {users:,} one-hot users (X = identity, float32 CSR), {items:,} items, "
+                f"{pairs:,} positive (user, item) pairs (about {per_user} per user, log-normal counts, Zipf popularity; "
+                f"generated in {t_data:.1f} s). Model z = (xU)Vᵀ + b with r = {r}, float32, Adagrad (learning rate 0.05, "
+                f"α = 1e-4), {args.batch_size} users per minibatch. Timed: `toprank._core.ranker_epoch` (the epoch "
+                "`RankmaxRanker.fit` runs); every setting starts from a copy of the same θ (U, V ~ N(0, 0.1²), b = 0) and "
+                f"runs two epochs with the same seeds; best epoch of {args.repeats} repeats, the settings interleaved.",
+                "",
+                f"Seconds per epoch by loss, and the training objective F and mean minibatch loss over the two epochs "
+                f"(on {threads} thread{'s' if threads > 1 else ''}):",
+                "",
+                f"| loss | {heads} | users/s | F: start → after 2 epochs | minibatch loss: epoch 1 → 2 | minibatches |",
+                f"|---|{'---|' * len(jobs)}---|---|---|---|",
+                *loss_rows,
+                "",
+                f"| ratio of epoch times ({threads} thread{'s' if threads > 1 else ''}) | value | target |",
+                "|---|---|---|",
+                *ratio_rows,
+                "",
+                f"Throughput (users per second) on 1 and {jobs[-1]} threads, the CPU seconds the process used in those "
+                f"epochs and their ratio to the wall time on {jobs[-1]} threads (the cores the epoch actually got); θ "
+                "and the Adagrad state after two epochs compared bit for bit:",
+                "",
+                f"| loss | 1 thread | {jobs[-1]} threads | speed-up | CPU s (1 / {jobs[-1]}) | CPU / wall on {jobs[-1]} "
+                "| bit-identical θ | target |",
+                "|---|---|---|---|---|---|---|---|",
+                *thread_rows,
+                "",
+                (
+                    f"Where Rankmax's loss time goes (k = 1, all of an example's positives in one sweep): a score at or "
+                    "below the lowest threshold z_y − η costs one comparison, a score above the highest is summed in "
+                    "registers, and a score in between finds its bucket through a grid of 4|Y| cells over the thresholds. "
+                    f"Shares of scores above every threshold / in between (first 256 users): {shares[0][0]:.1%} / "
+                    f"{shares[0][1]:.1%} at the start, {shares[1][0]:.1%} / {shares[1][1]:.1%} after two epochs. Softmax "
+                    "costs one exp per score; the factor products (the same for every loss) take most of an epoch."
+                ),
+                "",
+                (
+                    "Sparsemax here is the exact simplex threshold of `toprank.projections.sparsemax`: only scores above "
+                    "max − 1 can be in the support, and Michelot's mean rule finds the support among those candidates in a "
+                    "few passes — not the full sort the rankmax / sparsemax target (≤ 0.2) was set against. Early in "
+                    "training the scores of a row span less than 1, so every score is a candidate. "
+                    "Timings on this shared 2-vCPU machine vary "
+                    "by about ±20% between runs; the CPU / wall column shows how many cores the multi-thread epochs got."
+                ),
+                "",
+                END,
+            ]
+        )
+        + "\n"
+    )
 
 
 def main() -> int:
@@ -289,8 +385,12 @@ def main() -> int:
     parser.add_argument("--per-user", type=int, default=100, help="mean positive items per user")
     parser.add_argument("--components", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--threads", type=int, default=min(2, os.cpu_count() or 1),
-                        help="threads of the loss comparison and of the multi-thread side (compared with 1)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="threads of the loss comparison and of the multi-thread side (compared with 1)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--verbose", action="store_true", help="per-repeat timings on stderr")
     parser.add_argument("--write", metavar="PATH")

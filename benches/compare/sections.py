@@ -16,7 +16,7 @@ def write_section(path: str, begin: str, end: str, text: str) -> None:
     doc = Path(path).read_text(encoding="utf-8") if os.path.exists(path) else "# toprank benchmarks\n"
     start, stop = doc.find(begin), doc.find(end)
     if start != -1 and stop > start:
-        doc = doc[:start] + text.rstrip("\n") + doc[stop + len(end):]
+        doc = doc[:start] + text.rstrip("\n") + doc[stop + len(end) :]
     else:
         doc = doc.rstrip("\n") + "\n\n" + text
     Path(path).write_text(doc if doc.endswith("\n") else doc + "\n", encoding="utf-8")

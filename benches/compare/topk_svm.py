@@ -232,16 +232,24 @@ class _Recorded(TopKSVC):
 
 def _estimator(C: float, n_jobs: int, max_epochs: int, seed: int = 0) -> _Recorded:
     return _Recorded(
-        k=1, loss="alpha", C=C, fit_intercept=False, tol=1e-12, max_epochs=max_epochs,
-        n_jobs=n_jobs, random_state=seed, verbose=1,
+        k=1,
+        loss="alpha",
+        C=C,
+        fit_intercept=False,
+        tol=1e-12,
+        max_epochs=max_epochs,
+        n_jobs=n_jobs,
+        random_state=seed,
+        verbose=1,
     )
 
 
 Check = tuple[float, int, float, float, float]
 
 
-def first_hit(p: Problem, X: np.ndarray, n_jobs: int, target: float, max_epochs: int,
-              seed: int = 0) -> tuple[Check | None, Check]:
+def first_hit(
+    p: Problem, X: np.ndarray, n_jobs: int, target: float, max_epochs: int, seed: int = 0
+) -> tuple[Check | None, Check]:
     """One fit stopped at its first gap check meeting the target: (that check or None, the last check);
     a check is (wall seconds since `fit` was called, epoch, primal, dual, gap)."""
     est = _estimator(p.C, n_jobs, max_epochs, seed)
@@ -257,8 +265,9 @@ def first_hit(p: Problem, X: np.ndarray, n_jobs: int, target: float, max_epochs:
     return next((t for t in est._trace if t[2] <= target), None), est._trace[-1]
 
 
-def seed_times(p: Problem, X: np.ndarray, target: float, max_epochs: int, seeds: int,
-               repeats: int) -> dict[int, list[tuple[float, int]]]:
+def seed_times(
+    p: Problem, X: np.ndarray, target: float, max_epochs: int, seeds: int, repeats: int
+) -> dict[int, list[tuple[float, int]]]:
     """n_jobs (1, 2) -> per seed, (seconds, epoch) of the first gap check meeting the target, best of
     `repeats` fits (the same iterates each time; (inf, last epoch) if none meets it). The 1- and
     2-thread fits alternate, so both sides of the ratio sample the same states of a shared machine."""
@@ -268,8 +277,7 @@ def seed_times(p: Problem, X: np.ndarray, target: float, max_epochs: int, seeds:
         for _ in range(repeats):
             for n_jobs in (1, 2):
                 hit, last = first_hit(p, X, n_jobs, target, max_epochs, seed)
-                best[n_jobs] = ((min(best[n_jobs][0], hit[0]), hit[1]) if hit is not None
-                                else (math.inf, last[1]))
+                best[n_jobs] = (min(best[n_jobs][0], hit[0]), hit[1]) if hit is not None else (math.inf, last[1])
         for n_jobs in (1, 2):
             times[n_jobs].append(best[n_jobs])
     return times
@@ -289,16 +297,26 @@ class TopRun:
     note: str = ""
 
 
-def run_toprank(p: Problem, X: np.ndarray, dtype: str, n_jobs: int, target: float, max_epochs: int,
-                repeats: int) -> TopRun:
+def run_toprank(
+    p: Problem, X: np.ndarray, dtype: str, n_jobs: int, target: float, max_epochs: int, repeats: int
+) -> TopRun:
     best = math.inf
     hit: tuple[float, int, float, float, float] | None = None
     for _ in range(repeats):
         reached, last = first_hit(p, X, n_jobs, target, max_epochs)
         if reached is None:
-            return TopRun(f"toprank {dtype}, {n_jobs} thread{'s' * (n_jobs > 1)}", dtype, n_jobs, math.inf,
-                          last[1], last[2], math.nan, math.nan, False,
-                          f"target not reached in {max_epochs} epochs (last primal {last[2]:.6g})")
+            return TopRun(
+                f"toprank {dtype}, {n_jobs} thread{'s' * (n_jobs > 1)}",
+                dtype,
+                n_jobs,
+                math.inf,
+                last[1],
+                last[2],
+                math.nan,
+                math.nan,
+                False,
+                f"target not reached in {max_epochs} epochs (last primal {last[2]:.6g})",
+            )
         hit = reached
         best = min(best, hit[0])
     assert hit is not None
@@ -314,10 +332,19 @@ def run_toprank(p: Problem, X: np.ndarray, dtype: str, n_jobs: int, target: floa
     P = primal(X, p.y, est.coef_, p.C)
     note = ""
     if est.n_iter_ != epochs or abs(est.primal_objective_ - hit[2]) > 1e-9 * abs(hit[2]):
-        note = (f"verification run differs: {est.n_iter_} epochs, primal {est.primal_objective_:.10g} "
-                f"vs {hit[2]:.10g}")
-    return TopRun(f"toprank {dtype}, {n_jobs} thread{'s' * (n_jobs > 1)}", dtype, n_jobs, best, epochs, hit[2], P,
-                  verify_seconds, P <= target, note)
+        note = f"verification run differs: {est.n_iter_} epochs, primal {est.primal_objective_:.10g} vs {hit[2]:.10g}"
+    return TopRun(
+        f"toprank {dtype}, {n_jobs} thread{'s' * (n_jobs > 1)}",
+        dtype,
+        n_jobs,
+        best,
+        epochs,
+        hit[2],
+        P,
+        verify_seconds,
+        P <= target,
+        note,
+    )
 
 
 @dataclass
@@ -332,8 +359,9 @@ class RefRun:
 def run_liblinear(p: Problem, repeats: int) -> RefRun:
     best, clf, converged = math.inf, None, True
     for _ in range(repeats):
-        clf = LinearSVC(multi_class="crammer_singer", fit_intercept=False, C=p.C, tol=1e-4, max_iter=1_000_000,
-                        random_state=0)
+        clf = LinearSVC(
+            multi_class="crammer_singer", fit_intercept=False, C=p.C, tol=1e-4, max_iter=1_000_000, random_state=0
+        )
         gc.collect()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
@@ -386,8 +414,7 @@ def memory_child(problem: str, layout: str, quick: bool) -> int:
     if layout == "liblinear":
         est: Any = LinearSVC(multi_class="crammer_singer", fit_intercept=False, C=p.C, max_iter=2, random_state=0)
     else:
-        est = TopKSVC(k=1, C=p.C, fit_intercept=False, tol=1e-12, max_epochs=2, check_every=1, n_jobs=1,
-                      random_state=0)
+        est = TopKSVC(k=1, C=p.C, fit_intercept=False, tol=1e-12, max_epochs=2, check_every=1, n_jobs=1, random_state=0)
     # A small fit first: the extension, the thread pool and the allocator's arenas are then
     # resident, so the growth measured below is what the fit allocates for this X (with
     # X of a few tens of MB those fixed costs, about 10 MB, would blur the verdict).
@@ -407,8 +434,18 @@ def memory_child(problem: str, layout: str, quick: bool) -> int:
         est.fit(X, y)
     hwm = _proc_status_kb("VmHWM")
     n, m = X.shape[0], int(y.max()) + 1
-    print(json.dumps({"x_bytes": int(x_bytes), "rss_before": rss_before * 1024, "hwm": hwm * 1024,
-                      "extra": (hwm - rss_before) * 1024, "dual_bytes": n * m * 8, "method": method}))
+    print(
+        json.dumps(
+            {
+                "x_bytes": int(x_bytes),
+                "rss_before": rss_before * 1024,
+                "hwm": hwm * 1024,
+                "extra": (hwm - rss_before) * 1024,
+                "dual_bytes": n * m * 8,
+                "method": method,
+            }
+        )
+    )
     return 0
 
 
@@ -440,9 +477,9 @@ class MemRow:
 
 
 def run_memory(problem: str, layout: str, quick: bool) -> MemRow | str:
-    cmd = [
-        sys.executable, os.path.abspath(__file__), "--memory-child", problem, layout
-    ] + (["--quick"] if quick else [])
+    cmd = [sys.executable, os.path.abspath(__file__), "--memory-child", problem, layout] + (
+        ["--quick"] if quick else []
+    )
     out = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         return f"memory child failed: {out.stderr.strip()[-400:]}"
@@ -493,8 +530,13 @@ def ratios(res: Result) -> list[tuple[str, float, float]]:
         out.append(("LIBLINEAR / toprank (1 thread)", res.ref.seconds / one.seconds, TARGET_VS_LIBLINEAR))
     if res.seeds:
         seeds = len(res.seeds[1])
-        out.append((f"toprank 1 thread / 2 threads, medians over random_state 0–{seeds - 1}",
-                    res.median_seconds(1) / res.median_seconds(2), TARGET_TWO_THREADS))
+        out.append(
+            (
+                f"toprank 1 thread / 2 threads, medians over random_state 0–{seeds - 1}",
+                res.median_seconds(1) / res.median_seconds(2),
+                TARGET_TWO_THREADS,
+            )
+        )
     elif one is not None and two is not None:
         out.append(("toprank 1 thread / 2 threads", one.seconds / two.seconds, TARGET_TWO_THREADS))
     return out
@@ -523,29 +565,42 @@ def machine_lines() -> list[str]:
     ]
 
 
-def tables(results: list[Result], skipped: list[str], mem: list[MemRow], mem_skipped: list[str],
-           crit: list[str]) -> list[str]:
-    out = ["| problem | solver | time to target | epochs / iters | primal (solver) | primal (NumPy) | check |",
-           "|---|---|---:|---:|---:|---:|---|"]
+def tables(
+    results: list[Result], skipped: list[str], mem: list[MemRow], mem_skipped: list[str], crit: list[str]
+) -> list[str]:
+    out = [
+        "| problem | solver | time to target | epochs / iters | primal (solver) | primal (NumPy) | check |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
     for res in results:
         p, ref = res.problem, res.ref
         conv = "" if ref.converged else " (did not converge)"
-        out.append(f"| {p.name} ({p.shape}) | LIBLINEAR `LinearSVC(crammer_singer)`, tol 1e-4{conv} | "
-                   f"{fmt_s(ref.seconds)} | {ref.n_iter} | — | {ref.primal:.8g} | sets P_ref; target {res.target:.8g} "
-                   "|")
+        out.append(
+            f"| {p.name} ({p.shape}) | LIBLINEAR `LinearSVC(crammer_singer)`, tol 1e-4{conv} | "
+            f"{fmt_s(ref.seconds)} | {ref.n_iter} | — | {ref.primal:.8g} | sets P_ref; target {res.target:.8g} "
+            "|"
+        )
         for r in res.runs:
             check = ("NumPy primal of returned W ≤ target" if r.reached else "**target not met**") + (
-                f"; {r.note}" if r.note else "")
-            out.append(f"| {p.name} | `TopKSVC` {r.label.removeprefix('toprank ')} | {fmt_s(r.seconds)} | {r.epochs} | "
-                       f"{r.primal_reported:.8g} | {r.primal_numpy:.8g} | {check} |")
+                f"; {r.note}" if r.note else ""
+            )
+            out.append(
+                f"| {p.name} | `TopKSVC` {r.label.removeprefix('toprank ')} | {fmt_s(r.seconds)} | {r.epochs} | "
+                f"{r.primal_reported:.8g} | {r.primal_numpy:.8g} | {check} |"
+            )
     if any(res.seeds for res in results):
-        out += ["", f"Time to target against the seed (float64; best of {results[0].seed_repeats} fits per "
-                "`random_state`, which repeat the same iterates, 1- and 2-thread fits alternating; the epoch in "
-                "brackets). "
-                "The 1- and 2-thread iterates differ (CoCoA's rounds are not the serial steps), and the epoch at "
-                "which each first meets the target moves by up to half from one seed to the next, so the "
-                "2-thread target is judged on the medians:", "",
-                "| problem | threads | time to target per random_state | median |", "|---|---:|---|---:|"]
+        out += [
+            "",
+            f"Time to target against the seed (float64; best of {results[0].seed_repeats} fits per "
+            "`random_state`, which repeat the same iterates, 1- and 2-thread fits alternating; the epoch in "
+            "brackets). "
+            "The 1- and 2-thread iterates differ (CoCoA's rounds are not the serial steps), and the epoch at "
+            "which each first meets the target moves by up to half from one seed to the next, so the "
+            "2-thread target is judged on the medians:",
+            "",
+            "| problem | threads | time to target per random_state | median |",
+            "|---|---:|---|---:|",
+        ]
         for res in results:
             for n_jobs, runs in res.seeds.items():
                 cells = ", ".join(f"{fmt_s(t)} ({e})" for t, e in runs)
@@ -556,17 +611,23 @@ def tables(results: list[Result], skipped: list[str], mem: list[MemRow], mem_ski
             out.append(f"| {res.problem.name} | {what} | {value:.2f}× | ≥ {target:g}× | **{verdict(value, target)}** |")
     for s in skipped:
         out.append(f"| {s} | — | — | — | **skipped** |")
-    out += ["", "Memory: peak RSS growth during one `fit` (2 epochs, 1 thread), fresh process per row, after a "
-            "fit on the first 500 rows (so the extension, the thread pool and the allocator are already resident). "
-            "\"No copy of X\": growth minus the dual matrix A (n×m float64, kept as `dual_coef_`) is below "
-            "half the size of X (a copy would add at least its size).", "",
-            "| problem | input | size of X | peak RSS growth | growth / size of X | dual A (n×m f64) | no copy of X |",
-            "|---|---|---:|---:|---:|---:|---|"]
+    out += [
+        "",
+        "Memory: peak RSS growth during one `fit` (2 epochs, 1 thread), fresh process per row, after a "
+        "fit on the first 500 rows (so the extension, the thread pool and the allocator are already resident). "
+        '"No copy of X": growth minus the dual matrix A (n×m float64, kept as `dual_coef_`) is below '
+        "half the size of X (a copy would add at least its size).",
+        "",
+        "| problem | input | size of X | peak RSS growth | growth / size of X | dual A (n×m f64) | no copy of X |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
     for mr in mem:
         what = "LIBLINEAR `LinearSVC`, float64 dense" if mr.layout == "liblinear" else f"`TopKSVC`, {mr.layout}"
         dual = "—" if mr.layout == "liblinear" else fmt_mb(mr.dual_bytes)
-        out.append(f"| {mr.problem} | {what} | {fmt_mb(mr.x_bytes)} | {fmt_mb(mr.extra)} | {mr.fraction:.2f} | "
-                   f"{dual} | **{mr.verdict}** |")
+        out.append(
+            f"| {mr.problem} | {what} | {fmt_mb(mr.x_bytes)} | {fmt_mb(mr.extra)} | {mr.fraction:.2f} | "
+            f"{dual} | **{mr.verdict}** |"
+        )
     for s in mem_skipped:
         out.append(f"| {s} | | | | | | **skipped** |")
     if crit:
@@ -582,25 +643,42 @@ def criterion_lines(directory: str) -> list[str]:
         est = json.loads((meta_path.parent / "estimates.json").read_text())
         entries.append((meta["full_id"], est["mean"]["point_estimate"] * 1e-9))
     if not entries:
-        print(f"warning: no criterion results under {directory} (run `cargo bench --bench sdca`); "
-              "the section gets no Rust table", file=sys.stderr)
+        print(
+            f"warning: no criterion results under {directory} (run `cargo bench --bench sdca`); "
+            "the section gets no Rust table",
+            file=sys.stderr,
+        )
         return []
-    out = ["Rust (`cargo bench --bench sdca`, criterion, one thread; mean time per call):", "",
-           "| benchmark | mean |", "|---|---:|"]
+    out = [
+        "Rust (`cargo bench --bench sdca`, criterion, one thread; mean time per call):",
+        "",
+        "| benchmark | mean |",
+        "|---|---:|",
+    ]
     out += [f"| `{name}` | {s * 1e3:.2f} ms |" for name, s in entries]
     return out
 
 
 def section(body: list[str], args: argparse.Namespace, descs: list[str]) -> str:
-    lines = [BEGIN, "", "## Top-k SVM (k = 1) vs LIBLINEAR Crammer–Singer", "", "Produced by:", "", "```",
-             command_line(), "```", ""]
+    lines = [
+        BEGIN,
+        "",
+        "## Top-k SVM (k = 1) vs LIBLINEAR Crammer–Singer",
+        "",
+        "Produced by:",
+        "",
+        "```",
+        command_line(),
+        "```",
+        "",
+    ]
     if args.quick:
         lines += ["**Quick mode** (small problems): a smoke test, not a measurement.", ""]
     lines += machine_lines() + [""]
     lines += [
         "Method: one process, BLAS pinned to one thread. LIBLINEAR = scikit-learn "
-        "`LinearSVC(multi_class=\"crammer_singer\", fit_intercept=False, tol=1e-4, max_iter=10⁶)`; its primal "
-        "P_ref is computed in NumPy from `coef_`. toprank = `TopKSVC(k=1, loss=\"alpha\", fit_intercept=False, "
+        '`LinearSVC(multi_class="crammer_singer", fit_intercept=False, tol=1e-4, max_iter=10⁶)`; its primal '
+        'P_ref is computed in NumPy from `coef_`. toprank = `TopKSVC(k=1, loss="alpha", fit_intercept=False, '
         "tol=1e-12, random_state=0)` with the default `check_every=5`, same C; its time is the wall time from "
         f"calling `fit` to the first duality-gap check whose primal is ≤ P_ref + {REL_TARGET:g}·|P_ref| (reported "
         "through the progress callback; every gap check is included, and the target is only seen at a check). A "
@@ -623,8 +701,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small problems (smoke test, seconds)")
     parser.add_argument("--write", metavar="PATH", help="write the results into PATH's marked section")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per side (best is reported)")
-    parser.add_argument("--seeds", type=int, default=5,
-                        help="random_state values (0, 1, ...) timed for the 1- vs 2-thread medians")
+    parser.add_argument(
+        "--seeds", type=int, default=5, help="random_state values (0, 1, ...) timed for the 1- vs 2-thread medians"
+    )
     parser.add_argument("--seed-repeats", type=int, default=3, help="timed runs per random_state (best is kept)")
     parser.add_argument("--max-epochs", type=int, default=None, help="toprank epoch cap (default 2000; 300 quick)")
     parser.add_argument("--criterion", metavar="DIR", help="add the `cargo bench --bench sdca` results in DIR")
@@ -656,23 +735,32 @@ def main() -> int:
         t0 = time.perf_counter()
         ref = run_liblinear(p, args.repeats)
         target = ref.primal + REL_TARGET * abs(ref.primal)
-        print(f"  LIBLINEAR: {ref.seconds:.2f} s, {ref.n_iter} iterations, P_ref = {ref.primal:.10g}"
-              f"{'' if ref.converged else ' (ConvergenceWarning)'}; target {target:.10g}", flush=True)
+        print(
+            f"  LIBLINEAR: {ref.seconds:.2f} s, {ref.n_iter} iterations, P_ref = {ref.primal:.10g}"
+            f"{'' if ref.converged else ' (ConvergenceWarning)'}; target {target:.10g}",
+            flush=True,
+        )
         res = Result(p, ref, target)
         configs = [("float64", 1), ("float64", 2), ("float32", 1)]
         for dtype, n_jobs in configs:
             X = p.X if dtype == "float64" else np.ascontiguousarray(p.X, dtype=np.float32)
             r = run_toprank(p, X, dtype, n_jobs, target, max_epochs, args.repeats)
             res.runs.append(r)
-            print(f"  {r.label}: {fmt_s(r.seconds)} to target at epoch {r.epochs} (primal {r.primal_reported:.10g}; "
-                  f"NumPy {r.primal_numpy:.10g}; {'OK' if r.reached else 'TARGET NOT MET'}; "
-                  f"verification run {fmt_s(r.verify_seconds)}) {r.note}", flush=True)
+            print(
+                f"  {r.label}: {fmt_s(r.seconds)} to target at epoch {r.epochs} (primal {r.primal_reported:.10g}; "
+                f"NumPy {r.primal_numpy:.10g}; {'OK' if r.reached else 'TARGET NOT MET'}; "
+                f"verification run {fmt_s(r.verify_seconds)}) {r.note}",
+                flush=True,
+            )
             del X
         res.seed_repeats = args.seed_repeats
         res.seeds = seed_times(p, p.X, target, max_epochs, args.seeds, args.seed_repeats)
         for n_jobs in (1, 2):
-            print(f"  float64, {n_jobs} thread(s), random_state 0–{args.seeds - 1}: "
-                  + ", ".join(f"{fmt_s(t)} ({e})" for t, e in res.seeds[n_jobs]), flush=True)
+            print(
+                f"  float64, {n_jobs} thread(s), random_state 0–{args.seeds - 1}: "
+                + ", ".join(f"{fmt_s(t)} ({e})" for t, e in res.seeds[n_jobs]),
+                flush=True,
+            )
         for what, value, tgt in ratios(res):
             print(f"  {what}: {value:.2f}× (target ≥ {tgt:g}×): {verdict(value, tgt)}")
         print(f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
@@ -692,8 +780,10 @@ def main() -> int:
                         break
                     continue
                 mem.append(got)
-                print(f"  {name} {layout}: X {fmt_mb(got.x_bytes)}, peak RSS growth {fmt_mb(got.extra)} "
-                      f"({got.fraction:.2f}× X; dual A {fmt_mb(got.dual_bytes)}; {got.method}) {got.verdict}")
+                print(
+                    f"  {name} {layout}: X {fmt_mb(got.x_bytes)}, peak RSS growth {fmt_mb(got.extra)} "
+                    f"({got.fraction:.2f}× X; dual A {fmt_mb(got.dual_bytes)}; {got.method}) {got.verdict}"
+                )
 
     crit = criterion_lines(args.criterion) if args.criterion else []
     body = tables(results, skipped, mem, mem_skipped, crit)

@@ -62,8 +62,17 @@ def standardised(p: Problem) -> Problem:
 
 def reference(p: Problem) -> tuple[float, float]:
     """(P*, relative duality gap) of a long serial fit."""
-    est = TopKSVC(k=1, loss="alpha", C=p.C, fit_intercept=False, tol=1e-9, max_epochs=REFERENCE_EPOCHS,
-                  check_every=25, n_jobs=1, random_state=0)
+    est = TopKSVC(
+        k=1,
+        loss="alpha",
+        C=p.C,
+        fit_intercept=False,
+        tol=1e-9,
+        max_epochs=REFERENCE_EPOCHS,
+        check_every=25,
+        n_jobs=1,
+        random_state=0,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(p.X, p.y)
@@ -79,8 +88,17 @@ def epochs_to_target(p: Problem, n_jobs: int, seed: int, target: float) -> int |
 def seconds_per_epoch(p: Problem, n_jobs: int) -> float:
     best = np.inf
     for _ in range(3):
-        est = TopKSVC(k=1, loss="alpha", C=p.C, fit_intercept=False, tol=1e-12, max_epochs=TIMED_EPOCHS,
-                      check_every=CHECK_EVERY, n_jobs=n_jobs, random_state=0)
+        est = TopKSVC(
+            k=1,
+            loss="alpha",
+            C=p.C,
+            fit_intercept=False,
+            tol=1e-12,
+            max_epochs=TIMED_EPOCHS,
+            check_every=CHECK_EVERY,
+            n_jobs=n_jobs,
+            random_state=0,
+        )
         gc.collect()
         started = time.perf_counter()
         with warnings.catch_warnings():
@@ -119,34 +137,40 @@ def main() -> int:
             seed_rows.append(f"| {p.name} ({p.shape}) | {n_jobs} | {shown} | {median_epochs(epochs[n_jobs]):g} |")
         summary_rows.append(
             f"| {p.name} | {optimum:.5f} ({gap:.1e}) | {1000 * per_epoch[1]:.1f} ms / {1000 * per_epoch[2]:.1f} ms "
-            f"| {speedup:.2f}× | {lag:.2f} | {speedup / lag:.2f}× |")
+            f"| {speedup:.2f}× | {lag:.2f} | {speedup / lag:.2f}× |"
+        )
         print(seed_rows[-2], seed_rows[-1], summary_rows[-1], sep="\n", flush=True)
     minutes = (time.perf_counter() - started) / 60
 
-    text = "\n".join([
-        BEGIN,
-        "## TopKSVC on 2 threads: speed per epoch against epochs to the objective",
-        "",
-        f"Command: `{command_line()}` ({minutes:.0f} min). Machine: {load}. "
-        "Protocol in the script's docstring: float64, `TopKSVC(k=1, loss=\"alpha\", fit_intercept=False)` at the "
-        f"C of `topk_svm.py`; target P* + {REL_TARGET:g}·|P*|; the 2-thread solver is CoCoA with the exact line "
-        "search, whose iterates differ from the serial ones. Evidence, not a target: it splits the "
-        f"{TARGET_TWO_THREADS:g}× target of the section above into its two factors.",
-        "",
-        f"Epochs to the target (gap checked every {CHECK_EVERY} epochs) for random_state 0–{SEEDS - 1}:",
-        "",
-        "| problem | threads | epochs per random_state | median |",
-        "|---|---:|---|---:|",
-        *seed_rows,
-        "",
-        f"| problem | P* (relative gap) | seconds per epoch ({TIMED_EPOCHS} epochs), 1 / 2 threads | speed-up per "
-        "epoch | epoch lag "
-        "(median epochs, 2 / 1 threads) | speed-up per epoch / epoch lag |",
-        "|---|---|---|---:|---:|---:|",
-        *summary_rows,
-        "",
-        END,
-    ]) + "\n"
+    text = (
+        "\n".join(
+            [
+                BEGIN,
+                "## TopKSVC on 2 threads: speed per epoch against epochs to the objective",
+                "",
+                f"Command: `{command_line()}` ({minutes:.0f} min). Machine: {load}. "
+                'Protocol in the script\'s docstring: float64, `TopKSVC(k=1, loss="alpha", fit_intercept=False)` at the '
+                f"C of `topk_svm.py`; target P* + {REL_TARGET:g}·|P*|; the 2-thread solver is CoCoA with the exact line "
+                "search, whose iterates differ from the serial ones. Evidence, not a target: it splits the "
+                f"{TARGET_TWO_THREADS:g}× target of the section above into its two factors.",
+                "",
+                f"Epochs to the target (gap checked every {CHECK_EVERY} epochs) for random_state 0–{SEEDS - 1}:",
+                "",
+                "| problem | threads | epochs per random_state | median |",
+                "|---|---:|---|---:|",
+                *seed_rows,
+                "",
+                f"| problem | P* (relative gap) | seconds per epoch ({TIMED_EPOCHS} epochs), 1 / 2 threads | speed-up per "
+                "epoch | epoch lag "
+                "(median epochs, 2 / 1 threads) | speed-up per epoch / epoch lag |",
+                "|---|---|---|---:|---:|---:|",
+                *summary_rows,
+                "",
+                END,
+            ]
+        )
+        + "\n"
+    )
     return publish(text, [], args.write, BEGIN, END)
 
 

@@ -139,11 +139,16 @@ def main() -> int:
     t_base, base_value, base_iter = fista(X, Y, lam1, lam2, target, args.cap)
     reached = base_value <= target
     ratio = t_base / t_ours
-    base_text = (f"{t_base:.1f} s ({base_iter} iterations)" if reached
-                 else f"> {t_base:.0f} s (cap; {base_iter} iterations, objective {base_value:.8g})")
-    a_row = (f"| {args.n:,} × {args.d} × {args.m} | {lam1:g} / {lam2:g} | {t_ours:.2f} s ({model.n_iter_} iterations, "
-             f"rank {model.rank_}) | {base_text} | {ours:.8g} | {ratio:.1f}x{'' if reached else ' (at least)'} | "
-             f"{verdict(ratio >= 10, '>= 10x')} |")
+    base_text = (
+        f"{t_base:.1f} s ({base_iter} iterations)"
+        if reached
+        else f"> {t_base:.0f} s (cap; {base_iter} iterations, objective {base_value:.8g})"
+    )
+    a_row = (
+        f"| {args.n:,} × {args.d} × {args.m} | {lam1:g} / {lam2:g} | {t_ours:.2f} s ({model.n_iter_} iterations, "
+        f"rank {model.rank_}) | {base_text} | {ours:.8g} | {ratio:.1f}x{'' if reached else ' (at least)'} | "
+        f"{verdict(ratio >= 10, '>= 10x')} |"
+    )
 
     # (b) the path against one cold fit at its smallest λ1, at the estimator's default tol
     # (how a user calls both) and at the tight tol of (a); best of `repeats` on both sides.
@@ -164,49 +169,58 @@ def main() -> int:
         t_cold, t_path = min(cold_times), min(path_times)
         path_ratio = t_path / t_cold
         if abs(path[-1].objective - cold.objective_) > 10 * tol * abs(cold.objective_):
-            failures.append(f"(b) tol {tol:g}: the path's last objective {path[-1].objective} differs from the cold "
-                            f"fit's {cold.objective_}")
+            failures.append(
+                f"(b) tol {tol:g}: the path's last objective {path[-1].objective} differs from the cold "
+                f"fit's {cold.objective_}"
+            )
         judged = tol == DEFAULT_TOL
         if judged and path_ratio > 3:
             failures.append(f"(b) path / cold = {path_ratio:.2f} at tol {tol:g}")
         ranks = ", ".join(str(p.rank) for p in path)
         iters = ", ".join(str(p.n_iter) for p in path)
-        b_rows.append(f"| 10 λ1 from {lam_max:.3g} to {lam1:g}, tol {tol:g}{' (default)' if judged else ''} | "
-                      f"{t_path:.2f} s (ranks {ranks}; iterations {iters}) | {t_cold:.2f} s ({cold.n_iter_} "
-                      "iterations) | "
-                      f"{path_ratio:.2f} | {verdict(path_ratio <= 3, '<= 3x') if judged else 'shown, not judged'} |")
+        b_rows.append(
+            f"| 10 λ1 from {lam_max:.3g} to {lam1:g}, tol {tol:g}{' (default)' if judged else ''} | "
+            f"{t_path:.2f} s (ranks {ranks}; iterations {iters}) | {t_cold:.2f} s ({cold.n_iter_} "
+            "iterations) | "
+            f"{path_ratio:.2f} | {verdict(path_ratio <= 3, '<= 3x') if judged else 'shown, not judged'} |"
+        )
 
-    text = "\n".join([
-        BEGIN,
-        "## Trace-norm multinomial logistic regression (rank-one descent)",
-        "",
-        f"Command: `{command_line()}`. Machine: {load}. Data: X standard "
-        f"normal × 3/√d, classes from a rank-5 W* plus Gumbel noise (seed 0). Single-threaded on both sides.",
-        "",
-        "(a) Time to the same objective: `TraceNormLogisticRegression(λ1, λ2, tol)` against FISTA with backtracking "
-        "and a full SVD prox per trial step in NumPy (lightning's algorithm: lightning itself does not install on "
-        "Python 3.11, see the script), run until it is within 1e-6 of toprank's objective (both recomputed in NumPy):",
-        "",
-        "| n × d × m | λ1 / λ2 | toprank | NumPy FISTA | objective (toprank) | FISTA / toprank | target |",
-        "|---|---|---|---|---|---|---|",
-        a_row,
-        "",
-        f"(b) Regularisation path (`tracenorm_path`, warm-started) against one cold fit at the smallest λ1 with the "
-        f"same tol, best of {args.repeats} each. The target is judged at the estimator's default tol "
-        f"({DEFAULT_TOL:g}), "
-        "as both are called by default; the tight tol of (a) is shown too. A path point starts from the last one's "
-        "atoms and gradient: its first step is a subspace step (the atoms' weights moved by a diagonal Newton step, "
-        "the "
-        "Ritz pairs outside their spans added), and one more gradient certifies it; the cold fit finds all of its "
-        "atoms "
-        "in its first Ritz block, so it costs only a few such steps itself:",
-        "",
-        "| path | path time | cold fit | path / cold | target |",
-        "|---|---|---|---|---|",
-        *b_rows,
-        "",
-        END,
-    ]) + "\n"
+    text = (
+        "\n".join(
+            [
+                BEGIN,
+                "## Trace-norm multinomial logistic regression (rank-one descent)",
+                "",
+                f"Command: `{command_line()}`. Machine: {load}. Data: X standard "
+                f"normal × 3/√d, classes from a rank-5 W* plus Gumbel noise (seed 0). Single-threaded on both sides.",
+                "",
+                "(a) Time to the same objective: `TraceNormLogisticRegression(λ1, λ2, tol)` against FISTA with backtracking "
+                "and a full SVD prox per trial step in NumPy (lightning's algorithm: lightning itself does not install on "
+                "Python 3.11, see the script), run until it is within 1e-6 of toprank's objective (both recomputed in NumPy):",
+                "",
+                "| n × d × m | λ1 / λ2 | toprank | NumPy FISTA | objective (toprank) | FISTA / toprank | target |",
+                "|---|---|---|---|---|---|---|",
+                a_row,
+                "",
+                f"(b) Regularisation path (`tracenorm_path`, warm-started) against one cold fit at the smallest λ1 with the "
+                f"same tol, best of {args.repeats} each. The target is judged at the estimator's default tol "
+                f"({DEFAULT_TOL:g}), "
+                "as both are called by default; the tight tol of (a) is shown too. A path point starts from the last one's "
+                "atoms and gradient: its first step is a subspace step (the atoms' weights moved by a diagonal Newton step, "
+                "the "
+                "Ritz pairs outside their spans added), and one more gradient certifies it; the cold fit finds all of its "
+                "atoms "
+                "in its first Ritz block, so it costs only a few such steps itself:",
+                "",
+                "| path | path time | cold fit | path / cold | target |",
+                "|---|---|---|---|---|",
+                *b_rows,
+                "",
+                END,
+            ]
+        )
+        + "\n"
+    )
     return publish(text, failures, args.write, BEGIN, END)
 
 

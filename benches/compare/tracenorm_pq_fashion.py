@@ -61,8 +61,10 @@ class Setting:
     def describe(self, d: int) -> str:
         ratio = 32 * d // (self.n_subspaces * self.n_bits)
         scaling = "standardised" if self.standardise else "pixels in [0, 1]"
-        return (f"{self.n_subspaces} × {self.n_bits}-bit codes ({d // self.n_subspaces} dims each, {ratio}× smaller), "
-                f"{scaling}, {self.n_train:,} training rows")
+        return (
+            f"{self.n_subspaces} × {self.n_bits}-bit codes ({d // self.n_subspaces} dims each, {ratio}× smaller), "
+            f"{scaling}, {self.n_train:,} training rows"
+        )
 
 
 SETTINGS = (
@@ -117,38 +119,45 @@ def main() -> int:
         trained = train_on_codes(quantizer, raw, lambdas, split, np.unique(split[1]))
         lost, recovered = trained.lost, trained.recovered
         share = f"{100 * recovered / lost:.0f} %" if lost > 0 else "—"
-        rows.append(f"| {setting.describe(X_tr.shape[1])} | {100 * trained.raw_raw:.2f} "
-                    f"| {100 * trained.codes_codes:.2f} | {100 * trained.codes_raw:.2f} | {100 * lost:.2f} "
-                    f"| {100 * recovered:.2f} | {share} |")
+        rows.append(
+            f"| {setting.describe(X_tr.shape[1])} | {100 * trained.raw_raw:.2f} "
+            f"| {100 * trained.codes_codes:.2f} | {100 * trained.codes_raw:.2f} | {100 * lost:.2f} "
+            f"| {100 * recovered:.2f} | {share} |"
+        )
         print(rows[-1], flush=True)
     (X_tr, _, _, _, X_te, _), _, _ = raw_models[(True, 20_000)]
     mse_rows = [f"| {m} × 8-bit | {reconstruction_errors(X_tr, X_te, m)} |" for m in (49, 16)]
     minutes = (time.perf_counter() - started) / 60
 
-    text = "\n".join([
-        BEGIN,
-        "## Trace norm on product-quantized Fashion-MNIST: where the paper's Fig. 3 effect does not appear",
-        "",
-        f"Command: `{command_line()}` ({minutes:.0f} min). Machine: {load}. "
-        "Protocol in the script's docstring (that of the trace-norm section's table (2), one choice changed per "
-        "row). Top-1 test accuracy in %; \"back\" is the share of the points lost by training and testing on codes "
-        "that testing the code-trained model on raw features recovers (the paper: almost half). Evidence, not a "
-        "target.",
-        "",
-        "| setting | trained and tested raw | trained on codes, tested on codes | trained on codes, tested raw "
-        "| points lost | points recovered | back |",
-        "|---|---|---|---|---|---|---|",
-        *rows,
-        "",
-        "Mean squared reconstruction error of the 10,000 standardised test rows (variance 1.0), codebooks trained "
-        "on the 20,000 training rows:",
-        "",
-        "| codes | toprank `ProductQuantizer` | faiss `ProductQuantizer` |",
-        "|---|---|---|",
-        *mse_rows,
-        "",
-        END,
-    ]) + "\n"
+    text = (
+        "\n".join(
+            [
+                BEGIN,
+                "## Trace norm on product-quantized Fashion-MNIST: where the paper's Fig. 3 effect does not appear",
+                "",
+                f"Command: `{command_line()}` ({minutes:.0f} min). Machine: {load}. "
+                "Protocol in the script's docstring (that of the trace-norm section's table (2), one choice changed per "
+                'row). Top-1 test accuracy in %; "back" is the share of the points lost by training and testing on codes '
+                "that testing the code-trained model on raw features recovers (the paper: almost half). Evidence, not a "
+                "target.",
+                "",
+                "| setting | trained and tested raw | trained on codes, tested on codes | trained on codes, tested raw "
+                "| points lost | points recovered | back |",
+                "|---|---|---|---|---|---|---|",
+                *rows,
+                "",
+                "Mean squared reconstruction error of the 10,000 standardised test rows (variance 1.0), codebooks trained "
+                "on the 20,000 training rows:",
+                "",
+                "| codes | toprank `ProductQuantizer` | faiss `ProductQuantizer` |",
+                "|---|---|---|",
+                *mse_rows,
+                "",
+                END,
+            ]
+        )
+        + "\n"
+    )
     return publish(text, [], args.write, BEGIN, END)
 
 

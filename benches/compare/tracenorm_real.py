@@ -77,18 +77,21 @@ def splits(name: str, quick: bool, *, fashion_train: int = 20_000, standardise: 
         train, test = load_fashion_mnist(subset="train"), load_fashion_mnist(subset="test")
         n_train = 5000 if quick else fashion_train
         X_tr, y_tr = train.data[:n_train], train.target[:n_train]
-        X_va, y_va = train.data[n_train:n_train + 5000], train.target[n_train:n_train + 5000]
+        X_va, y_va = train.data[n_train : n_train + 5000], train.target[n_train : n_train + 5000]
         X_te, y_te = test.data, test.target
     else:
         data = load_letter() if name == "Letter" else load_flavia()
-        X_tr, X_rest, y_tr, y_rest = train_test_split(data.data, data.target, train_size=0.6, stratify=data.target,
-                                                      random_state=0)
+        X_tr, X_rest, y_tr, y_rest = train_test_split(
+            data.data, data.target, train_size=0.6, stratify=data.target, random_state=0
+        )
         X_va, X_te, y_va, y_te = train_test_split(X_rest, y_rest, train_size=0.5, stratify=y_rest, random_state=0)
     if standardise:
         scaler = StandardScaler().fit(X_tr)
         X_tr, X_va, X_te = scaler.transform(X_tr), scaler.transform(X_va), scaler.transform(X_te)
-    return tuple(np.ascontiguousarray(a, dtype=np.float64) if a.ndim == 2 else np.ascontiguousarray(a)
-                 for a in (X_tr, y_tr, X_va, y_va, X_te, y_te))
+    return tuple(
+        np.ascontiguousarray(a, dtype=np.float64) if a.ndim == 2 else np.ascontiguousarray(a)
+        for a in (X_tr, y_tr, X_va, y_va, X_te, y_te)
+    )
 
 
 def largest_lambda(X: np.ndarray, y: np.ndarray) -> float:
@@ -105,6 +108,7 @@ def top1(point: PathPoint, X: np.ndarray, y: np.ndarray, labels: np.ndarray) -> 
 @dataclass
 class CodeTrained:
     """A path trained on product-quantized rows, used both ways (section (2))."""
+
     coded: list[PathPoint]
     X_te_codes: np.ndarray
     on_codes: PathPoint  # the λ1 best on the decoded validation rows
@@ -124,18 +128,25 @@ class CodeTrained:
         return self.codes_raw - self.codes_codes
 
 
-def train_on_codes(quantizer: ProductQuantizer, best: PathPoint, lambdas: np.ndarray,
-                   split: tuple[np.ndarray, ...], labels: np.ndarray) -> CodeTrained:
+def train_on_codes(
+    quantizer: ProductQuantizer, best: PathPoint, lambdas: np.ndarray, split: tuple[np.ndarray, ...], labels: np.ndarray
+) -> CodeTrained:
     """The path over `lambdas` trained on `quantizer`'s codes of the training rows; each
     test mode keeps the λ1 its own validation rows favour (ties to the smaller λ1)."""
     X_tr, y_tr, X_va, y_va, X_te, y_te = split
-    coded = tracenorm_path(quantizer.compress(X_tr), y_tr, lambdas, lambda_fro=LAMBDA_FRO, max_iter=500,
-                           random_state=0)
+    coded = tracenorm_path(quantizer.compress(X_tr), y_tr, lambdas, lambda_fro=LAMBDA_FRO, max_iter=500, random_state=0)
     X_va_codes, X_te_codes = quantizer.transform(X_va), quantizer.transform(X_te)
     on_codes = max(coded, key=lambda p: (top1(p, X_va_codes, y_va, labels), -p.lambda_trace))
     on_raw = max(coded, key=lambda p: (top1(p, X_va, y_va, labels), -p.lambda_trace))
-    return CodeTrained(coded, X_te_codes, on_codes, on_raw, top1(best, X_te, y_te, labels),
-                       top1(on_codes, X_te_codes, y_te, labels), top1(on_raw, X_te, y_te, labels))
+    return CodeTrained(
+        coded,
+        X_te_codes,
+        on_codes,
+        on_raw,
+        top1(best, X_te, y_te, labels),
+        top1(on_codes, X_te_codes, y_te, labels),
+        top1(on_raw, X_te, y_te, labels),
+    )
 
 
 def topk(scores: np.ndarray, y: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
@@ -157,12 +168,21 @@ def main() -> int:
         d, m = X_tr.shape[1], labels.size
         lambdas = np.geomspace(largest_lambda(X_tr, y_tr), largest_lambda(X_tr, y_tr) / 1000, n_lambdas)
         started = time.perf_counter()
-        path = tracenorm_path(X_tr, y_tr, lambdas, lambda_fro=LAMBDA_FRO, validation_data=(X_va, y_va), topk=(1,),
-                              max_iter=500, random_state=0)
+        path = tracenorm_path(
+            X_tr,
+            y_tr,
+            lambdas,
+            lambda_fro=LAMBDA_FRO,
+            validation_data=(X_va, y_va),
+            topk=(1,),
+            max_iter=500,
+            random_state=0,
+        )
         path_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        TraceNormLogisticRegression(lambda_trace=lambdas[-1], lambda_fro=LAMBDA_FRO, max_iter=500,
-                                    random_state=0).fit(X_tr, y_tr)
+        TraceNormLogisticRegression(lambda_trace=lambdas[-1], lambda_fro=LAMBDA_FRO, max_iter=500, random_state=0).fit(
+            X_tr, y_tr
+        )
         cold_seconds = time.perf_counter() - started
         best = max(path, key=lambda p: (p.validation_topk[1], -p.lambda_trace))
         ours = topk(best.model.decision_function(X_te), y_te, labels)
@@ -190,17 +210,23 @@ def main() -> int:
         low_rank = smallest is not None and smallest[0] < min(d, m)
         if not (matches and low_rank):
             failures.append(f"(1) {name}: top-1/5 {ours} vs LinearSVC {theirs}; smallest matching {smallest_text}")
-        rows.append(f"| {name} | {len(X_tr):,} × {d} | {m} | {ranks} | {best.lambda_trace:.3g} → rank {best.rank} "
-                    f"| {100 * ours[0]:.1f} / {100 * ours[1]:.1f} | C = {svc.C:g}: "
-                    f"{100 * theirs[0]:.1f} / {100 * theirs[1]:.1f} | {smallest_text} of min(d, m) = {min(d, m)} | "
-                    f"{path_seconds:.1f} s / {cold_seconds:.1f} s = {path_seconds / cold_seconds:.2f} | "
-                    f"{svc_seconds:.1f} s | "
-                    f"{verdict(matches and low_rank, 'top-k ≥ LinearSVC − 1 pt, matching rank < min(d, m)')} |")
+        rows.append(
+            f"| {name} | {len(X_tr):,} × {d} | {m} | {ranks} | {best.lambda_trace:.3g} → rank {best.rank} "
+            f"| {100 * ours[0]:.1f} / {100 * ours[1]:.1f} | C = {svc.C:g}: "
+            f"{100 * theirs[0]:.1f} / {100 * theirs[1]:.1f} | {smallest_text} of min(d, m) = {min(d, m)} | "
+            f"{path_seconds:.1f} s / {cold_seconds:.1f} s = {path_seconds / cold_seconds:.2f} | "
+            f"{svc_seconds:.1f} s | "
+            f"{verdict(matches and low_rank, 'top-k ≥ LinearSVC − 1 pt, matching rank < min(d, m)')} |"
+        )
 
     # (2) product-quantized training data: 8-bit codes, one per 16 (and 49) dimensions.
     pq_rows = []
     for name, n_subspaces in (
-        ("Fashion-MNIST", 49), ("Fashion-MNIST", 16), ("Letter", 1), ("Flavia", 5), ("Flavia", 2)
+        ("Fashion-MNIST", 49),
+        ("Fashion-MNIST", 16),
+        ("Letter", 1),
+        ("Flavia", 5),
+        ("Flavia", 2),
     ):
         best, lambdas, X_tr, y_tr, X_va, y_va, X_te, y_te, labels = kept[name]
         quantizer = ProductQuantizer(n_subspaces=n_subspaces, n_bits=8, random_state=0).fit(X_tr)
@@ -217,43 +243,50 @@ def main() -> int:
         fixed_codes, fixed_raw = top1(at_kept, X_te_codes, y_te, labels), top1(at_kept, X_te, y_te, labels)
         fixed_share = (fixed_raw - fixed_codes) / (raw_raw - fixed_codes) if raw_raw > fixed_codes else float("nan")
         ratio = 4 * X_tr.shape[1] // n_subspaces  # against float32, as the paper
-        pq_rows.append(f"| {name}, {n_subspaces} × 8-bit codes ({n_subspaces} B per row, {ratio}× smaller) | "
-                       f"{100 * raw_raw:.2f} (λ1 {best.lambda_trace:.3g}) | "
-                       f"{100 * codes_codes:.2f} (λ1 {tested_on_codes.lambda_trace:.3g}, rank {tested_on_codes.rank}) "
-                       "| "
-                       f"{100 * codes_raw:.2f} (λ1 {tested_raw.lambda_trace:.3g}, rank {tested_raw.rank}) | "
-                       f"{100 * lost:.2f} pts lost ({round(lost * len(y_te))} of {len(y_te):,} test rows), "
-                       f"{100 * recovered:.2f} recovered ({100 * share:.0f} %) | "
-                       f"{100 * fixed_codes:.2f} / {100 * fixed_raw:.2f} ({100 * fixed_share:.0f} %) | {claim} |")
+        pq_rows.append(
+            f"| {name}, {n_subspaces} × 8-bit codes ({n_subspaces} B per row, {ratio}× smaller) | "
+            f"{100 * raw_raw:.2f} (λ1 {best.lambda_trace:.3g}) | "
+            f"{100 * codes_codes:.2f} (λ1 {tested_on_codes.lambda_trace:.3g}, rank {tested_on_codes.rank}) "
+            "| "
+            f"{100 * codes_raw:.2f} (λ1 {tested_raw.lambda_trace:.3g}, rank {tested_raw.rank}) | "
+            f"{100 * lost:.2f} pts lost ({round(lost * len(y_te))} of {len(y_te):,} test rows), "
+            f"{100 * recovered:.2f} recovered ({100 * share:.0f} %) | "
+            f"{100 * fixed_codes:.2f} / {100 * fixed_raw:.2f} ({100 * fixed_share:.0f} %) | {claim} |"
+        )
 
-    text = "\n".join([
-        BEGIN,
-        "## Trace-norm multinomial logistic regression on real many-class data",
-        "",
-        f"Command: `{command_line()}`. Machine: {load}. Protocol in the "
-        "script's docstring: standardised features, λ1 kept by validation top-1 accuracy along a 10-point path "
-        f"(λ2 = {LAMBDA_FRO:g}, tol 1e-4), LinearSVC's C by the same validation set; test-set accuracies in %.",
-        "",
-        "(1) Rank along the path, and top-1 / top-5 accuracy against one-vs-rest LinearSVC:",
-        "",
-        "| data | train n × d | classes m | ranks along the path (λ1 decreasing) | kept λ1 | trace-norm top-1 / top-5 "
-        "| LinearSVC top-1 / top-5 | smallest rank on the path within 1 pt of LinearSVC's top-1 "
-        "| path / cold fit at the smallest λ1 | LinearSVC grid time "
-        "| claim |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-        *rows,
-        "",
-        "(2) Trained on product-quantized codes, tested on decoded codes and on raw features (paper Fig. 3), top-1 %; "
-        "each test mode at the λ1 its own validation rows favour (decoded rows for the model tested on codes, raw "
-        "rows for the one tested raw):",
-        "",
-        "| data | trained and tested raw | trained on codes, tested on codes | trained on codes, tested raw "
-        "| loss and recovery | not judged: trained on codes at (1)'s λ1, tested on codes / raw (recovery) | claim |",
-        "|---|---|---|---|---|---|---|",
-        *pq_rows,
-        "",
-        END,
-    ]) + "\n"
+    text = (
+        "\n".join(
+            [
+                BEGIN,
+                "## Trace-norm multinomial logistic regression on real many-class data",
+                "",
+                f"Command: `{command_line()}`. Machine: {load}. Protocol in the "
+                "script's docstring: standardised features, λ1 kept by validation top-1 accuracy along a 10-point path "
+                f"(λ2 = {LAMBDA_FRO:g}, tol 1e-4), LinearSVC's C by the same validation set; test-set accuracies in %.",
+                "",
+                "(1) Rank along the path, and top-1 / top-5 accuracy against one-vs-rest LinearSVC:",
+                "",
+                "| data | train n × d | classes m | ranks along the path (λ1 decreasing) | kept λ1 | trace-norm top-1 / top-5 "
+                "| LinearSVC top-1 / top-5 | smallest rank on the path within 1 pt of LinearSVC's top-1 "
+                "| path / cold fit at the smallest λ1 | LinearSVC grid time "
+                "| claim |",
+                "|---|---|---|---|---|---|---|---|---|---|---|",
+                *rows,
+                "",
+                "(2) Trained on product-quantized codes, tested on decoded codes and on raw features (paper Fig. 3), top-1 %; "
+                "each test mode at the λ1 its own validation rows favour (decoded rows for the model tested on codes, raw "
+                "rows for the one tested raw):",
+                "",
+                "| data | trained and tested raw | trained on codes, tested on codes | trained on codes, tested raw "
+                "| loss and recovery | not judged: trained on codes at (1)'s λ1, tested on codes / raw (recovery) | claim |",
+                "|---|---|---|---|---|---|---|",
+                *pq_rows,
+                "",
+                END,
+            ]
+        )
+        + "\n"
+    )
     return publish(text, failures, args.write, BEGIN, END)
 
 

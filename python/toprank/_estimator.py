@@ -38,6 +38,7 @@ _STOPPED_SHORT = ("max_epochs", "no_progress")
 
 _Option = TypeVar("_Option", bound=str)
 
+
 def keep_params(estimator: Any, arguments: dict[str, Any]) -> None:
     """Stores each of an ``__init__``'s ``arguments`` (its ``locals()``) unchanged as the
     attribute of its name, as scikit-learn's ``get_params``, ``set_params`` and ``clone``
@@ -64,14 +65,16 @@ def kernel_gamma(kernel: Kernel, gamma: Any, X: Any) -> float:
         with np.errstate(over="ignore"):
             var = float(np.asarray(X, dtype=np.float64).var())
         if not math.isfinite(var):
-            raise InvalidInputError("X: its variance overflows float64, so gamma=None ('scale') cannot be computed; "
-                                    "rescale X or set gamma")
+            raise InvalidInputError(
+                "X: its variance overflows float64, so gamma=None ('scale') cannot be computed; rescale X or set gamma"
+            )
         if var == 0:
             return 1.0
         scale = 1.0 / (int(X.shape[1]) * var)
         if not math.isfinite(scale):
-            raise InvalidInputError(f"X: its variance ({var:.3g}) is so small that gamma=None ('scale') overflows; "
-                                    "rescale X or set gamma")
+            raise InvalidInputError(
+                f"X: its variance ({var:.3g}) is so small that gamma=None ('scale') overflows; rescale X or set gamma"
+            )
         return scale
     return bounded_real(gamma, "gamma", low=0.0, strict=True)
 
@@ -83,8 +86,10 @@ def finite_fit(estimator: str, **values: float) -> None:
     bad = {name: value for name, value in values.items() if not math.isfinite(float(value))}
     if bad:
         found = ", ".join(f"{name} = {value}" for name, value in bad.items())
-        raise NoSolutionError(f"{estimator}: the solve ended with non-finite values ({found}): the data's scale "
-                              "overflows floating point; rescale X (or the kernel's parameters)")
+        raise NoSolutionError(
+            f"{estimator}: the solve ended with non-finite values ({found}): the data's scale "
+            "overflows floating point; rescale X (or the kernel's parameters)"
+        )
 
 
 def forget(estimator: Any, *names: str) -> None:
@@ -136,16 +141,27 @@ class DualSolverModel:
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {X.shape}")
         self._gamma = kernel_gamma(self.kernel, self.gamma, X)
-        return KernelArgs(kernel=self.kernel, gamma=self._gamma,
-                          degree=bounded_int(self.degree, "degree", low=1, high=DEGREE_MAX),
-                          coef0=bounded_real(self.coef0, "coef0", low=-np.inf, strict=False))
+        return KernelArgs(
+            kernel=self.kernel,
+            gamma=self._gamma,
+            degree=bounded_int(self.degree, "degree", low=1, high=DEGREE_MAX),
+            coef0=bounded_real(self.coef0, "coef0", low=-np.inf, strict=False),
+        )
 
     def _kernel_to_support(self, X: Any) -> NDArray[np.float64]:
         """k(x, s) between the rows of ``X`` and the fitted ``support_vectors_`` (rbf/poly
         kernels), with the parameters of the fit."""
-        return np.asarray(_core.kernel_cross(np.ascontiguousarray(X, dtype=np.float64), self.support_vectors_,
-                                             kernel=self.kernel, gamma=self._gamma, degree=int(self.degree),
-                                             coef0=float(self.coef0), n_jobs=as_jobs(self.n_jobs)))
+        return np.asarray(
+            _core.kernel_cross(
+                np.ascontiguousarray(X, dtype=np.float64),
+                self.support_vectors_,
+                kernel=self.kernel,
+                gamma=self._gamma,
+                degree=int(self.degree),
+                coef0=float(self.coef0),
+                n_jobs=as_jobs(self.n_jobs),
+            )
+        )
 
     def _seed(self) -> int:
         """The core's 31-bit seed, drawn from ``random_state`` as scikit-learn would."""
@@ -170,15 +186,22 @@ class DualSolverModel:
         self.history_ = list(result["history"])
         if self.status_ not in _STOPPED_SHORT:
             return
-        advice = (f"Set tol at or above the gap reached ({self.duality_gap_:.1g})."
-                  if self.status_ == "no_progress" else budget_advice())
+        advice = (
+            f"Set tol at or above the gap reached ({self.duality_gap_:.1g})."
+            if self.status_ == "no_progress"
+            else budget_advice()
+        )
         warn_not_converged(type(self).__name__, self.status_, self.n_iter_, unit, self.duality_gap_, tol, advice)
 
 
-def _print_progress(estimator: str, unit: str, step: int, primal: float, dual: float, gap: float,
-                    seconds: float) -> None:
-    print(f"[{estimator}] {unit} {step:7d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  {seconds:.2f}s",
-          file=sys.stdout, flush=True)
+def _print_progress(
+    estimator: str, unit: str, step: int, primal: float, dual: float, gap: float, seconds: float
+) -> None:
+    print(
+        f"[{estimator}] {unit} {step:7d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  {seconds:.2f}s",
+        file=sys.stdout,
+        flush=True,
+    )
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])

@@ -49,8 +49,9 @@ def check_allocation(name: str, value: Any, nbytes: int, what: str) -> None:
     limit = physical_memory()
     if nbytes > (limit if limit is not None else 2**63 - 1):
         have = f"the {format_bytes(limit)} of memory of this machine" if limit is not None else "what can be addressed"
-        raise InvalidInputError(f"{name}: {value!r} needs {format_bytes(nbytes)} ({nbytes} bytes) for {what}, "
-                                f"more than {have}")
+        raise InvalidInputError(
+            f"{name}: {value!r} needs {format_bytes(nbytes)} ({nbytes} bytes) for {what}, more than {have}"
+        )
 
 
 def check_row_norms(X: Any, dtype: type[np.floating[Any]], why: str) -> None:
@@ -66,12 +67,17 @@ def check_row_norms(X: Any, dtype: type[np.floating[Any]], why: str) -> None:
     with np.errstate(over="ignore", invalid="ignore"):
         if sp.issparse(X):
             csr = sp.csr_matrix(X)
-            squares = np.asarray(sp.csr_matrix((np.square(csr.data, dtype=np.float64), csr.indices, csr.indptr),
-                                               shape=csr.shape).sum(axis=1)).ravel()
+            squares = np.asarray(
+                sp.csr_matrix((np.square(csr.data, dtype=np.float64), csr.indices, csr.indptr), shape=csr.shape).sum(
+                    axis=1
+                )
+            ).ravel()
         else:
             squares = np.einsum("ij,ij->i", X, X, dtype=np.float64)
     over = np.flatnonzero(~(squares <= limit))
     if over.size:
         row = int(over[0])
-        raise InvalidInputError(f"X: the squared norm of row {row} ({float(squares[row]):.3g}) overflows "
-                                f"{np.dtype(dtype).name} ({why}); rescale X, e.g. with StandardScaler or MaxAbsScaler")
+        raise InvalidInputError(
+            f"X: the squared norm of row {row} ({float(squares[row]):.3g}) overflows "
+            f"{np.dtype(dtype).name} ({why}); rescale X, e.g. with StandardScaler or MaxAbsScaler"
+        )

@@ -207,8 +207,16 @@ def caller_stacklevel() -> int:
     return level
 
 
-def warn_not_converged(estimator: str, status: str, steps: int, unit: str, gap: float, tol: float,
-                       advice: str, measure: str = "relative duality gap") -> None:
+def warn_not_converged(
+    estimator: str,
+    status: str,
+    steps: int,
+    unit: str,
+    gap: float,
+    tol: float,
+    advice: str,
+    measure: str = "relative duality gap",
+) -> None:
     """The ConvergenceWarning of a solve that stopped short of ``tol``, at the caller's line:
     what happened (``status`` after ``steps`` ``unit``, with its stopping ``measure`` at
     ``gap``), and what to change and why (``advice``, from the estimator, which knows its
@@ -218,12 +226,16 @@ def warn_not_converged(estimator: str, status: str, steps: int, unit: str, gap: 
         "max_iter": f"ran out of {unit}",
         "max_rounds": f"ran out of {unit}",
         "no_progress": "made no progress over a whole check interval (neither the dual objective rose nor "
-                       "the gap closed: rounding now dominates the steps, so a smaller gap cannot be certified "
-                       "in floating point)",
+        "the gap closed: rounding now dominates the steps, so a smaller gap cannot be certified "
+        "in floating point)",
         "not_converged": f"ran out of {unit}",
     }.get(status, "did not converge")
-    warnings.warn(f"{estimator} stopped with status {status!r}: it {why} after {steps} {unit}, at a {measure} of "
-                  f"{gap:.3g} (tol={tol:g}). {advice}", ConvergenceWarning, stacklevel=caller_stacklevel())
+    warnings.warn(
+        f"{estimator} stopped with status {status!r}: it {why} after {steps} {unit}, at a {measure} of "
+        f"{gap:.3g} (tol={tol:g}). {advice}",
+        ConvergenceWarning,
+        stacklevel=caller_stacklevel(),
+    )
 
 
 _Fit = TypeVar("_Fit", bound=Callable[..., Any])
@@ -234,6 +246,7 @@ def restores_on_failure(fit: _Fit) -> _Fit:
     estimator as it was. Validation sets n_features_in_, classes_ and kernel parameters
     before the solve; without this, the previous model would be paired with them (its
     coefficients predicting the new labels, with the new gamma)."""
+
     @functools.wraps(fit)
     def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
         before = dict(self.__dict__)
@@ -267,8 +280,9 @@ def sparse_structure(X: Any, name: str) -> None:
     dtype = getattr(X, "dtype", None)
     if isinstance(dtype, np.dtype) and dtype.kind == "c":
         # scikit-learn's wording, which its estimator checks look for.
-        raise InvalidInputError(f"{name}: Complex data not supported (dtype {dtype}); pass real values, "
-                                f"e.g. {name}.real or abs({name})")
+        raise InvalidInputError(
+            f"{name}: Complex data not supported (dtype {dtype}); pass real values, e.g. {name}.real or abs({name})"
+        )
     fmt = getattr(X, "format", None)
     if fmt in ("csr", "csc", "bsr"):
         blocks = X.blocksize if fmt == "bsr" else (1, 1)
@@ -276,10 +290,16 @@ def sparse_structure(X: Any, name: str) -> None:
         major, minor = major // blocks[0 if fmt != "csc" else 1], minor // blocks[1 if fmt != "csc" else 0]
         indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
         nnz = int(indptr[-1]) if indptr.size else -1
-        if (indptr.shape != (major + 1,) or indptr[0] != 0 or not 0 <= nnz <= min(indices.size, len(X.data))
-                or bool(np.any(np.diff(indptr) < 0))):
-            raise InvalidInputError(f"{name}.indptr: must have {major + 1} entries, start at 0, never decrease "
-                                    f"and end at most at the number of stored entries, {indices.size}")
+        if (
+            indptr.shape != (major + 1,)
+            or indptr[0] != 0
+            or not 0 <= nnz <= min(indices.size, len(X.data))
+            or bool(np.any(np.diff(indptr) < 0))
+        ):
+            raise InvalidInputError(
+                f"{name}.indptr: must have {major + 1} entries, start at 0, never decrease "
+                f"and end at most at the number of stored entries, {indices.size}"
+            )
         if nnz and (int(indices[:nnz].min()) < 0 or int(indices[:nnz].max()) >= minor):
             raise InvalidInputError(f"{name}.indices: must lie in [0, {minor})")
     elif fmt == "coo":
@@ -287,8 +307,9 @@ def sparse_structure(X: Any, name: str) -> None:
         col = np.asarray(X.col if hasattr(X, "col") else X.coords[1])
         if not (row.size == col.size == np.asarray(X.data).size):
             raise InvalidInputError(f"{name}: row, col and data must have the same length")
-        if row.size and (int(row.min()) < 0 or int(row.max()) >= X.shape[0] or int(col.min()) < 0
-                         or int(col.max()) >= X.shape[1]):
+        if row.size and (
+            int(row.min()) < 0 or int(row.max()) >= X.shape[0] or int(col.min()) < 0 or int(col.max()) >= X.shape[1]
+        ):
             raise InvalidInputError(f"{name}: row or column indices out of range for shape {X.shape}")
 
 

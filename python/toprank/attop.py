@@ -120,12 +120,30 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
                 raise InvalidInputError(f"K: must be less than the number of negative examples, {negatives}; got {k}")
             raise InvalidInputError(f"y: {type(self).__name__} needs at least 2 negative examples, got {negatives}")
         result = _core.attop_fit(
-            Xv, positive, method=self._method, k=k, tau=tau, surrogate=self.surrogate, scale=scale, c=C,
-            **self._kernel_params(Xv), cache_size=cache, tol=tol, max_iter=max_iter, check_every=check_every,
-            seed=self._seed(), n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration"),
+            Xv,
+            positive,
+            method=self._method,
+            k=k,
+            tau=tau,
+            surrogate=self.surrogate,
+            scale=scale,
+            c=C,
+            **self._kernel_params(Xv),
+            cache_size=cache,
+            tol=tol,
+            max_iter=max_iter,
+            check_every=check_every,
+            seed=self._seed(),
+            n_jobs=as_jobs(self.n_jobs),
+            callback=self._progress("iteration"),
         )
-        finite_fit(type(self).__name__, primal=result["primal"], dual=result["dual"], gap=result["gap"],
-                   threshold=result["threshold"])
+        finite_fit(
+            type(self).__name__,
+            primal=result["primal"],
+            dual=result["dual"],
+            gap=result["gap"],
+            threshold=result["threshold"],
+        )
         forget(self, "coef_", "support_vectors_")
         v = result["dual_coef"]
         signed = np.where(positive, v, -v)
@@ -142,9 +160,15 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
         # than rounding and far less than any score difference, so ties stay negative.
         t = float(result["threshold"])
         self.threshold_ = t + _TIE * (1.0 + abs(t))
-        self._report(result, "iterations", tol, lambda: (
-            f"Raise max_iter (now {max_iter}) or tol, or lower C (the dual's coordinates are boxed by C: a large C "
-            "makes more of them move before the gap closes)."))
+        self._report(
+            result,
+            "iterations",
+            tol,
+            lambda: (
+                f"Raise max_iter (now {max_iter}) or tol, or lower C (the dual's coordinates are boxed by C: a large C "
+                "makes more of them move before the gap closes)."
+            ),
+        )
         return self
 
     def score_samples(self, X: ArrayLike) -> NDArray[np.float64]:

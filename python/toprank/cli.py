@@ -79,8 +79,10 @@ def kernels(n_rows: int = 20_000, n_labels: int = 1_000, seed: int = 0) -> int:
     start = time.perf_counter()
     projected = projections.topk_simplex(scores, k=5, rho=1.0)
     elapsed = time.perf_counter() - start
-    print(f"  topk_simplex(k=5, rho=1): {elapsed * 1e3:.1f} ms ({elapsed / n_rows * 1e6:.2f} µs/row), "
-          f"max row sum {projected.sum(1).max():.6f}")
+    print(
+        f"  topk_simplex(k=5, rho=1): {elapsed * 1e3:.1f} ms ({elapsed / n_rows * 1e6:.2f} µs/row), "
+        f"max row sum {projected.sum(1).max():.6f}"
+    )
     start = time.perf_counter()
     loss, _ = losses.rankmax_loss(scores, y, k=5)
     elapsed = time.perf_counter() - start
@@ -105,8 +107,9 @@ def _fit_and_score(name: str, model: Any, X_train: Any, y_train: Any, X_test: An
     return accuracy
 
 
-def demo(max_train: int | None = None, C: float = 1.0, plot: str | None = "toprank-demo-letter.png",
-         seed: int = 0) -> int:
+def demo(
+    max_train: int | None = None, C: float = 1.0, plot: str | None = "toprank-demo-letter.png", seed: int = 0
+) -> int:
     """Top-k SVMs against scikit-learn's linear classifiers on UCI Letter."""
     try:
         letter = load_letter()
@@ -121,17 +124,19 @@ def demo(max_train: int | None = None, C: float = 1.0, plot: str | None = "topra
         X_train, y_train = X_train[:max_train], y_train[:max_train]
     scaler = StandardScaler().fit(X_train)
     X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
-    print(f"toprank {__version__} — top-k multiclass SVMs on UCI Letter "
-          f"({len(y_train)} train / {len(y_test)} test, {X.shape[1]} features, 26 classes), C = {C}\n")
-    print(f"  {'top-k test accuracy (%)':<28}" + "".join(f"{'k=' + str(k):>6}" for k in range(1, MAX_K + 1))
-          + "     fit")
+    print(
+        f"toprank {__version__} — top-k multiclass SVMs on UCI Letter "
+        f"({len(y_train)} train / {len(y_test)} test, {X.shape[1]} features, 26 classes), C = {C}\n"
+    )
+    print(
+        f"  {'top-k test accuracy (%)':<28}" + "".join(f"{'k=' + str(k):>6}" for k in range(1, MAX_K + 1)) + "     fit"
+    )
     models: list[tuple[str, Any]] = [
         (f"TopKSVC(k={k}, alpha)", TopKSVC(k=k, C=C, tol=1e-3, random_state=seed)) for k in DEMO_KS
     ]
     models += [
         ("LinearSVC(one-vs-rest)", LinearSVC(C=C, max_iter=5000, random_state=seed)),
-        ("LinearSVC(crammer_singer)", LinearSVC(C=C, multi_class="crammer_singer", max_iter=5000,
-                                                random_state=seed)),
+        ("LinearSVC(crammer_singer)", LinearSVC(C=C, multi_class="crammer_singer", max_iter=5000, random_state=seed)),
         ("LogisticRegression", LogisticRegression(C=C, max_iter=5000)),
     ]
     curves: dict[str, list[float]] = {}
@@ -169,11 +174,13 @@ def demo(max_train: int | None = None, C: float = 1.0, plot: str | None = "topra
 
 def _int_in(low: int, high: int) -> Any:
     """An argparse type: an integer in [low, high] (argparse reports others, exit 2)."""
+
     def parse(text: str) -> int:
         value = int(text)
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"must be an integer in [{low}, {high}], got {value}")
         return value
+
     parse.__name__ = "integer"  # argparse's "invalid integer value: 'abc'"
     return parse
 
@@ -202,20 +209,30 @@ def _png_path(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toprank", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m toprank", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     demo_parser = commands.add_parser("demo", help="top-k SVMs vs scikit-learn on UCI Letter")
-    demo_parser.add_argument("--max-train", type=_int_in(26 * 20, 16_000), default=None,
-                             help="use only this many training letters (520 to 16,000)")
+    demo_parser.add_argument(
+        "--max-train",
+        type=_int_in(26 * 20, 16_000),
+        default=None,
+        help="use only this many training letters (520 to 16,000)",
+    )
     demo_parser.add_argument("--C", type=_positive_real, default=1.0)
-    demo_parser.add_argument("--plot", type=_png_path, default="toprank-demo-letter.png",
-                             help="PNG path ('' for no plot)")
+    demo_parser.add_argument(
+        "--plot", type=_png_path, default="toprank-demo-letter.png", help="PNG path ('' for no plot)"
+    )
     demo_parser.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0)
     kernels_parser = commands.add_parser("kernels", help="show what the kernels compute on a small example")
     kernels_parser.add_argument("--rows", type=_int_in(1, 1_000_000), default=20_000)
-    kernels_parser.add_argument("--labels", type=_int_in(11, 100_000), default=1_000,
-                                help="at least 11 (top-10 accuracy and rankmax with k = 5)")
+    kernels_parser.add_argument(
+        "--labels",
+        type=_int_in(11, 100_000),
+        default=1_000,
+        help="at least 11 (top-10 accuracy and rankmax with k = 5)",
+    )
     kernels_parser.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0)
     args = parser.parse_args(argv)
     if args.command == "demo":
@@ -223,8 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "kernels":
         # The batch holds rows × labels float64 scores (and their projection) at once.
         if args.rows * args.labels > 250_000_000:
-            kernels_parser.error(f"--rows × --labels must be at most 250,000,000 (about 4 GB of scores), "
-                                 f"got {args.rows * args.labels:,}")
+            kernels_parser.error(
+                f"--rows × --labels must be at most 250,000,000 (about 4 GB of scores), got {args.rows * args.labels:,}"
+            )
         return kernels(args.rows, args.labels, args.seed)
     parser.error(f"unknown command {args.command}")
     return 2

@@ -47,8 +47,10 @@ def rankmax_loss(
     Requires 1 ≤ k < n; O(n log k) per row.
     """
     z_arr = as_array(z, "z")
-    return _checked("rankmax_loss", _core.rankmax_loss(z_arr, as_labels(y, z_arr), as_count(k, "k"),
-                                                       as_real(eta, "eta"), n_jobs=as_jobs(n_jobs)))
+    return _checked(
+        "rankmax_loss",
+        _core.rankmax_loss(z_arr, as_labels(y, z_arr), as_count(k, "k"), as_real(eta, "eta"), n_jobs=as_jobs(n_jobs)),
+    )
 
 
 def softmax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tuple[Loss, FloatArray]:

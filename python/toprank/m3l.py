@@ -51,7 +51,6 @@ from toprank.metrics import hamming_loss
 __all__ = ["M3L"]
 
 
-
 def _indicator(Y: Any, name: str) -> NDArray[np.int8]:
     return np.asarray(indicator_matrix(Y, name).toarray(), dtype=np.int8)
 
@@ -213,8 +212,15 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
         scaling = intercept_scaling(self.intercept_scaling)
         fit_intercept = _flag(self.fit_intercept, "fit_intercept")
-        Xv = validate_input(self, X, reset=True, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2,
-                            accept_sparse="csr" if kernel == "linear" else False)
+        Xv = validate_input(
+            self,
+            X,
+            reset=True,
+            dtype=[np.float64, np.float32],
+            order="C",
+            ensure_min_samples=2,
+            accept_sparse="csr" if kernel == "linear" else False,
+        )
         if sp.issparse(Xv):
             # Duplicate entries summed (scipy's meaning of them): the solvers take each
             # stored entry as it is, so ‖x_i‖² and the coordinate steps came out wrong
@@ -244,12 +250,21 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         if solver == "smo" and sp.issparse(Xv):
             raise InvalidInputError("X: sparse input needs solver='dcd' (or 'auto') with the linear kernel")
         losses = (np.zeros_like(signs), np.full_like(signs, 2.0))  # Hamming: Δ⁺ = 0, Δ⁻ = 2
-        common: dict[str, Any] = dict(tol=tol, max_iter=max_iter, n_jobs=as_jobs(self.n_jobs),
-                                      callback=self._progress("iteration"))
+        common: dict[str, Any] = dict(
+            tol=tol, max_iter=max_iter, n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration")
+        )
         if solver == "dcd":
-            result = _core.m3l_fit_linear(Xv, signs, R, C, *losses, seed=self._seed(),
-                                          shrinking=_flag(self.shrinking, "shrinking"),
-                                          bias=scaling if fit_intercept else None, **common)
+            result = _core.m3l_fit_linear(
+                Xv,
+                signs,
+                R,
+                C,
+                *losses,
+                seed=self._seed(),
+                shrinking=_flag(self.shrinking, "shrinking"),
+                bias=scaling if fit_intercept else None,
+                **common,
+            )
             finite_fit("M3L", primal=result["primal"], dual=result["dual"])
             forget(self, "support_vectors_", "_beta")
             alpha = result["dual_coef"]
@@ -260,8 +275,16 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
             self.support_ = np.flatnonzero(np.any(alpha != 0, axis=1))
         else:
             result = _core.m3l_fit_kernel(
-                Xv, signs, R, C, *losses, **kernel_args, cache_size=cache, intercept_shift=shift,
-                report_every=1000 if self.verbose else 0, **common,
+                Xv,
+                signs,
+                R,
+                C,
+                *losses,
+                **kernel_args,
+                cache_size=cache,
+                intercept_shift=shift,
+                report_every=1000 if self.verbose else 0,
+                **common,
             )
             finite_fit("M3L", primal=result["primal"], dual=result["dual"])
             forget(self, "coef_", "support_vectors_")
@@ -282,17 +305,29 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         self.primal_objective_ = float(result["primal"])
         self.dual_objective_ = float(result["dual"])
         if self.status_ == "max_epochs":
-            warn_not_converged(f"M3L ({solver})", self.status_, max_iter, "iterations",
-                               float(result["max_violation"]), tol,
-                               f"Raise max_iter (now {max_iter}) or tol; or lower C or scale X so that ‖x‖ ≈ 1 "
-                               "(coordinate steps are boxed by C and scaled by ‖x‖²).",
-                               measure="largest projected gradient")
+            warn_not_converged(
+                f"M3L ({solver})",
+                self.status_,
+                max_iter,
+                "iterations",
+                float(result["max_violation"]),
+                tol,
+                f"Raise max_iter (now {max_iter}) or tol; or lower C or scale X so that ‖x‖ ≈ 1 "
+                "(coordinate steps are boxed by C and scaled by ‖x‖²).",
+                measure="largest projected gradient",
+            )
         return self
 
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
-        Xv = validate_input(self, X, reset=False, dtype=[np.float64, np.float32], order="C",
-                            accept_sparse="csr" if self.kernel == "linear" else False)
+        Xv = validate_input(
+            self,
+            X,
+            reset=False,
+            dtype=[np.float64, np.float32],
+            order="C",
+            accept_sparse="csr" if self.kernel == "linear" else False,
+        )
         if self.kernel == "linear":
             return np.asarray(Xv @ self.coef_.T + self.intercept_, dtype=np.float64)
         if self.kernel == "precomputed":
@@ -329,6 +364,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         Y = _indicator(y, "Y")
         predicted = self.predict(X)
         if Y.shape != predicted.shape:
-            raise InvalidInputError(f"Y: expected shape {predicted.shape} (one column per label of the fit), "
-                                    f"got {Y.shape}")
+            raise InvalidInputError(
+                f"Y: expected shape {predicted.shape} (one column per label of the fit), got {Y.shape}"
+            )
         return 1.0 - hamming_loss(Y, predicted)

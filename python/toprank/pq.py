@@ -64,8 +64,9 @@ def _checked_books(books: Any, name: str = "codebooks_") -> NDArray[np.float32]:
     if not isinstance(books, np.ndarray):
         raise InvalidInputError(f"{name}: expected a 3-D float32 numpy.ndarray, got {type(books).__name__}")
     if books.ndim != 3:
-        raise InvalidInputError(f"{name}: expected a 3-D float32 array (n_subspaces, 2**n_bits, dsub), "
-                                f"got shape {books.shape}")
+        raise InvalidInputError(
+            f"{name}: expected a 3-D float32 array (n_subspaces, 2**n_bits, dsub), got shape {books.shape}"
+        )
     if books.dtype != np.float32:
         if books.dtype.kind != "f":
             raise InvalidInputError(f"{name}: expected dtype float32, got {books.dtype}")
@@ -135,8 +136,12 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         n_iter = _int(self.n_iter, "n_iter", low=1)
         max_points = _int(self.max_points_per_centroid, "max_points_per_centroid", low=1)
         if X.shape[1] % n_subspaces == 0:  # else the core names n_subspaces
-            check_allocation("n_iter", n_iter, 8 * n_iter * n_subspaces,
-                             f"training_error_ (n_subspaces = {n_subspaces} x n_iter float64)")
+            check_allocation(
+                "n_iter",
+                n_iter,
+                8 * n_iter * n_subspaces,
+                f"training_error_ (n_subspaces = {n_subspaces} x n_iter float64)",
+            )
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         books, errors = _core.pq_train(
             X,

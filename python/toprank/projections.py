@@ -56,8 +56,7 @@ def knapsack(x: ArrayLike, lo: float, hi: float, r: float, *, n_jobs: int | None
 
 def topk_cone(x: ArrayLike, k: int, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:
     """argmin ‖p − x‖² + rho·(Σp)² s.t. 0 ≤ p_i ≤ (Σp)/k  (1 ≤ k ≤ m; Lapin et al. Lemma 3)."""
-    return _core.topk_cone(as_array(x, "x"), as_count(k, "k"), as_real(rho, "rho"), n_jobs=as_jobs(n_jobs)
-    )
+    return _core.topk_cone(as_array(x, "x"), as_count(k, "k"), as_real(rho, "rho"), n_jobs=as_jobs(n_jobs))
 
 
 def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:

@@ -274,7 +274,12 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
 
     def _check_X(self, X: Any, *, reset: bool) -> Any:
         Xv = validate_input(
-            self, X, reset=reset, accept_sparse="csr", dtype=[np.float32, np.float64], order="C",
+            self,
+            X,
+            reset=reset,
+            accept_sparse="csr",
+            dtype=[np.float32, np.float64],
+            order="C",
             ensure_min_samples=1,
         )
         if sp.issparse(Xv):
@@ -361,8 +366,9 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         Xv = self._check_X(X, reset=True)
         # The model is float32, and training squares values proportional to X: an X of
         # 1e300 otherwise surfaced as "the scores diverged: lower learning_rate".
-        check_row_norms(Xv, np.float32, "the model is float32, and its training squares scores and gradients "
-                                        "that scale with X")
+        check_row_norms(
+            Xv, np.float32, "the model is float32, and its training squares scores and gradients that scale with X"
+        )
         sets = self._fit_targets(y, Xv.shape[0])
         n_labels = len(self.classes_)
         if p["loss"] == "rankmax" and p["k"] >= n_labels:
@@ -370,9 +376,13 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         rng = check_random_state(self.random_state)
         d, r = Xv.shape[1], p["n_components"]
         # θ, the optimiser's two moments (float32 each) and θ's float64 initial draw.
-        check_allocation("n_components", r, 20 * ((d + n_labels) * r + n_labels),
-                         f"the parameters, (n_features + n_labels) x n_components + n_labels = ({d} + {n_labels}) x "
-                         f"{r} + {n_labels} values, with the optimiser's state")
+        check_allocation(
+            "n_components",
+            r,
+            20 * ((d + n_labels) * r + n_labels),
+            f"the parameters, (n_features + n_labels) x n_components + n_labels = ({d} + {n_labels}) x "
+            f"{r} + {n_labels} values, with the optimiser's state",
+        )
 
         val = None
         if p["early_stopping"]:
@@ -386,22 +396,34 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         with np.errstate(over="ignore"):
             theta[: (d + n_labels) * r] = rng.normal(0.0, p["init_scale"], (d + n_labels) * r)
         if not bool(np.all(np.isfinite(theta))):
-            raise InvalidInputError(f"init_scale: {p['init_scale']!r} draws factors beyond float32, the model's "
-                                    "precision; use a scale near 1 or below")
+            raise InvalidInputError(
+                f"init_scale: {p['init_scale']!r} draws factors beyond float32, the model's "
+                "precision; use a scale near 1 or below"
+            )
         first = np.zeros_like(theta)
         second = np.zeros_like(theta)
         self._theta_shape = (d, n_labels, r)
         rows = np.arange(Xv.shape[0], dtype=np.int64)
-        common = dict(n_labels=n_labels, n_components=r, loss=p["loss"], k=p["k"], eta=p["eta"],
-                      optimizer=p["optimizer"], learning_rate=p["learning_rate"], alpha=p["alpha"],
-                      batch_size=p["batch_size"], n_jobs=p["n_jobs"])
+        common = dict(
+            n_labels=n_labels,
+            n_components=r,
+            loss=p["loss"],
+            k=p["k"],
+            eta=p["eta"],
+            optimizer=p["optimizer"],
+            learning_rate=p["learning_rate"],
+            alpha=p["alpha"],
+            batch_size=p["batch_size"],
+            n_jobs=p["n_jobs"],
+        )
         history: list[dict[str, float]] = []
         best_score, best_theta, best_epoch, stale, steps = -np.inf, theta.copy(), 0, 0, 0
         start = time.perf_counter()
         for epoch in range(1, p["n_epochs"] + 1):
             seed = int(rng.randint(0, np.iinfo(np.int32).max))
-            out = _core.ranker_epoch(Xv, sets.indptr, sets.indices, rows, theta, first, second, steps,
-                                     seed=seed, **common)
+            out = _core.ranker_epoch(
+                Xv, sets.indptr, sets.indices, rows, theta, first, second, steps, seed=seed, **common
+            )
             steps = int(out["steps"])
             record: dict[str, float] = {"epoch": epoch, "loss": float(out["loss"])}
             self._set_parameters(theta)
@@ -450,8 +472,11 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         # AP@k with k ≥ n_labels equals AP@n_labels: nothing is ranked below n.
         k_ap, k_recall = min(k, n_labels), min(100, n_labels)
         metrics = evaluate_recommender(self, Xval, Yval, exclude=exclude, k_ap=k_ap, k_recall=k_recall)
-        return {"val_ap": float(metrics[f"ap@{k_ap}"]), "val_accuracy": float(metrics["accuracy"]),
-                "val_recall": float(metrics[f"recall@{k_recall}"])}
+        return {
+            "val_ap": float(metrics[f"ap@{k_ap}"]),
+            "val_accuracy": float(metrics["accuracy"]),
+            "val_recall": float(metrics[f"recall@{k_recall}"]),
+        }
 
     def _progress(self, record: dict[str, float]) -> None:
         val = (

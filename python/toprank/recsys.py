@@ -101,9 +101,7 @@ def _n_ids(value: Any, ids: NDArray[np.int64], name: str, ids_name: str) -> int:
         return needed
     n = as_count(value, name)
     if n < needed:
-        raise InvalidInputError(
-            f"{name}: must be at least max({ids_name}) + 1 = {needed}, got {n}"
-        )
+        raise InvalidInputError(f"{name}: must be at least max({ids_name}) + 1 = {needed}, got {n}")
     return n
 
 
@@ -111,13 +109,9 @@ def _fractions(fractions: Sequence[float]) -> tuple[Fraction, Fraction, Fraction
     try:
         values = tuple(fractions)
     except TypeError as exc:
-        raise InvalidInputError(
-            f"fractions: expected a sequence of 3 numbers, got {type(fractions).__name__}"
-        ) from exc
+        raise InvalidInputError(f"fractions: expected a sequence of 3 numbers, got {type(fractions).__name__}") from exc
     if len(values) != 3:
-        raise InvalidInputError(
-            f"fractions: expected 3 numbers (train, valid, test), got {len(values)}"
-        )
+        raise InvalidInputError(f"fractions: expected 3 numbers (train, valid, test), got {len(values)}")
     out: list[float] = []
     for v in values:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
@@ -201,8 +195,10 @@ class _Accumulator:
             rows = np.repeat(np.arange(block.shape[0]), np.diff(ex_block.indptr))
             infinite[rows, ex_block.indices] = False
         if infinite.any():
-            raise InvalidInputError(f"{name}: contains an infinite value at an item that is not excluded "
-                                    f"(row {start + int(np.flatnonzero(infinite.any(axis=1))[0])})")
+            raise InvalidInputError(
+                f"{name}: contains an infinite value at an item that is not excluded "
+                f"(row {start + int(np.flatnonzero(infinite.any(axis=1))[0])})"
+            )
         keep = np.flatnonzero(self.nrel[start:stop] > 0)
         if keep.size == 0:
             return
@@ -221,8 +217,7 @@ class _Accumulator:
             floor = np.nextafter(s.min(), -np.inf)
             if not math.isfinite(floor):
                 raise InvalidInputError(
-                    f"{name}: scores reach the float64 minimum; no lower value is left "
-                    "for the excluded items"
+                    f"{name}: scores reach the float64 minimum; no lower value is left for the excluded items"
                 )
             s[er, ec] = floor
         rel = self.relevant[rows_idx]
@@ -242,9 +237,7 @@ class _Accumulator:
         }
 
 
-def _prepare(
-    shape: tuple[int, int], relevant: Any, exclude: Any | None, k_ap: Any, k_recall: Any
-) -> _Accumulator:
+def _prepare(shape: tuple[int, int], relevant: Any, exclude: Any | None, k_ap: Any, k_recall: Any) -> _Accumulator:
     n_items = shape[1]
     rel = indicator_matrix(relevant, "relevant", shape)
     ex = None if exclude is None else indicator_matrix(exclude, "exclude", shape)
@@ -348,9 +341,7 @@ def split_interactions(
     u = _ids(users, "users")
     it = _ids(items, "items")
     if u.shape != it.shape:
-        raise InvalidInputError(
-            f"items: expected {u.shape[0]} entries (one per entry of users), got {it.shape[0]}"
-        )
+        raise InvalidInputError(f"items: expected {u.shape[0]} entries (one per entry of users), got {it.shape[0]}")
     nu = _n_ids(n_users, u, "n_users", "users")
     ni = _n_ids(n_items, it, "n_items", "items")
     if nu * ni > np.iinfo(np.int64).max:
@@ -371,9 +362,7 @@ def split_interactions(
 
     cut_train = np.maximum(1, _round_half_up(f_train, counts))
     cut_valid = np.minimum(counts, np.maximum(cut_train, _round_half_up(f_train + f_valid, counts)))
-    part = np.where(
-        position < cut_train[owner], 0, np.where(position < cut_valid[owner], 1, 2)
-    )
+    part = np.where(position < cut_train[owner], 0, np.where(position < cut_valid[owner], 1, 2))
     return Bunch(
         train=_csr_from_keys(keys[part == 0], nu, ni),
         valid=_csr_from_keys(keys[part == 1], nu, ni),
@@ -515,9 +504,7 @@ def evaluate_recommender(
     if len(rel_shape) != 2:
         raise InvalidInputError(f"relevant: expected an (n_users, n_items) matrix, got shape {rel_shape}")
     if rel_shape[0] != n_rows:
-        raise InvalidInputError(
-            f"relevant: expected {n_rows} rows (one per row of X), got {rel_shape[0]}"
-        )
+        raise InvalidInputError(f"relevant: expected {n_rows} rows (one per row of X), got {rel_shape[0]}")
     if rel_shape[1] == 0:
         raise InvalidInputError(f"relevant: empty input, got shape {rel_shape}")
     shape = (n_rows, rel_shape[1])

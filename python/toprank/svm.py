@@ -51,6 +51,7 @@ from toprank.pq import CompressedMatrix
 
 __all__ = ["TopKSVC"]
 
+
 class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Top-k multiclass SVM and top-k entropy / softmax classifiers, trained by Prox-SDCA.
 
@@ -300,18 +301,23 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         max_i c_i·k(x_i, x_i) (each step moves W by up to c_i·‖x_i‖ along x_i), about 1
         on well-scaled data."""
         budget = f"raise max_epochs (now {params['max_epochs']}) or tol"
-        smooth = (" or set smoothing > 0 (the smoothed hinge converges linearly)"
-                  if self.loss in ("alpha", "beta") and params["smoothing"] == 0 else "")
+        smooth = (
+            " or set smoothing > 0 (the smoothed hinge converges linearly)"
+            if self.loss in ("alpha", "beta") and params["smoothing"] == 0
+            else ""
+        )
         curvature = self._max_curvature(Xv, params)
         if curvature is None or not math.isfinite(curvature):
             return f"Otherwise {budget}; lower C{smooth}."
         worst = float(np.max(c)) * curvature
         if worst <= 10.0:
             return f"C·max‖x_i‖² is {worst:.3g}, which is well scaled: {budget}{smooth}."
-        return (f"The problem is badly scaled for the dual method: C·max‖x_i‖² reaches {worst:.3g}, and the "
-                "epochs SDCA needs grow in proportion to it (about 1 is well scaled). Scale X so that "
-                "‖x‖ ≈ 1 (e.g. StandardScaler, then divide by √n_features), lower C"
-                f"{smooth}; otherwise {budget}.")
+        return (
+            f"The problem is badly scaled for the dual method: C·max‖x_i‖² reaches {worst:.3g}, and the "
+            "epochs SDCA needs grow in proportion to it (about 1 is well scaled). Scale X so that "
+            "‖x‖ ≈ 1 (e.g. StandardScaler, then divide by √n_features), lower C"
+            f"{smooth}; otherwise {budget}."
+        )
 
     def _max_curvature(self, Xv: Any, params: dict[str, Any]) -> float | None:
         """max_i k(x_i, x_i), the largest step curvature (None where it is not cheap to know)."""
@@ -322,8 +328,11 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         if self.kernel == "rbf":
             return 1.0
         with np.errstate(over="ignore"):
-            sq = (np.asarray(Xv.multiply(Xv).sum(axis=1)).ravel() if sp.issparse(Xv)
-                  else np.einsum("ij,ij->i", Xv, Xv, dtype=np.float64))
+            sq = (
+                np.asarray(Xv.multiply(Xv).sum(axis=1)).ravel()
+                if sp.issparse(Xv)
+                else np.einsum("ij,ij->i", Xv, Xv, dtype=np.float64)
+            )
             largest = float(np.max(sq))
             if self.kernel == "poly":
                 return float((self._gamma * largest + abs(float(self.coef0))) ** int(self.degree))

@@ -49,16 +49,18 @@ def _masked_min(A: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.where(mask, A, np.inf).min(axis=1)
 
 
-def threshold_interval(X: np.ndarray, P: np.ndarray, lo: float, hi: np.ndarray | float, lo_out: float,
-                       hi_out: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def threshold_interval(
+    X: np.ndarray, P: np.ndarray, lo: float, hi: np.ndarray | float, lo_out: float, hi_out: np.ndarray | float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, scale): the thresholds t with p = clip(x − t, lo, hi) entrywise.
 
     ``lo_out``/``hi_out`` are the bounds as stored in the output dtype (a clipped entry
     equals them exactly). ``scale`` bounds |x_i| over the entries that set low and high.
     """
     hi = np.broadcast_to(np.asarray(hi, dtype=np.float64).reshape(-1, 1) if np.ndim(hi) else hi, (X.shape[0], 1))
-    hi_out = np.broadcast_to(np.asarray(hi_out, dtype=np.float64).reshape(-1, 1) if np.ndim(hi_out) else hi_out,
-                             (X.shape[0], 1))
+    hi_out = np.broadcast_to(
+        np.asarray(hi_out, dtype=np.float64).reshape(-1, 1) if np.ndim(hi_out) else hi_out, (X.shape[0], 1)
+    )
     at_lo = P <= lo_out
     at_hi = (P >= hi_out) & ~at_lo
     free = ~(at_lo | at_hi)
@@ -71,8 +73,14 @@ def threshold_interval(X: np.ndarray, P: np.ndarray, lo: float, hi: np.ndarray |
     return low, high, scale
 
 
-def _sum_ok(P: np.ndarray, target: np.ndarray | float, eps_out: float, lo: float = 0.0, at_most: bool = False,
-            extra: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _sum_ok(
+    P: np.ndarray,
+    target: np.ndarray | float,
+    eps_out: float,
+    lo: float = 0.0,
+    at_most: bool = False,
+    extra: np.ndarray | float = 0.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     m = P.shape[1]
     total = row_sums(P)
     mass = np.abs(P).sum(axis=1) + m * abs(lo)
@@ -98,8 +106,9 @@ def _kkt_tol(m: int, scale: np.ndarray, P: np.ndarray, eps_out: float, sum_tol: 
     return 4.0 * EPS * scale + 2.0 * eps_out * np.abs(P).max(axis=1) + sum_tol + 16.0 * (m + 4) * SUBNORMAL
 
 
-def clip_problem(X: np.ndarray, P: np.ndarray, lo: float, hi: float, target: float, eps_out: float,
-                 dtype: type) -> tuple[np.ndarray, list[str]]:
+def clip_problem(
+    X: np.ndarray, P: np.ndarray, lo: float, hi: float, target: float, eps_out: float, dtype: type
+) -> tuple[np.ndarray, list[str]]:
     """p = clip(x − t, lo, hi) with Σp = target (simplex, knapsack, capped simplex)."""
     m = X.shape[1]
     with np.errstate(over="ignore"):
@@ -119,8 +128,9 @@ def simplex_inequality(
     return bias_box(X, P, math.inf, r, 0.0, eps_out, dtype)
 
 
-def bias_box(X: np.ndarray, P: np.ndarray, hi: float, r: float, rho: float, eps_out: float,
-             dtype: type) -> tuple[np.ndarray, list[str]]:
+def bias_box(
+    X: np.ndarray, P: np.ndarray, hi: float, r: float, rho: float, eps_out: float, dtype: type
+) -> tuple[np.ndarray, list[str]]:
     """box_simplex: p = clip(x − t, 0, hi), t = ρs + λ, λ ≥ 0, λ(s − r) = 0, s = Σp ≤ r."""
     m = X.shape[1]
     with np.errstate(over="ignore"):
@@ -139,8 +149,9 @@ def bias_box(X: np.ndarray, P: np.ndarray, hi: float, r: float, rho: float, eps_
     return _result(finite, {"bounds": bounds, "sum <= r": below, "threshold form": form, "multiplier": multiplier})
 
 
-def cone_problem(X: np.ndarray, P: np.ndarray, k: int, rho: float, r: float | None, eps_out: float,
-                 dtype: type) -> tuple[np.ndarray, list[str]]:
+def cone_problem(
+    X: np.ndarray, P: np.ndarray, k: int, rho: float, r: float | None, eps_out: float, dtype: type
+) -> tuple[np.ndarray, list[str]]:
     """topk_cone (r None) and topk_simplex: p = clip(x − t, 0, s/k), s = Σp (≤ r), with
     g(t) = t − ρs + (1/k) Σ_U (x_i − t − s/k) = λ, λ = 0 (cone, or Σp < r) or λ ≥ 0
     (Σp = r); p = 0 iff the k largest entries sum to ≤ 0 (Lemma 4)."""
@@ -173,8 +184,11 @@ def cone_problem(X: np.ndarray, P: np.ndarray, k: int, rho: float, r: float | No
         with np.errstate(invalid="ignore", over="ignore"):
             return t - rho * s + (sum_u - u * t - u * cap) / k
 
-    gtol = (8.0 * (m + 4.0) * EPS * (np.abs(low) + np.abs(high) + rho * s + (abs_u + u * cap) / k) + ttol * (1 + u / k)
-            + rho * (tol + eps_out * mass))
+    gtol = (
+        8.0 * (m + 4.0) * EPS * (np.abs(low) + np.abs(high) + rho * s + (abs_u + u * cap) / k)
+        + ttol * (1 + u / k)
+        + rho * (tol + eps_out * mass)
+    )
     lo_t = np.where(np.isfinite(low), low - ttol, -1e308)
     hi_t = np.where(np.isfinite(high), high + ttol, 1e308)
     g_lo, g_hi = g(lo_t), g(hi_t)
@@ -190,8 +204,9 @@ def cone_problem(X: np.ndarray, P: np.ndarray, k: int, rho: float, r: float | No
         lemma4 |= r == 0.0
     multiplier = np.where(zero, lemma4, multiplier | (slope < 0))
     form = np.where(zero, True, form)
-    return _result(finite, {"cap p_i <= sum/k": cap_ok, "sum <= r": below, "threshold form": form,
-                            "multiplier": multiplier})
+    return _result(
+        finite, {"cap p_i <= sum/k": cap_ok, "sum <= r": below, "threshold form": form, "multiplier": multiplier}
+    )
 
 
 def entropy_problem(
@@ -224,12 +239,15 @@ def entropy_problem(
     small = (P < float(np.finfo(dtype).tiny)) & (P < 1.0)
     zero_ok = _masked_max(X, small) - np.where(has_free, c_max, c_ref) <= math.log(float(np.finfo(dtype).tiny)) + 1.0
     zero_ok |= ~small.any(axis=1)
-    return _result(finite, {"bounds": bounds, "sum": sum_ok, "common c": common, "capped above c": capped_ok,
-                            "zeros underflow": zero_ok})
+    return _result(
+        finite,
+        {"bounds": bounds, "sum": sum_ok, "common c": common, "capped above c": capped_ok, "zeros underflow": zero_ok},
+    )
 
 
-def rankmax_problem(Z: np.ndarray, P: np.ndarray, y: np.ndarray, k: int, eta: float, eps_out: float,
-                    dtype: type) -> tuple[np.ndarray, list[str]]:
+def rankmax_problem(
+    Z: np.ndarray, P: np.ndarray, y: np.ndarray, k: int, eta: float, eps_out: float, dtype: type
+) -> tuple[np.ndarray, list[str]]:
     """Rankmax (Kong et al. Definition 4): p = clip(α(z − μ), 0, 1), Σp = k, μ = min(z_y, z_[k]) − η."""
     n, m = Z.shape
     rows = np.arange(n)
@@ -261,5 +279,14 @@ def rankmax_problem(Z: np.ndarray, P: np.ndarray, y: np.ndarray, k: int, eta: fl
     label_ok = (P[rows, y] > 0.0) | underflow[rows, y]
     extra = 2.0 * EPS * np.where(np.isfinite(a_ref), a_ref, 0.0) * spread_terms.sum(axis=1)
     sum_ok, _, _ = _sum_ok(P, float(k), eps_out, extra=extra)
-    return _result(finite, {"bounds": bounds, "sum": sum_ok, "common alpha": common, "support": support_ok,
-                            "capped": capped_ok, "label in support": label_ok})
+    return _result(
+        finite,
+        {
+            "bounds": bounds,
+            "sum": sum_ok,
+            "common alpha": common,
+            "support": support_ok,
+            "capped": capped_ok,
+            "label in support": label_ok,
+        },
+    )

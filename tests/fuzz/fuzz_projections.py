@@ -56,6 +56,7 @@ WELL = {"normal", "constant", "tied", "near_tied", "ulp_tied", "libsdca"}
 
 # --------------------------------------------------------------------------- rows
 
+
 def make_rows(rng: np.random.Generator, kind: str, n: int, m: int) -> np.ndarray:
     """n rows of length m of a kind (float64)."""
     scale = float(10.0 ** rng.uniform(-6, 6))
@@ -90,7 +91,7 @@ def make_rows(rng: np.random.Generator, kind: str, n: int, m: int) -> np.ndarray
         X[:, :2] = 0.548
         j = min(38, max(m - 2, 0))
         if j:
-            X[:, 2:2 + j] = np.linspace(1e-3, 5e-4, j)
+            X[:, 2 : 2 + j] = np.linspace(1e-3, 5e-4, j)
         return X * rng.uniform(0.5, 2.0, size=(n, 1))
     raise AssertionError(kind)
 
@@ -103,6 +104,7 @@ def as_dtype(X: np.ndarray, dtype: type) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------- problems
+
 
 @dataclass
 class Problem:
@@ -148,62 +150,87 @@ def _row_scale_x(X: np.ndarray, k: int) -> np.ndarray:
 
 
 PROBLEMS: list[Problem] = [
-    Problem("simplex",
-            lambda rng, m, s: {"r": _radius(rng, s), "inequality": bool(rng.random() < 0.3)},
-            lambda X, p: P.simplex(X, p["r"], p["inequality"]),
-            _simplex_check,
-            lambda p, X: np.full(X.shape[0], p["r"]),
-            lambda x, p: ref.simplex(x, p["r"], p["inequality"])),
-    Problem("sparsemax", lambda rng, m, s: {}, lambda X, p: P.sparsemax(X),
-            lambda X, Pm, p, eps, dt: checks.clip_problem(X, Pm, 0.0, math.inf, 1.0, eps, dt),
-            lambda p, X: np.ones(X.shape[0]), lambda x, p: ref.simplex(x, 1.0)),
-    Problem("knapsack",
-            # Bounds of the rows' size, kept below 1e300/m so that m·hi stays finite.
-            lambda rng, m, s: (lambda s, f: (lambda lo, w: {"lo": lo, "hi": lo + w, "r": m * (lo + f * w)})(
-                float(s * rng.uniform(-1, 0.5)), float(s * 10.0 ** rng.uniform(-3, 1))))(
-                min(s, 1e299 / m), float(rng.uniform(0, 1))),
-            lambda X, p: P.knapsack(X, p["lo"], p["hi"], p["r"]),
-            lambda X, Pm, p, eps, dt: checks.clip_problem(X, Pm, p["lo"], p["hi"], p["r"], eps, dt),
-            lambda p, X: np.full(X.shape[0], max(abs(p["hi"] - p["lo"]), 1e-300)),
-            lambda x, p: ref.knapsack(x, p["lo"], p["hi"], p["r"])),
-    Problem("topk_cone",
-            lambda rng, m, s: {"k": _k(rng, m), "rho": _rho(rng)},
-            lambda X, p: P.topk_cone(X, p["k"], p["rho"]),
-            lambda X, Pm, p, eps, dt: checks.cone_problem(X, Pm, p["k"], p["rho"], None, eps, dt),
-            lambda p, X: _row_scale_x(X, p["k"]) / (1.0 + p["rho"] * p["k"]),
-            lambda x, p: ref.topk_cone(x, p["k"], p["rho"])),
-    Problem("topk_simplex",
-            lambda rng, m, s: {"k": _k(rng, m), "r": _radius(rng, s), "rho": _rho(rng)},
-            lambda X, p: P.topk_simplex(X, p["k"], p["r"], p["rho"]),
-            lambda X, Pm, p, eps, dt: checks.cone_problem(X, Pm, p["k"], p["rho"], p["r"], eps, dt),
-            lambda p, X: np.minimum(p["r"], _row_scale_x(X, p["k"]) / (1.0 + p["rho"] * p["k"])) / p["k"],
-            lambda x, p: ref.topk_simplex(x, p["k"], p["r"], p["rho"])),
-    Problem("box_simplex",
-            lambda rng, m, s: (lambda k, r: {"hi": r / k, "r": r, "rho": _rho(rng)})(_k(rng, m), _radius(rng, s)),
-            lambda X, p: P.box_simplex(X, p["hi"], p["r"], p["rho"]),
-            lambda X, Pm, p, eps, dt: checks.bias_box(X, Pm, p["hi"], p["r"], p["rho"], eps, dt),
-            lambda p, X: np.full(X.shape[0], p["hi"]),
-            lambda x, p: ref.box_simplex(x, p["hi"], p["r"], p["rho"])),
-    Problem("capped_simplex",
-            lambda rng, m, s: {"k": float(min(m, rng.choice([1.0, 0.5, 2.5, rng.uniform(0, m) or 0.5, m])))},
-            lambda X, p: P.capped_simplex(X, p["k"]),
-            lambda X, Pm, p, eps, dt: checks.clip_problem(X, Pm, 0.0, 1.0, p["k"], eps, dt),
-            lambda p, X: np.full(X.shape[0], min(1.0, p["k"])),
-            lambda x, p: ref.capped_simplex(x, p["k"])),
-    Problem("capped_simplex_entropy",
-            lambda rng, m, s: {"k": float(min(m, rng.choice([1.0, 0.5, 2.5, rng.uniform(0, m) or 0.5, m])))},
-            lambda X, p: P.capped_simplex_entropy(X, p["k"]),
-            lambda X, Pm, p, eps, dt: checks.entropy_problem(X, Pm, p["k"], eps, dt),
-            lambda p, X: np.full(X.shape[0], 1.0)),
-    Problem("rankmax",
-            lambda rng, m, s: {"k": int(rng.integers(1, m)), "eta": _radius(rng, s)},
-            lambda X, p: P.rankmax(X, p["y"], p["k"], p["eta"]),
-            lambda X, Pm, p, eps, dt: checks.rankmax_problem(X, Pm, p["y"], p["k"], p["eta"], eps, dt),
-            lambda p, X: np.full(X.shape[0], p["eta"]), min_m=2),
+    Problem(
+        "simplex",
+        lambda rng, m, s: {"r": _radius(rng, s), "inequality": bool(rng.random() < 0.3)},
+        lambda X, p: P.simplex(X, p["r"], p["inequality"]),
+        _simplex_check,
+        lambda p, X: np.full(X.shape[0], p["r"]),
+        lambda x, p: ref.simplex(x, p["r"], p["inequality"]),
+    ),
+    Problem(
+        "sparsemax",
+        lambda rng, m, s: {},
+        lambda X, p: P.sparsemax(X),
+        lambda X, Pm, p, eps, dt: checks.clip_problem(X, Pm, 0.0, math.inf, 1.0, eps, dt),
+        lambda p, X: np.ones(X.shape[0]),
+        lambda x, p: ref.simplex(x, 1.0),
+    ),
+    Problem(
+        "knapsack",
+        # Bounds of the rows' size, kept below 1e300/m so that m·hi stays finite.
+        lambda rng, m, s: (
+            lambda s, f: (lambda lo, w: {"lo": lo, "hi": lo + w, "r": m * (lo + f * w)})(
+                float(s * rng.uniform(-1, 0.5)), float(s * 10.0 ** rng.uniform(-3, 1))
+            )
+        )(min(s, 1e299 / m), float(rng.uniform(0, 1))),
+        lambda X, p: P.knapsack(X, p["lo"], p["hi"], p["r"]),
+        lambda X, Pm, p, eps, dt: checks.clip_problem(X, Pm, p["lo"], p["hi"], p["r"], eps, dt),
+        lambda p, X: np.full(X.shape[0], max(abs(p["hi"] - p["lo"]), 1e-300)),
+        lambda x, p: ref.knapsack(x, p["lo"], p["hi"], p["r"]),
+    ),
+    Problem(
+        "topk_cone",
+        lambda rng, m, s: {"k": _k(rng, m), "rho": _rho(rng)},
+        lambda X, p: P.topk_cone(X, p["k"], p["rho"]),
+        lambda X, Pm, p, eps, dt: checks.cone_problem(X, Pm, p["k"], p["rho"], None, eps, dt),
+        lambda p, X: _row_scale_x(X, p["k"]) / (1.0 + p["rho"] * p["k"]),
+        lambda x, p: ref.topk_cone(x, p["k"], p["rho"]),
+    ),
+    Problem(
+        "topk_simplex",
+        lambda rng, m, s: {"k": _k(rng, m), "r": _radius(rng, s), "rho": _rho(rng)},
+        lambda X, p: P.topk_simplex(X, p["k"], p["r"], p["rho"]),
+        lambda X, Pm, p, eps, dt: checks.cone_problem(X, Pm, p["k"], p["rho"], p["r"], eps, dt),
+        lambda p, X: np.minimum(p["r"], _row_scale_x(X, p["k"]) / (1.0 + p["rho"] * p["k"])) / p["k"],
+        lambda x, p: ref.topk_simplex(x, p["k"], p["r"], p["rho"]),
+    ),
+    Problem(
+        "box_simplex",
+        lambda rng, m, s: (lambda k, r: {"hi": r / k, "r": r, "rho": _rho(rng)})(_k(rng, m), _radius(rng, s)),
+        lambda X, p: P.box_simplex(X, p["hi"], p["r"], p["rho"]),
+        lambda X, Pm, p, eps, dt: checks.bias_box(X, Pm, p["hi"], p["r"], p["rho"], eps, dt),
+        lambda p, X: np.full(X.shape[0], p["hi"]),
+        lambda x, p: ref.box_simplex(x, p["hi"], p["r"], p["rho"]),
+    ),
+    Problem(
+        "capped_simplex",
+        lambda rng, m, s: {"k": float(min(m, rng.choice([1.0, 0.5, 2.5, rng.uniform(0, m) or 0.5, m])))},
+        lambda X, p: P.capped_simplex(X, p["k"]),
+        lambda X, Pm, p, eps, dt: checks.clip_problem(X, Pm, 0.0, 1.0, p["k"], eps, dt),
+        lambda p, X: np.full(X.shape[0], min(1.0, p["k"])),
+        lambda x, p: ref.capped_simplex(x, p["k"]),
+    ),
+    Problem(
+        "capped_simplex_entropy",
+        lambda rng, m, s: {"k": float(min(m, rng.choice([1.0, 0.5, 2.5, rng.uniform(0, m) or 0.5, m])))},
+        lambda X, p: P.capped_simplex_entropy(X, p["k"]),
+        lambda X, Pm, p, eps, dt: checks.entropy_problem(X, Pm, p["k"], eps, dt),
+        lambda p, X: np.full(X.shape[0], 1.0),
+    ),
+    Problem(
+        "rankmax",
+        lambda rng, m, s: {"k": int(rng.integers(1, m)), "eta": _radius(rng, s)},
+        lambda X, p: P.rankmax(X, p["y"], p["k"], p["eta"]),
+        lambda X, Pm, p, eps, dt: checks.rankmax_problem(X, Pm, p["y"], p["k"], p["eta"], eps, dt),
+        lambda p, X: np.full(X.shape[0], p["eta"]),
+        min_m=2,
+    ),
 ]
 
 
 # -------------------------------------------------------------------------- losses
+
 
 def check_losses(rng: np.random.Generator, X: np.ndarray, dtype: type) -> tuple[np.ndarray, list[str], str]:
     """One loss per call: the gradient's probability part must pass its projection's
@@ -223,9 +250,10 @@ def check_losses(rng: np.random.Generator, X: np.ndarray, dtype: type) -> tuple[
         e = np.exp(X64 - top)
         ref_q = e / e.sum(axis=1, keepdims=True)
         ref_loss = top[:, 0] + np.log(e.sum(axis=1)) - X64[rows, y]
-        ok = (np.abs(q - ref_q).max(axis=1) <= 4 * eps + 8 * (m + 4) * EPS)
+        ok = np.abs(q - ref_q).max(axis=1) <= 4 * eps + 8 * (m + 4) * EPS
         ok &= np.abs(np.asarray(loss, np.float64) - ref_loss) <= 4 * eps * np.abs(ref_loss) + 1e-12 * (
-            1 + np.abs(top[:, 0]) + np.abs(X64[rows, y]))
+            1 + np.abs(top[:, 0]) + np.abs(X64[rows, y])
+        )
         return ok, _loss_calls(which, X64, y, ~ok, "softmax mismatch", dtype), which
     if which == "sparsemax_loss":
         loss, grad = L.sparsemax_loss(Xd, y)
@@ -245,9 +273,9 @@ def check_losses(rng: np.random.Generator, X: np.ndarray, dtype: type) -> tuple[
         p = P.rankmax(Xd, y, k).astype(np.float64)
         ref_loss = -np.log(np.minimum(1.0, p[rows, y]))
         # The loss is stored in the input dtype.
-        ok = np.abs(
-            np.asarray(loss, np.float64) - ref_loss
-        ) <= 1e-9 * (1 + np.abs(ref_loss)) + 4 * eps * (1 + np.abs(ref_loss))
+        ok = np.abs(np.asarray(loss, np.float64) - ref_loss) <= 1e-9 * (1 + np.abs(ref_loss)) + 4 * eps * (
+            1 + np.abs(ref_loss)
+        )
         g = grad.astype(np.float64)
         ok &= np.abs(g.sum(axis=1)) <= 8 * (m + 4) * (EPS + eps) * np.abs(g).sum(axis=1) + 1e-300
         return ok, _loss_calls(which, X64, y, ~ok, "rankmax loss/gradient", dtype, k=k), which
@@ -264,14 +292,18 @@ def check_losses(rng: np.random.Generator, X: np.ndarray, dtype: type) -> tuple[
     return ok, _loss_calls(which, X64, y, ~ok, f"topk_hinge {variant}", dtype, k=k, variant=variant), which
 
 
-def _loss_calls(name: str, X: np.ndarray, y: np.ndarray, failed: np.ndarray, reason: str, dtype: type,
-                **args: Any) -> list[str]:
+def _loss_calls(
+    name: str, X: np.ndarray, y: np.ndarray, failed: np.ndarray, reason: str, dtype: type, **args: Any
+) -> list[str]:
     """One reproducer per failed row: the reason and the call that shows it."""
     calls = []
     for i in np.flatnonzero(failed):
         row = X[i]
-        data = (f"np.array([{row.tolist()!r}], dtype=np.{dtype.__name__})" if row.size <= 100 else
-                f"<m={row.size}: max {row.max()!r}, min {row.min()!r}>")
+        data = (
+            f"np.array([{row.tolist()!r}], dtype=np.{dtype.__name__})"
+            if row.size <= 100
+            else f"<m={row.size}: max {row.max()!r}, min {row.min()!r}>"
+        )
         extra = "".join(f", {key}={value!r}" for key, value in args.items())
         calls.append(f"{reason}: toprank.losses.{name}({data}, np.array([{int(y[i])}]){extra})")
     return calls
@@ -320,13 +352,23 @@ def reproducer(problem: Problem, row: np.ndarray, params: dict[str, Any], dtype:
         data = f"np.array({row.tolist()!r}, dtype=np.{dtype.__name__})"
     else:
         values, counts = np.unique(row, return_counts=True)
-        data = (f"<m={row.size}: {len(values)} distinct values, e.g. {values[:3].tolist()} ×{counts[:3].tolist()}; "
-                f"max {row.max()!r}, min {row.min()!r}>")
+        data = (
+            f"<m={row.size}: {len(values)} distinct values, e.g. {values[:3].tolist()} ×{counts[:3].tolist()}; "
+            f"max {row.max()!r}, min {row.min()!r}>"
+        )
     return f"toprank.projections.{problem.name}({data}{y}, **{args!r})  # {extra}"
 
 
-def run_batch(rng: np.random.Generator, problem: Problem, kind: str, n: int, m: int, dtype: type, stats: Stats,
-              reference_rows: int) -> None:
+def run_batch(
+    rng: np.random.Generator,
+    problem: Problem,
+    kind: str,
+    n: int,
+    m: int,
+    dtype: type,
+    stats: Stats,
+    reference_rows: int,
+) -> None:
     X = as_dtype(make_rows(rng, kind, n, m), dtype)
     X64 = X.astype(np.float64)
     size = float(np.median(np.abs(X64))) or 1.0
@@ -352,16 +394,19 @@ def run_batch(rng: np.random.Generator, problem: Problem, kind: str, n: int, m: 
             except NoSolutionError as err:
                 raised[i] = True
                 if not allowed[i]:
-                    stats.failures.append(f"{key}: NoSolutionError on a resolvable row: {err}\n    "
-                                          + reproducer(problem, X64[i], p1, dtype))
+                    stats.failures.append(
+                        f"{key}: NoSolutionError on a resolvable row: {err}\n    "
+                        + reproducer(problem, X64[i], p1, dtype)
+                    )
             except Exception as err:  # noqa: BLE001 — any other error is a finding
                 raised[i] = True
                 stats.failures.append(
                     f"{key}: {type(err).__name__}: {err}\n    " + reproducer(problem, X64[i], p1, dtype)
                 )
     except Exception as err:  # noqa: BLE001
-        stats.failures.append(f"{key}: {type(err).__name__} from the batch: {err}\n    "
-                              + reproducer(problem, X64[0], params, dtype))
+        stats.failures.append(
+            f"{key}: {type(err).__name__} from the batch: {err}\n    " + reproducer(problem, X64[0], params, dtype)
+        )
         stats.rows[key] += n
         return
     if out.dtype != X.dtype or out.shape != X.shape:
@@ -371,18 +416,27 @@ def run_batch(rng: np.random.Generator, problem: Problem, kind: str, n: int, m: 
     keep = ~raised
     if not keep.any():
         return
-    ok, why = problem.check(X64[keep], out[keep].astype(np.float64), params if "y" not in params else
-                            {**params, "y": params["y"][keep]}, eps, dtype)
+    ok, why = problem.check(
+        X64[keep],
+        out[keep].astype(np.float64),
+        params if "y" not in params else {**params, "y": params["y"][keep]},
+        eps,
+        dtype,
+    )
     # Rows the harness calls unresolvable (a subnormal parameter, entries beyond what
     # float64 resolves) must still be feasible; their optimality is not resolved.
-    failed = [(i, reason) for i, reason in zip(np.flatnonzero(keep)[~ok], why)
-              if not allowed[i] or any(r in FEASIBILITY for r in reason.split(", "))]
+    failed = [
+        (i, reason)
+        for i, reason in zip(np.flatnonzero(keep)[~ok], why)
+        if not allowed[i] or any(r in FEASIBILITY for r in reason.split(", "))
+    ]
     for i, reason in failed[:3]:
         p1 = dict(params)
         if "y" in p1:
             p1["y"] = int(params["y"][i])
-        stats.failures.append(f"{key}: {reason}\n    " + reproducer(problem, X64[i], p1, dtype)
-                              + f"\n    got {out[i].tolist()[:12]!r}")
+        stats.failures.append(
+            f"{key}: {reason}\n    " + reproducer(problem, X64[i], p1, dtype) + f"\n    got {out[i].tolist()[:12]!r}"
+        )
     # A sample of small, well-conditioned rows against the generic QP.
     if problem.reference is not None and kind in WELL and m <= 12 and dtype is np.float64:
         for i in np.flatnonzero(keep & ~allowed)[:reference_rows]:
@@ -399,9 +453,11 @@ def run_batch(rng: np.random.Generator, problem: Problem, kind: str, n: int, m: 
             err = float(np.abs(out[i] - expected).max())
             stats.referenced[key] += 1
             if not err <= 1e-7 * sigma:
-                stats.failures.append(f"{key}: differs from the QP by {err:.3e} (σ = {sigma:.3e})\n    "
-                                      + reproducer(problem, X64[i], p1, dtype)
-                                      + f"\n    got {out[i].tolist()!r}\n    QP  {expected.tolist()!r}")
+                stats.failures.append(
+                    f"{key}: differs from the QP by {err:.3e} (σ = {sigma:.3e})\n    "
+                    + reproducer(problem, X64[i], p1, dtype)
+                    + f"\n    got {out[i].tolist()!r}\n    QP  {expected.tolist()!r}"
+                )
 
 
 def pick_m(rng: np.random.Generator, max_m: int) -> int:
@@ -417,8 +473,14 @@ def pick_m(rng: np.random.Generator, max_m: int) -> int:
     return max(1, min(m, max_m))
 
 
-def fuzz(rows: int, seed: int, max_m: int = 100_000, reference_rows: int = 2, verbose: bool = True,
-         elements_per_batch: int = 400_000) -> Stats:
+def fuzz(
+    rows: int,
+    seed: int,
+    max_m: int = 100_000,
+    reference_rows: int = 2,
+    verbose: bool = True,
+    elements_per_batch: int = 400_000,
+) -> Stats:
     """Runs until `rows` rows have been processed; returns the counts and failures."""
     rng = np.random.default_rng(seed)
     stats = Stats(Counter(), Counter(), Counter(), [])
@@ -474,8 +536,11 @@ def summary(stats: Stats) -> str:
         by_kind[kind] += n
     for key, n in stats.raised.items():
         raised[key.split("/")[0]] += n
-    lines = [f"rows: {sum(stats.rows.values()):,}  QP-checked rows: {sum(stats.referenced.values()):,}  "
-             f"failures: {len(stats.failures)}", "per function (rows / NoSolutionError on unresolvable rows):"]
+    lines = [
+        f"rows: {sum(stats.rows.values()):,}  QP-checked rows: {sum(stats.referenced.values()):,}  "
+        f"failures: {len(stats.failures)}",
+        "per function (rows / NoSolutionError on unresolvable rows):",
+    ]
     for name, n in sorted(by_problem.items()):
         lines.append(f"  {name:24s} {n:>12,}  {raised[name]:>9,}")
     lines.append("per generator (rows):")

@@ -114,8 +114,7 @@ def _classes(bunch: Any) -> str:
 
 def _labels(bunch: Any) -> str:
     cardinality, _ = label_summary(bunch.target)
-    return (f"data {bunch.data.shape} {bunch.data.dtype}, {bunch.target.shape[1]} labels "
-            f"(cardinality {cardinality:.2f})")
+    return f"data {bunch.data.shape} {bunch.data.dtype}, {bunch.target.shape[1]} labels (cardinality {cardinality:.2f})"
 
 
 def _ratings(bunch: Any) -> str:
@@ -128,8 +127,11 @@ _WHOLE: list[dict[str, Any]] = [{}]
 _FETCH: dict[str, tuple[Callable[..., Any], list[dict[str, Any]], Callable[[Any], str]]] = {
     "letter": (load_letter, _WHOLE, _classes),
     "flavia": (load_flavia, _WHOLE, _classes),
-    "fashion_mnist": (load_fashion_mnist, [{"subset": subset, "as_float": False} for subset in ("train", "test")],
-                      _classes),
+    "fashion_mnist": (
+        load_fashion_mnist,
+        [{"subset": subset, "as_float": False} for subset in ("train", "test")],
+        _classes,
+    ),
     "ionosphere": (load_ionosphere, _WHOLE, _classes),
     "spambase": (load_spambase, _WHOLE, _classes),
     "wine_quality_red": (load_wine_quality_red, _WHOLE, _classes),
@@ -182,8 +184,9 @@ def fetch(
     for name in names:
         start = time.perf_counter()
         loader, loads, describe = _FETCH[name]
-        bunches = [(f" {kwargs['subset']}" if "subset" in kwargs else "", loader(data_home=home, **kwargs))
-                   for kwargs in loads]
+        bunches = [
+            (f" {kwargs['subset']}" if "subset" in kwargs else "", loader(data_home=home, **kwargs)) for kwargs in loads
+        ]
         seconds[name] = time.perf_counter() - start
         if verbose:
             for label, bunch in bunches:

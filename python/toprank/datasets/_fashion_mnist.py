@@ -56,6 +56,7 @@ dataset-fashion-mnist {version} (gzip'd IDX files, identical to Zalando's releas
 {names}. This is the official train/test split (train 60000, test 10000).
 """
 
+
 def _apt_download_command() -> list[str]:
     return ["apt-get", "download", f"{_FASHION_PACKAGE}={_FASHION_VERSION}"]
 
@@ -230,5 +231,4 @@ def load_fashion_mnist(
         per_class=n // 10,
         names=", ".join(f"{i}={name}" for i, name in enumerate(_FASHION_NAMES)),
     )
-    return Bunch(data=data, target=arrays["target"], target_names=np.array(_FASHION_NAMES, dtype=np.str_),
-                 DESCR=descr)
+    return Bunch(data=data, target=arrays["target"], target_names=np.array(_FASHION_NAMES, dtype=np.str_), DESCR=descr)

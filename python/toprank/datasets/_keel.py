@@ -38,11 +38,54 @@ _WINE_QUALITIES = (3, 4, 5, 6, 7, 8)
 # UCI attribute numbers; attribute 2 (constant 0 in UCI's file) is not in KEEL's file.
 _IONOSPHERE_FEATURES = tuple(f"a{i}" for i in range(1, 35) if i != 2)
 _SPAMBASE_WORDS = (
-    "make", "address", "all", "3d", "our", "over", "remove", "internet", "order", "mail",
-    "receive", "will", "people", "report", "addresses", "free", "business", "email", "you",
-    "credit", "your", "font", "000", "money", "hp", "hpl", "george", "650", "lab", "labs",
-    "telnet", "857", "data", "415", "85", "technology", "1999", "parts", "pm", "direct", "cs",
-    "meeting", "original", "project", "re", "edu", "table", "conference",
+    "make",
+    "address",
+    "all",
+    "3d",
+    "our",
+    "over",
+    "remove",
+    "internet",
+    "order",
+    "mail",
+    "receive",
+    "will",
+    "people",
+    "report",
+    "addresses",
+    "free",
+    "business",
+    "email",
+    "you",
+    "credit",
+    "your",
+    "font",
+    "000",
+    "money",
+    "hp",
+    "hpl",
+    "george",
+    "650",
+    "lab",
+    "labs",
+    "telnet",
+    "857",
+    "data",
+    "415",
+    "85",
+    "technology",
+    "1999",
+    "parts",
+    "pm",
+    "direct",
+    "cs",
+    "meeting",
+    "original",
+    "project",
+    "re",
+    "edu",
+    "table",
+    "conference",
 )
 _SPAMBASE_FEATURES = (
     *(f"word_freq_{word}" for word in _SPAMBASE_WORDS),
@@ -138,6 +181,7 @@ quality always holds the integer quality 3..8. The accuracy-at-the-top benchmark
 positive class: 217 = 13.6 %. No train/test split is defined.
 """
 
+
 def _keel_rows(zf: zipfile.ZipFile, member: str, n_fields: int | None = None) -> list[list[str]]:
     """Return the rows of a headerless KEEL .dat member as lists of stripped fields
     (``n_fields`` each, where given)."""
@@ -183,13 +227,19 @@ def load_letter(*, data_home: str | os.PathLike[str] | None = None, download: bo
 
     """
     arrays = load_pinned("letter", _KEEL, data_home, download, _parse_letter)
-    return Bunch(data=arrays["data"], target=arrays["target"], target_names=arrays["target_names"],
-                 DESCR=_LETTER_DESCR)
+    return Bunch(data=arrays["data"], target=arrays["target"], target_names=arrays["target_names"], DESCR=_LETTER_DESCR)
 
 
-def _binary_set(name: str, member: str, features: tuple[str, ...], labels: tuple[str, str],
-                target_names: tuple[str, str], descr: str, data_home: str | os.PathLike[str] | None,
-                download: bool) -> Bunch:
+def _binary_set(
+    name: str,
+    member: str,
+    features: tuple[str, ...],
+    labels: tuple[str, str],
+    target_names: tuple[str, str],
+    descr: str,
+    data_home: str | os.PathLike[str] | None,
+    download: bool,
+) -> Bunch:
     """A two-class KEEL member (cached as ``<name>.npz``): data and the 0/1 target that is
     1 for ``labels[0]``, 0 for ``labels[1]``."""
 
@@ -200,8 +250,13 @@ def _binary_set(name: str, member: str, features: tuple[str, ...], labels: tuple
         return {"data": data, "target": _binary_labels(member, [row[-1] for row in rows], *labels)}
 
     arrays = load_pinned(name, _KEEL, data_home, download, parse)
-    return Bunch(data=arrays["data"], target=arrays["target"], target_names=np.array(target_names, dtype=np.str_),
-                 feature_names=np.array(features, dtype=np.str_), DESCR=descr)
+    return Bunch(
+        data=arrays["data"],
+        target=arrays["target"],
+        target_names=np.array(target_names, dtype=np.str_),
+        feature_names=np.array(features, dtype=np.str_),
+        DESCR=descr,
+    )
 
 
 @archive_doc(_KEEL)
@@ -222,8 +277,16 @@ def load_ionosphere(*, data_home: str | os.PathLike[str] | None = None, download
         ``DESCR`` str.
 
     """
-    return _binary_set("ionosphere", _IONOSPHERE_MEMBER, _IONOSPHERE_FEATURES, ("g", "b"), ("bad", "good"),
-                       _IONOSPHERE_DESCR, data_home, download)
+    return _binary_set(
+        "ionosphere",
+        _IONOSPHERE_MEMBER,
+        _IONOSPHERE_FEATURES,
+        ("g", "b"),
+        ("bad", "good"),
+        _IONOSPHERE_DESCR,
+        data_home,
+        download,
+    )
 
 
 @archive_doc(_KEEL)
@@ -243,8 +306,16 @@ def load_spambase(*, data_home: str | os.PathLike[str] | None = None, download: 
         ``DESCR`` str.
 
     """
-    return _binary_set("spambase", _SPAMBASE_MEMBER, _SPAMBASE_FEATURES, ("1", "0"), ("non-spam", "spam"),
-                       _SPAMBASE_DESCR, data_home, download)
+    return _binary_set(
+        "spambase",
+        _SPAMBASE_MEMBER,
+        _SPAMBASE_FEATURES,
+        ("1", "0"),
+        ("non-spam", "spam"),
+        _SPAMBASE_DESCR,
+        data_home,
+        download,
+    )
 
 
 def _rebuild_red_wine(zf: zipfile.ZipFile) -> tuple[NDArray[np.float64], NDArray[np.int64]]:

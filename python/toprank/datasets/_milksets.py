@@ -65,10 +65,7 @@ def _parse_scene(text: str, member: str, n: int) -> dict[str, NDArray[Any]]:
     lines = [line for line in text.splitlines() if line.strip()]
     n_features, n_labels = _SCENE_N_FEATURES, len(_SCENE_LABELS)
     if len(lines) != n:
-        raise ValueError(
-            f"{member}: expected {n} x {n_features} data and {n_labels} labels, got "
-            f"{len(lines)} rows"
-        )
+        raise ValueError(f"{member}: expected {n} x {n_features} data and {n_labels} labels, got {len(lines)} rows")
     data = np.zeros((n, n_features), dtype=np.float64)
     target = np.zeros((n, n_labels), dtype=np.int8)
     for i, line in enumerate(lines):
@@ -80,12 +77,9 @@ def _parse_scene(text: str, member: str, n: int) -> dict[str, NDArray[Any]]:
             raise ValueError(f"{member}: line {i + 1} is not LIBSVM multi-label: {exc}") from exc
         if not labels or min(labels) < 0 or max(labels) >= n_labels:
             raise ValueError(f"{member}: line {i + 1}: labels {labels} outside 0..{n_labels - 1}")
-        if entries and (
-            min(k for k, _ in entries) < 1 or max(k for k, _ in entries) > n_features
-        ):
+        if entries and (min(k for k, _ in entries) < 1 or max(k for k, _ in entries) > n_features):
             raise ValueError(
-                f"{member}: line {i + 1}: feature index outside 1..{n_features} "
-                f"(expected {n} x {n_features} data)"
+                f"{member}: line {i + 1}: feature index outside 1..{n_features} (expected {n} x {n_features} data)"
             )
         target[i, labels] = 1
         for k, v in entries:
@@ -160,6 +154,11 @@ def load_scene(
     data = np.concatenate([arrays[f"{part}_data"] for part in parts])
     target = np.concatenate([arrays[f"{part}_target"] for part in parts])
     cardinality, counts = label_summary(target)
-    return Bunch(data=data, target=target, target_names=np.array(_SCENE_LABELS, dtype=np.str_),
-                 DESCR=_SCENE_DESCR.format(subset=subset, n=len(data), labels=", ".join(_SCENE_LABELS),
-                                           card=cardinality, counts=counts))
+    return Bunch(
+        data=data,
+        target=target,
+        target_names=np.array(_SCENE_LABELS, dtype=np.str_),
+        DESCR=_SCENE_DESCR.format(
+            subset=subset, n=len(data), labels=", ".join(_SCENE_LABELS), card=cardinality, counts=counts
+        ),
+    )

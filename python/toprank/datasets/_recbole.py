@@ -53,6 +53,7 @@ without warranty. For this reason toprank does not ship the data: this loader re
 at run time from the RecBole wheel (package licence MIT) in the user's own cache.
 """
 
+
 def _parse_ml100k(text: str, member: str) -> dict[str, NDArray[Any]]:
     """Parse RecBole's ``ml-100k.inter`` (header + u.data rows) into 0-based arrays.
 
@@ -73,9 +74,7 @@ def _parse_ml100k(text: str, member: str) -> dict[str, NDArray[Any]]:
     n_ratings, n_users, n_items = _ML100K_SHAPE
     found = (len(rows), int(np.unique(user).size), int(np.unique(item).size))
     if found != _ML100K_SHAPE or user.min() != 0 or user.max() != n_users - 1:
-        raise ValueError(
-            f"{member}: expected (ratings, users, items) = {_ML100K_SHAPE}, got {found}"
-        )
+        raise ValueError(f"{member}: expected (ratings, users, items) = {_ML100K_SHAPE}, got {found}")
     if item.min() != 0 or item.max() != n_items - 1:
         raise ValueError(f"{member}: item ids are not 1..{n_items}")
     if np.unique(user * n_items + item).size != n_ratings:
@@ -91,9 +90,7 @@ def _parse_ml100k(text: str, member: str) -> dict[str, NDArray[Any]]:
 
 
 @archive_doc(_RECBOLE, malformed="the expected ratings")
-def load_movielens_100k(
-    *, data_home: str | os.PathLike[str] | None = None, download: bool = True
-) -> Bunch:
+def load_movielens_100k(*, data_home: str | os.PathLike[str] | None = None, download: bool = True) -> Bunch:
     """Load MovieLens 100K (100000 ratings, 943 users, 1682 movies) from the ``recbole`` wheel.
 
     The ratings are those of GroupLens' ``u.data``, in its order, read from RecBole's copy
@@ -121,8 +118,13 @@ def load_movielens_100k(
     >>> ml.user.shape, ml.n_users, ml.n_items  # doctest: +SKIP
     ((100000,), 943, 1682)
     """
-    arrays = load_pinned("movielens_100k", _RECBOLE, data_home, download, lambda wheel: _parse_ml100k(
-        read_member(wheel, _ML100K_MEMBER).decode("ascii"), _ML100K_MEMBER))
+    arrays = load_pinned(
+        "movielens_100k",
+        _RECBOLE,
+        data_home,
+        download,
+        lambda wheel: _parse_ml100k(read_member(wheel, _ML100K_MEMBER).decode("ascii"), _ML100K_MEMBER),
+    )
     _, n_users, n_items = _ML100K_SHAPE
     return Bunch(
         user=arrays["user"],

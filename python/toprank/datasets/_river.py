@@ -82,8 +82,7 @@ def _parse_yeast(text: str, member: str) -> dict[str, NDArray[Any]]:
     n_features, n_labels = len(_YEAST_FEATURES), len(_YEAST_LABELS)
     if len(rows) != _YEAST_N:
         raise ValueError(
-            f"{member}: expected {_YEAST_N} x {n_features} data and {n_labels} labels, got "
-            f"{len(rows)} rows"
+            f"{member}: expected {_YEAST_N} x {n_features} data and {n_labels} labels, got {len(rows)} rows"
         )
     data = np.array([row[:n_features] for row in rows], dtype=np.float64)
     labels = np.array([[v.strip() for v in row[n_features:]] for row in rows])
@@ -96,9 +95,7 @@ def _parse_yeast(text: str, member: str) -> dict[str, NDArray[Any]]:
 
 
 @archive_doc(_RIVER, malformed="the expected 2417 x (103 + 14) table")
-def load_yeast(
-    *, data_home: str | os.PathLike[str] | None = None, download: bool = True
-) -> Bunch:
+def load_yeast(*, data_home: str | os.PathLike[str] | None = None, download: bool = True) -> Bunch:
     """Load MULAN yeast (2417 x 103, 14 labels) from the ``river`` wheel.
 
     The multi-label gene-function data set of Elisseeff & Weston (2001), MULAN's version,
@@ -121,10 +118,19 @@ def load_yeast(
     >>> yeast.data.shape, yeast.target.shape  # doctest: +SKIP
     ((2417, 103), (2417, 14))
     """
-    arrays = load_pinned("yeast", _RIVER, data_home, download, lambda wheel: _parse_yeast(
-        gzip.decompress(read_member(wheel, _YEAST_MEMBER)).decode("ascii"), _YEAST_MEMBER))
+    arrays = load_pinned(
+        "yeast",
+        _RIVER,
+        data_home,
+        download,
+        lambda wheel: _parse_yeast(gzip.decompress(read_member(wheel, _YEAST_MEMBER)).decode("ascii"), _YEAST_MEMBER),
+    )
     target = arrays["target"]
     cardinality, counts = label_summary(target)
-    return Bunch(data=arrays["data"], target=target, target_names=np.array(_YEAST_LABELS, dtype=np.str_),
-                 feature_names=np.array(_YEAST_FEATURES, dtype=np.str_),
-                 DESCR=_YEAST_DESCR.format(card=cardinality, counts=counts))
+    return Bunch(
+        data=arrays["data"],
+        target=target,
+        target_names=np.array(_YEAST_LABELS, dtype=np.str_),
+        feature_names=np.array(_YEAST_FEATURES, dtype=np.str_),
+        DESCR=_YEAST_DESCR.format(card=cardinality, counts=counts),
+    )

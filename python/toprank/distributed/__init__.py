@@ -145,8 +145,15 @@ class _Model(ABC):
         """The model's own stopping rule."""
 
     @abstractmethod
-    def finish(self, runner: Runner, parts: list[_Partition], W: NDArray[np.float64], d: int,
-               gather_dual: bool, aggregate_future: Any) -> None:
+    def finish(
+        self,
+        runner: Runner,
+        parts: list[_Partition],
+        W: NDArray[np.float64],
+        d: int,
+        gather_dual: bool,
+        aggregate_future: Any,
+    ) -> None:
         """Sets the fitted attributes of the estimator from the final W (and A)."""
 
 
@@ -159,8 +166,15 @@ class _Svc(_Model):
         if model.kernel != "linear":
             raise InvalidInputError(f"estimator: fit_cocoa trains kernel='linear' only, got kernel={model.kernel!r}")
         self.bias = self.params["intercept_scaling"] if self.params["fit_intercept"] else None
-        self.problem = tasks.SvcProblem(model.loss, self.params["k"], self.params["smoothing"], self.bias, aggregation,
-                                        float(local_epochs), self.params["shrinking"])
+        self.problem = tasks.SvcProblem(
+            model.loss,
+            self.params["k"],
+            self.params["smoothing"],
+            self.bias,
+            aggregation,
+            float(local_epochs),
+            self.params["shrinking"],
+        )
         self.seed = int(check_random_state(model.random_state).randint(np.iinfo(np.int32).max))
         self.tol = self.params["tol"]
         # TopKSVC checks every check_every passes; a check is itself a pass.
@@ -185,8 +199,10 @@ class _Svc(_Model):
         # C and the class weights enter each shard's c_k, not the problem: a checkpoint
         # written with others must not be resumed (see _fingerprint).
         self.costs = dict(C=float(self.params["C"]), class_weights=[float(w) for w in weights])
-        return [runner.submit(tasks.make_svc_shard, xk, yk, classes, weights, self.params["C"], self.bias, worker=w)
-                for xk, yk, _, w in placed]
+        return [
+            runner.submit(tasks.make_svc_shard, xk, yk, classes, weights, self.params["C"], self.bias, worker=w)
+            for xk, yk, _, w in placed
+        ]
 
     def combine(self, values: list[tuple[float, ...]], half: float) -> tuple[float, float, float, float | None]:
         primal = half + sum(v[0] for v in values)
@@ -196,8 +212,15 @@ class _Svc(_Model):
     def done(self, gap: float, violation: float | None) -> bool:
         return gap <= self.tol
 
-    def finish(self, runner: Runner, parts: list[_Partition], W: NDArray[np.float64], d: int,
-               gather_dual: bool, aggregate_future: Any) -> None:
+    def finish(
+        self,
+        runner: Runner,
+        parts: list[_Partition],
+        W: NDArray[np.float64],
+        d: int,
+        gather_dual: bool,
+        aggregate_future: Any,
+    ) -> None:
         model, m = self.model, self.coef_rows
         model.classes_ = self.classes
         model.n_features_in_ = d
@@ -205,8 +228,9 @@ class _Svc(_Model):
         model.intercept_ = W[:, d] * self.params["intercept_scaling"] if self.bias is not None else np.zeros(m)
         if gather_dual:
             model.dual_coef_ = _gather_duals(runner, parts, aggregate_future)
-            model._c = np.concatenate(runner.gather([runner.submit(tasks.weights_of, p.shard, worker=p.worker)
-                                                     for p in parts]))
+            model._c = np.concatenate(
+                runner.gather([runner.submit(tasks.weights_of, p.shard, worker=p.worker) for p in parts])
+            )
 
 
 class _M3l(_Model):
@@ -215,8 +239,10 @@ class _M3l(_Model):
     def __init__(self, model: M3L, local_epochs: float) -> None:
         self.model = model
         if model.kernel != "linear" or model.solver not in ("auto", "dcd"):
-            raise InvalidInputError(f"estimator: fit_cocoa trains the linear M3L (dual coordinate descent), got "
-                                    f"kernel={model.kernel!r}, solver={model.solver!r}")
+            raise InvalidInputError(
+                f"estimator: fit_cocoa trains the linear M3L (dual coordinate descent), got "
+                f"kernel={model.kernel!r}, solver={model.solver!r}"
+            )
         if float(local_epochs) != int(local_epochs) or local_epochs < 1:
             raise InvalidInputError(f"local_epochs: M3L rounds run whole epochs, got {local_epochs}")
         self.C = _real(model.C, "C", low=0.0, strict=True)
@@ -234,14 +260,16 @@ class _M3l(_Model):
             raise InvalidInputError(f"Y: partitions have different label counts {sorted(set(widths))}")
         labels = widths[0]
         futures = [runner.submit(tasks.make_m3l_shard, xk, yk, labels, worker=w) for xk, yk, _, w in placed]
-        counted = runner.gather([runner.submit(tasks.label_counts, f, worker=w) for f, (_, _, _, w) in
-                                 zip(futures, placed)])
+        counted = runner.gather(
+            [runner.submit(tasks.label_counts, f, worker=w) for f, (_, _, _, w) in zip(futures, placed)]
+        )
         rows = sum(r for r, _ in counted)
         on = np.sum([c for _, c in counted], axis=0)
         constant = np.flatnonzero((on == 0) | (on == rows))
         if constant.size:
-            raise InvalidInputError(f"Y: labels {constant.tolist()} are never or always on (one class only): "
-                                    "nothing to learn")
+            raise InvalidInputError(
+                f"Y: labels {constant.tolist()} are never or always on (one class only): nothing to learn"
+            )
         self.coef_rows = labels
         self.problem = tasks.M3lProblem(label_prior(self.model.R, labels), self.C, self.bias, self.local_epochs)
         return futures
@@ -253,8 +281,15 @@ class _M3l(_Model):
     def done(self, gap: float, violation: float | None) -> bool:
         return violation is not None and violation < self.tol
 
-    def finish(self, runner: Runner, parts: list[_Partition], W: NDArray[np.float64], d: int,
-               gather_dual: bool, aggregate_future: Any) -> None:
+    def finish(
+        self,
+        runner: Runner,
+        parts: list[_Partition],
+        W: NDArray[np.float64],
+        d: int,
+        gather_dual: bool,
+        aggregate_future: Any,
+    ) -> None:
         model, labels = self.model, self.coef_rows
         model.n_features_in_ = d
         model._target_kind = "multilabel"
@@ -276,8 +311,9 @@ def _label_width(Y: Any) -> int:
 
 
 def _gather_duals(runner: Runner, parts: list[_Partition], aggregate_future: Any) -> NDArray[np.float64]:
-    return np.concatenate(runner.gather([runner.submit(tasks.dual_of, p.shard, aggregate_future, worker=p.worker)
-                                         for p in parts]))
+    return np.concatenate(
+        runner.gather([runner.submit(tasks.dual_of, p.shard, aggregate_future, worker=p.worker) for p in parts])
+    )
 
 
 def fit_cocoa(
@@ -361,8 +397,9 @@ def fit_cocoa(
         if aggregation == "auto":
             aggregation = "line_search" if hinge else "adding"
         if aggregation == "line_search" and not hinge:
-            raise InvalidInputError("aggregation: 'line_search' needs a hinge loss ('alpha' or 'beta'), "
-                                    f"got loss={estimator.loss!r}")
+            raise InvalidInputError(
+                f"aggregation: 'line_search' needs a hinge loss ('alpha' or 'beta'), got loss={estimator.loss!r}"
+            )
         # One partition is the serial solver, whose rounds are whole passes.
         short = aggregation == "line_search" and _partition_count(X) > 1
         local_epochs = _local_epochs(local_epochs, 0.25 if short else 1.0)
@@ -391,15 +428,26 @@ def fit_cocoa(
         raise InvalidInputError("X: without a client, must be a list of partitions")
     runner: Runner = Dask(client) if client is not None else Local(threads or max(1, len(X)))
     try:
-        return _fit(runner, client, spec, X, y, max_rounds, aggregation, checkpoint_every, checkpoint_dir, resume,
-                    gather_dual)
+        return _fit(
+            runner, client, spec, X, y, max_rounds, aggregation, checkpoint_every, checkpoint_dir, resume, gather_dual
+        )
     finally:
         runner.close()
 
 
-def _fit(runner: Runner, client: Any, spec: _Model, X: Any, y: Any, max_rounds: int, aggregation: Aggregation,
-         checkpoint_every: int | None, checkpoint_dir: str | None, resume: bool,
-         gather_dual: bool) -> tuple[Any, list[RoundRecord]]:
+def _fit(
+    runner: Runner,
+    client: Any,
+    spec: _Model,
+    X: Any,
+    y: Any,
+    max_rounds: int,
+    aggregation: Aggregation,
+    checkpoint_every: int | None,
+    checkpoint_dir: str | None,
+    resume: bool,
+    gather_dual: bool,
+) -> tuple[Any, list[RoundRecord]]:
     placed = place(runner, client, X, y)
     d = n_features(X)
     shards = spec.shards(runner, placed)
@@ -420,8 +468,14 @@ def _fit(runner: Runner, client: Any, spec: _Model, X: Any, y: Any, max_rounds: 
     fingerprint = _fingerprint(spec, parts)
     if resume and checkpoint_dir is not None and os.path.exists(os.path.join(checkpoint_dir, _STATE)):
         start_round, history, w_value = _read_checkpoint(checkpoint_dir, fingerprint)
-        runner.gather([runner.submit(tasks.load_shard, p.shard, os.path.join(checkpoint_dir, f"partition_{k}.npz"),
-                                     worker=p.worker) for k, p in enumerate(parts)])
+        runner.gather(
+            [
+                runner.submit(
+                    tasks.load_shard, p.shard, os.path.join(checkpoint_dir, f"partition_{k}.npz"), worker=p.worker
+                )
+                for k, p in enumerate(parts)
+            ]
+        )
     aggregator = active[0].worker if active else None
     current = runner.put((w_value, 1.0), aggregator)
     w_bytes = w_value.nbytes
@@ -437,8 +491,10 @@ def _fit(runner: Runner, client: Any, spec: _Model, X: Any, y: Any, max_rounds: 
     moved, status, last_dual = 0, "max_rounds", -np.inf if not history else history[-1].dual
     rounds_done = start_round
     for r in range(start_round, max_rounds):
-        outcomes = [runner.submit(tasks.run_round, p.shard, current, spec.problem, sigma, p.seed, line_search,
-                                  worker=p.worker) for p in active]
+        outcomes = [
+            runner.submit(tasks.run_round, p.shard, current, spec.problem, sigma, p.seed, line_search, worker=p.worker)
+            for p in active
+        ]
         current = runner.submit(tasks.aggregate, current, sigma, line_search, *outcomes, worker=aggregator)
         moved += round_bytes
         rounds_done = r + 1
@@ -453,8 +509,12 @@ def _fit(runner: Runner, client: Any, spec: _Model, X: Any, y: Any, max_rounds: 
         history.append(record)
         moved = 0
         if spec.model.verbose:
-            print(f"[fit_cocoa] round {rounds_done:5d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  "
-                  f"{record.seconds:.2f}s  {record.bytes_sent / 1e6:.2f} MB", file=sys.stdout, flush=True)
+            print(
+                f"[fit_cocoa] round {rounds_done:5d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  "
+                f"{record.seconds:.2f}s  {record.bytes_sent / 1e6:.2f} MB",
+                file=sys.stdout,
+                flush=True,
+            )
         if checkpoint_every is not None and checkpoint_dir is not None and rounds_done % checkpoint_every == 0:
             _write_checkpoint(runner, checkpoint_dir, parts, current, rounds_done, history, fingerprint)
         if spec.done(gap, violation):
@@ -478,31 +538,47 @@ def _fit(runner: Runner, client: Any, spec: _Model, X: Any, y: Any, max_rounds: 
         model.history_ = [(h.round, h.primal, h.dual, h.gap, h.seconds) for h in history]
     model.status_ = status
     if status != "converged":
-        warnings.warn(_advice(spec, status, final, rounds_done, max_rounds, K, aggregation), ConvergenceWarning,
-                      stacklevel=caller_stacklevel())
+        warnings.warn(
+            _advice(spec, status, final, rounds_done, max_rounds, K, aggregation),
+            ConvergenceWarning,
+            stacklevel=caller_stacklevel(),
+        )
     return model, history
 
 
-def _advice(spec: _Model, status: str, final: RoundRecord, rounds: int, max_rounds: int, K: int,
-            aggregation: Aggregation) -> str:
+def _advice(
+    spec: _Model, status: str, final: RoundRecord, rounds: int, max_rounds: int, K: int, aggregation: Aggregation
+) -> str:
     """The ConvergenceWarning's message: where the fit stopped, and what to change."""
-    measure = f"a relative duality gap of {final.gap:.3g}" if final.max_violation is None else \
-        f"a projected gradient of {final.max_violation:.3g}"
+    measure = (
+        f"a relative duality gap of {final.gap:.3g}"
+        if final.max_violation is None
+        else f"a projected gradient of {final.max_violation:.3g}"
+    )
     if status == "no_progress":
-        return (f"fit_cocoa stopped after {rounds} rounds at {measure} (tol={spec.tol}): the dual objective no "
-                "longer increases, so rounding at this scale bounds the attainable accuracy; raise tol.")
+        return (
+            f"fit_cocoa stopped after {rounds} rounds at {measure} (tol={spec.tol}): the dual objective no "
+            "longer increases, so rounding at this scale bounds the attainable accuracy; raise tol."
+        )
     advice = ["raise max_rounds (each round is local_epochs passes) or tol"]
     if K > 1 and isinstance(spec, _Svc):
         if aggregation == "adding" and spec.model.loss in ("alpha", "beta"):
-            advice.append("use aggregation='line_search', which steps as far as the partitions' changes allow "
-                          "where 'adding' (σ' = K) is bounded by their worst-case interaction")
+            advice.append(
+                "use aggregation='line_search', which steps as far as the partitions' changes allow "
+                "where 'adding' (σ' = K) is bounded by their worst-case interaction"
+            )
         elif aggregation == "line_search" and spec.problem.local_epochs > 1 / 16:
-            advice.append(f"use shorter rounds (local_epochs={spec.problem.local_epochs / 4:g}): with rounds of 1/16 "
-                          "to 1/4 of a pass the line search needs about the serial number of passes")
+            advice.append(
+                f"use shorter rounds (local_epochs={spec.problem.local_epochs / 4:g}): with rounds of 1/16 "
+                "to 1/4 of a pass the line search needs about the serial number of passes"
+            )
     if K > 1 and spec.bias is not None:
         advice.append("centre X and fit without an intercept: its constant feature couples every partition")
-    return (f"fit_cocoa stopped after {rounds} rounds (max_rounds={max_rounds}) at {measure} (tol={spec.tol}); "
-            + "; or ".join(advice) + ".")
+    return (
+        f"fit_cocoa stopped after {rounds} rounds (max_rounds={max_rounds}) at {measure} (tol={spec.tol}); "
+        + "; or ".join(advice)
+        + "."
+    )
 
 
 def _partition_count(X: Any) -> int:
@@ -540,23 +616,45 @@ def _relative_gap(primal: float, dual: float) -> float:
 def _fingerprint(spec: _Model, parts: Sequence[_Partition]) -> dict[str, Any]:
     """What a checkpoint must match to be resumed: the partitions, the seed, the problem
     and the costs the shards carry (TopKSVC's C and class weights)."""
-    problem = {name: (value.tolist() if isinstance(value, np.ndarray) else value)
-               for name, value in asdict(spec.problem).items()}
+    problem = {
+        name: (value.tolist() if isinstance(value, np.ndarray) else value)
+        for name, value in asdict(spec.problem).items()
+    }
     labels = [str(c) for c in getattr(spec, "classes", range(spec.coef_rows))]
     # Through JSON and back: the form a checkpoint's state compares as.
-    plain: dict[str, Any] = json.loads(json.dumps(dict(model=spec.kind, rows=[p.rows for p in parts], labels=labels,
-                                                       seed=spec.seed, problem=problem,
-                                                       costs=getattr(spec, "costs", None))))
+    plain: dict[str, Any] = json.loads(
+        json.dumps(
+            dict(
+                model=spec.kind,
+                rows=[p.rows for p in parts],
+                labels=labels,
+                seed=spec.seed,
+                problem=problem,
+                costs=getattr(spec, "costs", None),
+            )
+        )
+    )
     return plain
 
 
-def _write_checkpoint(runner: Runner, directory: str, parts: Sequence[_Partition], current: Any, rounds: int,
-                      history: list[RoundRecord], fingerprint: dict[str, Any]) -> None:
+def _write_checkpoint(
+    runner: Runner,
+    directory: str,
+    parts: Sequence[_Partition],
+    current: Any,
+    rounds: int,
+    history: list[RoundRecord],
+    fingerprint: dict[str, Any],
+) -> None:
     """Each worker writes its own partition's state; the driver writes W and, last, the
     state (so a checkpoint is complete whenever the state names it)."""
     os.makedirs(directory, exist_ok=True)
-    writes = [runner.submit(tasks.save_shard, p.shard, current, os.path.join(directory, f"partition_{k}.npz"),
-                            worker=p.worker) for k, p in enumerate(parts)]
+    writes = [
+        runner.submit(
+            tasks.save_shard, p.shard, current, os.path.join(directory, f"partition_{k}.npz"), worker=p.worker
+        )
+        for k, p in enumerate(parts)
+    ]
     w = runner.submit(tasks.coef_of, current)
     writes.append(runner.submit(tasks.save_array, w, os.path.join(directory, "coef.npy")))
     runner.gather(writes)
@@ -592,8 +690,12 @@ def predict(estimator: TopKSVC | M3L, X: Any) -> Any:
     """``estimator.predict`` over the row chunks of a dask array (map_blocks)."""
     X = X.rechunk({1: X.shape[1]})
     if isinstance(estimator, M3L) and estimator._target_kind == "multilabel":
-        return X.map_blocks(_block_predict, estimator, dtype=estimator._target_dtype.dtype,
-                            chunks=(X.chunks[0], (estimator.coef_.shape[0],)))
+        return X.map_blocks(
+            _block_predict,
+            estimator,
+            dtype=estimator._target_dtype.dtype,
+            chunks=(X.chunks[0], (estimator.coef_.shape[0],)),
+        )
     return X.map_blocks(_block_predict, estimator, dtype=np.asarray(estimator.classes_).dtype, drop_axis=1)
 
 

@@ -120,8 +120,9 @@ class SvcShard:
     them through the aggregation's futures (a round needs the previous aggregate, which
     needs every partition's previous round)."""
 
-    def __init__(self, X: Any, y: Any, classes: NDArray[Any], weights: NDArray[np.float64], C: float,
-                 bias: float | None) -> None:
+    def __init__(
+        self, X: Any, y: Any, classes: NDArray[Any], weights: NDArray[np.float64], C: float, bias: float | None
+    ) -> None:
         self.X = _design(X)
         y = _labels(y)
         if len(y) != self.X.shape[0]:
@@ -174,10 +175,25 @@ class SvcShard:
         while remaining:
             steps = remaining if self.next_active is None else min(remaining, self.eligible() - self.cursor[1])
             local, changed, before, epoch, offset = _core.cocoa_local_round(
-                self.X, self.y, self.c, self.sq_norms, self.dual, local, loss=problem.loss, k=problem.k,
-                smoothing=problem.smoothing, bias=problem.bias, sigma=sigma, steps=steps, seed=seed,
-                epoch=self.cursor[0], offset=self.cursor[1], shrinking=problem.shrinking, active=self.active,
-                record=line_search)
+                self.X,
+                self.y,
+                self.c,
+                self.sq_norms,
+                self.dual,
+                local,
+                loss=problem.loss,
+                k=problem.k,
+                smoothing=problem.smoothing,
+                bias=problem.bias,
+                sigma=sigma,
+                steps=steps,
+                seed=seed,
+                epoch=self.cursor[0],
+                offset=self.cursor[1],
+                shrinking=problem.shrinking,
+                active=self.active,
+                record=line_search,
+            )
             self.cursor, remaining = (epoch, offset), remaining - steps
             changed_parts.append(changed)
             before_parts.append(before)
@@ -186,8 +202,9 @@ class SvcShard:
         change = (0.0, 0.0)
         if line_search:
             changed, before = _first_changes(changed_parts, before_parts, self.dual.shape[1])
-            change = _core.cocoa_dual_change(self.y, self.c, changed, before, self.dual, loss=problem.loss,
-                                             k=problem.k, smoothing=problem.smoothing)
+            change = _core.cocoa_dual_change(
+                self.y, self.c, changed, before, self.dual, loss=problem.loss, k=problem.k, smoothing=problem.smoothing
+            )
             self.pending = (changed, before)
         return Outcome(local, change)
 
@@ -196,8 +213,17 @@ class SvcShard:
         set these scores give is the next epoch's."""
         self.commit(aggregate[1])
         loss_sum, dual_sum, active = _core.cocoa_partition_terms(
-            self.X, self.y, self.c, self.dual, aggregate[0], loss=problem.loss, k=problem.k,
-            smoothing=problem.smoothing, bias=problem.bias, shrinking=problem.shrinking)
+            self.X,
+            self.y,
+            self.c,
+            self.dual,
+            aggregate[0],
+            loss=problem.loss,
+            k=problem.k,
+            smoothing=problem.smoothing,
+            bias=problem.bias,
+            shrinking=problem.shrinking,
+        )
         if problem.shrinking:
             self.next_active = active
         return loss_sum, dual_sum
@@ -216,8 +242,10 @@ class SvcShard:
             _check_saved(saved["dual"], self.dual.shape, path)
             self.dual[...] = saved["dual"]
             self.cursor = (int(saved["cursor"][0]), int(saved["cursor"][1]))
-            self.active, self.next_active = (tuple(saved[f"{name}_{i}"] for i in range(3)) if f"{name}_0" in saved
-                                             else None for name in ("active", "next_active"))
+            self.active, self.next_active = (
+                tuple(saved[f"{name}_{i}"] for i in range(3)) if f"{name}_0" in saved else None
+                for name in ("active", "next_active")
+            )
         self.pending = None
 
     def dual_coef(self, aggregate: Aggregate) -> NDArray[np.float64]:
@@ -236,8 +264,9 @@ def _check_saved(saved: NDArray[Any], expected: tuple[int, ...], path: str) -> N
         raise InvalidInputError(f"resume: {path} holds NaN or infinite dual values")
 
 
-def _first_changes(changed: list[NDArray[np.int64]], before: list[NDArray[np.float64]],
-                   m: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+def _first_changes(
+    changed: list[NDArray[np.int64]], before: list[NDArray[np.float64]], m: int
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """The changed rows of a round run in several calls, each with its row before the
     first call that changed it."""
     if not changed:
@@ -277,8 +306,9 @@ class M3lShard:
         self.X = _design(X)
         indicator = indicator_matrix(Y, "Y").toarray()
         if indicator.shape != (self.X.shape[0], n_labels):
-            raise InvalidInputError(f"Y: a partition has shape {indicator.shape}, expected "
-                                    f"({self.X.shape[0]}, {n_labels})")
+            raise InvalidInputError(
+                f"Y: a partition has shape {indicator.shape}, expected ({self.X.shape[0]}, {n_labels})"
+            )
         self.signs = np.ascontiguousarray(2.0 * indicator - 1.0)
         self.delta_plus = np.zeros_like(self.signs)  # Hamming: Δ⁺ = 0, Δ⁻ = 2
         self.delta_minus = np.full_like(self.signs, 2.0)
@@ -297,16 +327,38 @@ class M3lShard:
     def round(self, aggregate: Aggregate, problem: M3lProblem, sigma: float, seed: int, line_search: bool) -> Outcome:
         if self.sq_norms is None:
             self.sq_norms = _core.cocoa_sq_norms(self.X, bias=problem.bias)
-        local = _core.m3l_cocoa_round(self.X, self.signs, problem.R, problem.C, self.delta_plus, self.delta_minus,
-                                      self.sq_norms, self.alpha, aggregate[0], bias=problem.bias, sigma=sigma,
-                                      first_epoch=self.epoch, epochs=problem.local_epochs, seed=seed)
+        local = _core.m3l_cocoa_round(
+            self.X,
+            self.signs,
+            problem.R,
+            problem.C,
+            self.delta_plus,
+            self.delta_minus,
+            self.sq_norms,
+            self.alpha,
+            aggregate[0],
+            bias=problem.bias,
+            sigma=sigma,
+            first_epoch=self.epoch,
+            epochs=problem.local_epochs,
+            seed=seed,
+        )
         self.epoch += problem.local_epochs
         return Outcome(local, (0.0, 0.0))
 
     def terms(self, aggregate: Aggregate, problem: M3lProblem) -> tuple[float, float, float]:
         """The partition's (P, D) shares and its largest |projected gradient|."""
-        return _core.m3l_cocoa_terms(self.X, self.signs, problem.R, problem.C, self.delta_plus, self.delta_minus,
-                                     self.alpha, aggregate[0], bias=problem.bias)
+        return _core.m3l_cocoa_terms(
+            self.X,
+            self.signs,
+            problem.R,
+            problem.C,
+            self.delta_plus,
+            self.delta_minus,
+            self.alpha,
+            aggregate[0],
+            bias=problem.bias,
+        )
 
     def save(self, aggregate: Aggregate, path: str) -> str:
         return _save_npz(path, dict(dual=self.alpha, epoch=np.array([self.epoch], dtype=np.int64)))
@@ -327,8 +379,9 @@ Shard = SvcShard | M3lShard
 # ---------------------------------------------------------------- tasks
 
 
-def make_svc_shard(X: Any, y: Any, classes: NDArray[Any], weights: NDArray[np.float64], C: float,
-                   bias: float | None) -> SvcShard:
+def make_svc_shard(
+    X: Any, y: Any, classes: NDArray[Any], weights: NDArray[np.float64], C: float, bias: float | None
+) -> SvcShard:
     return SvcShard(X, y, classes, weights, C, bias)
 
 

@@ -47,8 +47,9 @@ class Dask:
         self.client = client
 
     def submit(self, fn: Callable[..., Any], *args: Any, worker: str | None = None) -> Any:
-        return self.client.submit(fn, *args, workers=None if worker is None else [worker], allow_other_workers=False,
-                                  pure=False)
+        return self.client.submit(
+            fn, *args, workers=None if worker is None else [worker], allow_other_workers=False, pure=False
+        )
 
     def gather(self, futures: Sequence[Any]) -> list[Any]:
         return list(self.client.gather(list(futures)))

@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test test-rust test-python typecheck fuzz demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l bench-tracenorm bench-cocoa tracenorm-real tracenorm-pq-fashion topk-svm-epochs movielens m3l-prior wheel clean
+.PHONY: all develop test lint test-rust test-python typecheck fuzz demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l bench-tracenorm bench-cocoa tracenorm-real tracenorm-pq-fashion topk-svm-epochs movielens m3l-prior wheel clean
 
 all: test
 
@@ -27,7 +27,14 @@ $(DEPS): pyproject.toml | $(PY)
 develop: $(DEPS)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
 
-test: test-rust develop typecheck test-python
+test: lint test-rust develop typecheck test-python
+
+# Formatting and lint are checked here, never rewritten (`cargo fmt`, `ruff format .` and
+# `ruff check --fix .` rewrite).
+lint: $(DEPS)
+	cargo fmt --check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 test-rust:
 	cargo test --quiet

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use crate::data::{Design, Row, RowBuf};
 use crate::linalg::{axpy, dot, dot4};
+use crate::pq::Codebooks;
 use crate::{Error, Result};
 
 /// Rows of X per block: a block of a dense X (d ≤ a few thousand) stays in L2.
@@ -147,6 +148,79 @@ pub fn xt_times<D: Design + ?Sized>(x: &D, r: &[f64], m: usize) -> Result<Vec<f6
         out.iter_mut().zip(part).for_each(|(o, p)| *o += p);
     }
     Ok(out)
+}
+
+/// X as rank-one descent sees it: its shape and the two products, each checked finite
+/// (a non-finite product means a non-finite or overflowing X, named as such).
+pub trait Products: Sync {
+    fn n_rows(&self) -> usize;
+    fn n_features(&self) -> usize;
+    /// X·B for B (d × m, row-major): n × m, row-major.
+    fn times(&self, b: &[f64], m: usize) -> Result<Vec<f64>>;
+    /// Xᵀ·R for R (n × m, row-major): d × m, row-major.
+    fn t_times(&self, r: &[f64], m: usize) -> Result<Vec<f64>>;
+}
+
+/// A design read row by row (dense or CSR) through [`x_times`] and [`xt_times`].
+#[derive(Debug, Clone, Copy)]
+pub struct Rows<'a, D: ?Sized>(pub &'a D);
+
+/// A product-quantized X̂ (codes and codebooks), through the compressed-domain products of
+/// `crate::pq` (table look-ups per sub-space instead of decoding every row).
+#[derive(Debug, Clone, Copy)]
+pub struct Coded<'a> {
+    books: Codebooks<'a>,
+    codes: &'a [u8],
+    n: usize,
+}
+
+impl<'a> Coded<'a> {
+    /// Checks the codes against the codebooks.
+    pub fn new(books: Codebooks<'a>, codes: &'a [u8]) -> Result<Self> {
+        let n = books.check_codes(codes)?;
+        Ok(Self { books, codes, n })
+    }
+}
+
+/// `out` unless it holds a NaN or an infinity (the product overflowed or X is not finite).
+fn finite_product(out: Vec<f64>, m: usize, transposed: bool) -> Result<Vec<f64>> {
+    match out.iter().position(|v| !v.is_finite()) {
+        None => Ok(out),
+        Some(at) => {
+            let what = if transposed { "column" } else { "row" };
+            Err(Error::input("X", format!("contains NaN or infinity, or overflows float64 ({what} {})", at / m.max(1))))
+        }
+    }
+}
+
+impl<D: Design + ?Sized> Products for Rows<'_, D> {
+    fn n_rows(&self) -> usize {
+        self.0.n_rows()
+    }
+    fn n_features(&self) -> usize {
+        self.0.n_features()
+    }
+    fn times(&self, b: &[f64], m: usize) -> Result<Vec<f64>> {
+        finite_product(x_times(self.0, b, m)?, m, false)
+    }
+    fn t_times(&self, r: &[f64], m: usize) -> Result<Vec<f64>> {
+        finite_product(xt_times(self.0, r, m)?, m, true)
+    }
+}
+
+impl Products for Coded<'_> {
+    fn n_rows(&self) -> usize {
+        self.n
+    }
+    fn n_features(&self) -> usize {
+        self.books.dim()
+    }
+    fn times(&self, b: &[f64], m: usize) -> Result<Vec<f64>> {
+        finite_product(crate::pq::dot::<f64>(&self.books, self.codes, b, m)?, m, false)
+    }
+    fn t_times(&self, r: &[f64], m: usize) -> Result<Vec<f64>> {
+        finite_product(crate::pq::tdot::<f64>(&self.books, self.codes, r, m)?, m, true)
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 # Type stubs of the compiled extension `toprank._core` (checked by mypy.stubtest in `make test`).
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -332,6 +332,7 @@ def attop_fit(
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> dict[str, Any]: ...
+@final
 class TraceNormFit:
     """A finished rank-one descent fit (``src/solvers/tracenorm/descent.rs``)."""
 
@@ -356,6 +357,7 @@ class TraceNormFit:
     @property
     def history(self) -> list[tuple[int, float, float, int, float]]: ...
 
+@final
 class TraceNormSolver:
     """The penalties and settings of one trace-norm problem."""
 

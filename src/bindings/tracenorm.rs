@@ -45,6 +45,9 @@ impl FitJob<'_> {
 
 impl DesignJob for FitJob<'_> {
     type Output = tn::Fit;
+    // The first product of every fit, Xᵀ(P − Y) (or X U for a warm start), reads all of X,
+    // and the core refuses a non-finite product naming X.
+    const CHECKS_X_ITSELF: bool = true;
     fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<tn::Fit> {
         self.solve(&tn::Rows(x), monitor)
     }

@@ -84,7 +84,7 @@ pub fn minimize(mut f: impl FnMut(&[f64]) -> Result<Evaluation>, x0: Vec<f64>, o
         iterations += 1;
         let mut direction = two_loop(&gradient, &pairs);
         let mut slope = dot(&gradient, &direction);
-        if !(slope < 0.0) {
+        if slope >= 0.0 || slope.is_nan() {
             // Rounding made H's direction point uphill: restart from steepest descent.
             pairs.clear();
             direction = gradient.iter().map(|g| -g).collect();
@@ -115,7 +115,8 @@ pub fn minimize(mut f: impl FnMut(&[f64]) -> Result<Evaluation>, x0: Vec<f64>, o
             }
             pairs.push_back((s, y, 1.0 / sy));
         }
-        if !(decrease > 0.0) {
+        if decrease <= 0.0 || decrease.is_nan() {
+            // No decrease at all (SciPy's ftol = 0): rounding has the last word.
             break;
         }
     }

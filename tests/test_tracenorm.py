@@ -1,7 +1,7 @@
 """Trace-norm multinomial logistic regression: rank-one descent against an independent
-convex solve (cvxpy, normNuc), its own optimality conditions (C1)–(C2), finite
-differences of the Rust pieces, the same model from raw, CSR and decoded-PQ input, the
-regularisation path, and bad input."""
+convex solve (cvxpy, normNuc), its own optimality conditions (C1)–(C2), the same model
+from raw, CSR and decoded-PQ input, the regularisation path, the core solver object, Ctrl-C,
+and bad input. (The Rust pieces have their own unit tests in src/solvers/tracenorm/.)"""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from _interrupt import interrupt_during
+
 from toprank import _core
-from toprank.exceptions import InvalidInputError, NoSolutionError
+from toprank.exceptions import InvalidInputError
 from toprank.pq import CompressedMatrix, ProductQuantizer
 from toprank.tracenorm import TraceNormLogisticRegression, tracenorm_path
 
@@ -90,31 +92,6 @@ def test_optimality_conditions_hold_at_the_solution():
     assert model.rank_ < min(X.shape[1], 6)
 
 
-def test_the_rust_pieces_against_finite_differences_and_numpy():
-    rng = np.random.default_rng(2)
-    n, d, m = 50, 6, 4
-    X, y = rng.normal(size=(n, d)), rng.integers(0, m, size=n).astype(np.uint32)
-    W, b = rng.normal(size=(d, m)), rng.normal(size=m)
-    S = X @ W + b
-    loss, R = _core.multinomial_loss(S, y)
-    assert loss == pytest.approx(_objective(X, y, W, b, 0.0, 0.0), rel=1e-12)
-    G = _core.tracenorm_product(X, R, transpose=True)
-    for csr in (False, True):
-        Xa = sp.csr_matrix(X) if csr else X
-        np.testing.assert_allclose(_core.tracenorm_product(Xa, R, transpose=True), X.T @ R, atol=1e-13)
-        np.testing.assert_allclose(_core.tracenorm_product(Xa, W), X @ W, atol=1e-13)
-    h = 1e-6
-    for (i, j) in [(0, 0), (3, 2), (5, 3)]:
-        Wp, Wm = W.copy(), W.copy()
-        Wp[i, j] += h
-        Wm[i, j] -= h
-        fd = (_objective(X, y, Wp, b, 0, 0) - _objective(X, y, Wm, b, 0, 0)) / (2 * h)
-        assert G[i, j] == pytest.approx(fd, abs=1e-8)
-    sigma, u, v, _, _ = _core.top_singular_pair(np.ascontiguousarray(-G), rng.normal(size=(1, m)), block=2, tol=1e-14)
-    assert sigma == pytest.approx(np.linalg.norm(G, 2), rel=1e-10)
-    assert u @ (-G) @ v == pytest.approx(sigma, rel=1e-10)
-
-
 def test_raw_csr_and_compressed_inputs_give_the_same_model():
     rng = np.random.default_rng(3)
     X, y = _problem(n=300, d=8, m=4, seed=3)
@@ -141,36 +118,6 @@ def test_results_do_not_depend_on_the_thread_count():
     b = TraceNormLogisticRegression(0.01, 0.001, random_state=0, n_jobs=2).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert a.n_iter_ == b.n_iter_
-
-
-def test_blas_runs_on_one_thread_during_a_fit_and_is_restored_after(monkeypatch):
-    """NumPy's BLAS workers, spinning between the fit's small products, would take the
-    cores of the Rust pool: the fit holds BLAS to one thread and gives back the caller's
-    setting."""
-    import threadpoolctl
-
-    import toprank.tracenorm as tracenorm
-
-    def blas_threads():
-        return [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
-
-    seen = []
-    descent = tracenorm._rank_one_descent
-
-    def recording(*args, **kwargs):
-        seen.append(blas_threads())
-        return descent(*args, **kwargs)
-
-    monkeypatch.setattr(tracenorm, "_rank_one_descent", recording)
-    X, y = _problem(n=300, d=10, m=4, seed=2)
-    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
-        before = blas_threads()
-        if not before or max(before) < 2:
-            pytest.skip("NumPy's BLAS runs on one thread here already")
-        TraceNormLogisticRegression(0.01, 0.001, random_state=0).fit(X, y)
-        tracenorm_path(X, y, [0.1, 0.01], 0.001, random_state=0)
-        assert blas_threads() == before
-    assert len(seen) == 3 and all(threads == [1] * len(before) for threads in seen), seen
 
 
 def test_path_is_warm_started_and_lowers_rank_with_lambda():
@@ -282,16 +229,51 @@ def test_an_x_whose_squares_overflow_is_named(scale, sparse):
         TraceNormLogisticRegression().fit(sp.csr_matrix(X) if sparse else X, y)
 
 
-def test_bad_input_to_the_core_raises():
-    S = np.zeros((4, 3))
-    with pytest.raises(InvalidInputError, match="y"):
-        _core.multinomial_loss(S, np.array([0, 1, 2, 3], dtype=np.uint32))
-    with pytest.raises(InvalidInputError, match="B"):
-        _core.tracenorm_product(np.ones((4, 2)), np.ones((3, 2)))
-    with pytest.raises(NoSolutionError):
-        _core.multinomial_loss(np.full((2, 2), np.inf), np.array([0, 1], dtype=np.uint32))
-    with pytest.raises(InvalidInputError, match="start"):
-        _core.top_singular_pair(np.ones((3, 2)), np.zeros((1, 3)), block=1)
+def _solver(**changes):
+    settings = dict(fit_intercept=True, tol=1e-4, max_iter=100, subspace_every=5, seed=0)
+    lambdas = changes.pop("lambdas", (0.01, 0.001))
+    return _core.TraceNormSolver(*lambdas, **{**settings, **changes})
+
+
+@pytest.mark.parametrize("changes, message", [(dict(lambdas=(-1.0, 0.0)), "^lambda_trace:"),
+                                              (dict(lambdas=(0.0, np.inf)), "^lambda_fro:"),
+                                              (dict(tol=0.0), "^tol:"), (dict(tol=np.nan), "^tol:"),
+                                              (dict(max_iter=0), "^max_iter:"),
+                                              (dict(subspace_every=0), "^subspace_every:")])
+def test_the_core_solver_names_a_bad_setting(changes, message):
+    with pytest.raises(InvalidInputError, match=message):
+        _solver(**changes)
+
+
+def test_the_core_solver_refuses_bad_data_and_starts():
+    X, y = _problem(n=40, d=5, m=3)
+    y = y.astype(np.uint32)
+    fit = _solver().fit(X, y)
+    assert fit.status == "converged" and fit.coef.shape == (5, 3)
+    with pytest.raises(InvalidInputError, match="^y:"):
+        _solver().fit(X, y[:-1])
+    with pytest.raises(InvalidInputError, match="^y:"):
+        _solver().fit(X, np.zeros(40, dtype=np.uint32))
+    with pytest.raises(InvalidInputError, match="^X:"):
+        _solver().fit(np.full((40, 5), np.nan), y)
+    with pytest.raises(InvalidInputError, match="^warm_start:"):
+        _solver().fit(X, y, start=(fit.u[:-1], fit.v, fit.singular_values, fit.intercept))
+    with pytest.raises(InvalidInputError, match="^warm_start:"):
+        _solver().fit(X, y, start=(fit.u, fit.v, -fit.singular_values, fit.intercept))
+    with pytest.raises(InvalidInputError, match="^start:"):
+        _solver().fit(X, y, start="atoms")
+    # A previous fit on the same data (with its gradient) or its atoms alone: the same optimum.
+    for start in (fit, (fit.u, fit.v, fit.singular_values, fit.intercept)):
+        again = _solver(lambdas=(0.005, 0.001)).fit(X, y, start=start)
+        assert again.objective == pytest.approx(_solver(lambdas=(0.005, 0.001)).fit(X, y).objective, rel=1e-6)
+
+
+def test_a_fit_stops_on_ctrl_c():
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 100))
+    y = rng.integers(0, 40, size=20000)
+    interrupt_during(lambda: TraceNormLogisticRegression(1e-5, 0.0, tol=1e-12, max_iter=100000).fit(X, y))
 
 
 @pytest.mark.parametrize("lambdas, message", [([], "at least one"), ([[0.1]], "one-dimensional"), (["a"], "numbers"),
@@ -300,18 +282,6 @@ def test_bad_path_lambdas_raise(lambdas, message):
     X, y = _problem(n=30)
     with pytest.raises(InvalidInputError, match=message):
         tracenorm_path(X, y, lambdas)
-
-
-def test_bad_input_to_the_span_step_raises():
-    Z, V, y = np.ones((4, 2)), np.ones((3, 1)), np.array([0, 1, 2, 0], dtype=np.uint32)
-    with pytest.raises(InvalidInputError, match="span"):
-        _core.tracenorm_span(Z, V, np.ones((2, 2)), np.zeros(3), y, lambda_fro=0.0)
-    with pytest.raises(InvalidInputError, match="span"):
-        _core.tracenorm_span(np.ones((4, 0)), np.ones((3, 0)), np.ones((0, 0)), np.zeros(3), y, lambda_fro=0.0)
-    with pytest.raises(InvalidInputError, match="y"):
-        _core.tracenorm_span(Z, V, np.ones((2, 1)), np.zeros(3), y + 5, lambda_fro=0.0)
-    with pytest.raises(NoSolutionError):
-        _core.tracenorm_span(Z, V, np.full((2, 1), np.nan), np.zeros(3), y, lambda_fro=0.0)
 
 
 def test_predicting_on_wrong_features_raises():

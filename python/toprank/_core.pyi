@@ -1,6 +1,6 @@
 # Type stubs of the compiled extension `toprank._core` (checked by mypy.stubtest in `make test`).
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,15 +41,12 @@ __all__ = [
     "m3l_cocoa_round",
     "m3l_cocoa_terms",
     "pq_train",
+    "TraceNormSolver",
+    "TraceNormFit",
     "pq_encode",
     "pq_decode",
     "pq_dot",
     "pq_tdot",
-    "tracenorm_product",
-    "multinomial_loss",
-    "multinomial_line_search",
-    "top_singular_pair",
-    "tracenorm_span",
 ]
 
 __version__: str
@@ -340,35 +337,54 @@ def attop_fit(
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> dict[str, Any]: ...
-def tracenorm_product(
-    x: Any, b: NDArray[np.float64], *, transpose: bool = False, n_jobs: int | None = None
-) -> NDArray[np.float64]: ...
-def multinomial_loss(
-    scores: NDArray[np.float64], y: NDArray[np.uint32], *, n_jobs: int | None = None
-) -> tuple[float, NDArray[np.float64]]: ...
-def multinomial_line_search(
-    scores: NDArray[np.float64],
-    y: NDArray[np.uint32],
-    z: NDArray[np.float64],
-    v: NDArray[np.float64],
-    *,
-    lambda_trace: float,
-    lambda_fro: float,
-    u_w_v: float,
-    loss0: float,
-    slope: float,
-    n_jobs: int | None = None,
-) -> tuple[float, float, int]: ...
-def top_singular_pair(
-    a: NDArray[np.float64], start: NDArray[np.float64], *, block: int, tol: float = 1e-10, max_iter: int = 1000
-) -> tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]: ...
-def tracenorm_span(
-    z: NDArray[np.float64],
-    v: NDArray[np.float64],
-    c: NDArray[np.float64],
-    b: NDArray[np.float64],
-    y: NDArray[np.uint32],
-    *,
-    lambda_fro: float,
-    n_jobs: int | None = None,
-) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]: ...
+@final
+class TraceNormFit:
+    """A finished rank-one descent fit (``src/solvers/tracenorm/descent.rs``)."""
+
+    @property
+    def coef(self) -> NDArray[np.float64]: ...
+    @property
+    def intercept(self) -> NDArray[np.float64]: ...
+    @property
+    def singular_values(self) -> NDArray[np.float64]: ...
+    @property
+    def u(self) -> NDArray[np.float64]: ...
+    @property
+    def v(self) -> NDArray[np.float64]: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def objective(self) -> float: ...
+    @property
+    def n_iter(self) -> int: ...
+    @property
+    def status(self) -> Literal["converged", "max_iter", "interrupted"]: ...
+    @property
+    def history(self) -> list[tuple[int, float, float, int, float]]: ...
+
+@final
+class TraceNormSolver:
+    """The penalties and settings of one trace-norm problem."""
+
+    def __new__(
+        cls,
+        lambda_trace: float,
+        lambda_fro: float,
+        *,
+        fit_intercept: bool,
+        tol: float,
+        max_iter: int,
+        subspace_every: int,
+        seed: int,
+    ) -> TraceNormSolver: ...
+    def fit(
+        self,
+        x: Any,
+        y: NDArray[np.uint32],
+        *,
+        start: TraceNormFit
+        | tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+        | None = None,
+        n_jobs: int | None = None,
+        callback: _Progress | None = None,
+    ) -> TraceNormFit: ...

@@ -220,10 +220,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_linear, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::kernel_cross, m)?)?;
-    m.add_function(wrap_pyfunction!(tracenorm::tracenorm_product, m)?)?;
-    m.add_function(wrap_pyfunction!(tracenorm::multinomial_loss, m)?)?;
-    m.add_function(wrap_pyfunction!(tracenorm::multinomial_line_search, m)?)?;
-    m.add_function(wrap_pyfunction!(tracenorm::top_singular_pair, m)?)?;
-    m.add_function(wrap_pyfunction!(tracenorm::tracenorm_span, m)?)?;
+    m.add_class::<tracenorm::TraceNormSolver>()?;
+    m.add_class::<tracenorm::TraceNormFit>()?;
     Ok(())
 }

@@ -1,188 +1,169 @@
-//! Bindings of the rank-one descent pieces (`crate::solvers::tracenorm`): the products
-//! with a dense or CSR X, the multinomial loss and its residual, the rank-one line
-//! search, the top singular pair and the subspace step. Float64 arrays in and
-//! out (labels uint32); every call runs without the GIL on the requested pool. The
-//! product-quantized X uses the `pq_dot` / `pq_tdot` products.
+//! Binding of rank-one descent (`crate::solvers::tracenorm::descent`): a solver object
+//! holding the problem's penalties and settings, whose `fit` runs the whole solve without
+//! the GIL (interruptible, progress to a callback as every solver's, `monitor.rs`) on a
+//! dense or CSR X (`design.rs`) or a product-quantized one (an object with `codebooks` and
+//! `codes`), and returns a fit object: W, b, the atoms, the status and history, and what
+//! the next point of a regularisation path starts from.
 
-use ndarray::{Ix1, Ix2};
-use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use ndarray::{Array1, Array2, Ix1, Ix2, Ix3};
+use numpy::{IntoPyArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-use super::arrays::{array_in, check_finite_small, first_non_finite, run_detached, to_numpy};
+use super::arrays::array_in;
 use super::design::{with_design, DesignJob};
 use super::errors::invalid;
-use super::monitor::PyMonitor;
+use super::monitor::{run_interruptible, PyMonitor};
 use super::threads;
 use crate::data::Design;
-use crate::solvers::tracenorm::{self as tn, Direction, Penalties, Scores, Span};
+use crate::solvers::tracenorm::{self as tn, Atoms, Penalties, Start};
 
-/// A float64 matrix argument. Non-finite scores, atoms or weights are the solver's
-/// divergence, which the core reports as NoSolutionError (`multinomial.rs`'s `finite`).
-fn matrix<'py>(a: &Bound<'py, PyAny>, name: &str) -> PyResult<(PyReadonlyArray2<'py, f64>, usize, usize)> {
-    let a = array_in::<f64, Ix2>(a, name)?;
-    let (rows, cols) = (a.shape()[0], a.shape()[1]);
-    Ok((a, rows, cols))
+/// The penalties and settings of one trace-norm problem (checked by the core).
+#[pyclass(frozen, module = "toprank._core")]
+pub(crate) struct TraceNormSolver {
+    options: tn::Options,
 }
 
-/// A float64 vector argument.
-fn vector<'py>(a: &Bound<'py, PyAny>, name: &str) -> PyResult<PyReadonlyArray1<'py, f64>> {
-    array_in::<f64, Ix1>(a, name)
+/// A finished fit.
+#[pyclass(frozen, module = "toprank._core")]
+pub(crate) struct TraceNormFit {
+    fit: tn::Fit,
 }
 
-fn labels<'py>(y: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, u32>> {
-    array_in::<u32, Ix1>(y, "y")
-}
-
-fn penalties(lambda_trace: f64, lambda_fro: f64) -> PyResult<Penalties> {
-    if !(lambda_trace >= 0.0 && lambda_trace.is_finite()) {
-        return Err(invalid("lambda_trace", format!("must be finite and >= 0, got {lambda_trace}")));
-    }
-    if !(lambda_fro >= 0.0 && lambda_fro.is_finite()) {
-        return Err(invalid("lambda_fro", format!("must be finite and >= 0, got {lambda_fro}")));
-    }
-    Ok(Penalties { trace: lambda_trace, fro: lambda_fro })
-}
-
-struct ProductJob<'a> {
-    b: &'a [f64],
+/// The work on X: the descent from `start`.
+struct FitJob<'a> {
+    labels: &'a [u32],
     m: usize,
-    transpose: bool,
+    options: tn::Options,
+    start: Option<Start>,
 }
 
-impl DesignJob for ProductJob<'_> {
-    type Output = (Vec<f64>, usize);
-    // Every entry of X·B reads a whole row of X, every entry of Xᵀ·B a whole column, and
-    // B is finite: the product is finite exactly when X is (barring overflow).
+impl FitJob<'_> {
+    fn solve<P: tn::Products + ?Sized>(self, x: &P, monitor: &mut PyMonitor<'_>) -> crate::Result<tn::Fit> {
+        tn::rank_one_descent(x, self.labels, self.m, &self.options, self.start, monitor)
+    }
+}
+
+impl DesignJob for FitJob<'_> {
+    type Output = tn::Fit;
+    // The first product of every fit, Xᵀ(P − Y) (or X U for a warm start), reads all of X,
+    // and the core refuses a non-finite product naming X.
     const CHECKS_X_ITSELF: bool = true;
-    fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        let (out, rows) = if self.transpose {
-            (tn::xt_times(x, self.b, self.m)?, x.n_features())
+    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<tn::Fit> {
+        self.solve(&tn::Rows(x), monitor)
+    }
+}
+
+fn array2(a: &Bound<'_, PyAny>, name: &str) -> PyResult<Array2<f64>> {
+    Ok(array_in::<f64, Ix2>(a, name)?.as_array().to_owned())
+}
+
+fn array1(a: &Bound<'_, PyAny>, name: &str) -> PyResult<Array1<f64>> {
+    Ok(array_in::<f64, Ix1>(a, name)?.as_array().to_owned())
+}
+
+/// A start: a previous fit on the same data (its atoms, their Z and gradient), or the
+/// arrays (U, V, θ, b) of a fit on any data of the same shape.
+fn start_of(start: &Bound<'_, PyAny>) -> PyResult<Start> {
+    if let Ok(previous) = start.cast::<TraceNormFit>() {
+        let fit = &previous.get().fit;
+        return Ok(Start { atoms: fit.atoms.clone(), gradient: fit.gradient.clone() });
+    }
+    let (u, v, theta, b): (Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>) =
+        start.extract().map_err(|_| invalid("start", "must be a TraceNormFit or a tuple (U, V, theta, b) of float64 arrays"))?;
+    let atoms = Atoms { u: array2(&u, "start")?, v: array2(&v, "start")?, theta: array1(&theta, "start")?, b: array1(&b, "start")?, z: Array2::zeros((0, 0)) };
+    Ok(Start { atoms, gradient: None })
+}
+
+#[pymethods]
+impl TraceNormSolver {
+    #[new]
+    #[pyo3(signature = (lambda_trace, lambda_fro, *, fit_intercept, tol, max_iter, subspace_every, seed))]
+    fn new(lambda_trace: f64, lambda_fro: f64, fit_intercept: bool, tol: f64, max_iter: usize, subspace_every: usize, seed: u64) -> PyResult<Self> {
+        let options = tn::Options { penalties: Penalties { trace: lambda_trace, fro: lambda_fro }, fit_intercept, tol, max_iter, subspace_every, seed };
+        options.check().map_err(super::errors::to_py)?;
+        Ok(Self { options })
+    }
+
+    /// R1D on X (dense, CSR, or an object with `codebooks` and `codes`) and labels y in
+    /// 0..max(y), from `start` if given.
+    #[pyo3(signature = (x, y, *, start=None, n_jobs=None, callback=None))]
+    fn fit(
+        &self,
+        x: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
+        start: Option<&Bound<'_, PyAny>>,
+        n_jobs: Option<i64>,
+        callback: Option<Py<PyAny>>,
+    ) -> PyResult<TraceNormFit> {
+        let threads = threads::resolve(n_jobs)?;
+        let labels = array_in::<u32, Ix1>(y, "y")?;
+        let labels = labels.as_slice()?;
+        let m = labels.iter().max().map_or(0, |&top| top as usize + 1);
+        let start = start.map(start_of).transpose()?;
+        let job = FitJob { labels, m, options: self.options, start };
+        let fit = if x.hasattr("codebooks")? && x.hasattr("codes")? {
+            let codes = array_in::<u8, Ix2>(&x.getattr("codes")?, "X")?;
+            let books = array_in::<f32, Ix3>(&x.getattr("codebooks")?, "codebooks")?;
+            let shape = books.shape().to_vec();
+            let (codes, books) = (codes.as_slice()?, books.as_slice()?);
+            run_interruptible(x.py(), threads, callback, |monitor| {
+                let books = crate::pq::Codebooks::new(books, shape[0], shape[1], shape[2])?;
+                job.solve(&tn::Coded::new(books, codes)?, monitor)
+            })?
         } else {
-            (tn::x_times(x, self.b, self.m)?, x.n_rows())
+            with_design(x, threads, callback, job)?
         };
-        if let Some(at) = first_non_finite(&out) {
-            let (what, index) = if self.transpose { ("column", at / self.m.max(1)) } else { ("row", at / self.m.max(1)) };
-            return Err(crate::Error::input("X", format!("contains NaN or infinity, or overflows float64 ({what} {index})")));
-        }
-        Ok((out, rows))
+        Ok(TraceNormFit { fit })
     }
 }
 
-/// X·B (B: d × m) or, with `transpose`, Xᵀ·B (B: n × m), for a dense or CSR X; float64.
-#[pyfunction]
-#[pyo3(signature = (x, b, *, transpose=false, n_jobs=None))]
-pub(crate) fn tracenorm_product<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    b: &Bound<'py, PyAny>,
-    transpose: bool,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let (b, _, m) = matrix(b, "B")?;
-    // Checked here: the product's own check would blame X for a non-finite B.
-    check_finite_small(b.as_slice()?, "B")?;
-    let (out, rows) = with_design(x, threads::resolve(n_jobs)?, None, ProductJob { b: b.as_slice()?, m, transpose })?;
-    to_numpy(py, out, &[rows, m])
-}
+type History = Vec<(usize, f64, f64, usize, f64)>;
 
-/// (R_n(S), (P − Y)/n) for scores S (n × m) and labels y.
-#[pyfunction]
-#[pyo3(signature = (scores, y, *, n_jobs=None))]
-pub(crate) fn multinomial_loss<'py>(
-    py: Python<'py>,
-    scores: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    n_jobs: Option<i64>,
-) -> PyResult<(f64, Bound<'py, PyAny>)> {
-    let (scores, n, m) = matrix(scores, "scores")?;
-    let (s, y) = (scores.as_slice()?, labels(y)?);
-    let y = y.as_slice()?;
-    let (loss, residual) = run_detached(py, threads::resolve(n_jobs)?, || {
-        let scores = Scores::new(s, m, y)?;
-        let mut residual = vec![0.0; n * m];
-        let loss = tn::loss_and_residual(&scores, &mut residual)?;
-        Ok((loss, residual))
-    })?;
-    Ok((loss, to_numpy(py, residual, &[n, m])?))
-}
-
-/// Armijo step along W + δ u vᵀ: (δ, R_n at the step, trials). `z` = X u.
-#[pyfunction]
-#[pyo3(signature = (scores, y, z, v, *, lambda_trace, lambda_fro, u_w_v, loss0, slope, n_jobs=None))]
-#[allow(clippy::too_many_arguments)] // keyword-only Python arguments
-pub(crate) fn multinomial_line_search(
-    py: Python<'_>,
-    scores: &Bound<'_, PyAny>,
-    y: &Bound<'_, PyAny>,
-    z: &Bound<'_, PyAny>,
-    v: &Bound<'_, PyAny>,
-    lambda_trace: f64,
-    lambda_fro: f64,
-    u_w_v: f64,
-    loss0: f64,
-    slope: f64,
-    n_jobs: Option<i64>,
-) -> PyResult<(f64, f64, usize)> {
-    let (scores, _, m) = matrix(scores, "scores")?;
-    let (y, z, v) = (labels(y)?, vector(z, "z")?, vector(v, "v")?);
-    let (s, y, z, v) = (scores.as_slice()?, y.as_slice()?, z.as_slice()?, v.as_slice()?);
-    // The search's loss changes skip a NaN score (its largest-score folds do), so it
-    // would return a step for them.
-    check_finite_small(s, "scores")?;
-    let penalties = penalties(lambda_trace, lambda_fro)?;
-    let step = run_detached(py, threads::resolve(n_jobs)?, || {
-        tn::armijo_rank_one(&Scores::new(s, m, y)?, &Direction { z, v, u_w_v }, penalties, loss0, slope)
-    })?;
-    Ok((step.delta, step.loss, step.trials))
-}
-
-/// σ, u, v, the Ritz vectors (b × m) and the iterations, as returned to Python.
-type SingularOut<'py> = (f64, Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>, usize);
-
-/// (σ, u, v, Ritz vectors (b × m), iterations): the top singular pair of A (d × m) by block
-/// subspace iteration from the rows of `start` (k × m, k ≥ 0).
-#[pyfunction]
-#[pyo3(signature = (a, start, *, block, tol=1e-10, max_iter=1000))]
-pub(crate) fn top_singular_pair<'py>(
-    py: Python<'py>,
-    a: &Bound<'py, PyAny>,
-    start: &Bound<'py, PyAny>,
-    block: usize,
-    tol: f64,
-    max_iter: usize,
-) -> PyResult<SingularOut<'py>> {
-    let (a, d, m) = matrix(a, "A")?;
-    let (start, k, width) = matrix(start, "start")?;
-    let (data, rows) = (a.as_slice()?, start.as_slice()?);
-    if k > 0 && width != m {
-        return Err(invalid("start", format!("must have {m} columns, got {width}")));
+#[pymethods]
+impl TraceNormFit {
+    /// W (n_features × n_classes).
+    #[getter]
+    fn coef<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.fit.atoms.w().into_pyarray(py).into_any()
     }
-    let start: Vec<Vec<f64>> = rows.chunks_exact(m.max(1)).take(k).map(<[f64]>::to_vec).collect();
-    let pair = run_detached(py, None, || tn::top_singular_pair(data, d, m, &start, block, tol, max_iter))?;
-    let b = pair.ritz.len();
-    let ritz = pair.ritz.concat();
-    Ok((pair.sigma, to_numpy(py, pair.u, &[d])?, to_numpy(py, pair.v, &[m])?, to_numpy(py, ritz, &[b, m])?, pair.iterations))
-}
-
-/// (f, ∇_C f, ∇_b f) of the smooth part of the subspace step over the span of the atoms.
-#[pyfunction]
-#[pyo3(signature = (z, v, c, b, y, *, lambda_fro, n_jobs=None))]
-#[allow(clippy::too_many_arguments)] // keyword-only Python arguments
-pub(crate) fn tracenorm_span<'py>(
-    py: Python<'py>,
-    z: &Bound<'py, PyAny>,
-    v: &Bound<'py, PyAny>,
-    c: &Bound<'py, PyAny>,
-    b: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    lambda_fro: f64,
-    n_jobs: Option<i64>,
-) -> PyResult<(f64, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let ((z, _, k), (v, m, k_prime), (c, _, _)) = (matrix(z, "Z")?, matrix(v, "V")?, matrix(c, "C")?);
-    let (b, y) = (vector(b, "b")?, labels(y)?);
-    let (z, v, c, b, labels) = (z.as_slice()?, v.as_slice()?, c.as_slice()?, b.as_slice()?, y.as_slice()?);
-    let lambda_fro = penalties(0.0, lambda_fro)?.fro;
-    let span = Span { z, v, k, k_prime, labels, m, lambda_fro };
-    let (value, g_c, g_b) = run_detached(py, threads::resolve(n_jobs)?, || tn::span_objective(&span, c, b))?;
-    Ok((value, to_numpy(py, g_c, &[k, k_prime])?, to_numpy(py, g_b, &[m])?))
+    #[getter]
+    fn intercept<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.fit.atoms.b.clone().into_pyarray(py).into_any()
+    }
+    /// The atoms' weights: W's nonzero singular values, largest first.
+    #[getter]
+    fn singular_values<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.fit.atoms.theta.clone().into_pyarray(py).into_any()
+    }
+    /// W's left singular vectors (n_features × rank).
+    #[getter]
+    fn u<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.fit.atoms.u.clone().into_pyarray(py).into_any()
+    }
+    /// W's right singular vectors (n_classes × rank).
+    #[getter]
+    fn v<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.fit.atoms.v.clone().into_pyarray(py).into_any()
+    }
+    #[getter]
+    fn rank(&self) -> usize {
+        self.fit.rank()
+    }
+    #[getter]
+    fn objective(&self) -> f64 {
+        self.fit.objective
+    }
+    #[getter]
+    fn n_iter(&self) -> usize {
+        self.fit.n_iter
+    }
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.fit.status.as_str()
+    }
+    /// (iteration, objective, σ_max(−∇), rank, seconds) per iteration.
+    #[getter]
+    fn history(&self) -> History {
+        self.fit.history.iter().map(|r| (r.iteration, r.objective, r.sigma, r.rank, r.seconds)).collect()
+    }
 }

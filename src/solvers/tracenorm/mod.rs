@@ -8,19 +8,23 @@
 //! ε-optimality (C1)–(C2): ‖∇R̃_n(W)‖_σ,∞ ≤ λ1 + ε (no atom descends faster than ε), and
 //! |⟨∇R̃_n(W), u_j v_jᵀ⟩ + λ1| ≤ ε for every atom in the support (and ∇_b = 0).
 //!
-//! The pieces Algorithm R1D calls, each in its own file: the products with X
-//! ([`products`]), the loss, its residual and the rank-one line search
-//! ([`multinomial`]), the top singular pair ([`singular`]) and the subspace step over
-//! the span of the atoms ([`subspace`], a superset of the paper's (8)). The loop itself
-//! lives in the Python facade (`toprank.tracenorm`), which also runs the subspace
-//! step's accelerated proximal gradient (its prox is an SVD of a small k × k' matrix).
+//! Algorithm R1D itself, its outer loop and stopping rules, is [`descent`]; the pieces it
+//! calls each have their own file: the products with X ([`products`]), the loss, its
+//! residual and the rank-one line search ([`multinomial`]), the top singular pair
+//! ([`singular`]), the subspace step over the span of the atoms ([`subspace`], a superset
+//! of the paper's (8)) with its L-BFGS ([`lbfgs`]), and the small dense factorisations,
+//! from `faer` ([`small`]).
 
+pub mod descent;
+pub mod lbfgs;
 pub mod multinomial;
 pub mod products;
 pub mod singular;
+pub mod small;
 pub mod subspace;
 
 pub use multinomial::{armijo_rank_one, loss, loss_and_residual, Direction, LineStep, Penalties, Scores};
-pub use products::{x_times, xt_times};
+pub use descent::{rank_one_descent, Atoms, Fit, Gradient, Options, Record, Start, Status};
+pub use products::{x_times, xt_times, Coded, Products, Rows};
 pub use singular::{top_singular_pair, SingularPair};
-pub use subspace::{span_objective, Span};
+pub use subspace::{span_objective, span_step, Bases, Span, StepOptions};

@@ -3,26 +3,52 @@
 //!
 //! The paper's restricted problem (8) re-optimises the weights θ ≥ 0 of the atoms
 //! u_j v_jᵀ. We optimise over the larger set {Q_u C Q_vᵀ}, Q_u (d × k) and Q_v (m × k')
-//! orthonormal bases of span{u_j} and span{v_j} and C (k × k') free: every Σ θ_j u_j v_jᵀ
-//! is in it, and it also lets W rotate within the span, which the weights alone cannot
-//! (rank-one descent with (8) alone crawls near the optimum). With orthonormal bases
-//! ‖W‖_σ,1 = ‖C‖_σ,1 and ‖W‖_F = ‖C‖_F, so the step solves
+//! orthonormal bases of span{u_j} and span{v_j} (widened by the atoms' rotation
+//! directions, see `descent.rs`) and C (k × k') free: every Σ θ_j u_j v_jᵀ is in it, and it
+//! also lets W rotate within the span, which the weights alone cannot (rank-one descent
+//! with (8) alone crawls near the optimum). With orthonormal bases ‖W‖_σ,1 = ‖C‖_σ,1 and
+//! ‖W‖_F = ‖C‖_F, so the step solves
 //!   min_{C, b} λ1 ‖C‖_σ,1 + λ2 ‖C‖²_F + R_n(Z C Q_vᵀ + 1 bᵀ),    Z = X Q_u (n × k),
-//! in the facade (L-BFGS over a factorisation C = A Bᵀ, then accelerated proximal
-//! gradient on C, whose prox is the soft-thresholded SVD of the small k × k' matrix).
-//! This file evaluates the smooth part
+//! without touching X again. [`span_objective`] evaluates the smooth part
 //!   f(C, b) = λ2 ‖C‖²_F + R_n(Z C Q_vᵀ + 1 bᵀ)
 //! and its gradient, with Res = (P − Y)/n the residual of the scores:
 //!   ∇_C f = 2λ2 C + Zᵀ Res Q_v,    ∇_b f = Resᵀ 1.
 //! An evaluation is one fused pass over blocks of rows that stay in cache (the block's
 //! scores Z_B (C Q_vᵀ) + 1bᵀ, its softmax residual, and its Z_Bᵀ Res_B and Res_Bᵀ 1):
-//! 4·n·k·m flops and n·m exponentials, no n × m array in memory; X is not touched.
+//! 4·n·k·m flops and n·m exponentials, no n × m array in memory.
+//!
+//! [`span_step`] solves it in two stages, both on f and ∇f:
+//!
+//! 1. L-BFGS (`lbfgs.rs`) over a factorisation C = A Bᵀ with r = #atoms columns, using
+//!    ‖C‖_σ,1 = min_{A Bᵀ = C} ½(‖A‖²_F + ‖B‖²_F) (Srebro, Rennie, Jaakkola, NIPS 2004): the
+//!    problem becomes smooth, and a quasi-Newton method gets close in tens of evaluations
+//!    where proximal gradient needs hundreds (measured on the benchmark: 229 against 893
+//!    evaluations per fit). It starts from the balanced factors A = Q_uᵀU diag√θ,
+//!    B = Q_vᵀV diag√θ and stops at ‖∇‖_∞ ≤ gtol/10.
+//! 2. Accelerated proximal gradient (FISTA, Beck & Teboulle 2009, with the gradient restart
+//!    of O'Donoghue & Candès 2015) on C itself (the convex problem) from there, until the
+//!    gradient mapping is below gtol: it sets exactly to zero the singular values that
+//!    should vanish (the factorised problem only shrinks them) and certifies the result,
+//!    as stage 1 is non-convex and could stop short. The prox of λ1‖·‖_σ,1 is the
+//!    soft-thresholded SVD of the small k × k' matrix (`small.rs`).
+//!
+//! With an intercept, both stages run on the centred Z̃ = Z − 1z̄ᵀ: Z C Q_vᵀ + 1bᵀ =
+//! Z̃ C Q_vᵀ + 1(b + Q_v Cᵀz̄)ᵀ, the same problem with the mean moved into the unpenalised
+//! intercept. Uncentred, a large mean couples C with b: the L-BFGS stalls and the prox step
+//! 1/‖Z‖² shrinks (features with an offset of 50 times their spread ran to max_iter far
+//! from the optimum). The step returns W = Q_u C Q_vᵀ as its singular pairs (the rank can
+//! drop).
 
 use ndarray::linalg::general_mat_mul;
-use ndarray::{Array2, ArrayView2};
+use ndarray::{concatenate, Array1, Array2, ArrayView2, Axis};
 use rayon::prelude::*;
 
-use super::multinomial::{block_loss_and_residual, check_labels, finite, BLOCK_ROWS};
+use super::descent::Atoms;
+use super::lbfgs;
+use super::multinomial::{block_loss_and_residual, check_labels, finite, Penalties, BLOCK_ROWS};
+use super::products::Products;
+use super::small::{columns, orthonormal_basis, spectral_norm, thin_svd};
+use crate::solvers::Monitor;
 use crate::{Error, Result};
 
 /// The fixed data of one subspace solve.
@@ -99,6 +125,214 @@ pub fn span_objective(span: &Span<'_>, c: &[f64], b: &[f64]) -> Result<(f64, Vec
     general_mat_mul(1.0, &z_res, &v, 1.0, &mut grad_c);
     let value = span.lambda_fro * c.iter().map(|x| x * x).sum::<f64>() + loss;
     Ok((value, grad_c.into_raw_vec_and_offset().0, sums[k * m..].to_vec()))
+}
+
+/// Orthonormal bases Q_u (d × k), Q_v (m × k') of a subspace step, and Z = X Q_u.
+#[derive(Debug, Clone)]
+pub struct Bases {
+    pub qu: Array2<f64>,
+    pub qv: Array2<f64>,
+    pub z: Array2<f64>,
+}
+
+/// `a` with each nonzero column scaled to unit length (zero columns dropped).
+fn unit_columns(a: ArrayView2<'_, f64>) -> Array2<f64> {
+    let keep: Vec<usize> = (0..a.ncols()).filter(|&j| a.column(j).dot(&a.column(j)) > 0.0).collect();
+    let mut out = a.select(Axis(1), &keep);
+    for mut column in out.columns_mut() {
+        let norm = column.dot(&column).sqrt();
+        column /= norm;
+    }
+    out
+}
+
+/// X·B as an n × k array (no pass over X for k = 0).
+pub(crate) fn times<P: Products + ?Sized>(x: &P, b: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    let (n, k) = (x.n_rows(), b.ncols());
+    if k == 0 {
+        return Ok(Array2::zeros((n, 0)));
+    }
+    let b = b.as_standard_layout();
+    let out = x.times(b.as_slice().ok_or_else(|| Error::input("B", "must be contiguous"))?, k)?;
+    Array2::from_shape_vec((n, k), out).map_err(|e| Error::input("X", e.to_string()))
+}
+
+impl Bases {
+    /// The bases of span(U) + span(rotations_u) and span(V) + span(rotations_v), and Z = X Q_u
+    /// (one pass over X).
+    pub fn of<P: Products + ?Sized>(
+        x: &P,
+        (u, v): (ArrayView2<'_, f64>, ArrayView2<'_, f64>),
+        (rotations_u, rotations_v): (ArrayView2<'_, f64>, ArrayView2<'_, f64>),
+    ) -> Result<Self> {
+        let join = |a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>| -> Result<Array2<f64>> {
+            let b = unit_columns(b);
+            concatenate(Axis(1), &[a, b.view()]).map_err(|e| Error::input("span", e.to_string()))
+        };
+        let qu = orthonormal_basis(join(u, rotations_u)?.view())?;
+        let qv = orthonormal_basis(join(v, rotations_v)?.view())?;
+        let z = times(x, qu.view())?;
+        Ok(Self { qu, qv, z })
+    }
+}
+
+/// The problem and precision of one subspace step.
+#[derive(Debug, Clone, Copy)]
+pub struct StepOptions {
+    pub penalties: Penalties,
+    pub fit_intercept: bool,
+    /// The gradient mapping of stage 2 at which the step stops.
+    pub gtol: f64,
+    /// Iterations of each stage at most.
+    pub max_steps: usize,
+}
+
+/// The subspace step from `atoms` (which lie in the bases' span): min over C, b of
+/// λ1‖C‖_σ,1 + λ2‖C‖²_F + R_n(Z C Q_vᵀ + 1bᵀ) (module docs). Returns W = Q_u C Q_vᵀ as its
+/// singular pairs, with their Z = X u_j from the bases' Z. A stop request (Ctrl-C) ends the
+/// stages early with the point reached.
+pub fn span_step<M: Monitor + ?Sized>(atoms: &Atoms, bases: &Bases, labels: &[u32], options: &StepOptions, monitor: &mut M) -> Result<Atoms> {
+    if atoms.theta.is_empty() {
+        return Ok(atoms.clone());
+    }
+    let k = bases.z.ncols();
+    let m = bases.qv.nrows();
+    let mean = if options.fit_intercept { bases.z.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(k)) } else { Array1::zeros(k) };
+    let centred = (&bases.z - &mean).as_standard_layout().into_owned();
+    let qv = bases.qv.as_standard_layout().into_owned();
+    let span = Span {
+        z: centred.as_slice().ok_or_else(|| Error::input("span", "Z must be contiguous"))?,
+        v: qv.as_slice().ok_or_else(|| Error::input("span", "Q_v must be contiguous"))?,
+        k,
+        k_prime: qv.ncols(),
+        labels,
+        m,
+        lambda_fro: options.penalties.fro,
+    };
+    // The coefficients of the atoms in the bases, and the start's intercept on the centred Z.
+    let (a_u, a_v) = (bases.qu.t().dot(&atoms.u), bases.qv.t().dot(&atoms.v));
+    let shift = (&mean.dot(&a_u) * &atoms.theta).dot(&atoms.v.t());
+    let (c, b) = factored_descent(&span, (&a_u, &a_v), &atoms.theta, &(&atoms.b + &shift), options, monitor)?;
+    let (c, b) = proximal_descent(&span, &centred, c, b, options, monitor)?;
+    let b = &b - &mean.dot(&c).dot(&bases.qv.t());
+    if c.iter().chain(b.iter()).any(|v| !v.is_finite()) {
+        return Err(Error::no_solution("subspace step", "non-finite weights"));
+    }
+    let svd = thin_svd(c.view())?;
+    // The prox leaves exact zeros; re-factorising C shows them as rounding (≈1e-16 · the
+    // largest), which must not become atoms.
+    let keep = svd.above(1e-12);
+    let (p, q) = (columns(&svd.u, &keep), columns(&svd.v, &keep));
+    Ok(Atoms {
+        u: bases.qu.dot(&p),
+        v: bases.qv.dot(&q),
+        theta: keep.iter().map(|&j| svd.s[j]).collect(),
+        b,
+        z: bases.z.dot(&p),
+    })
+}
+
+/// Stage 1: L-BFGS on ½λ1(‖A‖² + ‖B‖²) + f(A Bᵀ, b) from A = a_u diag√θ, B = a_v diag√θ;
+/// returns (C, b).
+fn factored_descent<M: Monitor + ?Sized>(
+    span: &Span<'_>,
+    (a_u, a_v): (&Array2<f64>, &Array2<f64>),
+    theta: &Array1<f64>,
+    b: &Array1<f64>,
+    options: &StepOptions,
+    monitor: &mut M,
+) -> Result<(Array2<f64>, Array1<f64>)> {
+    let (k, kp, r, m) = (span.k, span.k_prime, theta.len(), span.m);
+    let root = theta.mapv(f64::sqrt);
+    let (sizes_a, sizes_b) = (k * r, kp * r);
+    let split = |x: &[f64]| -> (Array2<f64>, Array2<f64>, Array1<f64>) {
+        let a = Array2::from_shape_vec((k, r), x[..sizes_a].to_vec()).unwrap_or_else(|_| Array2::zeros((k, r)));
+        let bb = Array2::from_shape_vec((kp, r), x[sizes_a..sizes_a + sizes_b].to_vec()).unwrap_or_else(|_| Array2::zeros((kp, r)));
+        let intercept = if options.fit_intercept { Array1::from(x[sizes_a + sizes_b..].to_vec()) } else { b.clone() };
+        (a, bb, intercept)
+    };
+    let lambda_trace = options.penalties.trace;
+    let value_and_gradient = |x: &[f64]| -> Result<lbfgs::Evaluation> {
+        if monitor.should_stop() {
+            return Ok(None);
+        }
+        let (a, bb, intercept) = split(x);
+        let c = a.dot(&bb.t()).as_standard_layout().into_owned();
+        let (value, g_c, g_b) = span_objective(span, c.as_slice().unwrap_or(&[]), intercept.as_slice().unwrap_or(&[]))?;
+        let g_c = Array2::from_shape_vec((k, kp), g_c).map_err(|e| Error::input("span", e.to_string()))?;
+        let value = value + 0.5 * lambda_trace * (a.iter().map(|v| v * v).sum::<f64>() + bb.iter().map(|v| v * v).sum::<f64>());
+        let grad_a = g_c.dot(&bb) + &a * lambda_trace;
+        let grad_b = g_c.t().dot(&a) + &bb * lambda_trace;
+        let mut gradient: Vec<f64> = grad_a.iter().chain(grad_b.iter()).copied().collect();
+        if options.fit_intercept {
+            gradient.extend_from_slice(&g_b);
+        }
+        Ok(Some((value, gradient)))
+    };
+    let start_a = a_u * &root;
+    let start_b = a_v * &root;
+    let mut x0: Vec<f64> = start_a.iter().chain(start_b.iter()).copied().collect();
+    if options.fit_intercept {
+        x0.extend(b.iter());
+    }
+    debug_assert_eq!(x0.len(), sizes_a + sizes_b + if options.fit_intercept { m } else { 0 });
+    let lbfgs_options = lbfgs::Options { memory: 20, gtol: options.gtol / 10.0, max_iter: options.max_steps, max_evals: 15_000 };
+    let result = lbfgs::minimize(value_and_gradient, x0, &lbfgs_options)?;
+    let (a, bb, intercept) = split(&result.x);
+    Ok((a.dot(&bb.t()), intercept))
+}
+
+/// The prox of t‖·‖_σ,1: the singular values of `a` soft-thresholded by t.
+fn shrink(a: &Array2<f64>, threshold: f64) -> Result<Array2<f64>> {
+    let svd = thin_svd(a.view())?;
+    let s = Array1::from_iter(svd.s.iter().map(|s| (s - threshold).max(0.0)));
+    Ok((&svd.u * &s).dot(&svd.v.t()).as_standard_layout().into_owned())
+}
+
+/// Stage 2: FISTA with gradient-based restart on C (prox: the soft-thresholded SVD) and b,
+/// until the gradient mapping is below gtol (or max_steps steps); returns (C, b).
+fn proximal_descent<M: Monitor + ?Sized>(
+    span: &Span<'_>,
+    centred: &Array2<f64>,
+    mut c: Array2<f64>,
+    mut b: Array1<f64>,
+    options: &StepOptions,
+    monitor: &mut M,
+) -> Result<(Array2<f64>, Array1<f64>)> {
+    let n = span.labels.len() as f64;
+    let Penalties { trace: lambda_trace, fro: lambda_fro } = options.penalties;
+    // Step sizes from Lipschitz bounds: the softmax Hessian is ≤ I/2, and scaling the
+    // blocks by twice their own bounds covers the cross terms.
+    let step_c = 1.0 / (2.0 * lambda_fro + spectral_norm(centred.view())?.powi(2) / n);
+    let step_b = 1.0;
+    let (mut y_c, mut y_b, mut t) = (c.clone(), b.clone(), 1.0f64);
+    let max_abs = |a: &mut dyn Iterator<Item = f64>| a.fold(0.0f64, |m, v| m.max(v.abs()));
+    for _ in 0..options.max_steps {
+        if monitor.should_stop() {
+            break;
+        }
+        let y_c_rows = y_c.as_standard_layout();
+        let (_, g_c, g_b) = span_objective(span, y_c_rows.as_slice().unwrap_or(&[]), y_b.as_slice().unwrap_or(&[]))?;
+        let g_c = Array2::from_shape_vec(y_c.dim(), g_c).map_err(|e| Error::input("span", e.to_string()))?;
+        let c_new = shrink(&(&y_c - &(&g_c * step_c)), lambda_trace * step_c)?;
+        let b_new = if options.fit_intercept { &y_b - &(Array1::from(g_b) * step_b) } else { y_b.clone() };
+        let mapping = (max_abs(&mut c_new.iter().zip(y_c.iter()).map(|(a, b)| a - b)) / step_c)
+            .max(max_abs(&mut b_new.iter().zip(y_b.iter()).map(|(a, b)| a - b)) / step_b);
+        if mapping <= options.gtol {
+            return Ok((c_new, b_new));
+        }
+        // Restart the momentum when it points against the last step (O'Donoghue–Candès).
+        let against = ((&y_c - &c_new) * (&c_new - &c)).sum() + ((&y_b - &b_new) * (&b_new - &b)).sum();
+        if against > 0.0 {
+            t = 1.0;
+        }
+        let t_next = (1.0 + (1.0 + 4.0 * t * t).sqrt()) / 2.0;
+        let momentum = (t - 1.0) / t_next;
+        y_c = &c_new + &((&c_new - &c) * momentum);
+        y_b = &b_new + &((&b_new - &b) * momentum);
+        (c, b, t) = (c_new, b_new, t_next);
+    }
+    Ok((c, b))
 }
 
 #[cfg(test)]

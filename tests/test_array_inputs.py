@@ -82,8 +82,13 @@ def big_endian(a: np.ndarray) -> np.ndarray:
 
 
 LAYOUTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "misaligned": misaligned, "read_only": read_only, "memmap": memory_mapped, "misaligned_memmap": misaligned_memmap,
-    "fortran": fortran, "strided": strided, "big_endian": big_endian,
+    "misaligned": misaligned,
+    "read_only": read_only,
+    "memmap": memory_mapped,
+    "misaligned_memmap": misaligned_memmap,
+    "fortran": fortran,
+    "strided": strided,
+    "big_endian": big_endian,
 }
 
 
@@ -134,8 +139,11 @@ ESTIMATORS: dict[str, tuple[Callable[[], Any], np.ndarray, Any]] = {
     "PatMat": (lambda: PatMat(tau=0.2, kernel="rbf", gamma=0.3, random_state=0), X, Y_BINARY),
     "M3L_linear": (lambda: M3L(C=0.5, random_state=0), X, Y_MULTI),
     "M3L_rbf": (lambda: M3L(C=0.5, kernel="rbf", gamma=0.3, random_state=0), X, Y_MULTI),
-    "RankmaxRanker": (lambda: RankmaxRanker(n_components=3, n_epochs=3, early_stopping=False, random_state=0), X,
-                      Y_CLASS),
+    "RankmaxRanker": (
+        lambda: RankmaxRanker(n_components=3, n_epochs=3, early_stopping=False, random_state=0),
+        X,
+        Y_CLASS,
+    ),
     "TraceNorm": (lambda: TraceNormLogisticRegression(lambda_trace=0.05, random_state=0), X, Y_CLASS),
 }
 
@@ -185,8 +193,9 @@ LOSS = dict(loss="alpha", k=1, smoothing=0.0)
 SIGNS = np.where(Y_MULTI[:N] > 0, 1.0, -1.0)
 R = np.eye(3) + 0.2 * (1 - np.eye(3))
 PLUS, MINUS = np.zeros((N, 3)), np.full((N, 3), 2.0)
-BOOKS = _core.pq_train(RNG.standard_normal((200, 6)), n_subspaces=2, n_bits=2, n_iter=5, max_points_per_centroid=256,
-                       seed=0)[0]
+BOOKS = _core.pq_train(
+    RNG.standard_normal((200, 6)), n_subspaces=2, n_bits=2, n_iter=5, max_points_per_centroid=256, seed=0
+)[0]
 CODES = _core.pq_encode(BOOKS, RNG.standard_normal((N, 6)))
 SCORES = RNG.standard_normal((N, M))
 LABELS32 = YC.astype(np.uint32)
@@ -202,67 +211,175 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
     "topk_simplex": (_core.topk_simplex, dict(x=SCORES), dict(k=2), (), True),
     "rankmax_loss": (_core.rankmax_loss, dict(z=SCORES, y=YC), dict(k=2), (), True),
     "topk_hinge": (_core.topk_hinge, dict(scores=SCORES, y=YC), dict(k=2), (), True),
-    "sdca_fit_linear": (_core.sdca_fit_linear, dict(x=XC, y=YC, c=C), dict(n_classes=M, bias=1.0, **LOSS, **SDCA),
-                        (), True),
-    "sdca_fit_linear_csr": (_core.sdca_fit_linear, dict(x=sp.csr_matrix(XC), y=YC, c=C),
-                            dict(n_classes=M, bias=None, **LOSS, **SDCA), (), True),
-    "sdca_fit_linear_codes": (_core.sdca_fit_linear, dict(x=CODES, y=YC, c=C, codebooks=BOOKS),
-                              dict(n_classes=M, bias=None, **LOSS, **SDCA), (), False),
-    "sdca_fit_kernel": (_core.sdca_fit_kernel, dict(x=XC, y=YC, c=C, dual_coef=np.zeros((N, M))),
-                        dict(n_classes=M, cache_size=10.0, **KERNEL, **LOSS, **SDCA), (), True),
+    "sdca_fit_linear": (
+        _core.sdca_fit_linear,
+        dict(x=XC, y=YC, c=C),
+        dict(n_classes=M, bias=1.0, **LOSS, **SDCA),
+        (),
+        True,
+    ),
+    "sdca_fit_linear_csr": (
+        _core.sdca_fit_linear,
+        dict(x=sp.csr_matrix(XC), y=YC, c=C),
+        dict(n_classes=M, bias=None, **LOSS, **SDCA),
+        (),
+        True,
+    ),
+    "sdca_fit_linear_codes": (
+        _core.sdca_fit_linear,
+        dict(x=CODES, y=YC, c=C, codebooks=BOOKS),
+        dict(n_classes=M, bias=None, **LOSS, **SDCA),
+        (),
+        False,
+    ),
+    "sdca_fit_kernel": (
+        _core.sdca_fit_kernel,
+        dict(x=XC, y=YC, c=C, dual_coef=np.zeros((N, M))),
+        dict(n_classes=M, cache_size=10.0, **KERNEL, **LOSS, **SDCA),
+        (),
+        True,
+    ),
     "kernel_cross": (_core.kernel_cross, dict(z=XC[:7], x=XC), KERNEL, (), False),
-    "attop_fit": (_core.attop_fit, dict(x=XC, positive=YC == 0),
-                  dict(method="toppushk", k=2, tau=0.1, surrogate="hinge", scale=1.0, c=1.0, cache_size=10.0,
-                       tol=1e-6, max_iter=100, check_every=1, seed=0, **KERNEL), (), True),
-    "m3l_fit_linear": (_core.m3l_fit_linear, dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS),
-                       dict(c=0.5, tol=1e-6, max_iter=200, seed=0, bias=1.0), (), True),
-    "m3l_fit_kernel": (_core.m3l_fit_kernel, dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS),
-                       dict(c=0.5, tol=1e-6, max_iter=2000, cache_size=10.0, **KERNEL), (), True),
+    "attop_fit": (
+        _core.attop_fit,
+        dict(x=XC, positive=YC == 0),
+        dict(
+            method="toppushk",
+            k=2,
+            tau=0.1,
+            surrogate="hinge",
+            scale=1.0,
+            c=1.0,
+            cache_size=10.0,
+            tol=1e-6,
+            max_iter=100,
+            check_every=1,
+            seed=0,
+            **KERNEL,
+        ),
+        (),
+        True,
+    ),
+    "m3l_fit_linear": (
+        _core.m3l_fit_linear,
+        dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS),
+        dict(c=0.5, tol=1e-6, max_iter=200, seed=0, bias=1.0),
+        (),
+        True,
+    ),
+    "m3l_fit_kernel": (
+        _core.m3l_fit_kernel,
+        dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS),
+        dict(c=0.5, tol=1e-6, max_iter=2000, cache_size=10.0, **KERNEL),
+        (),
+        True,
+    ),
     "cocoa_sq_norms": (_core.cocoa_sq_norms, dict(x=XC), dict(bias=1.0), (), True),
-    "cocoa_local_round": (_core.cocoa_local_round,
-                          dict(x=XC, y=YC, c=C, sq_norms=np.einsum("ij,ij->i", XC, XC), dual_coef=np.zeros((N, M)),
-                               coef=0.1 * RNG.standard_normal((M, D))),
-                          dict(bias=None, sigma=2.0, steps=60, seed=1, epoch=1, offset=0, **LOSS), ("dual_coef",),
-                          True),
-    "cocoa_partition_terms": (_core.cocoa_partition_terms,
-                              dict(x=XC, y=YC, c=C, dual_coef=np.zeros((N, M)), coef=0.1 * RNG.standard_normal((M, D))),
-                              dict(bias=None, **LOSS), (), True),
-    "cocoa_dual_change": (_core.cocoa_dual_change,
-                          dict(y=YC, c=C, changed=np.array([0, 3]), before=np.zeros((2, M)),
-                               dual_coef=np.zeros((N, M))), LOSS, (), False),
-    "m3l_cocoa_round": (_core.m3l_cocoa_round,
-                        dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS,
-                             sq_norms=np.einsum("ij,ij->i", XC, XC), dual_coef=np.zeros((N, 3)),
-                             coef=np.zeros((3, D))),
-                        dict(c=0.5, bias=None, sigma=2.0, first_epoch=1, epochs=2, seed=0), ("dual_coef",), True),
-    "m3l_cocoa_terms": (_core.m3l_cocoa_terms,
-                        dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS, dual_coef=np.zeros((N, 3)),
-                             coef=0.1 * RNG.standard_normal((3, D))), dict(c=0.5, bias=None), (), True),
-    "pq_train": (_core.pq_train, dict(x=RNG.standard_normal((100, 6))),
-                 dict(n_subspaces=2, n_bits=2, n_iter=3, max_points_per_centroid=256, seed=0), (), True),
+    "cocoa_local_round": (
+        _core.cocoa_local_round,
+        dict(
+            x=XC,
+            y=YC,
+            c=C,
+            sq_norms=np.einsum("ij,ij->i", XC, XC),
+            dual_coef=np.zeros((N, M)),
+            coef=0.1 * RNG.standard_normal((M, D)),
+        ),
+        dict(bias=None, sigma=2.0, steps=60, seed=1, epoch=1, offset=0, **LOSS),
+        ("dual_coef",),
+        True,
+    ),
+    "cocoa_partition_terms": (
+        _core.cocoa_partition_terms,
+        dict(x=XC, y=YC, c=C, dual_coef=np.zeros((N, M)), coef=0.1 * RNG.standard_normal((M, D))),
+        dict(bias=None, **LOSS),
+        (),
+        True,
+    ),
+    "cocoa_dual_change": (
+        _core.cocoa_dual_change,
+        dict(y=YC, c=C, changed=np.array([0, 3]), before=np.zeros((2, M)), dual_coef=np.zeros((N, M))),
+        LOSS,
+        (),
+        False,
+    ),
+    "m3l_cocoa_round": (
+        _core.m3l_cocoa_round,
+        dict(
+            x=XC,
+            y=SIGNS,
+            r=R,
+            delta_plus=PLUS,
+            delta_minus=MINUS,
+            sq_norms=np.einsum("ij,ij->i", XC, XC),
+            dual_coef=np.zeros((N, 3)),
+            coef=np.zeros((3, D)),
+        ),
+        dict(c=0.5, bias=None, sigma=2.0, first_epoch=1, epochs=2, seed=0),
+        ("dual_coef",),
+        True,
+    ),
+    "m3l_cocoa_terms": (
+        _core.m3l_cocoa_terms,
+        dict(
+            x=XC,
+            y=SIGNS,
+            r=R,
+            delta_plus=PLUS,
+            delta_minus=MINUS,
+            dual_coef=np.zeros((N, 3)),
+            coef=0.1 * RNG.standard_normal((3, D)),
+        ),
+        dict(c=0.5, bias=None),
+        (),
+        True,
+    ),
+    "pq_train": (
+        _core.pq_train,
+        dict(x=RNG.standard_normal((100, 6))),
+        dict(n_subspaces=2, n_bits=2, n_iter=3, max_points_per_centroid=256, seed=0),
+        (),
+        True,
+    ),
     "pq_encode": (_core.pq_encode, dict(codebooks=BOOKS, x=RNG.standard_normal((N, 6))), {}, (), True),
     "pq_decode": (_core.pq_decode, dict(codebooks=BOOKS, codes=CODES), {}, (), False),
     "pq_dot": (_core.pq_dot, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((6, 3))), {}, (), True),
     "pq_tdot": (_core.pq_tdot, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((N, 3))), {}, (), True),
-    "ranker_epoch": (_core.ranker_epoch,
-                     dict(x=XC, y_indptr=np.arange(N + 1, dtype=np.int64), y_indices=YC, rows=np.arange(N),
-                          theta=THETA, first=np.zeros(N_THETA), second=np.zeros(N_THETA)),
-                     dict(steps=0, optimizer="adam", learning_rate=0.01, alpha=1e-3, batch_size=8, seed=0, **RANKER),
-                     ("theta", "first", "second"), True),
-    "ranker_objective": (_core.ranker_objective,
-                         dict(x=XC, y_indptr=np.arange(N + 1, dtype=np.int64), y_indices=YC, rows=np.arange(N),
-                              theta=THETA), dict(alpha=1e-3, **RANKER), (), True),
+    "ranker_epoch": (
+        _core.ranker_epoch,
+        dict(
+            x=XC,
+            y_indptr=np.arange(N + 1, dtype=np.int64),
+            y_indices=YC,
+            rows=np.arange(N),
+            theta=THETA,
+            first=np.zeros(N_THETA),
+            second=np.zeros(N_THETA),
+        ),
+        dict(steps=0, optimizer="adam", learning_rate=0.01, alpha=1e-3, batch_size=8, seed=0, **RANKER),
+        ("theta", "first", "second"),
+        True,
+    ),
+    "ranker_objective": (
+        _core.ranker_objective,
+        dict(x=XC, y_indptr=np.arange(N + 1, dtype=np.int64), y_indices=YC, rows=np.arange(N), theta=THETA),
+        dict(alpha=1e-3, **RANKER),
+        (),
+        True,
+    ),
 }
 
 
 def _float32(arrays: dict[str, Any], updated: tuple[str, ...]) -> dict[str, Any]:
     """The float64 arguments as float32, but those updated in place (their dtype is fixed)."""
+
     def narrow(a: Any) -> Any:
         if isinstance(a, np.ndarray) and a.dtype == np.float64:
             return a.astype(np.float32)
         if sp.issparse(a):
             return a.astype(np.float32)
         return a
+
     return {name: (a if name in updated else narrow(a)) for name, a in arrays.items()}
 
 
@@ -281,8 +398,18 @@ def _ordinary(arrays: dict[str, Any]) -> dict[str, Any]:
 def test_every_core_function_with_array_arguments_is_covered():
     covered = {fn.__name__ for fn, *_ in CORE.values()}
     functions = {name for name in dir(_core) if callable(getattr(_core, name)) and not name[0].isupper()}
-    projections = {"simplex", "knapsack", "topk_cone", "box_simplex", "capped_simplex", "capped_simplex_entropy",
-                   "sparsemax", "rankmax", "softmax_loss", "sparsemax_loss"}  # the path of topk_simplex
+    projections = {
+        "simplex",
+        "knapsack",
+        "topk_cone",
+        "box_simplex",
+        "capped_simplex",
+        "capped_simplex_entropy",
+        "sparsemax",
+        "rankmax",
+        "softmax_loss",
+        "sparsemax_loss",
+    }  # the path of topk_simplex
     assert functions - projections == covered
 
 
@@ -312,8 +439,9 @@ def test_float32_widens_for_float64_arguments():
     # c, coef and the M3L arrays are float64 in the core: float32 ones are converted.
     arrays = CORE["cocoa_partition_terms"][1]
     narrowed = {key: (a.astype(np.float32) if key in ("c", "coef") else a) for key, a in arrays.items()}
-    widened = {key: (a.astype(np.float32).astype(np.float64) if key in ("c", "coef") else a)
-               for key, a in arrays.items()}
+    widened = {
+        key: (a.astype(np.float32).astype(np.float64) if key in ("c", "coef") else a) for key, a in arrays.items()
+    }
     _assert_same(_call("cocoa_partition_terms", narrowed)[0], _call("cocoa_partition_terms", widened)[0], 0)
     with pytest.raises(InvalidInputError, match=r"^c: expected dtype float64, got int64"):
         _call("cocoa_partition_terms", dict(arrays, c=np.ones(N, dtype=np.int64)))
@@ -328,8 +456,9 @@ def test_in_place_arguments_are_updated_through_a_copy_when_needed():
         _call("cocoa_local_round", dict(arrays, dual_coef=dual))
         np.testing.assert_array_equal(dual, expected["dual_coef"])
         assert dual.flags.writeable
-    writeable_map = np.lib.format.open_memmap(os.path.join(_DIRECTORY, "dual.npy"), mode="w+", dtype=np.float64,
-                                              shape=(N, M))
+    writeable_map = np.lib.format.open_memmap(
+        os.path.join(_DIRECTORY, "dual.npy"), mode="w+", dtype=np.float64, shape=(N, M)
+    )
     _call("cocoa_local_round", dict(arrays, dual_coef=writeable_map))
     np.testing.assert_array_equal(writeable_map, expected["dual_coef"])
     with pytest.raises(InvalidInputError, match=r"^dual_coef: expected dtype float64 \(it is updated in place\)"):
@@ -344,14 +473,26 @@ def test_in_place_arguments_are_updated_through_a_copy_when_needed():
 # name -> the float arguments whose NaN or infinity the function must refuse by name
 # (not B of pq_decode's codebooks: the core's own check names them too).
 FINITE: dict[str, tuple[str, ...]] = {
-    "sdca_fit_linear": ("x", "c"), "sdca_fit_linear_csr": ("x", "c"), "sdca_fit_linear_codes": ("codebooks",),
-    "sdca_fit_kernel": ("x", "c", "dual_coef"), "kernel_cross": ("z", "x"), "attop_fit": ("x",),
-    "m3l_fit_linear": ("x", "r", "delta_minus"), "m3l_fit_kernel": ("x", "r", "delta_plus"),
-    "cocoa_sq_norms": ("x",), "cocoa_local_round": ("x", "c", "sq_norms", "dual_coef", "coef"),
-    "cocoa_partition_terms": ("x", "c", "dual_coef", "coef"), "cocoa_dual_change": ("c", "before", "dual_coef"),
-    "m3l_cocoa_round": ("x", "r", "sq_norms", "coef", "dual_coef"), "m3l_cocoa_terms": ("x", "r", "coef", "dual_coef"),
-    "pq_train": ("x",), "pq_encode": ("x",), "pq_dot": ("b",), "pq_tdot": ("b",),
-    "ranker_epoch": ("x", "theta"), "ranker_objective": ("x", "theta"),
+    "sdca_fit_linear": ("x", "c"),
+    "sdca_fit_linear_csr": ("x", "c"),
+    "sdca_fit_linear_codes": ("codebooks",),
+    "sdca_fit_kernel": ("x", "c", "dual_coef"),
+    "kernel_cross": ("z", "x"),
+    "attop_fit": ("x",),
+    "m3l_fit_linear": ("x", "r", "delta_minus"),
+    "m3l_fit_kernel": ("x", "r", "delta_plus"),
+    "cocoa_sq_norms": ("x",),
+    "cocoa_local_round": ("x", "c", "sq_norms", "dual_coef", "coef"),
+    "cocoa_partition_terms": ("x", "c", "dual_coef", "coef"),
+    "cocoa_dual_change": ("c", "before", "dual_coef"),
+    "m3l_cocoa_round": ("x", "r", "sq_norms", "coef", "dual_coef"),
+    "m3l_cocoa_terms": ("x", "r", "coef", "dual_coef"),
+    "pq_train": ("x",),
+    "pq_encode": ("x",),
+    "pq_dot": ("b",),
+    "pq_tdot": ("b",),
+    "ranker_epoch": ("x", "theta"),
+    "ranker_objective": ("x", "theta"),
 }
 # The names the errors use (the Python-facing names of the arguments).
 SHOWN = {"x": "X", "z": "X", "y": "Y", "r": "R", "delta_plus": "loss", "delta_minus": "loss", "b": "B", "a": "A"}

@@ -10,12 +10,11 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _interrupt import interrupt_during
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-
-from _interrupt import interrupt_during
 
 from toprank import _core
 from toprank.exceptions import InvalidInputError
@@ -60,8 +59,9 @@ def _reference(X, y, lambda_trace, lambda_fro, fit_intercept=True):
 def test_reaches_the_optimum_of_an_independent_convex_solve(lambdas, fit_intercept):
     X, y = _problem()
     lambda_trace, lambda_fro = lambdas
-    model = TraceNormLogisticRegression(lambda_trace, lambda_fro, fit_intercept=fit_intercept, tol=1e-9,
-                                        max_iter=3000).fit(X, y)
+    model = TraceNormLogisticRegression(
+        lambda_trace, lambda_fro, fit_intercept=fit_intercept, tol=1e-9, max_iter=3000
+    ).fit(X, y)
     assert model.status_ == "converged"
     value, W_ref, _ = _reference(X, y, lambda_trace, lambda_fro, fit_intercept)
     ours = _objective(X, y, model.coef_.T, model.intercept_, lambda_trace, lambda_fro)
@@ -108,8 +108,9 @@ def test_raw_csr_and_compressed_inputs_give_the_same_model():
         np.testing.assert_allclose(other.coef_, models[0].coef_, atol=1e-6)
         assert other.objective_ == pytest.approx(models[0].objective_, rel=1e-9)
     # Predicting on codes or on raw features: the same model, other inputs.
-    np.testing.assert_allclose(models[2].decision_function(CompressedMatrix(pq, codes)),
-                               models[0].decision_function(decoded), atol=1e-5)
+    np.testing.assert_allclose(
+        models[2].decision_function(CompressedMatrix(pq, codes)), models[0].decision_function(decoded), atol=1e-5
+    )
 
 
 def test_results_do_not_depend_on_the_thread_count():
@@ -235,11 +236,17 @@ def _solver(**changes):
     return _core.TraceNormSolver(*lambdas, **{**settings, **changes})
 
 
-@pytest.mark.parametrize("changes, message", [(dict(lambdas=(-1.0, 0.0)), "^lambda_trace:"),
-                                              (dict(lambdas=(0.0, np.inf)), "^lambda_fro:"),
-                                              (dict(tol=0.0), "^tol:"), (dict(tol=np.nan), "^tol:"),
-                                              (dict(max_iter=0), "^max_iter:"),
-                                              (dict(subspace_every=0), "^subspace_every:")])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(lambdas=(-1.0, 0.0)), "^lambda_trace:"),
+        (dict(lambdas=(0.0, np.inf)), "^lambda_fro:"),
+        (dict(tol=0.0), "^tol:"),
+        (dict(tol=np.nan), "^tol:"),
+        (dict(max_iter=0), "^max_iter:"),
+        (dict(subspace_every=0), "^subspace_every:"),
+    ],
+)
 def test_the_core_solver_names_a_bad_setting(changes, message):
     with pytest.raises(InvalidInputError, match=message):
         _solver(**changes)
@@ -276,8 +283,10 @@ def test_a_fit_stops_on_ctrl_c():
     interrupt_during(lambda: TraceNormLogisticRegression(1e-5, 0.0, tol=1e-12, max_iter=100000).fit(X, y))
 
 
-@pytest.mark.parametrize("lambdas, message", [([], "at least one"), ([[0.1]], "one-dimensional"), (["a"], "numbers"),
-                                              ([0.1, -1.0], "lambdas_trace")])
+@pytest.mark.parametrize(
+    "lambdas, message",
+    [([], "at least one"), ([[0.1]], "one-dimensional"), (["a"], "numbers"), ([0.1, -1.0], "lambdas_trace")],
+)
 def test_bad_path_lambdas_raise(lambdas, message):
     X, y = _problem(n=30)
     with pytest.raises(InvalidInputError, match=message):

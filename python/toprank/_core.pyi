@@ -102,7 +102,6 @@ def m3l_fit_kernel(
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> dict[str, Any]: ...
-
 def m3l_fit_linear(
     x: Any,
     y: NDArray[np.float64],
@@ -120,7 +119,6 @@ def m3l_fit_linear(
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> dict[str, Any]: ...
-
 def ranker_epoch(
     x: Any,
     y_indptr: NDArray[np.int64],
@@ -143,7 +141,6 @@ def ranker_epoch(
     seed: int,
     n_jobs: int | None = None,
 ) -> dict[str, Any]: ...
-
 def ranker_objective(
     x: Any,
     y_indptr: NDArray[np.int64],
@@ -160,7 +157,6 @@ def ranker_objective(
     batch_size: int = 256,
     n_jobs: int | None = None,
 ) -> tuple[float, NDArray[np.floating[Any]]]: ...
-
 def cocoa_sq_norms(x: Any, *, bias: float | None) -> NDArray[np.float64]: ...
 def cocoa_local_round(
     x: Any,
@@ -258,7 +254,6 @@ def sdca_fit_linear(
     callback: _Progress | None = None,
     codebooks: NDArray[np.float32] | None = None,
 ) -> dict[str, Any]: ...
-
 def sdca_fit_kernel(
     x: NDArray[np.floating[Any]],
     y: NDArray[np.int64],
@@ -337,6 +332,7 @@ def attop_fit(
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> dict[str, Any]: ...
+
 @final
 class TraceNormFit:
     """A finished rank-one descent fit (``src/solvers/tracenorm/descent.rs``)."""

@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -158,8 +159,9 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
                 del self.feature_names_in_
             Xv: Any = X
         else:
-            Xv, y = validate_input(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], order="C",
-                                   ensure_min_samples=2)
+            Xv, y = validate_input(
+                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", ensure_min_samples=2
+            )
             if sp.issparse(Xv):
                 Xv = canonical_csr(Xv)
             # The loss's curvature along W scales with ‖x_i‖²: an X of 1e300 otherwise
@@ -182,13 +184,18 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         if previous is not None:
             # (Validation has set classes_ and n_features_in_ from the new data; the
             # refusal restores the previous model, as every failed fit does.)
-            if (previous_classes is None or not np.array_equal(previous_classes, self.classes_)
-                    or previous[0].shape[0] != self.n_features_in_):
+            if (
+                previous_classes is None
+                or not np.array_equal(previous_classes, self.classes_)
+                or previous[0].shape[0] != self.n_features_in_
+            ):
                 raise InvalidInputError("warm_start: the previous fit has other classes or features; refit without it")
         self._fit_design(Xv, y_enc, previous)
         return self
 
-    def _fit_design(self, X: Any, y_enc: NDArray[np.uint32], start: _core.TraceNormFit | _AtomArrays | None) -> _core.TraceNormFit:
+    def _fit_design(
+        self, X: Any, y_enc: NDArray[np.uint32], start: _core.TraceNormFit | _AtomArrays | None
+    ) -> _core.TraceNormFit:
         """R1D in the core on validated data from `start` (a previous fit on the same data, or
         the atoms of any fit); sets the fitted attributes and returns the core's fit, which
         can start the next point of a path."""
@@ -198,16 +205,24 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         max_iter = _int(self.max_iter, "max_iter", low=1)
         verbose = _int(self.verbose, "verbose", low=0)
         solver = _core.TraceNormSolver(
-            lambda_trace, lambda_fro, fit_intercept=_flag(self.fit_intercept, "fit_intercept"), tol=tol,
-            max_iter=max_iter, subspace_every=_int(self.subspace_every, "subspace_every", low=1),
+            lambda_trace,
+            lambda_fro,
+            fit_intercept=_flag(self.fit_intercept, "fit_intercept"),
+            tol=tol,
+            max_iter=max_iter,
+            subspace_every=_int(self.subspace_every, "subspace_every", low=1),
             seed=int(check_random_state(self.random_state).randint(np.iinfo(np.int64).max, dtype=np.int64)),
         )
         every = max(1, 10 // verbose) if verbose else 0
 
         def progress(iteration: int, objective: float, sigma: float, margin: float, seconds: float) -> None:
             if iteration % every == 0:
-                print(f"[TraceNormLogisticRegression] iter {iteration:4d}  objective {objective:.10g}  "
-                      f"sigma_max - lambda1 {margin:+.3e}  {seconds:.2f}s", file=sys.stdout, flush=True)
+                print(
+                    f"[TraceNormLogisticRegression] iter {iteration:4d}  objective {objective:.10g}  "
+                    f"sigma_max - lambda1 {margin:+.3e}  {seconds:.2f}s",
+                    file=sys.stdout,
+                    flush=True,
+                )
 
         fit = solver.fit(X, y_enc, start=start, n_jobs=as_jobs(self.n_jobs), callback=progress if verbose else None)
         # Kept for warm starts without Z (n × rank: it would make the pickled model grow with n).
@@ -219,18 +234,31 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         self.n_iter_ = fit.n_iter
         self.objective_ = fit.objective  # J(W, b) with weights that sum to the trace norm exactly
         self.status_ = fit.status
-        self.history_ = [dict(iteration=i, objective=objective, sigma=sigma, rank=rank, seconds=seconds)
-                         for i, objective, sigma, rank, seconds in fit.history]
+        self.history_ = [
+            dict(iteration=i, objective=objective, sigma=sigma, rank=rank, seconds=seconds)
+            for i, objective, sigma, rank, seconds in fit.history
+        ]
         if verbose and fit.status == "converged":
-            print(f"[TraceNormLogisticRegression] converged after {fit.n_iter} iterations  objective "
-                  f"{fit.objective:.10g}  rank {fit.rank}", file=sys.stdout, flush=True)
+            print(
+                f"[TraceNormLogisticRegression] converged after {fit.n_iter} iterations  objective "
+                f"{fit.objective:.10g}  rank {fit.rank}",
+                file=sys.stdout,
+                flush=True,
+            )
         if fit.status != "converged":
             # (C1)'s margin σ_max(−∇) − λ1 at the last iteration: what tol bounds.
             excess = float(self.history_[-1]["sigma"]) - lambda_trace if self.history_ else float("nan")
-            warn_not_converged("TraceNormLogisticRegression", fit.status, max_iter, "iterations", excess, tol,
-                               f"Raise max_iter (now {max_iter}) or tol, or standardise X (the rank-one steps "
-                               "converge slowly on badly scaled features).",
-                               measure="(C1) margin σ_max(−∇) − λ1")
+            warn_not_converged(
+                "TraceNormLogisticRegression",
+                fit.status,
+                max_iter,
+                "iterations",
+                excess,
+                tol,
+                f"Raise max_iter (now {max_iter}) or tol, or standardise X (the rank-one steps "
+                "converge slowly on badly scaled features).",
+                measure="(C1) margin σ_max(−∇) − λ1",
+            )
         return fit
 
     # --------------------------------------------------------------- prediction
@@ -346,7 +374,9 @@ def tracenorm_path(
             truth = np.asarray(y_val)
             for k in topk:
                 kk = min(_int(k, "topk", low=1), len(model.classes_))
-                point.validation_topk[int(k)] = float(np.mean(np.any(model.classes_[scores_order[:, :kk]] == truth[:, None], axis=1)))
+                point.validation_topk[int(k)] = float(
+                    np.mean(np.any(model.classes_[scores_order[:, :kk]] == truth[:, None], axis=1))
+                )
         points.append(point)
     return points
 

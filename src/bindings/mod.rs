@@ -6,25 +6,28 @@ mod arrays;
 mod attop;
 mod cocoa;
 mod design;
-mod pq;
-mod ranker;
 mod errors;
 mod m3l;
 mod monitor;
+mod pq;
+mod ranker;
 mod sdca;
 mod threads;
 mod tracenorm;
 
 use pyo3::prelude::*;
 
-use arrays::{labels, loss_rows, map_rows, value_rows, RowLoss, RowMap, RowValue};
-use errors::invalid;
 use crate::losses::{self, TopKVariant};
 use crate::projections::{self as proj, Workspace};
 use crate::Real;
+use arrays::{labels, loss_rows, map_rows, value_rows, RowLoss, RowMap, RowValue};
+use errors::invalid;
 
 fn positive_count(value: i64, name: &str) -> PyResult<usize> {
-    usize::try_from(value).ok().filter(|&v| v > 0).ok_or_else(|| invalid(name, format!("must be a positive integer, got {value}")))
+    usize::try_from(value)
+        .ok()
+        .filter(|&v| v > 0)
+        .ok_or_else(|| invalid(name, format!("must be a positive integer, got {value}")))
 }
 
 /// Defines a `RowMap` kernel struct from a closure-like body over one row.
@@ -40,56 +43,123 @@ macro_rules! row_map {
     };
 }
 
-row_map!(Simplex { r: f64, inequality: bool } |self, i, x, out, ws| proj::simplex(x, self.r, self.inequality, out, ws));
-row_map!(Knapsack { lo: f64, hi: f64, r: f64 } |self, i, x, out, ws| proj::knapsack(x, self.lo, self.hi, self.r, out, ws));
-row_map!(TopKCone { k: usize, rho: f64 } |self, i, x, out, ws| proj::topk_cone(x, self.k, self.rho, out, ws));
-row_map!(TopKSimplex { k: usize, r: f64, rho: f64 } |self, i, x, out, ws| proj::topk_simplex(x, self.k, self.r, self.rho, out, ws));
-row_map!(BoxSimplex { hi: f64, r: f64, rho: f64 } |self, i, x, out, ws| proj::box_simplex(x, self.hi, self.r, self.rho, out, ws));
-row_map!(CappedSimplex { k: f64 } |self, i, x, out, ws| proj::capped_simplex(x, self.k, out, ws));
-row_map!(CappedSimplexEntropy { k: f64 } |self, i, x, out, ws| proj::capped_simplex_entropy(x, self.k, out, ws));
+row_map!(
+    Simplex { r: f64, inequality: bool } | self,
+    i,
+    x,
+    out,
+    ws | proj::simplex(x, self.r, self.inequality, out, ws)
+);
+row_map!(
+    Knapsack { lo: f64, hi: f64, r: f64 } | self,
+    i,
+    x,
+    out,
+    ws | proj::knapsack(x, self.lo, self.hi, self.r, out, ws)
+);
+row_map!(TopKCone { k: usize, rho: f64 } | self, i, x, out, ws | proj::topk_cone(x, self.k, self.rho, out, ws));
+row_map!(
+    TopKSimplex { k: usize, r: f64, rho: f64 } | self,
+    i,
+    x,
+    out,
+    ws | proj::topk_simplex(x, self.k, self.r, self.rho, out, ws)
+);
+row_map!(
+    BoxSimplex { hi: f64, r: f64, rho: f64 } | self,
+    i,
+    x,
+    out,
+    ws | proj::box_simplex(x, self.hi, self.r, self.rho, out, ws)
+);
+row_map!(CappedSimplex { k: f64 } | self, i, x, out, ws | proj::capped_simplex(x, self.k, out, ws));
+row_map!(CappedSimplexEntropy { k: f64 } | self, i, x, out, ws | proj::capped_simplex_entropy(x, self.k, out, ws));
 row_map!(Rankmax { y: Vec<usize>, k: usize, eta: f64 } |self, i, x, out, ws| proj::rankmax(x, self.y[i], self.k, self.eta, out, ws));
 
 #[pyfunction]
 #[pyo3(signature = (x, r=1.0, inequality=false, *, n_jobs=None))]
-fn simplex<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, r: f64, inequality: bool, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+fn simplex<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    r: f64,
+    inequality: bool,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
     map_rows(py, x, "x", threads::resolve(n_jobs)?, &Simplex { r, inequality })
 }
 
 #[pyfunction]
 #[pyo3(signature = (x, lo, hi, r, *, n_jobs=None))]
-fn knapsack<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, lo: f64, hi: f64, r: f64, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+fn knapsack<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    lo: f64,
+    hi: f64,
+    r: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
     map_rows(py, x, "x", threads::resolve(n_jobs)?, &Knapsack { lo, hi, r })
 }
 
 #[pyfunction]
 #[pyo3(signature = (x, k, rho=0.0, *, n_jobs=None))]
-fn topk_cone<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, k: i64, rho: f64, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+fn topk_cone<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    k: i64,
+    rho: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
     let k = positive_count(k, "k")?;
     map_rows(py, x, "x", threads::resolve(n_jobs)?, &TopKCone { k, rho })
 }
 
 #[pyfunction]
 #[pyo3(signature = (x, k, r=1.0, rho=0.0, *, n_jobs=None))]
-fn topk_simplex<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, k: i64, r: f64, rho: f64, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+fn topk_simplex<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    k: i64,
+    r: f64,
+    rho: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
     let k = positive_count(k, "k")?;
     map_rows(py, x, "x", threads::resolve(n_jobs)?, &TopKSimplex { k, r, rho })
 }
 
 #[pyfunction]
 #[pyo3(signature = (x, hi, r=1.0, rho=0.0, *, n_jobs=None))]
-fn box_simplex<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, hi: f64, r: f64, rho: f64, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+fn box_simplex<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    hi: f64,
+    r: f64,
+    rho: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
     map_rows(py, x, "x", threads::resolve(n_jobs)?, &BoxSimplex { hi, r, rho })
 }
 
 #[pyfunction]
 #[pyo3(signature = (x, k, *, n_jobs=None))]
-fn capped_simplex<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, k: f64, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+fn capped_simplex<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    k: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
     map_rows(py, x, "x", threads::resolve(n_jobs)?, &CappedSimplex { k })
 }
 
 #[pyfunction]
 #[pyo3(signature = (x, k, *, n_jobs=None))]
-fn capped_simplex_entropy<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, k: f64, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+fn capped_simplex_entropy<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    k: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
     map_rows(py, x, "x", threads::resolve(n_jobs)?, &CappedSimplexEntropy { k })
 }
 
@@ -101,7 +171,14 @@ fn sparsemax<'py>(py: Python<'py>, z: &Bound<'py, PyAny>, n_jobs: Option<i64>) -
 
 #[pyfunction]
 #[pyo3(signature = (z, y, k=1, eta=1.0, *, n_jobs=None))]
-fn rankmax<'py>(py: Python<'py>, z: &Bound<'py, PyAny>, y: &Bound<'py, PyAny>, k: i64, eta: f64, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+fn rankmax<'py>(
+    py: Python<'py>,
+    z: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    k: i64,
+    eta: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
     let k = positive_count(k, "k")?;
     let y = labels(y, z, "z")?;
     map_rows(py, z, "z", threads::resolve(n_jobs)?, &Rankmax { y, k, eta })
@@ -151,7 +228,14 @@ type LossAndGrad<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 #[pyfunction]
 #[pyo3(signature = (z, y, k=1, eta=1.0, *, n_jobs=None))]
-fn rankmax_loss<'py>(py: Python<'py>, z: &Bound<'py, PyAny>, y: &Bound<'py, PyAny>, k: i64, eta: f64, n_jobs: Option<i64>) -> PyResult<LossAndGrad<'py>> {
+fn rankmax_loss<'py>(
+    py: Python<'py>,
+    z: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    k: i64,
+    eta: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<LossAndGrad<'py>> {
     let k = positive_count(k, "k")?;
     let y = labels(y, z, "z")?;
     loss_rows(py, z, "z", threads::resolve(n_jobs)?, &RankmaxLoss { y, k, eta })
@@ -159,21 +243,38 @@ fn rankmax_loss<'py>(py: Python<'py>, z: &Bound<'py, PyAny>, y: &Bound<'py, PyAn
 
 #[pyfunction]
 #[pyo3(signature = (z, y, *, n_jobs=None))]
-fn softmax_loss<'py>(py: Python<'py>, z: &Bound<'py, PyAny>, y: &Bound<'py, PyAny>, n_jobs: Option<i64>) -> PyResult<LossAndGrad<'py>> {
+fn softmax_loss<'py>(
+    py: Python<'py>,
+    z: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    n_jobs: Option<i64>,
+) -> PyResult<LossAndGrad<'py>> {
     let y = labels(y, z, "z")?;
     loss_rows(py, z, "z", threads::resolve(n_jobs)?, &SoftmaxLoss { y })
 }
 
 #[pyfunction]
 #[pyo3(signature = (z, y, *, n_jobs=None))]
-fn sparsemax_loss<'py>(py: Python<'py>, z: &Bound<'py, PyAny>, y: &Bound<'py, PyAny>, n_jobs: Option<i64>) -> PyResult<LossAndGrad<'py>> {
+fn sparsemax_loss<'py>(
+    py: Python<'py>,
+    z: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    n_jobs: Option<i64>,
+) -> PyResult<LossAndGrad<'py>> {
     let y = labels(y, z, "z")?;
     loss_rows(py, z, "z", threads::resolve(n_jobs)?, &SparsemaxLoss { y })
 }
 
 #[pyfunction]
 #[pyo3(signature = (scores, y, k, variant="alpha", *, n_jobs=None))]
-fn topk_hinge<'py>(py: Python<'py>, scores: &Bound<'py, PyAny>, y: &Bound<'py, PyAny>, k: i64, variant: &str, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+fn topk_hinge<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    k: i64,
+    variant: &str,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
     let k = positive_count(k, "k")?;
     let variant = match variant {
         "alpha" => TopKVariant::Alpha,

@@ -68,9 +68,16 @@ fn start_of(start: &Bound<'_, PyAny>) -> PyResult<Start> {
         let fit = &previous.get().fit;
         return Ok(Start { atoms: fit.atoms.clone(), gradient: fit.gradient.clone() });
     }
-    let (u, v, theta, b): (Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>) =
-        start.extract().map_err(|_| invalid("start", "must be a TraceNormFit or a tuple (U, V, theta, b) of float64 arrays"))?;
-    let atoms = Atoms { u: array2(&u, "start")?, v: array2(&v, "start")?, theta: array1(&theta, "start")?, b: array1(&b, "start")?, z: Array2::zeros((0, 0)) };
+    let (u, v, theta, b): (Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>) = start
+        .extract()
+        .map_err(|_| invalid("start", "must be a TraceNormFit or a tuple (U, V, theta, b) of float64 arrays"))?;
+    let atoms = Atoms {
+        u: array2(&u, "start")?,
+        v: array2(&v, "start")?,
+        theta: array1(&theta, "start")?,
+        b: array1(&b, "start")?,
+        z: Array2::zeros((0, 0)),
+    };
     Ok(Start { atoms, gradient: None })
 }
 
@@ -78,8 +85,23 @@ fn start_of(start: &Bound<'_, PyAny>) -> PyResult<Start> {
 impl TraceNormSolver {
     #[new]
     #[pyo3(signature = (lambda_trace, lambda_fro, *, fit_intercept, tol, max_iter, subspace_every, seed))]
-    fn new(lambda_trace: f64, lambda_fro: f64, fit_intercept: bool, tol: f64, max_iter: usize, subspace_every: usize, seed: u64) -> PyResult<Self> {
-        let options = tn::Options { penalties: Penalties { trace: lambda_trace, fro: lambda_fro }, fit_intercept, tol, max_iter, subspace_every, seed };
+    fn new(
+        lambda_trace: f64,
+        lambda_fro: f64,
+        fit_intercept: bool,
+        tol: f64,
+        max_iter: usize,
+        subspace_every: usize,
+        seed: u64,
+    ) -> PyResult<Self> {
+        let options = tn::Options {
+            penalties: Penalties { trace: lambda_trace, fro: lambda_fro },
+            fit_intercept,
+            tol,
+            max_iter,
+            subspace_every,
+            seed,
+        };
         options.check().map_err(super::errors::to_py)?;
         Ok(Self { options })
     }

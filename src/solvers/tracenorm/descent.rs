@@ -72,7 +72,9 @@ impl Atoms {
 
     /// These atoms and the new ones (u, v, z = X u), all weighted by `theta`.
     fn joined(&self, (u, v, z): (&Array2<f64>, &Array2<f64>, &Array2<f64>), theta: Array1<f64>) -> Result<Atoms> {
-        let join = |a: &Array2<f64>, b: &Array2<f64>| concatenate(Axis(1), &[a.view(), b.view()]).map_err(|e| Error::input("atoms", e.to_string()));
+        let join = |a: &Array2<f64>, b: &Array2<f64>| {
+            concatenate(Axis(1), &[a.view(), b.view()]).map_err(|e| Error::input("atoms", e.to_string()))
+        };
         Ok(Atoms { u: join(&self.u, u)?, v: join(&self.v, v)?, theta, b: self.b.clone(), z: join(&self.z, z)? })
     }
 
@@ -90,7 +92,13 @@ impl Atoms {
         // Z = X U anew (one product): updating it through Ru⁻¹ would amplify rounding when
         // atoms repeat a direction (Ru nearly singular).
         let z = times(x, u.view())?;
-        Ok(Atoms { u, v: qv.dot(&columns(&svd.v, &keep)), theta: keep.iter().map(|&j| svd.s[j]).collect(), b: self.b.clone(), z })
+        Ok(Atoms {
+            u,
+            v: qv.dot(&columns(&svd.v, &keep)),
+            theta: keep.iter().map(|&j| svd.s[j]).collect(),
+            b: self.b.clone(),
+            z,
+        })
     }
 }
 
@@ -206,7 +214,13 @@ fn matrix(rows: usize, cols: usize, data: Vec<f64>, name: &'static str) -> Resul
 }
 
 /// R_n, the residual and G at the scores `s` and weights `w`.
-fn gradient_at<P: Products + ?Sized>(x: &P, labels: &[u32], s: &Array2<f64>, w: &Array2<f64>, lambda_fro: f64) -> Result<Gradient> {
+fn gradient_at<P: Products + ?Sized>(
+    x: &P,
+    labels: &[u32],
+    s: &Array2<f64>,
+    w: &Array2<f64>,
+    lambda_fro: f64,
+) -> Result<Gradient> {
     let (n, m) = s.dim();
     let mut residual = vec![0.0; n * m];
     let values = s.as_slice().ok_or_else(|| Error::input("scores", "must be contiguous"))?;
@@ -234,7 +248,12 @@ fn pairs_above(g: &Array2<f64>, ritz: &[Vec<f64>], level: f64) -> Result<(Array2
 
 /// The pairs of [`pairs_above`] that point outside the atoms' spans (by more than 0.1 of
 /// their length on either side).
-fn outside_pairs(atoms: &Atoms, g: &Array2<f64>, ritz: &[Vec<f64>], level: f64) -> Result<(Array2<f64>, Array2<f64>, Array1<f64>)> {
+fn outside_pairs(
+    atoms: &Atoms,
+    g: &Array2<f64>,
+    ritz: &[Vec<f64>],
+    level: f64,
+) -> Result<(Array2<f64>, Array2<f64>, Array1<f64>)> {
     let (u, v, sigma) = pairs_above(g, ritz, level)?;
     let outside = |a: &Array2<f64>, basis: &Array2<f64>| column_norms(&(a - &basis.dot(&basis.t().dot(a))));
     let (out_u, out_v) = (outside(&u, &atoms.u), outside(&v, &atoms.v));
@@ -256,9 +275,14 @@ fn curvatures(z: &Array2<f64>, v: &Array2<f64>, p: &Array2<f64>, lambda_fro: f64
 fn start_atoms<P: Products + ?Sized>(x: &P, m: usize, atoms: Atoms) -> Result<Atoms> {
     let (d, n, r) = (x.n_features(), x.n_rows(), atoms.theta.len());
     if atoms.u.dim() != (d, r) || atoms.v.dim() != (m, r) || atoms.b.len() != m {
-        return Err(Error::input("warm_start", format!("the start's atoms must be {d} x r and {m} x r with r weights and {m} intercepts")));
+        return Err(Error::input(
+            "warm_start",
+            format!("the start's atoms must be {d} x r and {m} x r with r weights and {m} intercepts"),
+        ));
     }
-    if atoms.theta.iter().any(|&t| !(t >= 0.0 && t.is_finite())) || atoms.u.iter().chain(atoms.v.iter()).chain(atoms.b.iter()).any(|v| !v.is_finite()) {
+    if atoms.theta.iter().any(|&t| !(t >= 0.0 && t.is_finite()))
+        || atoms.u.iter().chain(atoms.v.iter()).chain(atoms.b.iter()).any(|v| !v.is_finite())
+    {
         return Err(Error::input("warm_start", "the start's atoms must be finite with weights >= 0"));
     }
     if atoms.z.dim() == (n, r) {
@@ -297,12 +321,25 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
     let (mut atoms, start_gradient) = match start {
         None => {
             let b = if fit_intercept { log_priors(labels, m) } else { Array1::zeros(m) };
-            (Atoms { u: Array2::zeros((d, 0)), v: Array2::zeros((m, 0)), theta: Array1::zeros(0), b, z: Array2::zeros((n, 0)) }, None)
+            (
+                Atoms {
+                    u: Array2::zeros((d, 0)),
+                    v: Array2::zeros((m, 0)),
+                    theta: Array1::zeros(0),
+                    b,
+                    z: Array2::zeros((n, 0)),
+                },
+                None,
+            )
         }
         Some(Start { atoms, gradient }) => {
             let mut atoms = start_atoms(x, m, atoms)?;
             // Without an intercept the start's b (and so its gradient) does not apply.
-            let gradient = if fit_intercept { gradient.filter(|g| g.residual.dim() == (n, m) && g.g.dim() == (d, m)) } else { None };
+            let gradient = if fit_intercept {
+                gradient.filter(|g| g.residual.dim() == (n, m) && g.g.dim() == (d, m))
+            } else {
+                None
+            };
             if !fit_intercept {
                 atoms.b = Array1::zeros(m);
             }
@@ -343,25 +380,49 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
         // A block larger than the atom count: the top singular values cluster at λ1, one per
         // atom, near the optimum (see singular.rs).
         let minus_g = g.mapv(|v| -v);
-        let pair = top_singular_pair(minus_g.as_slice().unwrap_or(&[]), d, m, &ritz, m.min(atoms.theta.len() + 8), 1e-10, 1000)?;
+        let pair = top_singular_pair(
+            minus_g.as_slice().unwrap_or(&[]),
+            d,
+            m,
+            &ritz,
+            m.min(atoms.theta.len() + 8),
+            1e-10,
+            1000,
+        )?;
         let (sigma, u, v) = (pair.sigma, Array1::from(pair.u), Array1::from(pair.v));
         ritz = pair.ritz;
         // The atoms' rotation directions −G v_j (left) and −Gᵀu_j (right): the gradient of
         // the loss in each factor of W = U diag θ Vᵀ.
         let rotations = (minus_g.dot(&atoms.v), minus_g.t().dot(&atoms.u));
-        let objective = lambda_trace * atoms.theta.sum() + lambda_fro * w.iter().map(|v| v * v).sum::<f64>() + current.loss;
+        let objective =
+            lambda_trace * atoms.theta.sum() + lambda_fro * w.iter().map(|v| v * v).sum::<f64>() + current.loss;
         let atom_grad = (&atoms.u * &g.dot(&atoms.v)).sum_axis(Axis(0)) + lambda_trace;
         let grad_b = if fit_intercept { current.residual.sum_axis(Axis(0)) } else { Array1::zeros(m) };
         let c1 = sigma <= lambda_trace + tol;
-        let c2 = atom_grad.iter().zip(&atoms.theta).all(|(a, &t)| t <= 0.0 || a.abs() <= tol) && grad_b.iter().all(|b| b.abs() <= tol);
+        let c2 = atom_grad.iter().zip(&atoms.theta).all(|(a, &t)| t <= 0.0 || a.abs() <= tol)
+            && grad_b.iter().all(|b| b.abs() <= tol);
         let rank = atoms.theta.iter().filter(|&&t| t > 0.0).count();
         let seconds = started.elapsed().as_secs_f64();
         history.push(Record { iteration, objective, sigma, rank, seconds });
-        monitor.report(&Progress { epoch: iteration, primal: objective, dual: sigma, gap: sigma - lambda_trace, elapsed: started.elapsed() });
+        monitor.report(&Progress {
+            epoch: iteration,
+            primal: objective,
+            dual: sigma,
+            gap: sigma - lambda_trace,
+            elapsed: started.elapsed(),
+        });
         let rotations = (rotations.0.view(), rotations.1.view());
         if c1 && c2 {
             if canonical {
-                let fit = Fit { atoms, objective: f64::NAN, loss: f64::NAN, n_iter: iteration, status: Status::Converged, history, gradient: Some(current) };
+                let fit = Fit {
+                    atoms,
+                    objective: f64::NAN,
+                    loss: f64::NAN,
+                    n_iter: iteration,
+                    status: Status::Converged,
+                    history,
+                    gradient: Some(current),
+                };
                 return finish(x, labels, options, fit);
             }
             // (C2) on the atoms found is not (C2) on W's own singular pairs: near-parallel
@@ -385,13 +446,16 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
             let mut p = &current.residual * n as f64;
             labels.iter().enumerate().for_each(|(i, &y)| p[[i, y as usize]] += 1.0);
             let (new_u, new_v, new_sigma) = outside_pairs(&atoms, g, &ritz, lambda_trace + tol / 2.0)?;
-            let all_u = concatenate(Axis(1), &[atoms.u.view(), new_u.view()]).map_err(|e| Error::input("atoms", e.to_string()))?;
-            let all_v = concatenate(Axis(1), &[atoms.v.view(), new_v.view()]).map_err(|e| Error::input("atoms", e.to_string()))?;
+            let all_u = concatenate(Axis(1), &[atoms.u.view(), new_u.view()])
+                .map_err(|e| Error::input("atoms", e.to_string()))?;
+            let all_v = concatenate(Axis(1), &[atoms.v.view(), new_v.view()])
+                .map_err(|e| Error::input("atoms", e.to_string()))?;
             let found = Bases::of(x, (all_u.view(), all_v.view()), rotations)?;
             let new_z = found.z.dot(&found.qu.t().dot(&new_u));
             let theta = &atoms.theta - &(&atom_grad / &curvatures(&atoms.z, &atoms.v, &p, lambda_fro));
             let new_theta = (&new_sigma - lambda_trace) / &curvatures(&new_z, &new_v, &p, lambda_fro);
-            let weights = concatenate(Axis(0), &[theta.view(), new_theta.view()]).map_err(|e| Error::input("atoms", e.to_string()))?;
+            let weights = concatenate(Axis(0), &[theta.view(), new_theta.view()])
+                .map_err(|e| Error::input("atoms", e.to_string()))?;
             atoms = atoms.joined((&new_u, &new_v, &new_z), weights.mapv(|t| t.max(0.0)))?;
             // To a third of the descent (a tenth for the steps below): the next iteration's
             // gradient certifies the result or refines it at the final precision (measured
@@ -406,14 +470,18 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
             // follows weighs them all at once.
             let (ritz_u, ritz_v, ritz_sigma) = pairs_above(g, &ritz[1.min(ritz.len())..], lambda_trace + tol / 2.0)?;
             let column = |a: &Array1<f64>| a.view().insert_axis(Axis(1)).to_owned();
-            let new_u = concatenate(Axis(1), &[column(&u).view(), ritz_u.view()]).map_err(|e| Error::input("atoms", e.to_string()))?;
-            let new_v = concatenate(Axis(1), &[column(&v).view(), ritz_v.view()]).map_err(|e| Error::input("atoms", e.to_string()))?;
+            let new_u = concatenate(Axis(1), &[column(&u).view(), ritz_u.view()])
+                .map_err(|e| Error::input("atoms", e.to_string()))?;
+            let new_v = concatenate(Axis(1), &[column(&v).view(), ritz_v.view()])
+                .map_err(|e| Error::input("atoms", e.to_string()))?;
             more_pairs = !ritz_sigma.is_empty();
             let new_z = if more_pairs || steps_since_subspace + 1 >= subspace_every {
                 // A subspace step follows: one pass over X gives Z of its whole basis, and
                 // the new atoms' X u from it (they lie in the span).
-                let all_u = concatenate(Axis(1), &[atoms.u.view(), new_u.view()]).map_err(|e| Error::input("atoms", e.to_string()))?;
-                let all_v = concatenate(Axis(1), &[atoms.v.view(), new_v.view()]).map_err(|e| Error::input("atoms", e.to_string()))?;
+                let all_u = concatenate(Axis(1), &[atoms.u.view(), new_u.view()])
+                    .map_err(|e| Error::input("atoms", e.to_string()))?;
+                let all_v = concatenate(Axis(1), &[atoms.v.view(), new_v.view()])
+                    .map_err(|e| Error::input("atoms", e.to_string()))?;
                 let found = Bases::of(x, (all_u.view(), all_v.view()), rotations)?;
                 let new_z = found.z.dot(&found.qu.t().dot(&new_u));
                 bases = Some(found);
@@ -426,14 +494,19 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
                 None => atoms.scores(),
             };
             let z0 = new_z.column(0).to_owned();
-            let direction = Direction { z: z0.as_slice().unwrap_or(&[]), v: v.as_slice().unwrap_or(&[]), u_w_v: u.dot(&w.dot(&v)) };
+            let direction =
+                Direction { z: z0.as_slice().unwrap_or(&[]), v: v.as_slice().unwrap_or(&[]), u_w_v: u.dot(&w.dot(&v)) };
             let values = s.as_slice().ok_or_else(|| Error::input("scores", "must be contiguous"))?;
-            let delta = armijo_rank_one(&Scores::new(values, m, labels)?, &direction, penalties, current.loss, slope)?.delta;
+            let delta =
+                armijo_rank_one(&Scores::new(values, m, labels)?, &direction, penalties, current.loss, slope)?.delta;
             // The other pairs' first weights scale the line search's by their descent.
-            let weights = std::iter::once(delta).chain(ritz_sigma.iter().map(|&rs| delta * (rs - lambda_trace) / (sigma - lambda_trace))).collect::<Array1<f64>>();
+            let weights = std::iter::once(delta)
+                .chain(ritz_sigma.iter().map(|&rs| delta * (rs - lambda_trace) / (sigma - lambda_trace)))
+                .collect::<Array1<f64>>();
             w = w + (&new_u * &weights).dot(&new_v.t());
             let s = s + (&new_z * &weights).dot(&new_v.t());
-            let theta = concatenate(Axis(0), &[atoms.theta.view(), weights.view()]).map_err(|e| Error::input("atoms", e.to_string()))?;
+            let theta = concatenate(Axis(0), &[atoms.theta.view(), weights.view()])
+                .map_err(|e| Error::input("atoms", e.to_string()))?;
             atoms = atoms.joined((&new_u, &new_v, &new_z), theta)?;
             scores = Some(s.as_standard_layout().into_owned());
             (steps_since_subspace, canonical) = (steps_since_subspace + 1, false);
@@ -448,7 +521,8 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
                 // No step this iteration: the atoms are those the rotations were taken at.
                 None => Bases::of(x, (atoms.u.view(), atoms.v.view()), rotations)?,
             };
-            let step = if last { step_options(tol / 10.0, 5000) } else { step_options((tol / 10.0).max(0.1 * -slope), 200) };
+            let step =
+                if last { step_options(tol / 10.0, 5000) } else { step_options((tol / 10.0).max(0.1 * -slope), 200) };
             atoms = span_step(&atoms, &bases, labels, &step, monitor)?;
             (w, scores, steps_since_subspace, canonical) = (atoms.w(), Some(atoms.scores()), 0, true);
         }
@@ -518,7 +592,11 @@ mod tests {
         let top = thin_svd(g.view()).unwrap().s[0];
         let lambda = options.penalties.trace;
         let svd = thin_svd(w.view()).unwrap();
-        let mut c2 = if options.fit_intercept { gradient.residual.sum_axis(Axis(0)).iter().fold(0.0f64, |a, b| a.max(b.abs())) } else { 0.0 };
+        let mut c2 = if options.fit_intercept {
+            gradient.residual.sum_axis(Axis(0)).iter().fold(0.0f64, |a, b| a.max(b.abs()))
+        } else {
+            0.0
+        };
         for j in svd.above(1e-8) {
             c2 = c2.max((svd.u.column(j).dot(&g.dot(&svd.v.column(j))) + lambda).abs());
         }
@@ -544,7 +622,10 @@ mod tests {
             // The objective reported is J at the atoms returned.
             let w = fit.atoms.w();
             let trace_norm: f64 = thin_svd(w.view()).unwrap().s.iter().sum();
-            assert!((fit.objective - (trace * trace_norm + fro * w.iter().map(|v| v * v).sum::<f64>() + fit.loss)).abs() < 1e-12);
+            assert!(
+                (fit.objective - (trace * trace_norm + fro * w.iter().map(|v| v * v).sum::<f64>() + fit.loss)).abs()
+                    < 1e-12
+            );
         }
     }
 
@@ -562,17 +643,29 @@ mod tests {
         assert_eq!(warm.status, Status::Converged);
         let (c1, c2) = violations(&x, &labels, &warm.atoms, &opts);
         assert!(c1 <= 1.01e-6 && c2 <= 1.01e-6, "{c1:e} {c2:e}");
-        assert!((warm.objective - cold.objective).abs() <= 1e-6 * cold.objective, "{} {}", warm.objective, cold.objective);
+        assert!(
+            (warm.objective - cold.objective).abs() <= 1e-6 * cold.objective,
+            "{} {}",
+            warm.objective,
+            cold.objective
+        );
         // A start without Z or gradient (an unpickled model's) works too.
         let bare = Atoms { z: Array2::zeros((0, 0)), ..first.atoms.clone() };
-        let again = rank_one_descent(&x, &labels, m, &opts, Some(Start { atoms: bare, gradient: None }), &mut Silent).unwrap();
+        let again =
+            rank_one_descent(&x, &labels, m, &opts, Some(Start { atoms: bare, gradient: None }), &mut Silent).unwrap();
         assert!((again.objective - cold.objective).abs() <= 1e-6 * cold.objective);
         // Bad settings and starts are named.
         let bad = Options { tol: 0.0, ..opts };
-        assert!(matches!(rank_one_descent(&x, &labels, m, &bad, None, &mut Silent), Err(Error::InvalidParameter { name: "tol", .. })));
+        assert!(matches!(
+            rank_one_descent(&x, &labels, m, &bad, None, &mut Silent),
+            Err(Error::InvalidParameter { name: "tol", .. })
+        ));
         let wrong = Atoms { u: Array2::zeros((d + 1, first.atoms.theta.len())), ..first.atoms };
         let start = Some(Start { atoms: wrong, gradient: None });
-        assert!(matches!(rank_one_descent(&x, &labels, m, &opts, start, &mut Silent), Err(Error::InvalidInput { name: "warm_start", .. })));
+        assert!(matches!(
+            rank_one_descent(&x, &labels, m, &opts, start, &mut Silent),
+            Err(Error::InvalidInput { name: "warm_start", .. })
+        ));
     }
 
     #[test]
@@ -587,14 +680,17 @@ mod tests {
         u[[0, 0]] = 1.0;
         let mut v = Array2::zeros((m, 1));
         v[[1, 0]] = 1.0;
-        let atoms = Atoms { z: times(&x, u.view()).unwrap(), u, v, theta: Array1::from(vec![0.5]), b: Array1::zeros(m) };
+        let atoms =
+            Atoms { z: times(&x, u.view()).unwrap(), u, v, theta: Array1::from(vec![0.5]), b: Array1::zeros(m) };
         let bases = Bases { qu: Array2::eye(d), qv: Array2::eye(m), z: times(&x, Array2::eye(d).view()).unwrap() };
         let step = StepOptions { penalties: opts.penalties, fit_intercept: true, gtol: 1e-9, max_steps: 5000 };
         let solved = span_step(&atoms, &bases, &labels, &step, &mut Silent).unwrap();
         let (c1, c2) = violations(&x, &labels, &solved, &opts);
         assert!(c1 <= 1e-7 && c2 <= 1e-7, "{c1:e} {c2:e}");
         // The atoms returned are W's singular pairs, with their Z = X U.
-        assert!((&solved.u.t().dot(&solved.u) - &Array2::<f64>::eye(solved.theta.len())).iter().all(|e| e.abs() < 1e-10));
+        assert!((&solved.u.t().dot(&solved.u) - &Array2::<f64>::eye(solved.theta.len()))
+            .iter()
+            .all(|e| e.abs() < 1e-10));
         assert!((&times(&x, solved.u.view()).unwrap() - &solved.z).iter().all(|e| e.abs() < 1e-10));
     }
 }

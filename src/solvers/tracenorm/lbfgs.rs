@@ -177,7 +177,12 @@ fn search(
     let mut evaluate = |step: f64| -> Result<Option<Trial>> {
         spent.set(spent.get() + 1);
         *evaluations += 1;
-        Ok(f(&along(x, direction, step))?.map(|(v, g)| Trial { step, value: v, slope: dot(&g, direction), gradient: g }))
+        Ok(f(&along(x, direction, step))?.map(|(v, g)| Trial {
+            step,
+            value: v,
+            slope: dot(&g, direction),
+            gradient: g,
+        }))
     };
     let armijo = |t: &Trial| t.value <= value + C1 * t.step * slope;
     let curvature = |t: &Trial| t.slope.abs() <= -C2 * slope;

@@ -88,7 +88,10 @@ pub(crate) fn finite(value: f64, what: &str) -> Result<f64> {
     if value.is_finite() {
         Ok(value)
     } else {
-        Err(Error::no_solution("multinomial loss", format!("the {what} is not finite (diverging or non-finite scores)")))
+        Err(Error::no_solution(
+            "multinomial loss",
+            format!("the {what} is not finite (diverging or non-finite scores)"),
+        ))
     }
 }
 
@@ -176,7 +179,9 @@ fn shifted_exp(rows: &[f64], m: usize, out: &mut [f64]) -> (Vec<f64>, Vec<f64>) 
 pub(crate) fn block_loss_and_residual(rows: &[f64], labels: &[u32], m: usize, inv_n: f64, out: &mut [f64]) -> f64 {
     let (tops, sums) = shifted_exp(rows, m, out);
     let mut total = 0.0;
-    for ((((s, o), &top), &sum), &y) in rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops).zip(&sums).zip(labels) {
+    for ((((s, o), &top), &sum), &y) in
+        rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops).zip(&sums).zip(labels)
+    {
         let y = y as usize;
         total += top + sum.ln() - s[y];
         let scale = inv_n / sum;
@@ -200,13 +205,15 @@ impl<'a> Softmax<'a> {
     pub fn of(scores: &Scores<'a>) -> Self {
         let m = scores.m;
         let mut probabilities = vec![0.0; scores.values.len()];
-        probabilities.par_chunks_mut(BLOCK_ROWS * m).zip(scores.values.par_chunks(BLOCK_ROWS * m)).for_each(|(out, rows)| {
-            let (_, sums) = shifted_exp(rows, m, out);
-            for (o, sum) in out.chunks_exact_mut(m).zip(sums) {
-                let scale = 1.0 / sum;
-                o.iter_mut().for_each(|o| *o *= scale);
-            }
-        });
+        probabilities.par_chunks_mut(BLOCK_ROWS * m).zip(scores.values.par_chunks(BLOCK_ROWS * m)).for_each(
+            |(out, rows)| {
+                let (_, sums) = shifted_exp(rows, m, out);
+                for (o, sum) in out.chunks_exact_mut(m).zip(sums) {
+                    let scale = 1.0 / sum;
+                    o.iter_mut().for_each(|o| *o *= scale);
+                }
+            },
+        );
         Self { probabilities, m, labels: scores.labels }
     }
 
@@ -273,7 +280,13 @@ pub struct LineStep {
 /// `u_w_v` is uᵀWv and `loss0` is R_n(S). The first trial is the Newton step
 /// −φ'(0)/φ''(0) (exact curvature of the data term at 0), halved until
 /// φ(δ) ≤ φ(0) + 10⁻⁴ δ φ'(0).
-pub fn armijo_rank_one(scores: &Scores<'_>, direction: &Direction<'_>, penalties: Penalties, loss0: f64, slope: f64) -> Result<LineStep> {
+pub fn armijo_rank_one(
+    scores: &Scores<'_>,
+    direction: &Direction<'_>,
+    penalties: Penalties,
+    loss0: f64,
+    slope: f64,
+) -> Result<LineStep> {
     let Direction { z, v, u_w_v } = *direction;
     let Penalties { trace: lambda_trace, fro: lambda_fro } = penalties;
     if z.len() != scores.n() || v.len() != scores.m {
@@ -293,7 +306,10 @@ pub fn armijo_rank_one(scores: &Scores<'_>, direction: &Direction<'_>, penalties
         }
         delta *= 0.5;
     }
-    Err(Error::no_solution("multinomial loss", "the line search found no decrease along the top singular pair (slope too small for the precision)"))
+    Err(Error::no_solution(
+        "multinomial loss",
+        "the line search found no decrease along the top singular pair (slope too small for the precision)",
+    ))
 }
 
 #[cfg(test)]
@@ -360,7 +376,9 @@ mod tests {
             let (mut up, mut down) = (s.clone(), s.clone());
             up[idx] += h;
             down[idx] -= h;
-            let fd = (loss(&Scores::new(&up, m, &y).unwrap()).unwrap() - loss(&Scores::new(&down, m, &y).unwrap()).unwrap()) / (2.0 * h);
+            let fd = (loss(&Scores::new(&up, m, &y).unwrap()).unwrap()
+                - loss(&Scores::new(&down, m, &y).unwrap()).unwrap())
+                / (2.0 * h);
             assert!((fd - r[idx]).abs() < 1e-9, "{idx}: {fd} vs {}", r[idx]);
         }
     }
@@ -372,7 +390,8 @@ mod tests {
         let scores = Scores::new(&s, m, &y).unwrap();
         let softmax = Softmax::of(&scores);
         let h = 1e-4;
-        let (fp, f0, fm) = (loss_along(&scores, &z, &v, h).unwrap(), loss(&scores).unwrap(), loss_along(&scores, &z, &v, -h).unwrap());
+        let (fp, f0, fm) =
+            (loss_along(&scores, &z, &v, h).unwrap(), loss(&scores).unwrap(), loss_along(&scores, &z, &v, -h).unwrap());
         assert!(((fp - fm) / (2.0 * h) - data_slope(&scores, &z, &v)).abs() < 1e-8);
         assert!(((fp - 2.0 * f0 + fm) / (h * h) - softmax.curvature_along(&z, &v)).abs() < 1e-5);
         for delta in [0.3, -1e-3, 1e-9] {
@@ -382,7 +401,9 @@ mod tests {
         // Far below the loss's own precision the change is still first-order exact.
         let tiny = 1e-13;
         let change = softmax.loss_change_along(&z, &v, tiny).unwrap();
-        assert!((change / tiny - data_slope(&scores, &z, &v)).abs() < 1e-9 * data_slope(&scores, &z, &v).abs().max(1e-3));
+        assert!(
+            (change / tiny - data_slope(&scores, &z, &v)).abs() < 1e-9 * data_slope(&scores, &z, &v).abs().max(1e-3)
+        );
     }
 
     #[test]
@@ -392,14 +413,18 @@ mod tests {
         let scores = Scores::new(&s, m, &y).unwrap();
         let (lambda_trace, lambda_fro, u_w_v) = (1e-3, 1e-2, 0.3);
         let mut slope = lambda_trace + 2.0 * lambda_fro * u_w_v + data_slope(&scores, &z, &v);
-        let (zz, vv) = if slope > 0.0 { (z.iter().map(|x| -x).collect::<Vec<_>>(), v.clone()) } else { (z.clone(), v.clone()) };
+        let (zz, vv) =
+            if slope > 0.0 { (z.iter().map(|x| -x).collect::<Vec<_>>(), v.clone()) } else { (z.clone(), v.clone()) };
         let u_w_v = if slope > 0.0 { -u_w_v } else { u_w_v };
         slope = lambda_trace + 2.0 * lambda_fro * u_w_v + data_slope(&scores, &zz, &vv);
         assert!(slope < 0.0);
         let loss0 = loss(&scores).unwrap();
-        let (direction, penalties) = (Direction { z: &zz, v: &vv, u_w_v }, Penalties { trace: lambda_trace, fro: lambda_fro });
+        let (direction, penalties) =
+            (Direction { z: &zz, v: &vv, u_w_v }, Penalties { trace: lambda_trace, fro: lambda_fro });
         let step = armijo_rank_one(&scores, &direction, penalties, loss0, slope).unwrap();
-        let change = lambda_trace * step.delta + lambda_fro * (2.0 * step.delta * u_w_v + step.delta.powi(2)) + step.loss - loss0;
+        let change =
+            lambda_trace * step.delta + lambda_fro * (2.0 * step.delta * u_w_v + step.delta.powi(2)) + step.loss
+                - loss0;
         assert!(step.delta > 0.0 && change < 0.0);
         assert!(armijo_rank_one(&scores, &direction, penalties, loss0, 0.1).is_err());
     }

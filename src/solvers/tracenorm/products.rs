@@ -55,7 +55,8 @@ pub fn x_times<D: Design + ?Sized>(x: &D, b: &[f64], m: usize) -> Result<Vec<f64
     }
     let b_mat = MatRef::from_row_major_slice(b, d, m);
     // Bᵀ for thin B: each row of X against every column of B while the row is in L1.
-    let b_columns: Vec<f64> = if m <= THIN { (0..m).flat_map(|k| (0..d).map(move |j| b[j * m + k])).collect() } else { Vec::new() };
+    let b_columns: Vec<f64> =
+        if m <= THIN { (0..m).flat_map(|k| (0..d).map(move |j| b[j * m + k])).collect() } else { Vec::new() };
     out.par_chunks_mut(BLOCK_ROWS * m).enumerate().for_each_init(RowBuf::new, |buf, (block, out_block)| {
         let (start, rows) = (block * BLOCK_ROWS, out_block.len() / m);
         if let Some(dense) = x.dense_block(start..start + rows, buf) {
@@ -240,7 +241,11 @@ mod tests {
         let (n, d, m) = (613, 37, 5);
         let mut rng = SplitMix64::new(3);
         let mut x: Vec<f64> = (0..n * d).map(|_| rng.next_f64() - 0.5).collect();
-        x.iter_mut().for_each(|v| if *v < 0.2 { *v = 0.0 });
+        x.iter_mut().for_each(|v| {
+            if *v < 0.2 {
+                *v = 0.0
+            }
+        });
         let b: Vec<f64> = (0..d * m).map(|_| rng.next_f64()).collect();
         let r: Vec<f64> = (0..n * m).map(|_| rng.next_f64() - 0.5).collect();
         let (mut indptr, mut indices, mut data) = (vec![0i64], vec![], vec![]);

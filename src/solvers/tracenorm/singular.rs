@@ -61,7 +61,10 @@ fn symmetric_eigen(mut h: Vec<f64>, b: usize) -> (Vec<f64>, Vec<f64>) {
     (0..b).for_each(|i| q[i * b + i] = 1.0);
     let scale = h.iter().map(|x| x * x).sum::<f64>().sqrt().max(f64::MIN_POSITIVE);
     for _sweep in 0..100 {
-        let off: f64 = (0..b).flat_map(|i| (0..b).filter(move |&j| j != i).map(move |j| (i, j))).map(|(i, j)| h[i * b + j].powi(2)).sum();
+        let off: f64 = (0..b)
+            .flat_map(|i| (0..b).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| h[i * b + j].powi(2))
+            .sum();
         if off.sqrt() <= 1e-15 * scale {
             break;
         }
@@ -104,7 +107,15 @@ fn symmetric_eigen(mut h: Vec<f64>, b: usize) -> (Vec<f64>, Vec<f64>) {
 /// The top singular pair of `a` (d × m, row-major) by subspace iteration with a block of
 /// `block` vectors (at least 1, at most m), started from `start` (any number of m-vectors,
 /// e.g. the previous Ritz vectors; random vectors fill the block).
-pub fn top_singular_pair(a: &[f64], d: usize, m: usize, start: &[Vec<f64>], block: usize, tol: f64, max_iter: usize) -> Result<SingularPair> {
+pub fn top_singular_pair(
+    a: &[f64],
+    d: usize,
+    m: usize,
+    start: &[Vec<f64>],
+    block: usize,
+    tol: f64,
+    max_iter: usize,
+) -> Result<SingularPair> {
     if d == 0 || m == 0 || d.checked_mul(m) != Some(a.len()) {
         return Err(Error::input("A", format!("must hold {d} x {m} values, both positive")));
     }

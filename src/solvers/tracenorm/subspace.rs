@@ -191,13 +191,23 @@ pub struct StepOptions {
 /// λ1‖C‖_σ,1 + λ2‖C‖²_F + R_n(Z C Q_vᵀ + 1bᵀ) (module docs). Returns W = Q_u C Q_vᵀ as its
 /// singular pairs, with their Z = X u_j from the bases' Z. A stop request (Ctrl-C) ends the
 /// stages early with the point reached.
-pub fn span_step<M: Monitor + ?Sized>(atoms: &Atoms, bases: &Bases, labels: &[u32], options: &StepOptions, monitor: &mut M) -> Result<Atoms> {
+pub fn span_step<M: Monitor + ?Sized>(
+    atoms: &Atoms,
+    bases: &Bases,
+    labels: &[u32],
+    options: &StepOptions,
+    monitor: &mut M,
+) -> Result<Atoms> {
     if atoms.theta.is_empty() {
         return Ok(atoms.clone());
     }
     let k = bases.z.ncols();
     let m = bases.qv.nrows();
-    let mean = if options.fit_intercept { bases.z.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(k)) } else { Array1::zeros(k) };
+    let mean = if options.fit_intercept {
+        bases.z.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(k))
+    } else {
+        Array1::zeros(k)
+    };
     let centred = (&bases.z - &mean).as_standard_layout().into_owned();
     let qv = bases.qv.as_standard_layout().into_owned();
     let span = Span {
@@ -247,7 +257,8 @@ fn factored_descent<M: Monitor + ?Sized>(
     let (sizes_a, sizes_b) = (k * r, kp * r);
     let split = |x: &[f64]| -> (Array2<f64>, Array2<f64>, Array1<f64>) {
         let a = Array2::from_shape_vec((k, r), x[..sizes_a].to_vec()).unwrap_or_else(|_| Array2::zeros((k, r)));
-        let bb = Array2::from_shape_vec((kp, r), x[sizes_a..sizes_a + sizes_b].to_vec()).unwrap_or_else(|_| Array2::zeros((kp, r)));
+        let bb = Array2::from_shape_vec((kp, r), x[sizes_a..sizes_a + sizes_b].to_vec())
+            .unwrap_or_else(|_| Array2::zeros((kp, r)));
         let intercept = if options.fit_intercept { Array1::from(x[sizes_a + sizes_b..].to_vec()) } else { b.clone() };
         (a, bb, intercept)
     };
@@ -260,7 +271,8 @@ fn factored_descent<M: Monitor + ?Sized>(
         let c = a.dot(&bb.t()).as_standard_layout().into_owned();
         let (value, g_c, g_b) = span_objective(span, c.as_slice().unwrap_or(&[]), intercept.as_slice().unwrap_or(&[]))?;
         let g_c = Array2::from_shape_vec((k, kp), g_c).map_err(|e| Error::input("span", e.to_string()))?;
-        let value = value + 0.5 * lambda_trace * (a.iter().map(|v| v * v).sum::<f64>() + bb.iter().map(|v| v * v).sum::<f64>());
+        let value =
+            value + 0.5 * lambda_trace * (a.iter().map(|v| v * v).sum::<f64>() + bb.iter().map(|v| v * v).sum::<f64>());
         let grad_a = g_c.dot(&bb) + &a * lambda_trace;
         let grad_b = g_c.t().dot(&a) + &bb * lambda_trace;
         let mut gradient: Vec<f64> = grad_a.iter().chain(grad_b.iter()).copied().collect();
@@ -276,7 +288,8 @@ fn factored_descent<M: Monitor + ?Sized>(
         x0.extend(b.iter());
     }
     debug_assert_eq!(x0.len(), sizes_a + sizes_b + if options.fit_intercept { m } else { 0 });
-    let lbfgs_options = lbfgs::Options { memory: 20, gtol: options.gtol / 10.0, max_iter: options.max_steps, max_evals: 15_000 };
+    let lbfgs_options =
+        lbfgs::Options { memory: 20, gtol: options.gtol / 10.0, max_iter: options.max_steps, max_evals: 15_000 };
     let result = lbfgs::minimize(value_and_gradient, x0, &lbfgs_options)?;
     let (a, bb, intercept) = split(&result.x);
     Ok((a.dot(&bb.t()), intercept))
@@ -356,14 +369,16 @@ mod tests {
             let (mut up, mut down) = (c.clone(), c.clone());
             up[j] += h;
             down[j] -= h;
-            let fd = (span_objective(&span, &up, &b).unwrap().0 - span_objective(&span, &down, &b).unwrap().0) / (2.0 * h);
+            let fd =
+                (span_objective(&span, &up, &b).unwrap().0 - span_objective(&span, &down, &b).unwrap().0) / (2.0 * h);
             assert!((fd - g_c[j]).abs() < 1e-8, "{fd} vs {}", g_c[j]);
         }
         for l in 0..m {
             let (mut up, mut down) = (b.clone(), b.clone());
             up[l] += h;
             down[l] -= h;
-            let fd = (span_objective(&span, &c, &up).unwrap().0 - span_objective(&span, &c, &down).unwrap().0) / (2.0 * h);
+            let fd =
+                (span_objective(&span, &c, &up).unwrap().0 - span_objective(&span, &c, &down).unwrap().0) / (2.0 * h);
             assert!((fd - g_b[l]).abs() < 1e-8);
         }
         assert!(span_objective(&span, &c[1..], &b).is_err());

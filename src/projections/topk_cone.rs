@@ -185,7 +185,7 @@ fn clearly_violated(d: &[f64], p: &[f64], k: usize, rho: f64, u: usize, j: usize
     let u_low = u > 0 && (d[u - 1] - t) < cap - slack;
     let m_high = (d[u] - t) > cap + slack || t > d[j - 1] + slack;
     let l_high = j < d.len() && d[j] > t + slack;
-    u_low || m_high || l_high || !(cap > -slack)
+    u_low || m_high || l_high || cap.is_nan() || cap <= -slack
 }
 
 /// Eq. (7) for U = d[..u], M = d[u..j], relative to the smallest free entry

@@ -454,3 +454,18 @@ def test_a_failed_refit_leaves_the_previous_model(make, y, late_error):
         model.set_params(**late_error).fit(np.hstack([X, X]) * 10.0, np.asarray(y)[::-1])
     assert model.n_features_in_ == X.shape[1]
     np.testing.assert_array_equal(model.set_params(**params).decision_function(X), before)
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 18])
+def test_row_sq_norms_of_sparse_rows_match_the_dense_ones_across_chunks(chunk, monkeypatch):
+    # Sparse X is squared in runs of rows (no copy of X, which X.multiply(X) made at the
+    # end of every fit that did not converge); empty rows and runs of one row included.
+    from toprank import _limits
+
+    monkeypatch.setattr(_limits, "_SQUARED_AT_ONCE", chunk)
+    rng = np.random.default_rng(3)
+    for shape, density in [((3000, 50), 0.3), ((10, 10), 0.0), ((1, 5), 1.0), ((400, 3), 0.5)]:
+        X = sp.random(*shape, density=density, format="csr", random_state=rng)
+        dense = X.toarray()
+        np.testing.assert_allclose(_limits.row_sq_norms(X), (dense * dense).sum(axis=1), rtol=1e-13)
+        np.testing.assert_allclose(_limits.row_sq_norms(dense), (dense * dense).sum(axis=1), rtol=1e-13)

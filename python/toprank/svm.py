@@ -41,6 +41,7 @@ from sklearn.utils.validation import _check_sample_weight, check_consistent_leng
 
 from toprank import _core
 from toprank._estimator import ClassScores, DualSolverModel, choice, finite_fit, forget, keep_params
+from toprank._limits import row_sq_norms
 from toprank._options import KERNELS, TOPK_LOSSES, Kernel, TopKLoss
 from toprank._validation import as_flag as _flag
 from toprank._validation import as_jobs, canonical_csr, intercept_scaling, restores_on_failure, validate_input
@@ -328,12 +329,7 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         if self.kernel == "rbf":
             return 1.0
         with np.errstate(over="ignore"):
-            sq = (
-                np.asarray(Xv.multiply(Xv).sum(axis=1)).ravel()
-                if sp.issparse(Xv)
-                else np.einsum("ij,ij->i", Xv, Xv, dtype=np.float64)
-            )
-            largest = float(np.max(sq))
+            largest = float(np.max(row_sq_norms(Xv)))
             if self.kernel == "poly":
                 return float((self._gamma * largest + abs(float(self.coef0))) ** int(self.degree))
             if params["fit_intercept"]:

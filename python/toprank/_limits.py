@@ -68,7 +68,8 @@ def row_sq_norms(X: Any) -> NDArray[np.float64]:
     n = int(X.shape[0])
     if not sp.issparse(X):
         with np.errstate(over="ignore"):
-            return np.einsum("ij,ij->i", X, X, dtype=np.float64)
+            dense: NDArray[np.float64] = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+        return dense
     csr = sp.csr_matrix(X)  # CSR stays as it is; other formats convert once
     indptr, data = csr.indptr, csr.data
     norms = np.zeros(n)

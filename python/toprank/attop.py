@@ -19,7 +19,7 @@ group steps for ties at the coupled bounds, and stops on the relative duality ga
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -48,7 +48,7 @@ _TIE = 1e-12
 class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared fitting and prediction of the three methods (see the module docs)."""
 
-    _method: Literal["toppushk", "patmat"] = "toppushk"
+    _method: ClassVar[Literal["toppushk", "patmat"]] = "toppushk"
 
     C: float = 1.0
     surrogate: Surrogate = "quadratic"

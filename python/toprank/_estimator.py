@@ -228,9 +228,8 @@ class ClassScores:
     offered where ``_has_proba()`` is true (losses that model them)."""
 
     classes_: NDArray[Any]
-
-    def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
-        raise NotImplementedError
+    # Each estimator's own method: the class scores of X (validated there).
+    _scores: Callable[[ArrayLike], NDArray[np.float64]]
 
     def _has_proba(self) -> bool:
         return True

@@ -31,11 +31,11 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::cocoa::solve_cocoa;
+use super::cocoa::solve_cocoa_from;
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
-use super::problem::{Examples, Objectives};
-use super::solver::{solve, SdcaOptions, SdcaReport};
+use super::problem::{ActiveSet, Examples, Objectives};
+use super::solver::{solve_from, SdcaOptions, SdcaReport};
 use crate::data::Design;
 use crate::solvers::{relative_gap, Monitor, Progress, Status};
 use crate::Result;
@@ -63,24 +63,32 @@ pub fn solve_linear<D: Design, L: SdcaLoss + ?Sized>(
     monitor: &mut dyn Monitor,
 ) -> Result<SdcaReport> {
     let start = Instant::now();
-    let plain =
-        |model: &mut LinearModel<D>, ex: &Examples, a: &mut [f64], opts: &SdcaOptions, monitor: &mut dyn Monitor| {
-            match blocks {
-                Some(b) => solve_cocoa(model, loss, ex, a, opts, b, monitor),
-                None => solve(model, loss, ex, a, opts, monitor),
-            }
-        };
+    // One shrinking state for the plain solve and every stage: each continues the last
+    // on a nearby problem, and a fresh set would make every stage's epochs full passes.
+    let mut active = ActiveSet::new(model.n_rows());
+    let plain = |model: &mut LinearModel<D>,
+                 ex: &Examples,
+                 a: &mut [f64],
+                 opts: &SdcaOptions,
+                 active: &mut ActiveSet,
+                 monitor: &mut dyn Monitor| match blocks {
+        Some(b) => solve_cocoa_from(model, loss, ex, a, opts, b, active, monitor),
+        None => solve_from(model, loss, ex, a, opts, active, monitor),
+    };
     let condition = (0..model.n_rows()).map(|i| ex.c[i] * model.sq_norm(i)).fold(0.0, f64::max);
     let mut watch =
         Watch { outer: monitor, tol: opts.tol, max_epochs: opts.max_epochs, gaps: Vec::new(), switch: false };
     let judge = condition >= MIN_CONDITION;
-    let report =
-        if judge { plain(model, ex, a, opts, &mut watch)? } else { plain(model, ex, a, opts, &mut *watch.outer)? };
+    let report = if judge {
+        plain(model, ex, a, opts, &mut active, &mut watch)?
+    } else {
+        plain(model, ex, a, opts, &mut active, &mut *watch.outer)?
+    };
     if !watch.switch {
         return Ok(report);
     }
     let done = watch.gaps.last().map_or(0, |&(e, _)| e);
-    let mut stages = Stages { model, ex, a, opts, start, history: report.history, epochs: done };
+    let mut stages = Stages { model, ex, a, opts, active, start, history: report.history, epochs: done };
     stages.run(condition.sqrt(), watch.outer, plain)
 }
 
@@ -139,6 +147,7 @@ struct Stages<'s, 'm, D: Design> {
     ex: &'s Examples<'s>,
     a: &'s mut [f64],
     opts: &'s SdcaOptions,
+    active: ActiveSet,
     start: Instant,
     history: Vec<Progress>,
     epochs: usize,
@@ -149,7 +158,14 @@ impl<D: Design> Stages<'_, '_, D> {
         &mut self,
         mut mu: f64,
         monitor: &mut dyn Monitor,
-        plain: impl Fn(&mut LinearModel<D>, &Examples, &mut [f64], &SdcaOptions, &mut dyn Monitor) -> Result<SdcaReport>,
+        plain: impl Fn(
+            &mut LinearModel<D>,
+            &Examples,
+            &mut [f64],
+            &SdcaOptions,
+            &mut ActiveSet,
+            &mut dyn Monitor,
+        ) -> Result<SdcaReport>,
     ) -> Result<SdcaReport> {
         // Entering: W = X^T A (plain SDCA's pair), Y = W. The stage variables are A/μ,
         // Z = (1 − 1/μ)·W, so W = Z + X^T A/μ stays where it is.
@@ -166,7 +182,7 @@ impl<D: Design> Stages<'_, '_, D> {
             let epochs = STAGE_EPOCHS.min(self.opts.max_epochs - self.epochs);
             let seed = self.opts.seed ^ stage.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let inner = SdcaOptions { max_epochs: epochs, check_every: epochs, seed, ..*self.opts };
-            let report = plain(self.model, &ex, self.a, &inner, &mut Quiet(monitor))?;
+            let report = plain(self.model, &ex, self.a, &inner, &mut self.active, &mut Quiet(monitor))?;
             self.epochs += report.epochs;
             if report.status == Status::Interrupted {
                 self.a.iter_mut().for_each(|v| *v *= mu);
@@ -201,8 +217,8 @@ impl<D: Design> Stages<'_, '_, D> {
                         *wv = mu * (*wv - z);
                     }
                     let rest = SdcaOptions { max_epochs: self.opts.max_epochs - self.epochs, ..*self.opts };
-                    let report =
-                        plain(self.model, self.ex, self.a, &rest, &mut Shifted { outer: monitor, by: self.epochs })?;
+                    let shifted = &mut Shifted { outer: monitor, by: self.epochs };
+                    let report = plain(self.model, self.ex, self.a, &rest, &mut self.active, shifted)?;
                     self.epochs += report.epochs;
                     self.history.extend(
                         report.history.iter().map(|p| Progress { epoch: p.epoch + self.epochs - report.epochs, ..*p }),
@@ -286,7 +302,7 @@ mod tests {
     use crate::data::DenseRows;
     use crate::losses::TopKVariant;
     use crate::rng::SplitMix64;
-    use crate::solvers::sdca::{objectives, ActiveSet, TopKHinge};
+    use crate::solvers::sdca::{objectives, solve, TopKHinge};
     use crate::solvers::Silent;
 
     /// Overlapping Gaussian classes with unscaled features: κ_max = max ‖x_i‖² ≈ 2d at C = 1.

@@ -24,8 +24,8 @@ use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::{objectives, ActiveSet, Examples};
 use super::solver::{
-    check_curvatures, check_problem, drive, epoch_order, prefetch_step, restricted_step, SdcaOptions, SdcaReport,
-    StepScratch,
+    check_active, check_curvatures, check_problem, drive, epoch_order, prefetch_step, restricted_step, SdcaOptions,
+    SdcaReport, StepScratch,
 };
 use crate::data::Design;
 use crate::solvers::Monitor;
@@ -68,10 +68,27 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     n_blocks: usize,
     monitor: &mut dyn Monitor,
 ) -> Result<SdcaReport> {
+    let mut active = ActiveSet::new(model.design().n_rows());
+    solve_cocoa_from(model, loss, ex, a, opts, n_blocks, &mut active, monitor)
+}
+
+/// [`solve_cocoa`] starting from the shrinking state `active` (see `solver::solve_from`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn solve_cocoa_from<D: Design, L: SdcaLoss + ?Sized>(
+    model: &mut LinearModel<D>,
+    loss: &L,
+    ex: &Examples,
+    a: &mut [f64],
+    opts: &SdcaOptions,
+    n_blocks: usize,
+    active: &mut ActiveSet,
+    monitor: &mut dyn Monitor,
+) -> Result<SdcaReport> {
     let n = model.design().n_rows();
     let m = model.n_classes();
     check_problem(loss, ex, a, n, m)?;
     check_curvatures(&*model)?;
+    check_active(active, n)?;
     if n_blocks < 2 {
         return Err(Error::param("n_blocks", "CoCoA+ needs at least 2 blocks"));
     }
@@ -80,7 +97,7 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     let sigma = if line_search { 1.0 } else { n_blocks as f64 };
     let mut total = vec![0.0; model.weights().len()];
     let mut order: Vec<usize> = (0..n).filter(|&i| ex.c[i] > 0.0).collect();
-    let active = std::cell::RefCell::new(ActiveSet::new(n));
+    let active = std::cell::RefCell::new(active);
     let width = model.weights().len();
     let mut blocks: Vec<Block> = (0..n_blocks)
         .map(|_| Block {

@@ -168,6 +168,14 @@ pub(crate) fn epoch_order(order: &mut Vec<usize>, active: &ActiveSet, ex: &Examp
     SplitMix64::derive(opts.seed, epoch as u64).shuffle(order);
 }
 
+/// A shrinking state handed to a solve must cover its examples.
+pub(crate) fn check_active(active: &ActiveSet, n: usize) -> Result<()> {
+    if active.examples.len() != n {
+        return Err(Error::input("active", format!("covers {} examples, the problem has {n}", active.examples.len())));
+    }
+    Ok(())
+}
+
 /// ‖x_i‖² (k(x_i, x_i) for kernels) is every step's curvature: finite inputs whose
 /// squares overflow would reach the projections as NaN.
 pub(crate) fn check_curvatures<M: ScoreModel + ?Sized>(model: &M) -> Result<()> {
@@ -191,11 +199,28 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
     opts: &SdcaOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<SdcaReport> {
+    let mut active = ActiveSet::new(model.n_rows());
+    solve_from(model, loss, ex, a, opts, &mut active, monitor)
+}
+
+/// [`solve`] starting from a shrinking state `active` (left as the last check rebuilt
+/// it), for solves that continue one another on nearby problems (the accelerated
+/// stages): a fresh set would make each one's first epochs full passes.
+pub(crate) fn solve_from<M: ScoreModel, L: SdcaLoss + ?Sized>(
+    model: &mut M,
+    loss: &L,
+    ex: &Examples,
+    a: &mut [f64],
+    opts: &SdcaOptions,
+    active: &mut ActiveSet,
+    monitor: &mut dyn Monitor,
+) -> Result<SdcaReport> {
     let (n, m) = (model.n_rows(), model.n_classes());
     check_problem(loss, ex, a, n, m)?;
     check_curvatures(&*model)?;
+    check_active(active, n)?;
     let mut order: Vec<usize> = (0..n).filter(|&i| ex.c[i] > 0.0).collect();
-    let active = std::cell::RefCell::new(ActiveSet::new(n));
+    let active = std::cell::RefCell::new(active);
     let mut step = StepScratch::new(m);
     let all: Vec<u32> = (0..m as u32).collect();
     let model_cell = std::cell::RefCell::new(model);

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
+from sklearn.utils import Bunch
 
 from toprank._validation import as_flag, caller_stacklevel
 from toprank.exceptions import InvalidInputError
@@ -269,6 +270,12 @@ def load_pinned(
 
 
 # ------------------------------------------------------------------------- shared by loaders
+
+
+def bunch(arrays: Arrays, *keys: str, **extra: Any) -> Bunch:
+    """A loader's ``Bunch``: its ``keys`` of the cached ``arrays`` (leaving out the cache's
+    own entries, such as the source's checksum) and the ``extra`` fields."""
+    return Bunch(**{key: arrays[key] for key in keys}, **extra)
 
 
 def encode_labels(labels: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[np.str_]]:

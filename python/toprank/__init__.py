@@ -25,10 +25,26 @@ A Rust core with a typed Python facade:
   AP@k / accuracy / Recall@k with training items excluded);
 * :mod:`toprank.metrics` — top-k accuracy, precision/recall/AP at k, precision at a
   recall level, the precision-recall curve, Hamming loss;
+* :mod:`toprank.scoring` — those metrics as ``scoring=`` scorers for ``GridSearchCV`` /
+  ``cross_val_score``, and top-k predictions from a fitted pipeline;
 * :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use).
 """
 
-from toprank import attop, exceptions, losses, m3l, metrics, plotting, pq, projections, ranker, recsys, svm, tracenorm
+from toprank import (
+    attop,
+    exceptions,
+    losses,
+    m3l,
+    metrics,
+    plotting,
+    pq,
+    projections,
+    ranker,
+    recsys,
+    scoring,
+    svm,
+    tracenorm,
+)
 from toprank._core import __version__
 from toprank.attop import PatMat, TopPush, TopPushK
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
@@ -42,6 +58,7 @@ __all__ = [
     "exceptions",
     "losses",
     "metrics",
+    "scoring",
     "plotting",
     "pq",
     "projections",

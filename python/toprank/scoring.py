@@ -1,0 +1,185 @@
+"""Top-k in the scikit-learn workflow: scorers for ``scoring=`` and top-k predictions
+from a fitted :class:`~sklearn.pipeline.Pipeline`.
+
+scikit-learn's ``scoring=`` takes any callable ``scorer(estimator, X, y) -> float``
+(greater is better). The scorers here compute a :mod:`toprank.metrics` metric on the
+estimator's ``decision_function`` (its ``predict_proba`` where it has no decision
+function), so they work on toprank's estimators, on pipelines ending in one, and on any
+scikit-learn classifier with those methods::
+
+    from sklearn.model_selection import GridSearchCV
+    search = GridSearchCV(pipeline, grid, scoring=toprank.scoring.top_k_accuracy_scorer(5))
+
+* :func:`top_k_accuracy_scorer` — multiclass top-k accuracy, with the estimator's
+  ``classes_`` naming the score columns;
+* :func:`precision_at_k_scorer`, :func:`recall_at_k_scorer`,
+  :func:`average_precision_at_k_scorer` — multi-label ranking metrics (``y`` an (n, L)
+  indicator matrix, dense or sparse), e.g. AP@10 for :class:`~toprank.RankmaxRanker`;
+* :func:`predict_topk` — the k best classes of a fitted estimator *or pipeline* (a
+  ``Pipeline`` forwards only scikit-learn's own methods, so ``pipe.predict_topk`` does not
+  exist).
+
+The scorers are small picklable objects, so ``GridSearchCV(n_jobs=...)`` can ship them
+to its workers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from toprank import metrics
+from toprank._validation import bounded_int
+from toprank.exceptions import InvalidInputError
+
+__all__ = [
+    "TopKScorer",
+    "top_k_accuracy_scorer",
+    "precision_at_k_scorer",
+    "recall_at_k_scorer",
+    "average_precision_at_k_scorer",
+    "predict_topk",
+]
+
+Metric = Literal["top_k_accuracy", "precision_at_k", "recall_at_k", "average_precision_at_k"]
+
+
+def _responses(estimator: Any, X: ArrayLike) -> NDArray[Any]:
+    """The estimator's scores for ranking: ``decision_function``, else ``predict_proba``."""
+    for method in ("decision_function", "predict_proba"):
+        if hasattr(estimator, method):
+            return np.asarray(getattr(estimator, method)(X))
+    raise InvalidInputError(
+        f"estimator: {type(estimator).__name__} has neither decision_function nor predict_proba to rank with"
+    )
+
+
+class TopKScorer:
+    """A ``scoring=`` callable: ``metric`` at ``k`` of an estimator's scores.
+
+    Parameters
+    ----------
+    metric : {"top_k_accuracy", "precision_at_k", "recall_at_k", "average_precision_at_k"}
+        The :mod:`toprank.metrics` function to compute.
+    k : int
+        How many of the top-ranked classes or labels count.
+
+    Notes
+    -----
+    Calling it as ``scorer(estimator, X, y)`` returns the metric (greater is better) of
+    ``y`` against ``estimator.decision_function(X)`` (or ``predict_proba``); for top-k
+    accuracy the score columns are named by ``estimator.classes_``.
+    """
+
+    def __init__(self, metric: Metric, k: int) -> None:
+        if metric not in ("top_k_accuracy", "precision_at_k", "recall_at_k", "average_precision_at_k"):
+            raise InvalidInputError(f"metric: unknown metric {metric!r}")
+        self.metric = metric
+        self.k = bounded_int(k, "k", low=1)
+
+    def __call__(self, estimator: Any, X: ArrayLike, y: Any) -> float:
+        scores = _responses(estimator, X)
+        if self.metric == "top_k_accuracy":
+            return metrics.top_k_accuracy(y, scores, self.k, labels=getattr(estimator, "classes_", None))
+        function = getattr(metrics, self.metric)
+        return float(function(y, scores, self.k))
+
+    def __repr__(self) -> str:
+        return f"TopKScorer(metric={self.metric!r}, k={self.k})"
+
+
+def top_k_accuracy_scorer(k: int = 5) -> TopKScorer:
+    """Scorer of multiclass top-k accuracy (:func:`toprank.metrics.top_k_accuracy`).
+
+    Parameters
+    ----------
+    k : int, default 5
+        A sample counts as correct when its class is among its k highest scores.
+
+    Returns
+    -------
+    TopKScorer
+        Usable as ``scoring=`` in ``cross_val_score``, ``GridSearchCV`` and friends.
+    """
+    return TopKScorer("top_k_accuracy", k)
+
+
+def precision_at_k_scorer(k: int = 10) -> TopKScorer:
+    """Scorer of multi-label precision at k (:func:`toprank.metrics.precision_at_k`).
+
+    Parameters
+    ----------
+    k : int, default 10
+        How many top-ranked labels per sample are judged.
+
+    Returns
+    -------
+    TopKScorer
+        Usable as ``scoring=``; ``y`` is an (n, L) indicator matrix.
+    """
+    return TopKScorer("precision_at_k", k)
+
+
+def recall_at_k_scorer(k: int = 10) -> TopKScorer:
+    """Scorer of multi-label recall at k (:func:`toprank.metrics.recall_at_k`).
+
+    Parameters
+    ----------
+    k : int, default 10
+        How many top-ranked labels per sample are judged.
+
+    Returns
+    -------
+    TopKScorer
+        Usable as ``scoring=``; ``y`` is an (n, L) indicator matrix.
+    """
+    return TopKScorer("recall_at_k", k)
+
+
+def average_precision_at_k_scorer(k: int = 10) -> TopKScorer:
+    """Scorer of AP@k (:func:`toprank.metrics.average_precision_at_k`), the metric of
+    :meth:`toprank.RankmaxRanker.score` and of recommendation papers.
+
+    Parameters
+    ----------
+    k : int, default 10
+        How many top-ranked labels per sample are judged.
+
+    Returns
+    -------
+    TopKScorer
+        Usable as ``scoring=``; ``y`` is an (n, L) indicator matrix.
+    """
+    return TopKScorer("average_precision_at_k", k)
+
+
+def predict_topk(model: Any, X: ArrayLike, k: int | None = None) -> NDArray[Any]:
+    """The k highest-scoring classes per sample of a fitted estimator or pipeline.
+
+    Parameters
+    ----------
+    model : estimator or sklearn.pipeline.Pipeline
+        Fitted. A pipeline's steps before the last transform ``X``; its last step must
+        have ``predict_topk`` (every toprank classifier does).
+    X : array-like of shape (n_samples, n_features)
+        Samples.
+    k : int, optional
+        Passed to the final estimator's ``predict_topk`` (which defaults to its own k).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, k)
+        Class labels, best first.
+    """
+    final = model
+    steps = getattr(model, "steps", None)
+    if steps is not None:
+        for _, transform in steps[:-1]:
+            if transform is not None and transform != "passthrough":
+                X = transform.transform(X)
+        final = steps[-1][1]
+    if not hasattr(final, "predict_topk"):
+        raise InvalidInputError(f"model: {type(final).__name__} has no predict_topk")
+    return np.asarray(final.predict_topk(X) if k is None else final.predict_topk(X, k))

@@ -285,7 +285,7 @@ def test_reported_gap_recomputed(loss, k, gamma, fi, scaling):
             random_state=3,
         )
         est.fit(X, y, sample_weight=sw)
-    assert est.status_ == "max_epochs" and est.n_iter_ == 7
+    assert est.status_ == "max_iter" and est.n_iter_ == 7
     c = C * sw * np.array([cw.get(j, 1.0) for j in y])
     A = est.dual_coef_
     assert A.shape == (len(y), 6)
@@ -340,9 +340,9 @@ def test_history_dual_monotone(loss, gamma):
 
 def test_status_and_convergence_warning():
     X, y = noisy_problem(200, 5, 4, seed=2)
-    with pytest.warns(ConvergenceWarning, match="max_epochs"):
+    with pytest.warns(ConvergenceWarning, match="status .max_iter.*raise max_epochs"):
         est = TopKSVC(k=2, tol=1e-10, max_epochs=1, random_state=0).fit(X, y)
-    assert est.status_ == "max_epochs" and est.n_iter_ == 1 and est.duality_gap_ > 1e-10
+    assert est.status_ == "max_iter" and est.n_iter_ == 1 and est.duality_gap_ > 1e-10
     assert len(est.history_) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)

@@ -33,7 +33,7 @@ from toprank._validation import DEGREE_MAX, as_jobs, bounded_int, bounded_real, 
 from toprank.exceptions import InvalidInputError, NoSolutionError
 
 # The statuses of a dual solver that stopped before its relative duality gap reached tol.
-_STOPPED_SHORT = ("max_epochs", "no_progress")
+_STOPPED_SHORT = ("max_iter", "no_progress")
 
 
 _Option = TypeVar("_Option", bound=str)

@@ -251,7 +251,7 @@ _COMMON_DOC = """
     primal_objective_, dual_objective_, duality_gap_ : float
     n_iter_ : int
     status_ : str
-        ``"converged"``, ``"max_epochs"`` (out of iterations) or ``"no_progress"``.
+        ``"converged"``, ``"max_iter"`` (out of iterations) or ``"no_progress"``.
     history_ : list of tuple
         (iteration, primal, dual, relative gap, seconds) at each gap check.
 """

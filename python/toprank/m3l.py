@@ -133,7 +133,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
     intercept_ : ndarray of shape (n_labels,)
     n_iter_ : int
     status_ : str
-        "converged", "max_epochs" (the iteration budget ran out) or "interrupted".
+        "converged", "max_iter" (the iteration budget ran out) or "interrupted".
     primal_objective_, dual_objective_ : float
     """
 
@@ -304,7 +304,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         self.status_ = str(result["status"])
         self.primal_objective_ = float(result["primal"])
         self.dual_objective_ = float(result["dual"])
-        if self.status_ == "max_epochs":
+        if self.status_ == "max_iter":
             warn_not_converged(
                 f"M3L ({solver})",
                 self.status_,

@@ -133,7 +133,7 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
     duality_gap_ : float
         Relative duality gap (P − D) / max(|P|, |D|).
     status_ : str
-        ``"converged"``, ``"max_epochs"`` or ``"no_progress"``.
+        ``"converged"``, ``"max_iter"`` (``max_epochs`` ran out) or ``"no_progress"``.
     history_ : list of tuple
         (epoch, primal, dual, relative gap, seconds) at each gap check.
     """

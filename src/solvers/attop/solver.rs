@@ -141,7 +141,7 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
                 // at its optimum to the last bit while P still converges).
                 Some(Status::NoProgress)
             } else if it == opts.max_iter {
-                Some(Status::MaxEpochs)
+                Some(Status::MaxIter)
             } else {
                 None
             };

@@ -97,7 +97,7 @@ pub fn solve_dcd<D: Design>(
         report.iterations = done;
         if report.status != Status::Converged || report.max_violation < options.tol || done >= options.max_iter {
             if report.status == Status::Converged && report.max_violation >= options.tol {
-                report.status = Status::MaxEpochs;
+                report.status = Status::MaxIter;
             }
             return Ok((report, z));
         }
@@ -153,7 +153,7 @@ fn solve_dcd_pass<D: Design>(
     } else if outcomes.iter().all(|&(s, _)| s == Status::Converged) {
         Status::Converged
     } else {
-        Status::MaxEpochs
+        Status::MaxIter
     };
     alpha.copy_from_slice(&row_major(&a, n, labels));
     let scores = training_scores(problem, x, &z, width, bias);
@@ -220,7 +220,7 @@ fn solve_uncoupled_label<D: Design>(
             (lower, upper) = shrinking_bounds(std::iter::once((weight, swept.max, swept.min)));
         }
     }
-    (Status::MaxEpochs, epochs)
+    (Status::MaxIter, epochs)
 }
 
 /// The epoch loop over the labels marked `coupled` (α label-major); the others are
@@ -297,7 +297,7 @@ fn solve_coupled_labels<D: Design>(
                 shrinking_bounds((0..labels).map(|k| (problem.r(k, l).abs(), extremes[k].max, extremes[k].min)));
         }
     }
-    (Status::MaxEpochs, epochs)
+    (Status::MaxIter, epochs)
 }
 
 /// The width of Z's rows: the features, and the bias feature last when there is one.

@@ -508,7 +508,7 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
     let mut accumulated = vec![0.0; n];
     let mut search = SearchSet::with_capacity(n);
     let mut lookahead = Lookahead::new(kernel);
-    let mut status = Status::MaxEpochs;
+    let mut status = Status::MaxIter;
     let mut iterations = 0;
     // The largest |projected gradient| of each label, kept current: a label's entry is
     // recomputed whenever its gradients change (the catch-up below), so choosing the

@@ -26,10 +26,16 @@ A Rust core with a typed Python facade:
 * :mod:`toprank.metrics` — top-k accuracy, precision/recall/AP at k, precision at a
   recall level, the precision-recall curve, Hamming loss;
 * :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use).
+
+The estimators fitted by a dual solver (TopKSVC, M3L, TopPush, TopPushK, PatMat) report
+the same way: ``status_`` (``"converged"``, ``"max_iter"``, ``"no_progress"`` or
+``"interrupted"``), ``n_iter_``, the objectives and ``history_``, a list of
+:class:`FitProgress` records (n_iter, primal, dual, gap, seconds).
 """
 
 from toprank import attop, exceptions, losses, m3l, metrics, plotting, pq, projections, ranker, recsys, svm, tracenorm
 from toprank._core import __version__
+from toprank._estimator import FitProgress
 from toprank.attop import PatMat, TopPush, TopPushK
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.m3l import M3L
@@ -40,6 +46,7 @@ from toprank.tracenorm import TraceNormLogisticRegression, tracenorm_path
 __all__ = [
     "__version__",
     "exceptions",
+    "FitProgress",
     "losses",
     "metrics",
     "plotting",

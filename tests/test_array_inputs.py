@@ -15,6 +15,7 @@ import itertools
 import os
 import tempfile
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -22,8 +23,10 @@ import pytest
 import scipy.sparse as sp
 
 from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPushK, TraceNormLogisticRegression, _core
+from toprank._options import AttopSettings, KernelSettings, M3lProblem, M3lSettings, RankerSettings, SdcaSettings
 from toprank.exceptions import InvalidInputError
 from toprank.pq import ProductQuantizer
+from toprank.ranker import _LabelSets, _Training
 
 _DIRECTORY = tempfile.mkdtemp(prefix="toprank-array-inputs-")
 _FILES = itertools.count()
@@ -205,6 +208,48 @@ KERNEL = dict(kernel="rbf", gamma=0.5, degree=3, coef0=1.0)
 SDCA = dict(tol=1e-6, max_epochs=50, check_every=1, seed=0)
 RANKER = dict(n_labels=M, n_components=2, loss="softmax", k=1, eta=1.0)
 
+
+# The fits take their settings (and M3L its problem, the ranker its label sets and
+# optimiser state) as objects: these adapters, named as the core's functions, take
+# every array by keyword so that each can be given in any layout.
+def sdca_fit_linear(x, y, c, codebooks=None, **settings):
+    x = x if codebooks is None else SimpleNamespace(codes=x, codebooks=codebooks)
+    return _core.sdca_fit_linear(x, y, c, SdcaSettings(**settings))
+
+
+def sdca_fit_kernel(x, y, c, dual_coef, kernel, gamma, degree, coef0, cache_size, **settings):
+    kernel_settings = KernelSettings(kernel, gamma, degree, coef0, cache_size)
+    return _core.sdca_fit_kernel(x, y, c, SdcaSettings(**settings, kernel=kernel_settings), dual_coef=dual_coef)
+
+
+def kernel_cross(z, x, **kernel):
+    return _core.kernel_cross(z, x, KernelSettings(**kernel))
+
+
+def attop_fit(x, positive, kernel, gamma, degree, coef0, cache_size, **settings):
+    kernel_settings = KernelSettings(kernel, gamma, degree, coef0, cache_size)
+    return _core.attop_fit(x, positive, AttopSettings(**settings, kernel=kernel_settings))
+
+
+def m3l_fit_linear(x, y, r, delta_plus, delta_minus, **settings):
+    return _core.m3l_fit_linear(x, M3lProblem(y, r, delta_plus, delta_minus), M3lSettings(**settings))
+
+
+def m3l_fit_kernel(x, y, r, delta_plus, delta_minus, kernel, gamma, degree, coef0, cache_size, **settings):
+    kernel_settings = KernelSettings(kernel, gamma, degree, coef0, cache_size)
+    problem = M3lProblem(y, r, delta_plus, delta_minus)
+    return _core.m3l_fit_kernel(x, problem, M3lSettings(**settings, kernel=kernel_settings))
+
+
+def ranker_epoch(x, y_indptr, y_indices, rows, theta, first, second, steps, **settings):
+    training = _Training(theta, first, second, steps)
+    return _core.ranker_epoch(x, _LabelSets(y_indptr, y_indices), rows, training, RankerSettings(**settings))
+
+
+def ranker_objective(x, y_indptr, y_indices, rows, theta, **settings):
+    return _core.ranker_objective(x, _LabelSets(y_indptr, y_indices), rows, theta, RankerSettings(**settings))
+
+
 # name -> (the function, its array arguments (by keyword), the other keywords, the
 # arguments it updates in place, whether the float arrays may be float32).
 CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[str, ...], bool]] = {
@@ -212,36 +257,36 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
     "rankmax_loss": (_core.rankmax_loss, dict(z=SCORES, y=YC), dict(k=2), (), True),
     "topk_hinge": (_core.topk_hinge, dict(scores=SCORES, y=YC), dict(k=2), (), True),
     "sdca_fit_linear": (
-        _core.sdca_fit_linear,
+        sdca_fit_linear,
         dict(x=XC, y=YC, c=C),
         dict(n_classes=M, bias=1.0, **LOSS, **SDCA),
         (),
         True,
     ),
     "sdca_fit_linear_csr": (
-        _core.sdca_fit_linear,
+        sdca_fit_linear,
         dict(x=sp.csr_matrix(XC), y=YC, c=C),
         dict(n_classes=M, bias=None, **LOSS, **SDCA),
         (),
         True,
     ),
     "sdca_fit_linear_codes": (
-        _core.sdca_fit_linear,
+        sdca_fit_linear,
         dict(x=CODES, y=YC, c=C, codebooks=BOOKS),
         dict(n_classes=M, bias=None, **LOSS, **SDCA),
         (),
         False,
     ),
     "sdca_fit_kernel": (
-        _core.sdca_fit_kernel,
+        sdca_fit_kernel,
         dict(x=XC, y=YC, c=C, dual_coef=np.zeros((N, M))),
         dict(n_classes=M, cache_size=10.0, **KERNEL, **LOSS, **SDCA),
         (),
         True,
     ),
-    "kernel_cross": (_core.kernel_cross, dict(z=XC[:7], x=XC), KERNEL, (), False),
+    "kernel_cross": (kernel_cross, dict(z=XC[:7], x=XC), KERNEL, (), False),
     "attop_fit": (
-        _core.attop_fit,
+        attop_fit,
         dict(x=XC, positive=YC == 0),
         dict(
             method="toppushk",
@@ -261,14 +306,14 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
         True,
     ),
     "m3l_fit_linear": (
-        _core.m3l_fit_linear,
+        m3l_fit_linear,
         dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS),
         dict(c=0.5, tol=1e-6, max_iter=200, seed=0, bias=1.0),
         (),
         True,
     ),
     "m3l_fit_kernel": (
-        _core.m3l_fit_kernel,
+        m3l_fit_kernel,
         dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS),
         dict(c=0.5, tol=1e-6, max_iter=2000, cache_size=10.0, **KERNEL),
         (),
@@ -346,7 +391,7 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
     "pq_dot": (_core.pq_dot, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((6, 3))), {}, (), True),
     "pq_tdot": (_core.pq_tdot, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((N, 3))), {}, (), True),
     "ranker_epoch": (
-        _core.ranker_epoch,
+        ranker_epoch,
         dict(
             x=XC,
             y_indptr=np.arange(N + 1, dtype=np.int64),
@@ -361,7 +406,7 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
         True,
     ),
     "ranker_objective": (
-        _core.ranker_objective,
+        ranker_objective,
         dict(x=XC, y_indptr=np.arange(N + 1, dtype=np.int64), y_indices=YC, rows=np.arange(N), theta=THETA),
         dict(alpha=1e-3, **RANKER),
         (),
@@ -385,10 +430,16 @@ def _float32(arrays: dict[str, Any], updated: tuple[str, ...]) -> dict[str, Any]
 
 def _call(name: str, arrays: dict[str, Any]) -> tuple[Any, dict[str, np.ndarray]]:
     fn, _, keywords, updated, _ = CORE[name]
-    result = fn(**arrays, **keywords)
-    if isinstance(result, dict) and "history" in result:  # the last item is the elapsed time
-        result["history"] = [point[:-1] for point in result["history"]]
+    result = _plain(fn(**arrays, **keywords))
     return result, {key: np.array(arrays[key]) for key in updated}
+
+
+def _plain(result: Any) -> Any:
+    """A fit's report as a tuple of its fields, without the elapsed times."""
+    if isinstance(result, _core.FitReport):
+        history = [point[:-1] for point in result.history]
+        return (result.status, result.n_iter, result.primal, result.dual, result.gap, history)
+    return tuple(_plain(part) for part in result) if isinstance(result, tuple) else result
 
 
 def _ordinary(arrays: dict[str, Any]) -> dict[str, Any]:

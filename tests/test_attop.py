@@ -38,6 +38,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import toprank
 from toprank import InvalidInputError, PatMat, TopPush, TopPushK, _core
+from toprank._options import AttopSettings, KernelSettings
 
 TIGHT = dict(tol=1e-8, max_iter=2_000_000, check_every=50, random_state=0)
 
@@ -245,44 +246,38 @@ def test_core_attop_fit_result(method, K, tau, kind):
     X, y = problem(40, 3, seed=5)
     pos = y == 1
     gamma, C, theta = 0.4, 0.8, 1.5
-    r = _core.attop_fit(
-        np.ascontiguousarray(X),
-        np.ascontiguousarray(pos),
+    settings = AttopSettings(
         method=method,
-        k=K,
-        tau=tau,
         surrogate=kind,
-        scale=theta,
         c=C,
-        kernel="rbf",
-        gamma=gamma,
-        degree=3,
-        coef0=0.0,
-        cache_size=10.0,
+        scale=theta,
+        kernel=KernelSettings("rbf", gamma=gamma, degree=3, coef0=0.0, cache_size=10.0),
         tol=1e-8,
         max_iter=1_000_000,
         check_every=50,
         seed=3,
+        k=K,
+        tau=tau,
     )
-    assert set(r) >= {"dual_coef", "decision", "threshold", "status", "iterations", "primal", "dual", "gap", "history"}
-    v = np.asarray(r["dual_coef"])
+    v, decision, threshold, r, cache = _core.attop_fit(np.ascontiguousarray(X), np.ascontiguousarray(pos), settings)
+    assert isinstance(r, _core.FitReport) and r.status in ("converged", "no_progress") and cache[1] > 0
     assert v.shape == (40,)
     assert_dual_feasible(v, pos, method, K, kind, theta, C)
     G = rbf_gram(X, X, gamma)
     sv = np.where(pos, v, -v)
     f = G @ sv
-    np.testing.assert_allclose(r["decision"], f, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(decision, f, rtol=1e-9, atol=1e-10)
     w_sq = float(sv @ G @ sv)
     P = ref_primal(w_sq, f, pos, method, K, tau, kind, theta, C)
     D = ref_dual(v, pos, w_sq, method, K, tau, kind, theta, C)
-    assert rel(P, r["primal"]) < 1e-8 and rel(D, r["dual"]) < 1e-8, (P, r["primal"], D, r["dual"])
-    assert r["gap"] == pytest.approx((P - D) / max(abs(P), abs(D)), abs=1e-9)
-    assert 0 <= r["gap"] <= 1e-6
-    assert r["threshold"] == pytest.approx(ref_threshold(f[~pos], 40, method, K, tau, kind, theta), abs=1e-8)
-    hist = r["history"]
-    assert len(hist) >= 1 and hist[-1][0] == r["iterations"]
+    assert rel(P, r.primal) < 1e-8 and rel(D, r.dual) < 1e-8, (P, r.primal, D, r.dual)
+    assert r.gap == pytest.approx((P - D) / max(abs(P), abs(D)), abs=1e-9)
+    assert 0 <= r.gap <= 1e-6
+    assert threshold == pytest.approx(ref_threshold(f[~pos], 40, method, K, tau, kind, theta), abs=1e-8)
+    hist = r.history
+    assert len(hist) >= 1 and hist[-1][0] == r.n_iter
     assert [h[0] for h in hist] == sorted(h[0] for h in hist)
-    assert hist[-1][1] == pytest.approx(r["primal"]) and hist[-1][2] == pytest.approx(r["dual"])
+    assert hist[-1][1] == pytest.approx(r.primal) and hist[-1][2] == pytest.approx(r.dual)
 
 
 # ----------------------------------------------------------- 2. RBF kernel
@@ -683,9 +678,9 @@ def test_verbose_prints_progress(capsys):
 
 def test_convergence_warning_when_out_of_iterations():
     X, y = problem(50, 4, seed=55)
-    with pytest.warns(ConvergenceWarning, match="max_iter|max_epochs"):
+    with pytest.warns(ConvergenceWarning, match="status .max_iter."):
         est = PatMat(tau=0.1, tol=1e-12, max_iter=10, check_every=5, random_state=0).fit(X, y)
-    assert est.status_ == "max_epochs" and est.n_iter_ <= 10
+    assert est.status_ == "max_iter" and est.n_iter_ <= 10
     assert est.duality_gap_ > 1e-12
 
 
@@ -697,29 +692,23 @@ def test_parallel_partner_scan_matches_one_thread():
     X = rng.normal(size=(n, 3))
     pos = np.ascontiguousarray(rng.random(n) < 0.5)
     X[pos] += 0.8
-    kw = dict(
+    settings = AttopSettings(
         method="toppushk",
-        k=1,
-        tau=0.0,
         surrogate="quadratic",
-        scale=1.0,
         c=1.0,
-        kernel="rbf",
-        gamma=0.5,
-        degree=3,
-        coef0=0.0,
-        cache_size=200.0,
+        scale=1.0,
+        kernel=KernelSettings("rbf", gamma=0.5, degree=3, coef0=0.0),
         tol=1e-12,
         max_iter=40,
         check_every=20,
         seed=3,
     )
-    one = _core.attop_fit(X, pos, n_jobs=1, **kw)
-    two = _core.attop_fit(X, pos, n_jobs=2, **kw)
-    assert one["iterations"] == two["iterations"] == 40
-    assert np.count_nonzero(one["dual_coef"]) > 2
-    np.testing.assert_array_equal(one["dual_coef"], two["dual_coef"])
-    np.testing.assert_array_equal(one["decision"], two["decision"])
+    one = _core.attop_fit(X, pos, settings, n_jobs=1)
+    two = _core.attop_fit(X, pos, settings, n_jobs=2)
+    assert one[3].n_iter == two[3].n_iter == 40
+    assert np.count_nonzero(one[0]) > 2
+    np.testing.assert_array_equal(one[0], two[0])
+    np.testing.assert_array_equal(one[1], two[1])
 
 
 @pytest.mark.parametrize("params", [{"K": 2**70}, {"max_iter": 2**64}, {"check_every": 2**64}, {"degree": 2**64}])

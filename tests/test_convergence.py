@@ -44,7 +44,7 @@ def test_warning_points_at_the_caller_and_names_the_cause():
     (warning,) = [w for w in record if issubclass(w.category, ConvergenceWarning)]
     assert warning.filename == __file__  # not toprank/_validation.py (the fit's wrapper)
     text = str(warning.message)
-    assert "status 'max_epochs': it ran out of epochs after 5 epochs" in text
+    assert "status 'max_iter': it ran out of epochs after 5 epochs" in text
     assert "C·max‖x_i‖²" in text and "badly scaled" in text
     assert "StandardScaler" in text and "smoothing" in text and "max_epochs" in text
 

@@ -125,7 +125,7 @@ def test_smo_label_order_does_not_change_uncoupled_labels():
     # has still moved every label.
     with pytest.warns(ConvergenceWarning):
         budget = M3L(**{**kw, "tol": 1e-12, "max_iter": 6 * 33}).fit(X, Y)
-    assert budget.status_ == "max_epochs"
+    assert budget.status_ == "max_iter"
     assert np.all(np.abs(budget.dual_coef_).sum(axis=0) > 0)
     # A dense prior couples every label: the order of (32) is then the algorithm's.
     R = _random_prior(6, 3)
@@ -282,7 +282,7 @@ def test_an_exhausted_budget_warns():
             ConvergenceWarning, match=r"ran out of iterations after 1 iterations.*Raise max_iter \(now 1\)"
         ):
             model = M3L(C=10.0, solver=solver, tol=1e-12, max_iter=1).fit(X, Y)
-        assert model.status_ == "max_epochs"
+        assert model.status_ == "max_iter"
 
 
 def test_verbose_reports_progress(capsys):

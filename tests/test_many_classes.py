@@ -294,7 +294,7 @@ def test_nonconvergence_at_many_classes_warns_with_the_gap():
                 loss="beta", k=5, C=1.0, tol=1e-12, max_epochs=2, check_every=1, random_state=0, n_jobs=1
             ).fit(X, y)
     message = str(next(w.message for w in caught if issubclass(w.category, ConvergenceWarning)))
-    assert clf.status_ == "max_epochs"
+    assert clf.status_ == "max_iter"
     assert "max_epochs" in message and f"{clf.duality_gap_:.3g}" in message and "tol=1e-12" in message
     reported_gap = (clf.primal_objective_ - clf.dual_objective_) / clf.primal_objective_
     assert reported_gap == pytest.approx(clf.duality_gap_, rel=1e-9)
@@ -369,12 +369,12 @@ def test_m3l_at_1000_labels_out_of_iterations_warns_why(multilabel_1000):
     X, Y = multilabel_1000
     with pytest.warns(
         ConvergenceWarning,
-        match=r"M3L \(dcd\) stopped with status 'max_epochs': it ran out of "
+        match=r"M3L \(dcd\) stopped with status 'max_iter': it ran out of "
         r"iterations after 1 iterations, at a largest projected gradient of "
         r"[0-9.e+-]+ \(tol=0.001\)\. Raise max_iter \(now 1\)",
     ):
         model = M3L(C=1.0, max_iter=1, random_state=0, n_jobs=2).fit(X, Y)
-    assert model.status_ == "max_epochs"
+    assert model.status_ == "max_iter"
     # Objectives are still those of the returned point.
     Xaug = np.hstack([X, np.ones((len(X), 1))])
     Z = np.hstack([model.coef_, model.intercept_[:, None]])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,8 +17,10 @@ from sklearn.preprocessing import Normalizer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from toprank import RankmaxRanker, _core
+from toprank._options import RankerSettings
 from toprank.exceptions import InvalidInputError, NoSolutionError
 from toprank.metrics import average_precision_at_k
+from toprank.ranker import _LabelSets, _Training
 
 LOSSES = [("rankmax", 1, 1.0), ("rankmax", 3, 0.5), ("softmax", 1, 1.0), ("sparsemax", 1, 1.0)]
 
@@ -33,21 +36,8 @@ def _labels(rng, n_rows, n_labels, most=3, empty_row=2):
 
 def _objective(X, indptr, indices, theta, n_labels, r, loss, k, eta, alpha, n_jobs=None):
     rows = np.arange(X.shape[0], dtype=np.int64)
-    return _core.ranker_objective(
-        X,
-        indptr,
-        indices,
-        rows,
-        theta,
-        n_labels=n_labels,
-        n_components=r,
-        loss=loss,
-        k=k,
-        eta=eta,
-        alpha=alpha,
-        batch_size=4,
-        n_jobs=n_jobs,
-    )
+    settings = RankerSettings(n_labels=n_labels, n_components=r, loss=loss, k=k, eta=eta, alpha=alpha, batch_size=4)
+    return _core.ranker_objective(X, _LabelSets(indptr, indices), rows, theta, settings, n_jobs=n_jobs)
 
 
 # ------------------------------------------------------------------ 1. gradients
@@ -362,37 +352,20 @@ def test_the_core_rejects_inconsistent_arrays():
     indptr, indices = np.array([0, 1, 2, 3, 4], np.int64), np.array([0, 1, 2, 3], np.int64)
     theta = np.zeros((4 + 4) * 2 + 4)
     rows = np.arange(4, dtype=np.int64)
-    kw = dict(n_labels=4, n_components=2, loss="rankmax", k=1, eta=1.0, alpha=0.0)
+    settings = RankerSettings(n_labels=4, n_components=2, loss="rankmax", k=1, eta=1.0, alpha=0.0)
+    sets = _LabelSets(indptr, indices)
     with pytest.raises(InvalidInputError, match="^theta"):
-        _core.ranker_objective(X, indptr, indices, rows, theta[:-1], **kw)
+        _core.ranker_objective(X, sets, rows, theta[:-1], settings)
     with pytest.raises(InvalidInputError, match="^Y"):
-        _core.ranker_objective(X, indptr, np.array([0, 1, 2, 9], np.int64), rows, theta, **kw)
+        _core.ranker_objective(X, _LabelSets(indptr, np.array([0, 1, 2, 9], np.int64)), rows, theta, settings)
     with pytest.raises(InvalidInputError, match="^rows"):
-        _core.ranker_objective(X, indptr, indices, np.array([0, 7], np.int64), theta, **kw)
+        _core.ranker_objective(X, sets, np.array([0, 7], np.int64), theta, settings)
     with pytest.raises(InvalidInputError, match="^k"):
-        _core.ranker_objective(X, indptr, indices, rows, theta, **{**kw, "k": 4})
+        _core.ranker_objective(X, sets, rows, theta, replace(settings, k=4))
     state = np.zeros(theta.size, np.float32)
+    adam = replace(settings, loss="softmax", optimizer="adam", learning_rate=0.1, batch_size=2)
     with pytest.raises(InvalidInputError, match="^first"):
-        _core.ranker_epoch(
-            X,
-            indptr,
-            indices,
-            rows,
-            theta,
-            state,
-            state,
-            0,
-            n_labels=4,
-            n_components=2,
-            loss="softmax",
-            k=1,
-            eta=1.0,
-            optimizer="adam",
-            learning_rate=0.1,
-            alpha=0.0,
-            batch_size=2,
-            seed=0,
-        )
+        _core.ranker_epoch(X, sets, rows, _Training(theta, state, state, 0), adam)
 
 
 @pytest.mark.parametrize("loss", ["rankmax", "softmax", "sparsemax"])
@@ -405,27 +378,20 @@ def test_infinite_scores_in_the_core_raise_naming_the_remedies(loss, steps, reme
     indptr, indices = np.array([0, 1, 2, 3, 4], np.int64), np.array([0, 1, 2, 3], np.int64)
     theta = np.ones((4 + 4) * 2 + 4, np.float32)
     first, second = np.zeros_like(theta), np.zeros_like(theta)
+    settings = RankerSettings(
+        n_labels=4,
+        n_components=2,
+        loss=loss,
+        k=1,
+        eta=1.0,
+        alpha=0.0,
+        optimizer="adam",
+        learning_rate=0.1,
+        batch_size=2,
+    )
     with pytest.raises(NoSolutionError, match=f"overflow .*lower {remedy}, or rescale X"):
-        _core.ranker_epoch(
-            X,
-            indptr,
-            indices,
-            np.arange(4, dtype=np.int64),
-            theta,
-            first,
-            second,
-            steps,
-            n_labels=4,
-            n_components=2,
-            loss=loss,
-            k=1,
-            eta=1.0,
-            optimizer="adam",
-            learning_rate=0.1,
-            alpha=0.0,
-            batch_size=2,
-            seed=0,
-        )
+        sets, rows = _LabelSets(indptr, indices), np.arange(4, dtype=np.int64)
+        _core.ranker_epoch(X, sets, rows, _Training(theta, first, second, steps), settings)
 
 
 def test_an_init_scale_too_large_for_float32_is_named():

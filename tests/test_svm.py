@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pickle
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from toprank import _core
+from toprank._options import SdcaSettings
 from toprank.svm import TopKSVC
 
 TIGHT = dict(tol=1e-9, max_epochs=200_000, check_every=5)
@@ -285,7 +287,7 @@ def test_reported_gap_recomputed(loss, k, gamma, fi, scaling):
             random_state=3,
         )
         est.fit(X, y, sample_weight=sw)
-    assert est.status_ == "max_epochs" and est.n_iter_ == 7
+    assert est.status_ == "max_iter" and est.n_iter_ == 7
     c = C * sw * np.array([cw.get(j, 1.0) for j in y])
     A = est.dual_coef_
     assert A.shape == (len(y), 6)
@@ -340,9 +342,9 @@ def test_history_dual_monotone(loss, gamma):
 
 def test_status_and_convergence_warning():
     X, y = noisy_problem(200, 5, 4, seed=2)
-    with pytest.warns(ConvergenceWarning, match="max_epochs"):
+    with pytest.warns(ConvergenceWarning, match="status .max_iter.*raise max_epochs"):
         est = TopKSVC(k=2, tol=1e-10, max_epochs=1, random_state=0).fit(X, y)
-    assert est.status_ == "max_epochs" and est.n_iter_ == 1 and est.duality_gap_ > 1e-10
+    assert est.status_ == "max_iter" and est.n_iter_ == 1 and est.duality_gap_ > 1e-10
     assert len(est.history_) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
@@ -372,23 +374,20 @@ def par_problem():
     return np.ascontiguousarray(X), y.astype(np.int64), np.full(len(y), 0.05)
 
 
+class _LinearFit(NamedTuple):
+    coef: np.ndarray
+    dual_coef: np.ndarray
+    report: _core.FitReport
+
+
+def _sdca(X, y, c, m, *, n_jobs=None, **settings):
+    """The core's linear fit from a cold start, with its typed result."""
+    return _LinearFit(*_core.sdca_fit_linear(X, y, c, SdcaSettings(n_classes=m, **settings), n_jobs=n_jobs))
+
+
 def _core_fit(X, y, c, *, parallel, n_jobs, seed=1, loss="alpha", k=2, gamma=0.0, max_epochs=3000, tol=1e-9):
-    return _core.sdca_fit_linear(
-        X,
-        y,
-        c,
-        6,
-        loss=loss,
-        k=k,
-        smoothing=gamma,
-        bias=None,
-        tol=tol,
-        max_epochs=max_epochs,
-        check_every=5,
-        seed=seed,
-        n_jobs=n_jobs,
-        parallel=parallel,
-    )
+    kw = dict(loss=loss, k=k, smoothing=gamma, tol=tol, max_epochs=max_epochs, check_every=5, seed=seed)
+    return _sdca(X, y, c, 6, n_jobs=n_jobs, parallel=parallel, **kw)
 
 
 @pytest.mark.parametrize("loss,gamma", [("alpha", 0.0), ("beta", 0.0), ("alpha", 0.5)])
@@ -397,11 +396,11 @@ def test_parallel_reaches_serial_optimum(par_problem, loss, gamma):
     ser = _core_fit(X, y, c, parallel=False, n_jobs=1, loss=loss, gamma=gamma)
     par = _core_fit(X, y, c, parallel=True, n_jobs=2, loss=loss, gamma=gamma)
     for r in (ser, par):
-        assert r["status"] in ("converged", "no_progress"), r["status"]
-        assert r["gap"] < 1e-7
-    assert rel(par["primal"], ser["primal"]) < 1e-6, (par["primal"], ser["primal"])
-    np.testing.assert_allclose(par["coef"], (X.T @ par["dual_coef"]).T, rtol=1e-9, atol=1e-9)
-    err = np.linalg.norm(par["coef"] - ser["coef"]) / np.linalg.norm(ser["coef"])
+        assert r.report.status in ("converged", "no_progress"), r.report.status
+        assert r.report.gap < 1e-7
+    assert rel(par.report.primal, ser.report.primal) < 1e-6, (par.report.primal, ser.report.primal)
+    np.testing.assert_allclose(par.coef, (X.T @ par.dual_coef).T, rtol=1e-9, atol=1e-9)
+    err = np.linalg.norm(par.coef - ser.coef) / np.linalg.norm(ser.coef)
     assert err < 1e-3
 
 
@@ -409,12 +408,12 @@ def test_parallel_bitwise_reproducible(par_problem):
     X, y, c = par_problem
     r1 = _core_fit(X, y, c, parallel=True, n_jobs=2, seed=3, max_epochs=20, tol=1e-12)
     r2 = _core_fit(X, y, c, parallel=True, n_jobs=2, seed=3, max_epochs=20, tol=1e-12)
-    for key in ("coef", "dual_coef"):
-        assert np.array_equal(r1[key], r2[key])
-    assert r1["primal"] == r2["primal"] and r1["dual"] == r2["dual"] and r1["epochs"] == r2["epochs"]
-    assert [h[:4] for h in r1["history"]] == [h[:4] for h in r2["history"]]
+    assert np.array_equal(r1.coef, r2.coef) and np.array_equal(r1.dual_coef, r2.dual_coef)
+    a, b = r1.report, r2.report
+    assert (a.primal, a.dual, a.n_iter) == (b.primal, b.dual, b.n_iter)
+    assert [h[:4] for h in a.history] == [h[:4] for h in b.history]
     r3 = _core_fit(X, y, c, parallel=True, n_jobs=2, seed=4, max_epochs=20, tol=1e-12)
-    assert not np.array_equal(r1["dual_coef"], r3["dual_coef"])  # the seed matters
+    assert not np.array_equal(r1.dual_coef, r3.dual_coef)  # the seed matters
 
 
 def test_estimator_reproducible_with_random_state():
@@ -453,33 +452,14 @@ def test_shrinking_gives_the_same_optimum(loss, k, gamma, parallel):
     # their gap (recomputed here), so their primals agree to within the tolerance.
     X, y = blobs(600, 8, 20, seed=21, spread=1.0, scale=1.0)
     X, y, c, tol = np.ascontiguousarray(X), y.astype(np.int64), np.full(len(y), 0.5), 1e-5
-    runs = [
-        _core.sdca_fit_linear(
-            X,
-            y,
-            c,
-            20,
-            loss=loss,
-            k=k,
-            smoothing=gamma,
-            bias=1.0,
-            tol=tol,
-            max_epochs=20_000,
-            check_every=5,
-            seed=0,
-            n_jobs=2,
-            parallel=parallel,
-            shrinking=shrinking,
-        )
-        for shrinking in (True, False)
-    ]
-    for r in runs:
-        assert r["status"] == "converged"
-        W, A = r["coef"], r["dual_coef"]
+    kw = dict(loss=loss, k=k, smoothing=gamma, bias=1.0, tol=tol, max_epochs=20_000, check_every=5, seed=0)
+    runs = [_sdca(X, y, c, 20, n_jobs=2, parallel=parallel, shrinking=shrinking, **kw) for shrinking in (True, False)]
+    for W, A, report in runs:
+        assert report.status == "converged"
         P = ref.primal_objective(W[:, :-1], W[:, -1], X, y, c, loss, k, gamma)
         D = ref.dual_objective(A, ref.augment(X, True), y, c, gamma)
-        assert rel(P, r["primal"]) < 1e-9 and (P - D) / max(abs(P), abs(D)) <= tol * (1 + 1e-6)
-    assert rel(runs[0]["primal"], runs[1]["primal"]) < tol
+        assert rel(P, report.primal) < 1e-9 and (P - D) / max(abs(P), abs(D)) <= tol * (1 + 1e-6)
+    assert rel(runs[0].report.primal, runs[1].report.primal) < tol
 
 
 # --------------------------------------------------------------- 6. weights

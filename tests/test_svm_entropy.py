@@ -42,10 +42,11 @@ def test_entropy_k1_is_softmax_and_larger_k_converge() -> None:
 
 def test_softmax_parallel_reaches_serial_optimum() -> None:
     from toprank import _core
+    from toprank._options import SdcaSettings
 
     X, y = blobs(n=400)
     c = np.ones(len(y))
-    kw = dict(loss="softmax", k=1, smoothing=0.0, bias=None, tol=1e-10, max_epochs=20_000, check_every=5, seed=1)
-    serial = _core.sdca_fit_linear(X, y.astype(np.int64), c, 4, parallel=False, **kw)
-    parallel = _core.sdca_fit_linear(X, y.astype(np.int64), c, 4, parallel=True, n_jobs=2, **kw)
-    assert parallel["primal"] == pytest.approx(serial["primal"], rel=1e-8)
+    kw = dict(n_classes=4, loss="softmax", k=1, smoothing=0.0, tol=1e-10, max_epochs=20_000, check_every=5, seed=1)
+    _, _, serial = _core.sdca_fit_linear(X, y.astype(np.int64), c, SdcaSettings(**kw, parallel=False))
+    _, _, parallel = _core.sdca_fit_linear(X, y.astype(np.int64), c, SdcaSettings(**kw, parallel=True), n_jobs=2)
+    assert parallel.primal == pytest.approx(serial.primal, rel=1e-8)

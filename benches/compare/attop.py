@@ -32,6 +32,7 @@ import numpy as np
 from sections import command_line, write_section
 
 from toprank import TopPush, _core
+from toprank._options import AttopSettings, KernelSettings
 
 BEGIN, END = "<!-- attop:begin -->", "<!-- attop:end -->"
 
@@ -47,28 +48,22 @@ def data(n: int, d: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 def solve(X: np.ndarray, pos: np.ndarray, iters: int, n_jobs: int) -> tuple[float, int]:
     t = time.perf_counter()
-    r = _core.attop_fit(
-        X,
-        pos,
+    settings = AttopSettings(
         method="toppushk",
-        k=1,
-        tau=0.01,
         surrogate="hinge",
-        scale=1.0,
         c=1.0,
-        kernel="rbf",
-        gamma=0.05,
-        degree=3,
-        coef0=0.0,
-        cache_size=8000.0,
+        scale=1.0,
+        kernel=KernelSettings("rbf", gamma=0.05, degree=3, coef0=0.0, cache_size=8000.0),
         tol=1e-12,
         max_iter=iters,
         check_every=500,
         seed=0,
+        k=1,
+        tau=0.01,
         reuse=0.5,
-        n_jobs=n_jobs,
     )
-    return time.perf_counter() - t, int(r["cache_misses"])
+    *_, (_hits, misses) = _core.attop_fit(X, pos, settings, n_jobs=n_jobs)
+    return time.perf_counter() - t, misses
 
 
 def iteration_rows(n: int, repeats: int) -> list[str]:

@@ -44,6 +44,8 @@ import scipy.sparse as sp
 from sections import command_line, machine, publish, verdict
 
 from toprank import _core
+from toprank._options import RankerSettings
+from toprank.ranker import _LabelSets, _Training
 
 BEGIN, END = "<!-- ranker:begin -->", "<!-- ranker:end -->"
 LOSSES = ("rankmax", "softmax", "sparsemax")
@@ -111,19 +113,20 @@ def two_epochs(
 ) -> None:
     theta, first, second = theta0.copy(), np.zeros_like(theta0), np.zeros_like(theta0)
     rows = np.arange(X.shape[0], dtype=np.int64)
-    steps, losses, batches = 0, [], []
+    training, sets = _Training(theta, first, second, 0), _LabelSets(indptr, indices)
+    losses, batches = [], []
     for seed in SEEDS:
         c, t = cpu_seconds(), time.perf_counter()
-        out = _core.ranker_epoch(
-            X, indptr, indices, rows, theta, first, second, steps, loss=loss, seed=seed, n_jobs=n_jobs, **common
+        settings = RankerSettings(loss=loss, seed=seed, **common)
+        mean_loss, n_batches, training.steps, interrupted = _core.ranker_epoch(
+            X, sets, rows, training, settings, n_jobs=n_jobs
         )
         run.times.append(time.perf_counter() - t)
         run.cpu.append(cpu_seconds() - c)
-        if out["interrupted"]:
+        if interrupted:
             raise KeyboardInterrupt
-        steps = int(out["steps"])
-        losses.append(float(out["loss"]))
-        batches.append(int(out["batches"]))
+        losses.append(mean_loss)
+        batches.append(n_batches)
     if run.theta.size == 0:
         run.losses, run.batches, run.theta, run.first = losses, batches, theta, first
     elif not (np.array_equal(run.theta.view(np.uint32), theta.view(np.uint32)) and run.losses == losses):
@@ -173,17 +176,10 @@ def objective(
 ) -> float:
     value, _grad = _core.ranker_objective(
         X,
-        indptr,
-        indices,
+        _LabelSets(indptr, indices),
         np.arange(X.shape[0], dtype=np.int64),
         theta,
-        n_labels=common["n_labels"],
-        n_components=common["n_components"],
-        loss=loss,
-        k=common["k"],
-        eta=common["eta"],
-        alpha=common["alpha"],
-        batch_size=common["batch_size"],
+        RankerSettings(loss=loss, **common),
         n_jobs=n_jobs,
     )
     return float(value)

@@ -28,6 +28,11 @@ A Rust core with a typed Python facade:
 * :mod:`toprank.scoring` — those metrics as ``scoring=`` scorers for ``GridSearchCV`` /
   ``cross_val_score``, and top-k predictions from a fitted pipeline;
 * :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use).
+
+The estimators fitted by a dual solver (TopKSVC, M3L, TopPush, TopPushK, PatMat) report
+the same way: ``status_`` (``"converged"``, ``"max_iter"``, ``"no_progress"`` or
+``"interrupted"``), ``n_iter_``, the objectives and ``history_``, a list of
+:class:`FitProgress` records (n_iter, primal, dual, gap, seconds).
 """
 
 from toprank import (
@@ -46,6 +51,7 @@ from toprank import (
     tracenorm,
 )
 from toprank._core import __version__
+from toprank._estimator import FitProgress
 from toprank.attop import PatMat, TopPush, TopPushK
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.m3l import M3L
@@ -56,6 +62,7 @@ from toprank.tracenorm import TraceNormLogisticRegression, tracenorm_path
 __all__ = [
     "__version__",
     "exceptions",
+    "FitProgress",
     "losses",
     "metrics",
     "scoring",

@@ -1,11 +1,21 @@
 # Type stubs of the compiled extension `toprank._core` (checked by mypy.stubtest in `make test`).
 from collections.abc import Callable
-from typing import Any, Literal, final
+from typing import Any, Literal, Protocol, final
 
 import numpy as np
 from numpy.typing import NDArray
 
-from toprank._options import HingeVariant, Kernel, Optimizer, RankerLoss, Surrogate, TopKLoss
+from toprank._options import (
+    AttopSettings,
+    FitStatus,
+    HingeVariant,
+    KernelSettings,
+    M3lProblem,
+    M3lSettings,
+    RankerSettings,
+    SdcaSettings,
+    TopKLoss,
+)
 
 __all__ = [
     "__version__",
@@ -26,6 +36,7 @@ __all__ = [
     "softmax_loss",
     "sparsemax_loss",
     "topk_hinge",
+    "FitReport",
     "m3l_fit_kernel",
     "m3l_fit_linear",
     "ranker_epoch",
@@ -81,82 +92,112 @@ def topk_hinge(
 
 _Progress = Callable[[int, float, float, float, float], object]
 
+@final
+class FitReport:
+    """The end of a dual solve (``src/bindings/report.rs``): why it stopped, the
+    iterations run, the objectives and their relative gap, and every progress check as
+    (n_iter, primal, dual, gap, seconds)."""
+
+    @property
+    def status(self) -> FitStatus: ...
+    @property
+    def n_iter(self) -> int: ...
+    @property
+    def primal(self) -> float: ...
+    @property
+    def dual(self) -> float: ...
+    @property
+    def gap(self) -> float: ...
+    @property
+    def history(self) -> list[tuple[int, float, float, float, float]]: ...
+
+class _LabelSets(Protocol):
+    """Positive labels per row in CSR form."""
+
+    @property
+    def indptr(self) -> NDArray[np.int64]: ...
+    @property
+    def indices(self) -> NDArray[np.int64]: ...
+
+class _Training(Protocol):
+    """The optimiser's state: θ and the moments (updated in place), the steps taken."""
+
+    @property
+    def theta(self) -> NDArray[np.floating[Any]]: ...
+    @property
+    def first(self) -> NDArray[np.floating[Any]]: ...
+    @property
+    def second(self) -> NDArray[np.floating[Any]]: ...
+    @property
+    def steps(self) -> int: ...
+
 def m3l_fit_kernel(
     x: NDArray[np.floating[Any]],
-    y: NDArray[np.float64],
-    r: NDArray[np.float64],
-    c: float,
-    delta_plus: NDArray[np.float64],
-    delta_minus: NDArray[np.float64],
+    problem: M3lProblem,
+    settings: M3lSettings,
     *,
-    kernel: Kernel,
-    gamma: float,
-    degree: int,
-    coef0: float,
-    cache_size: float,
-    tol: float,
-    max_iter: int,
-    intercept_shift: float = 0.0,
-    report_every: int = 0,
     dual_coef: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
     callback: _Progress | None = None,
-) -> dict[str, Any]: ...
+) -> tuple[NDArray[np.float64], FitReport, float]: ...
 def m3l_fit_linear(
     x: Any,
-    y: NDArray[np.float64],
-    r: NDArray[np.float64],
-    c: float,
-    delta_plus: NDArray[np.float64],
-    delta_minus: NDArray[np.float64],
+    problem: M3lProblem,
+    settings: M3lSettings,
     *,
-    tol: float,
-    max_iter: int,
-    seed: int,
-    bias: float | None = None,
-    shrinking: bool = True,
     dual_coef: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
     callback: _Progress | None = None,
-) -> dict[str, Any]: ...
+) -> tuple[NDArray[np.float64], NDArray[np.float64], FitReport, float]: ...
 def ranker_epoch(
     x: Any,
-    y_indptr: NDArray[np.int64],
-    y_indices: NDArray[np.int64],
+    y: _LabelSets,
     rows: NDArray[np.int64],
-    theta: NDArray[np.floating[Any]],
-    first: NDArray[np.floating[Any]],
-    second: NDArray[np.floating[Any]],
-    steps: int,
+    training: _Training,
+    settings: RankerSettings,
     *,
-    n_labels: int,
-    n_components: int,
-    loss: RankerLoss,
-    k: int,
-    eta: float,
-    optimizer: Optimizer,
-    learning_rate: float,
-    alpha: float,
-    batch_size: int,
-    seed: int,
     n_jobs: int | None = None,
-) -> dict[str, Any]: ...
+) -> tuple[float, int, int, bool]: ...
 def ranker_objective(
     x: Any,
-    y_indptr: NDArray[np.int64],
-    y_indices: NDArray[np.int64],
+    y: _LabelSets,
     rows: NDArray[np.int64],
     theta: NDArray[np.floating[Any]],
+    settings: RankerSettings,
     *,
-    n_labels: int,
-    n_components: int,
-    loss: RankerLoss,
-    k: int,
-    eta: float,
-    alpha: float,
-    batch_size: int = 256,
     n_jobs: int | None = None,
 ) -> tuple[float, NDArray[np.floating[Any]]]: ...
+def sdca_fit_linear(
+    x: Any,
+    y: NDArray[np.int64],
+    c: NDArray[np.float64],
+    settings: SdcaSettings,
+    *,
+    dual_coef: NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+    callback: _Progress | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], FitReport]: ...
+def sdca_fit_kernel(
+    x: NDArray[np.floating[Any]],
+    y: NDArray[np.int64],
+    c: NDArray[np.float64],
+    settings: SdcaSettings,
+    *,
+    dual_coef: NDArray[np.float64] | None = None,
+    n_jobs: int | None = None,
+    callback: _Progress | None = None,
+) -> tuple[NDArray[np.float64], FitReport]: ...
+def kernel_cross(
+    z: NDArray[np.float64], x: NDArray[np.float64], kernel: KernelSettings, *, n_jobs: int | None = None
+) -> NDArray[np.float64]: ...
+def attop_fit(
+    x: NDArray[np.floating[Any]],
+    positive: NDArray[np.bool_],
+    settings: AttopSettings,
+    *,
+    n_jobs: int | None = None,
+    callback: _Progress | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float, FitReport, tuple[int, int]]: ...
 def cocoa_sq_norms(x: Any, *, bias: float | None) -> NDArray[np.float64]: ...
 def cocoa_local_round(
     x: Any,
@@ -233,60 +274,6 @@ def m3l_cocoa_terms(
     *,
     bias: float | None,
 ) -> tuple[float, float, float]: ...
-def sdca_fit_linear(
-    x: Any,
-    y: NDArray[np.int64],
-    c: NDArray[np.float64],
-    n_classes: int,
-    *,
-    loss: TopKLoss,
-    k: int,
-    smoothing: float,
-    bias: float | None,
-    tol: float,
-    max_epochs: int,
-    check_every: int,
-    seed: int,
-    n_jobs: int | None = None,
-    parallel: bool | None = None,
-    shrinking: bool = True,
-    dual_coef: NDArray[np.float64] | None = None,
-    callback: _Progress | None = None,
-    codebooks: NDArray[np.float32] | None = None,
-) -> dict[str, Any]: ...
-def sdca_fit_kernel(
-    x: NDArray[np.floating[Any]],
-    y: NDArray[np.int64],
-    c: NDArray[np.float64],
-    n_classes: int,
-    *,
-    kernel: Kernel,
-    gamma: float,
-    degree: int,
-    coef0: float,
-    cache_size: float,
-    loss: TopKLoss,
-    k: int,
-    smoothing: float,
-    tol: float,
-    max_epochs: int,
-    check_every: int,
-    seed: int,
-    n_jobs: int | None = None,
-    shrinking: bool = True,
-    dual_coef: NDArray[np.float64] | None = None,
-    callback: _Progress | None = None,
-) -> dict[str, Any]: ...
-def kernel_cross(
-    z: NDArray[np.float64],
-    x: NDArray[np.float64],
-    *,
-    kernel: Kernel,
-    gamma: float,
-    degree: int,
-    coef0: float,
-    n_jobs: int | None = None,
-) -> NDArray[np.float64]: ...
 def pq_train(
     x: NDArray[np.floating[Any]],
     *,
@@ -309,29 +296,6 @@ def pq_dot(
 def pq_tdot(
     codebooks: NDArray[np.float32], codes: NDArray[np.uint8], b: NDArray[np.floating[Any]], *, n_jobs: int | None = None
 ) -> NDArray[np.floating[Any]]: ...
-def attop_fit(
-    x: NDArray[np.floating[Any]],
-    positive: NDArray[np.bool_],
-    *,
-    method: Literal["toppushk", "patmat"],
-    k: int,
-    tau: float,
-    surrogate: Surrogate,
-    scale: float,
-    c: float,
-    kernel: Kernel,
-    gamma: float,
-    degree: int,
-    coef0: float,
-    cache_size: float,
-    tol: float,
-    max_iter: int,
-    check_every: int,
-    seed: int,
-    reuse: float = 0.5,
-    n_jobs: int | None = None,
-    callback: _Progress | None = None,
-) -> dict[str, Any]: ...
 
 @final
 class TraceNormFit:

@@ -6,8 +6,10 @@ another's private names:
   kernel-coefficient validation; :func:`finite_fit` and :func:`forget` — the end of a
   fit (no non-finite solution, no attribute of a previous fit left behind);
 * :class:`DualSolverModel` — for the estimators fitted by a dual solver of the core:
-  the kernel's arguments, the kernel to the support vectors, the seed, the progress
-  callback, and the fitted report with its convergence warning;
+  the kernel's settings, the kernel to the support vectors, the seed, the progress
+  callback, and the fitted report (``status_``, ``n_iter_``, ``history_`` of
+  :class:`FitProgress` records: the same for every such estimator) with its
+  convergence warning;
 * :class:`ClassScores` — ``predict``, ``predict_topk`` and the probabilities of a
   multiclass estimator, from its class scores.
 
@@ -20,7 +22,7 @@ import functools
 import math
 import sys
 from collections.abc import Callable
-from typing import Any, TypedDict, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -28,12 +30,25 @@ from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 
 from toprank import _core
-from toprank._options import Kernel
+from toprank._options import FitStatus, Kernel, KernelSettings
 from toprank._validation import DEGREE_MAX, as_jobs, bounded_int, bounded_real, warn_not_converged
 from toprank.exceptions import InvalidInputError, NoSolutionError
 
 # The statuses of a dual solver that stopped before its relative duality gap reached tol.
-_STOPPED_SHORT = ("max_epochs", "no_progress")
+_STOPPED_SHORT: tuple[FitStatus, ...] = ("max_iter", "no_progress")
+
+
+class FitProgress(NamedTuple):
+    """One progress check of a dual solver, an item of ``history_`` (TopKSVC, M3L,
+    TopPush, TopPushK, PatMat): the iterations (epochs, for TopKSVC) run so far, the
+    primal and dual objectives, their relative gap (P − D) / max(|P|, |D|), and the
+    seconds since the fit started."""
+
+    n_iter: int
+    primal: float
+    dual: float
+    gap: float
+    seconds: float
 
 
 _Option = TypeVar("_Option", bound=str)
@@ -99,15 +114,6 @@ def forget(estimator: Any, *names: str) -> None:
         vars(estimator).pop(name, None)
 
 
-class KernelArgs(TypedDict):
-    """The kernel's keyword arguments to the core's kernel solvers."""
-
-    kernel: Kernel
-    gamma: float
-    degree: int
-    coef0: float
-
-
 class DualSolverModel:
     """What the estimators fitted by one of the core's dual solvers share: the kernel's
     arguments at fit and the kernel to the support vectors at prediction, the solver's
@@ -126,26 +132,27 @@ class DualSolverModel:
     primal_objective_: float
     dual_objective_: float
     duality_gap_: float
-    status_: str
-    history_: list[Any]
+    status_: FitStatus
+    history_: list[FitProgress]
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
-    def _kernel_params(self, X: Any) -> KernelArgs:
-        """The core's kernel arguments of a fit on ``X``, validated; the resolved gamma is
-        kept as ``_gamma`` for prediction. A precomputed ``X`` must be the square Gram
-        matrix of the training set."""
+    def _kernel_params(self, X: Any, cache_size: float) -> KernelSettings:
+        """The kernel of a fit on ``X``, validated, with a column cache of ``cache_size``
+        MB; the resolved gamma is kept as ``_gamma`` for prediction. A precomputed ``X``
+        must be the square Gram matrix of the training set."""
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {X.shape}")
         self._gamma = kernel_gamma(self.kernel, self.gamma, X)
-        return KernelArgs(
+        return KernelSettings(
             kernel=self.kernel,
             gamma=self._gamma,
             degree=bounded_int(self.degree, "degree", low=1, high=DEGREE_MAX),
             coef0=bounded_real(self.coef0, "coef0", low=-np.inf, strict=False),
+            cache_size=cache_size,
         )
 
     def _kernel_to_support(self, X: Any) -> NDArray[np.float64]:
@@ -155,10 +162,7 @@ class DualSolverModel:
             _core.kernel_cross(
                 np.ascontiguousarray(X, dtype=np.float64),
                 self.support_vectors_,
-                kernel=self.kernel,
-                gamma=self._gamma,
-                degree=int(self.degree),
-                coef0=float(self.coef0),
+                KernelSettings(self.kernel, self._gamma, int(self.degree), float(self.coef0)),
                 n_jobs=as_jobs(self.n_jobs),
             )
         )
@@ -172,26 +176,37 @@ class DualSolverModel:
         line on stdout where ``verbose``, else None (the core then makes no call)."""
         return functools.partial(_print_progress, type(self).__name__, unit) if self.verbose else None
 
-    def _report(self, result: dict[str, Any], unit: str, tol: float, budget_advice: Callable[[], str]) -> None:
-        """Stores the fitted report (``n_iter_``, the ``result[unit]`` run, the objectives,
-        the gap, ``status_``, ``history_``) and warns, at the caller's line, when the solve
+    def _report(
+        self,
+        report: _core.FitReport,
+        unit: str,
+        tol: float,
+        budget_advice: Callable[[], str],
+        stopped_at: tuple[str, float] | None = None,
+    ) -> None:
+        """Stores the fitted ``report`` (``n_iter_`` in ``unit``, the objectives, the
+        gap, ``status_``, ``history_``) and warns, at the caller's line, when the solve
         stopped short of ``tol``: out of its budget (``budget_advice()`` says what to
         change, from the estimator, which knows its problem), or without progress
-        (rounding dominates: only a larger tol helps)."""
-        self.n_iter_ = int(result[unit])
-        self.primal_objective_ = float(result["primal"])
-        self.dual_objective_ = float(result["dual"])
-        self.duality_gap_ = float(result["gap"])
-        self.status_ = str(result["status"])
-        self.history_ = list(result["history"])
+        (rounding dominates: only a larger tol helps). ``stopped_at`` names the solver's
+        stopping measure and its final value when that is not the relative duality gap."""
+        self.n_iter_ = report.n_iter
+        self.primal_objective_ = report.primal
+        self.dual_objective_ = report.dual
+        self.duality_gap_ = report.gap
+        self.status_ = report.status
+        self.history_ = [FitProgress(*record) for record in report.history]
         if self.status_ not in _STOPPED_SHORT:
             return
+        measure, value = stopped_at or ("relative duality gap", self.duality_gap_)
         advice = (
-            f"Set tol at or above the gap reached ({self.duality_gap_:.1g})."
-            if self.status_ == "no_progress"
-            else budget_advice()
+            f"Set tol at or above the gap reached ({value:.1g})." if self.status_ == "no_progress" else budget_advice()
         )
-        warn_not_converged(type(self).__name__, self.status_, self.n_iter_, unit, self.duality_gap_, tol, advice)
+        warn_not_converged(self._solver_name(), self.status_, self.n_iter_, unit, value, tol, advice, measure=measure)
+
+    def _solver_name(self) -> str:
+        """What the convergence warning calls the fit (the estimator, or with its solver)."""
+        return type(self).__name__
 
 
 def _print_progress(

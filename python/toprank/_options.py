@@ -1,17 +1,36 @@
-"""The string options of the estimators and kernels, as ``Literal`` types.
+"""The string options of the estimators and kernels, as ``Literal`` types, and the
+settings objects the estimators hand to ``toprank._core``.
 
 Each option's values are written once, here: the constructors and ``toprank._core``'s
 stubs are annotated with these types (so a type checker rejects
 ``TopKSVC(loss="alhpa")``), and the facade validates a value at fit time against the
 same values (``KERNELS``, ``TOPK_LOSSES``, ...), so the two cannot drift apart.
+
+A fit binding takes one frozen settings object per solver family (``SdcaSettings``,
+``M3lSettings``, ``AttopSettings``, ``RankerSettings``, with a ``KernelSettings``
+where a kernel is used) instead of a long argument list; the binding reads its fields
+by name (``#[derive(FromPyObject)]`` in ``src/bindings/``). The facade fills them with
+validated values; the core checks again what its result depends on.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, get_args
+
+import numpy as np
+from numpy.typing import NDArray
 
 __all__ = [
     "AGGREGATIONS",
+    "AttopMethod",
+    "AttopSettings",
+    "FitStatus",
+    "KernelSettings",
+    "M3lProblem",
+    "M3lSettings",
+    "RankerSettings",
+    "SdcaSettings",
     "HINGE_VARIANTS",
     "KERNELS",
     "M3L_SOLVERS",
@@ -45,6 +64,12 @@ RankerLoss = Literal["rankmax", "softmax", "sparsemax"]
 Optimizer = Literal["adagrad", "adam"]
 #: How ``toprank.distributed.fit_cocoa`` combines the workers' updates.
 Aggregation = Literal["auto", "adding", "line_search"]
+#: The ranking-at-the-top problem: TopPushK (TopPush for K = 1) or Pat&Mat.
+AttopMethod = Literal["toppushk", "patmat"]
+#: Why a solver stopped, the same words for every estimator's ``status_``: the
+#: tolerance was reached, the iteration (epoch) budget ran out, rounding stopped the
+#: progress, or the solve was interrupted.
+FitStatus = Literal["converged", "max_iter", "no_progress", "interrupted"]
 
 # The values of each option, for validation at fit time (typed, so that a validated
 # value keeps its Literal type).
@@ -56,3 +81,107 @@ M3L_SOLVERS: tuple[M3LSolver, ...] = get_args(M3LSolver)
 RANKER_LOSSES: tuple[RankerLoss, ...] = get_args(RankerLoss)
 OPTIMIZERS: tuple[Optimizer, ...] = get_args(Optimizer)
 AGGREGATIONS: tuple[Aggregation, ...] = get_args(Aggregation)
+
+
+@dataclass(frozen=True)
+class KernelSettings:
+    """The kernel k(x, x') of a fit: ``kernel`` with ``gamma``, ``degree`` and ``coef0``
+    (``"rbf"``: exp(−gamma‖x − x'‖²), ``"poly"``: (gamma⟨x, x'⟩ + coef0)^degree; ignored by
+    the others), and the kernel-column cache in MB."""
+
+    kernel: Kernel
+    gamma: float = 1.0
+    degree: int = 3
+    coef0: float = 1.0
+    cache_size: float = 200.0
+
+
+@dataclass(frozen=True)
+class SdcaSettings:
+    """Prox-SDCA's settings (``toprank.TopKSVC`` documents each): the number of classes
+    (labels lie below it), the loss and its k and smoothing, the stopping rule (relative duality gap ``tol``, ``max_epochs``, a check
+    every ``check_every`` epochs) and the epochs' ``seed``. Linear fits: the constant
+    feature ``bias`` (None: no intercept) and ``parallel`` (None: CoCoA+ chosen by the
+    core from the problem size and the threads). Kernel fits: ``kernel``."""
+
+    n_classes: int
+    loss: TopKLoss
+    k: int
+    smoothing: float
+    tol: float
+    max_epochs: int
+    check_every: int
+    seed: int
+    shrinking: bool = True
+    bias: float | None = None
+    parallel: bool | None = None
+    kernel: KernelSettings | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class M3lProblem:
+    """The arrays of an M3L problem: ``y`` (n × L, ±1), the label prior ``r`` (L × L,
+    symmetric positive definite) and the per-(example, label) losses ``delta_plus``,
+    ``delta_minus`` (n × L)."""
+
+    y: NDArray[np.float64]
+    r: NDArray[np.float64]
+    delta_plus: NDArray[np.float64]
+    delta_minus: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class M3lSettings:
+    """M3L's settings (``toprank.M3L`` documents each): the penalty ``c``, the stopping
+    rule (every projected gradient below ``tol``; ``max_iter`` SMO iterations or DCD
+    epochs) and the constant feature ``bias`` (None: no intercept). DCD: ``seed`` and
+    ``shrinking``. SMO: ``kernel`` and a progress report every ``report_every``
+    iterations (0: none)."""
+
+    c: float
+    tol: float
+    max_iter: int
+    bias: float | None = None
+    seed: int = 0
+    shrinking: bool = True
+    report_every: int = 0
+    kernel: KernelSettings | None = None
+
+
+@dataclass(frozen=True)
+class AttopSettings:
+    """The ranking-at-the-top problem and its solver's settings (``toprank.attop``
+    documents each): TopPushK's ``k`` or Pat&Mat's ``tau``, the stopping rule (relative
+    duality gap ``tol``, ``max_iter`` iterations, a check every ``check_every``), the
+    ``seed``, the probability ``reuse`` of keeping the last partner, and the kernel."""
+
+    method: AttopMethod
+    surrogate: Surrogate
+    c: float
+    scale: float
+    kernel: KernelSettings
+    tol: float
+    max_iter: int
+    check_every: int
+    seed: int
+    k: int = 1
+    tau: float = 0.0
+    reuse: float = 0.5
+
+
+@dataclass(frozen=True)
+class RankerSettings:
+    """``toprank.RankmaxRanker``'s model shape, loss and optimiser for one epoch (or the
+    objective): θ holds ``n_components``-dimensional factors for ``n_labels`` labels;
+    ``seed`` orders the epoch's examples."""
+
+    n_labels: int
+    n_components: int
+    loss: RankerLoss
+    k: int
+    eta: float
+    alpha: float
+    optimizer: Optimizer = "adagrad"
+    learning_rate: float = 0.05
+    batch_size: int = 256
+    seed: int = 0

@@ -19,7 +19,7 @@ group steps for ties at the coupled bounds, and stops on the relative duality ga
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -30,7 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
 from toprank._estimator import DualSolverModel, choice, finite_fit, forget
-from toprank._options import KERNELS, SURROGATES, Kernel, Surrogate
+from toprank._options import KERNELS, SURROGATES, AttopMethod, AttopSettings, Kernel, Surrogate
 from toprank._validation import as_jobs, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
@@ -48,7 +48,7 @@ _TIE = 1e-12
 class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared fitting and prediction of the three methods (see the module docs)."""
 
-    _method: ClassVar[Literal["toppushk", "patmat"]] = "toppushk"
+    _method: ClassVar[AttopMethod] = "toppushk"
 
     C: float = 1.0
     surrogate: Surrogate = "quadratic"
@@ -119,33 +119,24 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
             if isinstance(self, TopPushK):
                 raise InvalidInputError(f"K: must be less than the number of negative examples, {negatives}; got {k}")
             raise InvalidInputError(f"y: {type(self).__name__} needs at least 2 negative examples, got {negatives}")
-        result = _core.attop_fit(
-            Xv,
-            positive,
+        settings = AttopSettings(
             method=self._method,
-            k=k,
-            tau=tau,
             surrogate=self.surrogate,
-            scale=scale,
             c=C,
-            **self._kernel_params(Xv),
-            cache_size=cache,
+            scale=scale,
+            kernel=self._kernel_params(Xv, cache),
             tol=tol,
             max_iter=max_iter,
             check_every=check_every,
             seed=self._seed(),
-            n_jobs=as_jobs(self.n_jobs),
-            callback=self._progress("iteration"),
+            k=k,
+            tau=tau,
         )
-        finite_fit(
-            type(self).__name__,
-            primal=result["primal"],
-            dual=result["dual"],
-            gap=result["gap"],
-            threshold=result["threshold"],
+        v, _decision, t, report, _cache = _core.attop_fit(
+            Xv, positive, settings, n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration")
         )
+        finite_fit(type(self).__name__, primal=report.primal, dual=report.dual, gap=report.gap, threshold=t)
         forget(self, "coef_", "support_vectors_")
-        v = result["dual_coef"]
         signed = np.where(positive, v, -v)
         self.classes_ = classes
         self.pos_label_ = pos_label
@@ -158,10 +149,9 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
         # At the optimum the top negatives sit exactly on t (TopPush: the largest is t), and
         # recomputed scores differ from the solver's in the last bits: raise t by far more
         # than rounding and far less than any score difference, so ties stay negative.
-        t = float(result["threshold"])
         self.threshold_ = t + _TIE * (1.0 + abs(t))
         self._report(
-            result,
+            report,
             "iterations",
             tol,
             lambda: (
@@ -250,10 +240,12 @@ _COMMON_DOC = """
         despite rounding; ``predict`` is ``pos_label`` where ``score_samples`` exceeds it.
     primal_objective_, dual_objective_, duality_gap_ : float
     n_iter_ : int
-    status_ : str
-        ``"converged"``, ``"max_epochs"`` (out of iterations) or ``"no_progress"``.
-    history_ : list of tuple
-        (iteration, primal, dual, relative gap, seconds) at each gap check.
+    status_ : {{"converged", "max_iter", "no_progress", "interrupted"}}
+        ``"converged"``, ``"max_iter"`` (out of iterations) or ``"no_progress"`` (see
+        ``toprank._options.FitStatus``).
+    history_ : list of toprank.FitProgress
+        (n_iter, primal, dual, gap, seconds) at each gap check: the iterations so far,
+        the objectives, their relative gap and the seconds since the start.
 """
 
 

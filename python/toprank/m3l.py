@@ -18,6 +18,7 @@ intercepts are regularised and correlated through R as the weights are.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from toprank import _core
 from toprank._estimator import DualSolverModel, choice, finite_fit, forget, keep_params
 from toprank._limits import check_row_norms
-from toprank._options import KERNELS, M3L_SOLVERS, Kernel, M3LSolver
+from toprank._options import KERNELS, M3L_SOLVERS, Kernel, M3lProblem, M3lSettings, M3LSolver
 from toprank._validation import as_flag as _flag
 from toprank._validation import (
     as_jobs,
@@ -41,7 +42,6 @@ from toprank._validation import (
     restores_on_failure,
     sparse_structure,
     validate_input,
-    warn_not_converged,
 )
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
@@ -132,9 +132,14 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         Z with the linear kernel.
     intercept_ : ndarray of shape (n_labels,)
     n_iter_ : int
-    status_ : str
-        "converged", "max_epochs" (the iteration budget ran out) or "interrupted".
-    primal_objective_, dual_objective_ : float
+    status_ : {"converged", "max_iter", "no_progress", "interrupted"}
+        "converged" (every projected gradient below ``tol``) or "max_iter" (the
+        iteration budget ran out); see ``toprank._options.FitStatus``.
+    primal_objective_, dual_objective_, duality_gap_ : float
+        The objectives at the returned solution and their relative gap.
+    history_ : list of toprank.FitProgress
+        (n_iter, primal, dual, gap, seconds) every 1000 SMO iterations and at the
+        end, or at the end of each DCD pass.
     """
 
     def __init__(
@@ -237,7 +242,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
             raise InvalidInputError(
                 f"Y: labels {constant.tolist()} are never or always on (one class only): nothing to learn"
             )
-        kernel_args = self._kernel_params(Xv)
+        kernel_settings = self._kernel_params(Xv, cache)
         n_labels = Y.shape[1]
         R = label_prior(self.R, n_labels)
         signs = np.ascontiguousarray(2.0 * Y - 1.0)
@@ -249,46 +254,26 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
             raise InvalidInputError(f"solver: 'dcd' solves the linear kernel only, got kernel={kernel!r}")
         if solver == "smo" and sp.issparse(Xv):
             raise InvalidInputError("X: sparse input needs solver='dcd' (or 'auto') with the linear kernel")
-        losses = (np.zeros_like(signs), np.full_like(signs, 2.0))  # Hamming: Δ⁺ = 0, Δ⁻ = 2
-        common: dict[str, Any] = dict(
-            tol=tol, max_iter=max_iter, n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration")
-        )
+        # Hamming: Δ⁺ = 0, Δ⁻ = 2.
+        problem = M3lProblem(signs, R, np.zeros_like(signs), np.full_like(signs, 2.0))
+        settings = M3lSettings(c=C, tol=tol, max_iter=max_iter, bias=scaling if fit_intercept else None)
+        run: dict[str, Any] = dict(n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration"))
+        self.solver_ = solver
         if solver == "dcd":
-            result = _core.m3l_fit_linear(
-                Xv,
-                signs,
-                R,
-                C,
-                *losses,
-                seed=self._seed(),
-                shrinking=_flag(self.shrinking, "shrinking"),
-                bias=scaling if fit_intercept else None,
-                **common,
-            )
-            finite_fit("M3L", primal=result["primal"], dual=result["dual"])
+            dcd = replace(settings, seed=self._seed(), shrinking=_flag(self.shrinking, "shrinking"))
+            Z, alpha, report, violation = _core.m3l_fit_linear(Xv, problem, dcd, **run)
+            finite_fit("M3L", primal=report.primal, dual=report.dual)
             forget(self, "support_vectors_", "_beta")
-            alpha = result["dual_coef"]
-            Z = result["coef"]
             d = Xv.shape[1]
             self.coef_ = np.ascontiguousarray(Z[:, :d])
             self.intercept_ = Z[:, d] * scaling if fit_intercept else np.zeros(n_labels)
             self.support_ = np.flatnonzero(np.any(alpha != 0, axis=1))
         else:
-            result = _core.m3l_fit_kernel(
-                Xv,
-                signs,
-                R,
-                C,
-                *losses,
-                **kernel_args,
-                cache_size=cache,
-                intercept_shift=shift,
-                report_every=1000 if self.verbose else 0,
-                **common,
-            )
-            finite_fit("M3L", primal=result["primal"], dual=result["dual"])
+            # A progress report (O(N·L)) every 1000 iterations, kept in history_.
+            smo = replace(settings, kernel=kernel_settings, report_every=1000)
+            alpha, report, violation = _core.m3l_fit_kernel(Xv, problem, smo, **run)
+            finite_fit("M3L", primal=report.primal, dual=report.dual)
             forget(self, "coef_", "support_vectors_")
-            alpha = result["dual_coef"]
             # f(x) = Σ_i (k(x, x_i) + shift) β_i with β = 2 (y∘α) R  (Z = 2 φ(X) A R, (23)).
             beta = 2.0 * (signs * alpha) @ R
             self.support_ = np.flatnonzero(np.any(alpha != 0, axis=1))
@@ -298,25 +283,21 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
                 self.coef_ = np.ascontiguousarray((np.asarray(Xv, dtype=np.float64)[self.support_].T @ self._beta).T)
             elif kernel != "precomputed":
                 self.support_vectors_ = np.ascontiguousarray(Xv[self.support_], dtype=np.float64)
-        self.solver_ = solver
         self.dual_coef_ = alpha
-        self.n_iter_ = int(result["iterations"])
-        self.status_ = str(result["status"])
-        self.primal_objective_ = float(result["primal"])
-        self.dual_objective_ = float(result["dual"])
-        if self.status_ == "max_epochs":
-            warn_not_converged(
-                f"M3L ({solver})",
-                self.status_,
-                max_iter,
-                "iterations",
-                float(result["max_violation"]),
-                tol,
+        self._report(
+            report,
+            "iterations",
+            tol,
+            lambda: (
                 f"Raise max_iter (now {max_iter}) or tol; or lower C or scale X so that ‖x‖ ≈ 1 "
-                "(coordinate steps are boxed by C and scaled by ‖x‖²).",
-                measure="largest projected gradient",
-            )
+                "(coordinate steps are boxed by C and scaled by ‖x‖²)."
+            ),
+            stopped_at=("largest projected gradient", violation),
+        )
         return self
+
+    def _solver_name(self) -> str:
+        return f"M3L ({self.solver_})"
 
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)

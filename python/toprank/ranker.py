@@ -27,6 +27,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 from toprank import _core
 from toprank._estimator import choice, keep_params
 from toprank._limits import check_allocation, check_row_norms
-from toprank._options import OPTIMIZERS, RANKER_LOSSES, Optimizer, RankerLoss
+from toprank._options import OPTIMIZERS, RANKER_LOSSES, Optimizer, RankerLoss, RankerSettings
 from toprank._validation import as_flag as _flag
 from toprank._validation import as_jobs, canonical_csr, indicator_matrix, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
@@ -158,6 +159,17 @@ def _as_rows_of_labels(Y: Any, name: str) -> list[list[Any]] | None:
     if any(isinstance(row, Iterable) and not isinstance(row, (str, bytes)) for row in rows):
         raise InvalidInputError(f"{name}: mixes single labels and label sets")
     return [[label] for label in rows]
+
+
+@dataclass(eq=False)
+class _Training:
+    """The optimiser's state that ``_core.ranker_epoch`` updates: θ, the two moments
+    (in place) and the step count (returned)."""
+
+    theta: NDArray[np.float32]
+    first: NDArray[np.float32]
+    second: NDArray[np.float32]
+    steps: int
 
 
 class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
@@ -404,28 +416,27 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         second = np.zeros_like(theta)
         self._theta_shape = (d, n_labels, r)
         rows = np.arange(Xv.shape[0], dtype=np.int64)
-        common = dict(
+        settings = RankerSettings(
             n_labels=n_labels,
             n_components=r,
             loss=p["loss"],
             k=p["k"],
             eta=p["eta"],
+            alpha=p["alpha"],
             optimizer=p["optimizer"],
             learning_rate=p["learning_rate"],
-            alpha=p["alpha"],
             batch_size=p["batch_size"],
-            n_jobs=p["n_jobs"],
         )
+        training = _Training(theta, first, second, 0)
         history: list[dict[str, float]] = []
-        best_score, best_theta, best_epoch, stale, steps = -np.inf, theta.copy(), 0, 0, 0
+        best_score, best_theta, best_epoch, stale = -np.inf, theta.copy(), 0, 0
         start = time.perf_counter()
         for epoch in range(1, p["n_epochs"] + 1):
             seed = int(rng.randint(0, np.iinfo(np.int32).max))
-            out = _core.ranker_epoch(
-                Xv, sets.indptr, sets.indices, rows, theta, first, second, steps, seed=seed, **common
+            loss, _batches, training.steps, _stopped = _core.ranker_epoch(
+                Xv, sets, rows, training, replace(settings, seed=seed), n_jobs=p["n_jobs"]
             )
-            steps = int(out["steps"])
-            record: dict[str, float] = {"epoch": epoch, "loss": float(out["loss"])}
+            record: dict[str, float] = {"epoch": epoch, "loss": loss}
             self._set_parameters(theta)
             if val is not None:
                 record.update(self._validation_metrics(val, p["eval_k"]))

@@ -27,6 +27,7 @@ Like LIBLINEAR's bias feature, the intercept is therefore regularised (a term
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -42,7 +43,7 @@ from sklearn.utils.validation import _check_sample_weight, check_consistent_leng
 from toprank import _core
 from toprank._estimator import ClassScores, DualSolverModel, choice, finite_fit, forget, keep_params
 from toprank._limits import row_sq_norms
-from toprank._options import KERNELS, TOPK_LOSSES, Kernel, TopKLoss
+from toprank._options import KERNELS, TOPK_LOSSES, Kernel, SdcaSettings, TopKLoss
 from toprank._validation import as_flag as _flag
 from toprank._validation import as_jobs, canonical_csr, intercept_scaling, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
@@ -132,10 +133,12 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         P(W) and D(A) at the returned solution.
     duality_gap_ : float
         Relative duality gap (P − D) / max(|P|, |D|).
-    status_ : str
-        ``"converged"``, ``"max_epochs"`` or ``"no_progress"``.
-    history_ : list of tuple
-        (epoch, primal, dual, relative gap, seconds) at each gap check.
+    status_ : {"converged", "max_iter", "no_progress", "interrupted"}
+        Why the solver stopped: the tolerance was reached, ``max_epochs`` ran out, or
+        rounding stopped the progress (see ``toprank._options.FitStatus``).
+    history_ : list of toprank.FitProgress
+        (n_iter, primal, dual, gap, seconds) at each gap check: the epochs so far, the
+        objectives, their relative gap and the seconds since the start.
     """
 
     def __init__(
@@ -254,47 +257,43 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         if not np.any(c > 0):
             raise InvalidInputError("sample_weight: every example has weight 0")
 
-        seed = self._seed()
-        dual0 = self._warm_dual(Xv.shape[0], classes, c)
-        common = dict(
+        settings = SdcaSettings(
+            n_classes=m,
             loss=self.loss,
             k=params["k"],
             smoothing=params["smoothing"],
             tol=params["tol"],
             max_epochs=params["max_epochs"],
             check_every=params["check_every"],
+            seed=self._seed(),
             shrinking=params["shrinking"],
-            seed=seed,
-            n_jobs=params["n_jobs"],
-            dual_coef=dual0,
-            callback=self._progress("epoch"),
         )
+        dual0 = self._warm_dual(Xv.shape[0], classes, c)
         y64 = y_enc.astype(np.int64)
+        run: dict[str, Any] = dict(dual_coef=dual0, n_jobs=params["n_jobs"], callback=self._progress("epoch"))
         if self.kernel == "linear":
             bias = params["intercept_scaling"] if params["fit_intercept"] else None
-            codebooks = coded.codebooks if coded is not None else None
-            result = _core.sdca_fit_linear(Xv, y64, c, m, bias=bias, codebooks=codebooks, **common)
-            finite_fit("TopKSVC", primal=result["primal"], dual=result["dual"], gap=result["gap"])
+            W, dual, report = _core.sdca_fit_linear(
+                Xv if coded is None else coded, y64, c, replace(settings, bias=bias), **run
+            )
+            finite_fit("TopKSVC", primal=report.primal, dual=report.dual, gap=report.gap)
             forget(self, "support_", "support_vectors_")
-            W = result["coef"]
             d = coded.shape[1] if coded is not None else Xv.shape[1]
             self.coef_ = np.ascontiguousarray(W[:, :d])
             self.intercept_ = W[:, d] * params["intercept_scaling"] if params["fit_intercept"] else np.zeros(m)
         else:
-            result = _core.sdca_fit_kernel(
-                Xv, y64, c, m, **self._kernel_params(Xv), cache_size=params["cache_size"], **common
-            )
-            finite_fit("TopKSVC", primal=result["primal"], dual=result["dual"], gap=result["gap"])
+            kernel = self._kernel_params(Xv, params["cache_size"])
+            dual, report = _core.sdca_fit_kernel(Xv, y64, c, replace(settings, kernel=kernel), **run)
+            finite_fit("TopKSVC", primal=report.primal, dual=report.dual, gap=report.gap)
             forget(self, "coef_", "support_vectors_")
-            dual = result["dual_coef"]
             self.support_ = np.flatnonzero(np.any(dual != 0, axis=1))
             if self.kernel != "precomputed":
                 self.support_vectors_ = np.ascontiguousarray(Xv[self.support_], dtype=np.float64)
             self.intercept_ = np.zeros(m)
         self.classes_ = classes
-        self.dual_coef_ = result["dual_coef"]
+        self.dual_coef_ = dual
         self._c = c
-        self._report(result, "epochs", params["tol"], lambda: self._advice(Xv if coded is None else None, c, params))
+        self._report(report, "epochs", params["tol"], lambda: self._advice(Xv if coded is None else None, c, params))
         return self
 
     def _advice(self, Xv: Any, c: NDArray[np.float64], params: dict[str, Any]) -> str:

@@ -1,40 +1,23 @@
-//! Bindings of the M3L solvers: the kernel from the data or a precomputed Gram matrix
-//! (not copied), the whole solve without the GIL, Ctrl-C and progress as for the other
-//! dual solvers.
+//! Bindings of the M3L fits: the problem's arrays in (checked finite), one core call
+//! without the GIL — kernel SMO (`solvers::m3l::fit_smo`) on the data's kernel or a
+//! precomputed Gram matrix (not copied), or linear DCD (`solvers::m3l::solve_dcd`) on a
+//! dense or CSR design — and the arrays, a `FitReport` and the largest |projected
+//! gradient| out.
 
 use ndarray::Ix2;
-use numpy::{PyArray2, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
-use super::arrays::{array_in, check_finite_small};
+use super::arrays::{array_in, check_finite_small, to_numpy};
 use super::design::{with_design, with_kernel, DesignJob, KernelJob};
 use super::errors::invalid;
 use super::monitor::PyMonitor;
-use super::sdca::kernel_function;
+use super::report::FitReport;
+use super::sdca::{initial_dual, KernelSettings};
 use super::threads;
 use crate::data::Design;
-use crate::kernels::{ColumnCache, KernelSource, ShiftedKernel};
-use crate::solvers::m3l::{solve_dcd, solve_smo, DcdOptions, M3l, M3lReport, SmoOptions};
-
-struct SmoJob<'a> {
-    problem: M3l<'a>,
-    /// Added to every kernel entry: the squared intercept feature (0: no intercept).
-    shift: f64,
-    alpha: Vec<f64>,
-    cache_mb: f64,
-    options: SmoOptions,
-}
-
-impl KernelJob for SmoJob<'_> {
-    type Output = (Vec<f64>, M3lReport);
-    fn run<S: KernelSource + ?Sized>(mut self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        let source = &ShiftedKernel { inner: source, shift: self.shift };
-        let mut cache = ColumnCache::new(source.n(), self.cache_mb)?;
-        let report = solve_smo(&self.problem, source, &mut cache, &mut self.alpha, &self.options, monitor)?;
-        Ok((self.alpha, report))
-    }
-}
+use crate::kernels::KernelSource;
+use crate::solvers::m3l::{fit_smo, solve_dcd, DcdOptions, M3l, M3lReport, SmoOptions};
 
 /// The arrays of an M3L problem, taken through `array_in` and checked finite: Y (N × L,
 /// ±1), R (L × L) and the losses Δ⁺, Δ⁻ (N × L).
@@ -65,6 +48,12 @@ impl<'py> M3lArrays<'py> {
         Ok(Self { y, r, delta_plus, delta_minus, n, labels })
     }
 
+    /// The arrays of a `toprank._options.M3lProblem` (any object with these attributes).
+    fn of(problem: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let part = |name: &str| problem.getattr(name);
+        Self::new(&part("y")?, &part("r")?, &part("delta_plus")?, &part("delta_minus")?)
+    }
+
     /// The checked problem with cost `c`.
     pub(crate) fn problem(&self, c: f64) -> PyResult<M3l<'_>> {
         let (y, r) = (self.y.as_slice()?, self.r.as_slice()?);
@@ -73,144 +62,101 @@ impl<'py> M3lArrays<'py> {
     }
 }
 
-/// The checked problem of either solver and its starting α (zeros, or `dual_coef`).
-fn problem_and_start<'a>(
-    arrays: &'a M3lArrays<'_>,
+/// `toprank._options.M3lSettings`.
+#[derive(FromPyObject)]
+pub(crate) struct M3lSettings {
     c: f64,
-    tol: f64,
-    dual_coef: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(M3l<'a>, Vec<f64>)> {
-    let problem = arrays.problem(c)?;
-    if !(tol > 0.0 && tol.is_finite()) {
-        return Err(invalid("tol", format!("must be finite and > 0, got {tol}")));
-    }
-    let (n, labels) = (arrays.n, arrays.labels);
-    let alpha = match dual_coef {
-        Some(a) => {
-            let a = array_in::<f64, Ix2>(a, "dual_coef")?;
-            if a.shape() != [n, labels] {
-                return Err(invalid("dual_coef", format!("must have shape ({n}, {labels}), got {:?}", a.shape())));
-            }
-            check_finite_small(a.as_slice()?, "dual_coef")?;
-            a.as_slice()?.to_vec()
-        }
-        None => vec![0.0; n * labels],
-    };
-    Ok((problem, alpha))
-}
-
-/// Kernel M3L by SMO. `y` is N × L in {−1, +1}; `r` L × L symmetric positive definite;
-/// `delta_plus`/`delta_minus` the per-(i, l) losses; `x` the examples, or the Gram matrix
-/// for kernel="precomputed".
-#[pyfunction]
-#[pyo3(signature = (
-    x, y, r, c, delta_plus, delta_minus, *, kernel, gamma, degree, coef0, cache_size, tol, max_iter,
-    intercept_shift=0.0, report_every=0, dual_coef=None, n_jobs=None, callback=None
-))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn m3l_fit_kernel<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    r: &Bound<'py, PyAny>,
-    c: f64,
-    delta_plus: &Bound<'py, PyAny>,
-    delta_minus: &Bound<'py, PyAny>,
-    kernel: &str,
-    gamma: f64,
-    degree: u32,
-    coef0: f64,
-    cache_size: f64,
     tol: f64,
     max_iter: usize,
-    intercept_shift: f64,
+    bias: Option<f64>,
+    seed: u64,
+    shrinking: bool,
     report_every: usize,
-    dual_coef: Option<&Bound<'py, PyAny>>,
-    n_jobs: Option<i64>,
-    callback: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let threads = threads::resolve(n_jobs)?;
-    let arrays = M3lArrays::new(y, r, delta_plus, delta_minus)?;
-    let labels = arrays.labels;
-    let (problem, alpha) = problem_and_start(&arrays, c, tol, dual_coef)?;
-    let function = if kernel == "precomputed" { None } else { Some(kernel_function(kernel, gamma, degree, coef0)?) };
-    if !(intercept_shift >= 0.0 && intercept_shift.is_finite()) {
-        return Err(invalid("intercept_scaling", "must be finite"));
-    }
-    let job = SmoJob {
-        problem,
-        shift: intercept_shift,
-        alpha,
-        cache_mb: cache_size,
-        options: SmoOptions { tol, max_iter, report_every },
-    };
-    let (alpha, report) = with_kernel(x, function, threads, callback, job)?;
-    let out = PyDict::new(py);
-    let to_2d = |v: Vec<f64>| PyArray2::from_vec2(py, &v.chunks(labels).map(|r| r.to_vec()).collect::<Vec<_>>());
-    out.set_item("dual_coef", to_2d(alpha)?)?;
-    out.set_item("status", report.status.as_str())?;
-    out.set_item("iterations", report.iterations)?;
-    out.set_item("primal", report.primal)?;
-    out.set_item("dual", report.dual)?;
-    out.set_item("max_violation", report.max_violation)?;
-    Ok(out)
+    kernel: Option<KernelSettings>,
 }
 
-struct DcdJob<'a> {
+/// One fit: the checked problem, α to start from and the settings.
+struct Fit<'a> {
     problem: M3l<'a>,
     alpha: Vec<f64>,
-    options: DcdOptions,
+    settings: &'a M3lSettings,
 }
 
-impl DesignJob for DcdJob<'_> {
+impl<'a> Fit<'a> {
+    /// α starts at zero, or at `dual_coef` (N × L).
+    fn new(
+        arrays: &'a M3lArrays<'_>,
+        settings: &'a M3lSettings,
+        dual_coef: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let problem = arrays.problem(settings.c)?;
+        Ok(Self { problem, alpha: initial_dual(dual_coef, arrays.n, arrays.labels)?, settings })
+    }
+}
+
+impl KernelJob for Fit<'_> {
+    type Output = (Vec<f64>, M3lReport);
+    fn run<S: KernelSource + ?Sized>(mut self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        let s = self.settings;
+        let cache_mb = s.kernel.as_ref().map_or(0.0, |k| k.cache_size);
+        let options =
+            SmoOptions { tol: s.tol, max_iter: s.max_iter, report_every: s.report_every, bias: s.bias, cache_mb };
+        let report = fit_smo(&self.problem, source, &mut self.alpha, &options, monitor)?;
+        Ok((self.alpha, report))
+    }
+}
+
+impl DesignJob for Fit<'_> {
     type Output = (Vec<f64>, M3lReport, Vec<f64>);
     fn run<D: Design>(mut self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        let (report, z) = solve_dcd(&self.problem, x, &mut self.alpha, &self.options, monitor)?;
+        let s = self.settings;
+        let options =
+            DcdOptions { tol: s.tol, max_iter: s.max_iter, seed: s.seed, bias: s.bias, shrinking: s.shrinking };
+        let (report, z) = solve_dcd(&self.problem, x, &mut self.alpha, &options, monitor)?;
         Ok((self.alpha, report, z))
     }
 }
 
-/// Linear M3L by dual coordinate descent with shrinking; `x` dense or CSR. Returns the
-/// dual variables and Z (n_labels × (n_features [+ 1 for the bias feature])).
+/// Kernel M3L by SMO under `settings.kernel`; `problem` is a `toprank._options.M3lProblem`
+/// and `x` the examples, or the Gram matrix for kernel="precomputed". Returns (dual_coef,
+/// report, the largest |projected gradient|).
 #[pyfunction]
-#[pyo3(signature = (
-    x, y, r, c, delta_plus, delta_minus, *, tol, max_iter, seed, bias=None, shrinking=true, dual_coef=None, n_jobs=None,
-    callback=None
-))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn m3l_fit_linear<'py>(
-    py: Python<'py>,
+#[pyo3(signature = (x, problem, settings, *, dual_coef=None, n_jobs=None, callback=None))]
+pub(crate) fn m3l_fit_kernel<'py>(
     x: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    r: &Bound<'py, PyAny>,
-    c: f64,
-    delta_plus: &Bound<'py, PyAny>,
-    delta_minus: &Bound<'py, PyAny>,
-    tol: f64,
-    max_iter: usize,
-    seed: u64,
-    bias: Option<f64>,
-    shrinking: bool,
+    problem: &Bound<'py, PyAny>,
+    settings: M3lSettings,
     dual_coef: Option<&Bound<'py, PyAny>>,
     n_jobs: Option<i64>,
     callback: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<(Bound<'py, PyAny>, FitReport, f64)> {
     let threads = threads::resolve(n_jobs)?;
-    let arrays = M3lArrays::new(y, r, delta_plus, delta_minus)?;
-    let labels = arrays.labels;
-    let (problem, alpha) = problem_and_start(&arrays, c, tol, dual_coef)?;
-    let job = DcdJob { problem, alpha, options: DcdOptions { tol, max_iter, seed, bias, shrinking } };
+    let arrays = M3lArrays::of(problem)?;
+    let function = settings.kernel.as_ref().ok_or_else(|| invalid("kernel", "a kernel fit needs one"))?.function()?;
+    let job = Fit::new(&arrays, &settings, dual_coef)?;
+    let (alpha, report) = with_kernel(x, function, threads, callback, job)?;
+    Ok((to_numpy(x.py(), alpha, &[arrays.n, arrays.labels])?, FitReport::from(&report), report.max_violation))
+}
+
+/// Linear M3L by dual coordinate descent with shrinking; `x` dense or CSR. Returns (Z:
+/// n_labels × (n_features [+ 1 for the bias feature]), dual_coef, report, the largest
+/// |projected gradient|).
+#[pyfunction]
+#[pyo3(signature = (x, problem, settings, *, dual_coef=None, n_jobs=None, callback=None))]
+pub(crate) fn m3l_fit_linear<'py>(
+    x: &Bound<'py, PyAny>,
+    problem: &Bound<'py, PyAny>,
+    settings: M3lSettings,
+    dual_coef: Option<&Bound<'py, PyAny>>,
+    n_jobs: Option<i64>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, FitReport, f64)> {
+    let threads = threads::resolve(n_jobs)?;
+    let arrays = M3lArrays::of(problem)?;
+    let job = Fit::new(&arrays, &settings, dual_coef)?;
     let (alpha, report, z) = with_design(x, threads, callback, job)?;
-    let out = PyDict::new(py);
-    let to_2d =
-        |v: Vec<f64>, cols: usize| PyArray2::from_vec2(py, &v.chunks(cols).map(|r| r.to_vec()).collect::<Vec<_>>());
+    let (n, labels) = (arrays.n, arrays.labels);
     let width = z.len() / labels;
-    out.set_item("dual_coef", to_2d(alpha, labels)?)?;
-    out.set_item("coef", to_2d(z, width)?)?;
-    out.set_item("status", report.status.as_str())?;
-    out.set_item("iterations", report.iterations)?;
-    out.set_item("primal", report.primal)?;
-    out.set_item("dual", report.dual)?;
-    out.set_item("max_violation", report.max_violation)?;
-    Ok(out)
+    let coef = to_numpy(x.py(), z, &[labels, width])?;
+    Ok((coef, to_numpy(x.py(), alpha, &[n, labels])?, FitReport::from(&report), report.max_violation))
 }

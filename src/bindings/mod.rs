@@ -11,6 +11,7 @@ mod m3l;
 mod monitor;
 mod pq;
 mod ranker;
+mod report;
 mod sdca;
 mod threads;
 mod tracenorm;
@@ -321,6 +322,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_linear, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::sdca_fit_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(sdca::kernel_cross, m)?)?;
+    m.add_class::<report::FitReport>()?;
     m.add_class::<tracenorm::TraceNormSolver>()?;
     m.add_class::<tracenorm::TraceNormFit>()?;
     Ok(())

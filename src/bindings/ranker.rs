@@ -4,13 +4,12 @@
 //! place, without the GIL; Ctrl-C stops an epoch between minibatches.
 
 use ndarray::Ix1;
-use numpy::PyArray1;
+use numpy::Element;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
-use super::arrays::{array_in, first_non_finite, float_type, in_place, Float};
+use super::arrays::{array_in, first_non_finite, float_type, in_place, to_numpy, Float};
 use super::design::{with_design, DesignJob};
-use super::errors::invalid;
+use super::errors::{invalid, to_py};
 use super::monitor::PyMonitor;
 use super::threads;
 use crate::data::Design;
@@ -18,206 +17,195 @@ use crate::solvers::ranker::{
     objective, train_epoch, LabelLoss, Labels, Optimizer, OptimizerState, Param, Shape, TrainOptions,
 };
 
-/// The positive labels as CSR offsets and label indices.
-fn label_lists(indptr: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<u32>)> {
-    let indptr = array_in::<i64, Ix1>(indptr, "Y")?
-        .as_slice()?
-        .iter()
-        .map(|&p| usize::try_from(p).map_err(|_| invalid("Y", "negative label pointer")))
-        .collect::<PyResult<_>>()?;
-    let indices = array_in::<i64, Ix1>(indices, "Y")?
-        .as_slice()?
-        .iter()
-        .map(|&y| u32::try_from(y).map_err(|_| invalid("Y", format!("label {y} out of range"))))
-        .collect::<PyResult<_>>()?;
-    Ok((indptr, indices))
+/// `toprank._options.RankerSettings`.
+#[derive(FromPyObject)]
+pub(crate) struct RankerSettings {
+    n_labels: usize,
+    n_components: usize,
+    loss: String,
+    k: usize,
+    eta: f64,
+    alpha: f64,
+    optimizer: String,
+    learning_rate: f64,
+    batch_size: usize,
+    seed: u64,
 }
 
-fn row_list(rows: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    array_in::<i64, Ix1>(rows, "rows")?
-        .as_slice()?
-        .iter()
-        .map(|&i| usize::try_from(i).map_err(|_| invalid("rows", format!("negative row {i}"))))
-        .collect()
+/// The optimiser's state, updated in place: θ, the first and second moments (float32 or
+/// float64, all of one dtype) and the steps taken.
+#[derive(FromPyObject)]
+pub(crate) struct Training<'py> {
+    theta: Bound<'py, PyAny>,
+    first: Bound<'py, PyAny>,
+    second: Bound<'py, PyAny>,
+    steps: u64,
+}
+
+/// A 1-D integer array as indices of type `I`, a value that does not fit refused as `why(value)`.
+fn index_list<I: TryFrom<i64>>(a: &Bound<'_, PyAny>, name: &str, why: fn(i64) -> String) -> PyResult<Vec<I>> {
+    let a = array_in::<i64, Ix1>(a, name)?;
+    a.as_slice()?.iter().map(|&v| I::try_from(v).map_err(|_| invalid(name, why(v)))).collect()
+}
+
+/// What an epoch and the objective read: the positive labels as CSR lists (`y.indptr`,
+/// `y.indices`), the rows to visit, θ's shape and the loss.
+struct Inputs {
+    indptr: Vec<usize>,
+    indices: Vec<u32>,
+    rows: Vec<usize>,
+    shape: Shape,
+    loss: LabelLoss,
+}
+
+impl Inputs {
+    fn new(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>, rows: &Bound<'_, PyAny>, s: &RankerSettings) -> PyResult<Self> {
+        let loss = LabelLoss::new(&s.loss, s.k, s.eta).map_err(to_py)?;
+        let indptr = index_list(&y.getattr("indptr")?, "Y", |p| format!("negative label pointer {p}"))?;
+        let indices = index_list(&y.getattr("indices")?, "Y", |l| format!("label {l} out of range"))?;
+        let rows = index_list(rows, "rows", |i| format!("negative row {i}"))?;
+        let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
+        let shape = Shape::new(d, s.n_labels, s.n_components).map_err(to_py)?;
+        Ok(Self { indptr, indices, rows, shape, loss })
+    }
+
+    fn labels(&self, n_rows: usize) -> crate::Result<Labels<'_>> {
+        Labels::new(&self.indptr, &self.indices, n_rows, self.shape.labels)
+    }
 }
 
 /// Refuses parameters with NaN or infinity: training would only spread them.
-fn check_params<T: crate::Real>(values: &[T], name: &str) -> PyResult<()> {
+fn check_params<T: crate::Real>(values: &[T]) -> PyResult<()> {
     match first_non_finite(values) {
         None => Ok(()),
-        Some(at) => Err(invalid(name, format!("contains NaN or infinity (entry {at})"))),
+        Some(at) => Err(invalid("theta", format!("contains NaN or infinity (entry {at})"))),
     }
 }
 
 struct EpochJob<'a, T> {
-    labels: (&'a [usize], &'a [u32]),
-    rows: &'a [usize],
-    shape: Shape,
+    inputs: &'a Inputs,
     theta: &'a mut [T],
-    first: &'a mut [T],
-    second: &'a mut [T],
-    steps: u64,
+    state: OptimizerState<'a, T>,
     options: TrainOptions,
     seed: u64,
 }
 
 impl<T: Param> DesignJob for EpochJob<'_, T> {
     type Output = (f64, usize, u64, bool);
-    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        let labels = Labels::new(self.labels.0, self.labels.1, x.n_rows(), self.shape.labels)?;
-        let mut state = OptimizerState { first: self.first, second: self.second, steps: self.steps };
-        let report =
-            train_epoch(x, &labels, self.rows, self.shape, self.theta, &mut state, &self.options, self.seed, monitor)?;
-        Ok((report.mean_loss, report.steps, state.steps, report.interrupted))
+    fn run<D: Design>(mut self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
+        let (p, labels) = (self.inputs, self.inputs.labels(x.n_rows())?);
+        let (options, seed) = (&self.options, self.seed);
+        let report = train_epoch(x, &labels, &p.rows, p.shape, self.theta, &mut self.state, options, seed, monitor)?;
+        Ok((report.mean_loss, report.steps, self.state.steps, report.interrupted))
+    }
+}
+
+fn epoch<T: Param + Element>(
+    x: &Bound<'_, PyAny>,
+    inputs: &Inputs,
+    training: &Training<'_>,
+    options: TrainOptions,
+    settings: &RankerSettings,
+    threads: Option<usize>,
+) -> PyResult<(f64, usize, u64, bool)> {
+    let arrays = [("theta", &training.theta), ("first", &training.first), ("second", &training.second)];
+    let arrays = arrays.map(|(name, a)| in_place::<T, Ix1>(a, name));
+    let [theta, first, second] = arrays;
+    let (theta, first, second) = (theta?, first?, second?);
+    let (mut theta_rw, mut first_rw, mut second_rw) = (theta.readwrite()?, first.readwrite()?, second.readwrite()?);
+    let theta_slice = theta_rw.as_slice_mut()?;
+    check_params(theta_slice)?;
+    let state =
+        OptimizerState { first: first_rw.as_slice_mut()?, second: second_rw.as_slice_mut()?, steps: training.steps };
+    let job = EpochJob { inputs, theta: theta_slice, state, options, seed: settings.seed };
+    let out = with_design(x, threads, None, job)?;
+    drop((theta_rw, first_rw, second_rw));
+    theta.finish()?;
+    first.finish()?;
+    second.finish()?;
+    Ok(out)
+}
+
+/// One epoch of minibatch training over `rows` of `x` with the positive labels `y` (an
+/// object with CSR `indptr` and `indices`), updating `training`'s arrays in place.
+/// Returns the mean training loss per pair, the number of minibatches, the optimiser's
+/// new step count and whether Ctrl-C stopped the epoch.
+#[pyfunction]
+#[pyo3(signature = (x, y, rows, training, settings, *, n_jobs=None))]
+pub(crate) fn ranker_epoch<'py>(
+    x: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
+    rows: &Bound<'py, PyAny>,
+    training: Training<'py>,
+    settings: RankerSettings,
+    n_jobs: Option<i64>,
+) -> PyResult<(f64, usize, u64, bool)> {
+    let threads = threads::resolve(n_jobs)?;
+    let inputs = Inputs::new(x, y, rows, &settings)?;
+    let options = TrainOptions {
+        loss: inputs.loss,
+        optimizer: Optimizer::new(&settings.optimizer).map_err(to_py)?,
+        learning_rate: settings.learning_rate,
+        alpha: settings.alpha,
+        batch_size: settings.batch_size,
+    };
+    match float_type(&training.theta, "theta")? {
+        Float::F64 => epoch::<f64>(x, &inputs, &training, options, &settings, threads),
+        Float::F32 => epoch::<f32>(x, &inputs, &training, options, &settings, threads),
     }
 }
 
 struct ObjectiveJob<'a, T> {
-    labels: (&'a [usize], &'a [u32]),
-    rows: &'a [usize],
-    shape: Shape,
+    inputs: &'a Inputs,
     theta: &'a [T],
-    loss: LabelLoss,
-    alpha: f64,
-    batch_size: usize,
+    settings: &'a RankerSettings,
 }
 
 impl<T: Param> DesignJob for ObjectiveJob<'_, T> {
     type Output = (f64, Vec<T>);
     fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        let labels = Labels::new(self.labels.0, self.labels.1, x.n_rows(), self.shape.labels)?;
-        self.loss.check_labels(self.shape.labels)?;
-        if let Some(&bad) = self.rows.iter().find(|&&i| i >= x.n_rows()) {
-            return Err(crate::Error::input("rows", format!("row {bad} out of range [0, {})", x.n_rows())));
+        let (p, labels, n) = (self.inputs, self.inputs.labels(x.n_rows())?, x.n_rows());
+        p.loss.check_labels(p.shape.labels)?;
+        if let Some(&bad) = p.rows.iter().find(|&&i| i >= n) {
+            return Err(crate::Error::input("rows", format!("row {bad} out of range [0, {n})")));
         }
-        objective(x, &labels, self.rows, self.shape, self.theta, self.loss, self.alpha, self.batch_size)
+        let (alpha, batch_size) = (self.settings.alpha, self.settings.batch_size);
+        objective(x, &labels, &p.rows, p.shape, self.theta, p.loss, alpha, batch_size)
     }
 }
 
-/// One epoch of minibatch training over `rows`, updating `theta`, `first` and `second`
-/// (float32 or float64, all of one dtype) in place. Returns the mean training loss per
-/// pair, the number of minibatches and the optimiser's new step count.
-#[pyfunction]
-#[pyo3(signature = (
-    x, y_indptr, y_indices, rows, theta, first, second, steps, *, n_labels, n_components, loss, k, eta,
-    optimizer, learning_rate, alpha, batch_size, seed, n_jobs=None
-))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn ranker_epoch<'py>(
-    py: Python<'py>,
+fn objective_of<'py, T: Param + Element>(
     x: &Bound<'py, PyAny>,
-    y_indptr: &Bound<'py, PyAny>,
-    y_indices: &Bound<'py, PyAny>,
-    rows: &Bound<'py, PyAny>,
+    inputs: &Inputs,
     theta: &Bound<'py, PyAny>,
-    first: &Bound<'py, PyAny>,
-    second: &Bound<'py, PyAny>,
-    steps: u64,
-    n_labels: usize,
-    n_components: usize,
-    loss: &str,
-    k: usize,
-    eta: f64,
-    optimizer: &str,
-    learning_rate: f64,
-    alpha: f64,
-    batch_size: usize,
-    seed: u64,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let threads = threads::resolve(n_jobs)?;
-    let options = TrainOptions {
-        loss: LabelLoss::new(loss, k, eta).map_err(super::errors::to_py)?,
-        optimizer: Optimizer::new(optimizer).map_err(super::errors::to_py)?,
-        learning_rate,
-        alpha,
-        batch_size,
-    };
-    let (indptr, indices) = label_lists(y_indptr, y_indices)?;
-    let rows = row_list(rows)?;
-    let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
-    let shape = Shape::new(d, n_labels, n_components).map_err(super::errors::to_py)?;
-    macro_rules! epoch_dtype {
-        ($t:ty) => {{
-            let theta = in_place::<$t, Ix1>(theta, "theta")?;
-            let first = in_place::<$t, Ix1>(first, "first")?;
-            let second = in_place::<$t, Ix1>(second, "second")?;
-            let (mut theta_rw, mut first_rw, mut second_rw) =
-                (theta.readwrite()?, first.readwrite()?, second.readwrite()?);
-            let theta_slice = theta_rw.as_slice_mut()?;
-            check_params(theta_slice, "theta")?;
-            let job = EpochJob {
-                labels: (&indptr, &indices),
-                rows: &rows,
-                shape,
-                theta: theta_slice,
-                first: first_rw.as_slice_mut()?,
-                second: second_rw.as_slice_mut()?,
-                steps,
-                options,
-                seed,
-            };
-            let out = with_design(x, threads, None, job)?;
-            drop((theta_rw, first_rw, second_rw));
-            theta.finish()?;
-            first.finish()?;
-            second.finish()?;
-            out
-        }};
+    settings: &RankerSettings,
+    threads: Option<usize>,
+) -> PyResult<(f64, Bound<'py, PyAny>)> {
+    let theta = array_in::<T, Ix1>(theta, "theta")?;
+    let (theta, size) = (theta.as_slice()?, inputs.shape.parameters());
+    check_params(theta)?;
+    if theta.len() != size {
+        return Err(invalid("theta", format!("must hold {size} values, got {}", theta.len())));
     }
-    let (mean_loss, batches, steps, interrupted) = match float_type(theta, "theta")? {
-        Float::F64 => epoch_dtype!(f64),
-        Float::F32 => epoch_dtype!(f32),
-    };
-    let out = PyDict::new(py);
-    out.set_item("loss", mean_loss)?;
-    out.set_item("batches", batches)?;
-    out.set_item("steps", steps)?;
-    out.set_item("interrupted", interrupted)?;
-    Ok(out)
+    let (value, grad) = with_design(x, threads, None, ObjectiveJob { inputs, theta, settings })?;
+    Ok((value, to_numpy(x.py(), grad, &[size])?))
 }
 
 /// The training objective F(θ) over `rows` and its gradient (same dtype as `theta`).
 #[pyfunction]
-#[pyo3(signature = (x, y_indptr, y_indices, rows, theta, *, n_labels, n_components, loss, k, eta, alpha, batch_size=256, n_jobs=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, y, rows, theta, settings, *, n_jobs=None))]
 pub(crate) fn ranker_objective<'py>(
-    py: Python<'py>,
     x: &Bound<'py, PyAny>,
-    y_indptr: &Bound<'py, PyAny>,
-    y_indices: &Bound<'py, PyAny>,
+    y: &Bound<'py, PyAny>,
     rows: &Bound<'py, PyAny>,
     theta: &Bound<'py, PyAny>,
-    n_labels: usize,
-    n_components: usize,
-    loss: &str,
-    k: usize,
-    eta: f64,
-    alpha: f64,
-    batch_size: usize,
+    settings: RankerSettings,
     n_jobs: Option<i64>,
 ) -> PyResult<(f64, Bound<'py, PyAny>)> {
     let threads = threads::resolve(n_jobs)?;
-    let loss = LabelLoss::new(loss, k, eta).map_err(super::errors::to_py)?;
-    let (indptr, indices) = label_lists(y_indptr, y_indices)?;
-    let rows = row_list(rows)?;
-    let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
-    let shape = Shape::new(d, n_labels, n_components).map_err(super::errors::to_py)?;
-    macro_rules! objective_dtype {
-        ($t:ty) => {{
-            let theta = array_in::<$t, Ix1>(theta, "theta")?;
-            let theta = theta.as_slice()?;
-            check_params(theta, "theta")?;
-            if theta.len() != shape.parameters() {
-                return Err(invalid("theta", format!("must hold {} values, got {}", shape.parameters(), theta.len())));
-            }
-            let job = ObjectiveJob { labels: (&indptr, &indices), rows: &rows, shape, theta, loss, alpha, batch_size };
-            let (value, grad) = with_design(x, threads, None, job)?;
-            (value, PyArray1::from_vec(py, grad).into_any())
-        }};
+    let inputs = Inputs::new(x, y, rows, &settings)?;
+    match float_type(theta, "theta")? {
+        Float::F64 => objective_of::<f64>(x, &inputs, theta, &settings, threads),
+        Float::F32 => objective_of::<f32>(x, &inputs, theta, &settings, threads),
     }
-    Ok(match float_type(theta, "theta")? {
-        Float::F64 => objective_dtype!(f64),
-        Float::F32 => objective_dtype!(f32),
-    })
 }

@@ -5,13 +5,13 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// Why a solver stopped.
+/// Why a solver stopped: one vocabulary for every solver (`status_` of every estimator).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     /// The relative duality gap fell below the tolerance.
     Converged,
-    /// The epoch (iteration) budget ran out first.
-    MaxEpochs,
+    /// The iteration budget (`max_iter`, or `max_epochs` for Prox-SDCA) ran out first.
+    MaxIter,
     /// The dual objective stopped increasing before the gap closed (round-off floor).
     NoProgress,
     /// The monitor asked to stop (e.g. KeyboardInterrupt).
@@ -22,7 +22,7 @@ impl Status {
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Converged => "converged",
-            Status::MaxEpochs => "max_epochs",
+            Status::MaxIter => "max_iter",
             Status::NoProgress => "no_progress",
             Status::Interrupted => "interrupted",
         }

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPush, losses
+from toprank import M3L, FitProgress, PatMat, RankmaxRanker, TopKSVC, TopPush, losses
+from toprank._options import FitStatus, KernelSettings, SdcaSettings
 from toprank.distributed import fit_cocoa
 
 # The spellings users write: accepted.
@@ -31,3 +32,13 @@ RankmaxRanker(loss="rank_max")  # type: ignore[arg-type]
 RankmaxRanker(optimizer="sgd")  # type: ignore[arg-type]
 losses.topk_hinge(np.zeros((1, 3)), np.zeros(1, dtype=np.int64), 1, "gamma")  # type: ignore[arg-type]
 fit_cocoa(None, TopKSVC(), np.zeros((2, 2)), np.zeros(2), aggregation="sum")  # type: ignore[arg-type]
+KernelSettings(kernel="gausian")  # type: ignore[arg-type]
+SdcaSettings(3, "alhpa", 1, 0.0, 1e-3, 10, 1, 0)  # type: ignore[arg-type]
+
+# The fitted report is typed the same for every dual-solver estimator: a status of the
+# one vocabulary (the old "max_epochs" is no longer one) and FitProgress records.
+model = TopKSVC().fit(np.zeros((4, 2)), np.arange(4))
+status: FitStatus = model.status_
+progress: FitProgress = M3L().fit(np.zeros((4, 2)), np.arange(4)).history_[0]
+epochs: int = progress.n_iter
+stale = model.status_ == "max_epochs"  # type: ignore[comparison-overlap]

@@ -74,6 +74,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 
+from toprank._estimator import FitProgress
 from toprank._options import AGGREGATIONS, Aggregation
 from toprank._validation import as_flag, caller_stacklevel, intercept_scaling
 from toprank._validation import bounded_int as _int
@@ -535,7 +536,7 @@ def _fit(
     model.primal_objective_, model.dual_objective_ = final.primal, final.dual
     if isinstance(model, TopKSVC):
         model.duality_gap_ = final.gap
-        model.history_ = [(h.round, h.primal, h.dual, h.gap, h.seconds) for h in history]
+        model.history_ = [FitProgress(h.round, h.primal, h.dual, h.gap, h.seconds) for h in history]
     model.status_ = status
     if status != "converged":
         warnings.warn(

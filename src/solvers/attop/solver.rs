@@ -90,6 +90,9 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
     if opts.check_every == 0 {
         return Err(Error::param("check_every", "must be >= 1"));
     }
+    if !(0.0..=1.0).contains(&opts.reuse) {
+        return Err(Error::param("reuse", format!("must lie in [0, 1], got {}", opts.reuse)));
+    }
     let mut state = State::start(problem, kernel, cache, positive, opts.seed);
     let mut rng = SplitMix64::derive(opts.seed, 1);
     let start = Instant::now();
@@ -141,7 +144,7 @@ pub fn solve_attop<S: KernelSource + ?Sized>(
                 // at its optimum to the last bit while P still converges).
                 Some(Status::NoProgress)
             } else if it == opts.max_iter {
-                Some(Status::MaxEpochs)
+                Some(Status::MaxIter)
             } else {
                 None
             };

@@ -1,7 +1,7 @@
 //! M3L, max-margin multi-label learning with a label-correlation prior
 //! (Hariharan, Vishwanathan, Varma, Machine Learning 2012): the problem and its dual in
-//! [`problem`], the kernel SMO solver in [`smo`], the linear dual coordinate descent
-//! with shrinking in [`dcd`].
+//! [`problem`], the kernel SMO solver in [`smo`] (with the intercept as a kernel shift,
+//! [`fit_smo`]), the linear dual coordinate descent with shrinking in [`dcd`].
 
 pub mod dcd;
 pub mod local_round;
@@ -11,4 +11,4 @@ pub mod smo;
 pub use dcd::{solve_dcd, DcdOptions};
 pub use local_round::{local_round, partition_sq_norms, partition_terms, M3lRoundOptions};
 pub use problem::{projected, M3l};
-pub use smo::{scores_from_gradient, solve_box_2d, solve_smo, M3lReport, SmoOptions};
+pub use smo::{fit_smo, scores_from_gradient, solve_box_2d, solve_smo, M3lReport, SmoOptions};

@@ -108,6 +108,15 @@ impl<'a> M3l<'a> {
     }
 }
 
+/// The stopping tolerance of both solvers: every |projected gradient| below it.
+pub(crate) fn check_tol(tol: f64) -> Result<()> {
+    if tol > 0.0 && tol.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::param("tol", format!("must be finite and > 0, got {tol}")))
+    }
+}
+
 /// The projected gradient (31) of a variable in [0, C] (C > 0): g clamped to [0, ∞) at
 /// the lower bound, to (−∞, 0] at the upper one. Written as selects of the clamp's ends,
 /// which compile to vector blends: the loops over whole labels that call it vectorise

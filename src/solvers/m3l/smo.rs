@@ -28,8 +28,8 @@
 //! solved is then D2 with K rounded entrywise to `f32` (its diagonal too): every
 //! kernel value the solver uses comes rounded, so the steps stay exact for that K.
 
-use super::problem::{label_major, projected, row_major, M3l};
-use crate::kernels::{ColumnCache, KernelSource, Stored};
+use super::problem::{check_tol, label_major, projected, row_major, M3l};
+use crate::kernels::{ColumnCache, KernelSource, ShiftedKernel, Stored};
 use crate::solvers::{Monitor, Progress, Status};
 use crate::vector_code::{first_largest_by, prefetch_lines, widest_vector_code, LANES};
 use crate::{Error, Result};
@@ -46,6 +46,10 @@ pub struct SmoOptions {
     pub max_iter: usize,
     /// Outer iterations between progress reports (objectives cost O(N·L)).
     pub report_every: usize,
+    /// The constant feature's value (intercept), or None (see [`fit_smo`]).
+    pub bias: Option<f64>,
+    /// Size of the kernel-column cache in MB.
+    pub cache_mb: f64,
 }
 
 /// What a solve returns besides α.
@@ -57,6 +61,9 @@ pub struct M3lReport {
     pub dual: f64,
     /// Largest |projected gradient| at the end.
     pub max_violation: f64,
+    /// Every progress report, in order (iterations counted from the start of the solve),
+    /// the last one at the returned point.
+    pub history: Vec<Progress>,
 }
 
 /// The exact maximiser of −½ xᵀQx + gᵀx over lo ≤ x ≤ hi for a positive semidefinite
@@ -454,6 +461,27 @@ impl Lookahead {
     }
 }
 
+/// Kernel M3L as the estimator fits it: like the paper, an intercept is the constant
+/// feature `options.bias` appended to φ(x), which adds bias² to every kernel entry, so
+/// SMO runs on K + bias² (K itself without one), with a fresh column cache of
+/// `options.cache_mb` MB.
+pub fn fit_smo<S: KernelSource + ?Sized>(
+    problem: &M3l<'_>,
+    kernel: &S,
+    alpha: &mut [f64],
+    options: &SmoOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<M3lReport> {
+    check_tol(options.tol)?;
+    let shift = options.bias.map_or(0.0, |b| b * b);
+    if !shift.is_finite() {
+        return Err(Error::param("intercept_scaling", format!("its square must be finite, got {shift}")));
+    }
+    let source = &ShiftedKernel { inner: kernel, shift };
+    let mut cache = ColumnCache::new(source.n(), options.cache_mb)?;
+    solve_smo(problem, source, &mut cache, alpha, options, monitor)
+}
+
 /// Maximises D2 from `alpha` (N × L, feasible; zeros for a cold start), in place.
 /// Returns the report; the training scores F = 2 K A R can be read from the gradient
 /// (F = y∘(b − g)/2), which is what the objectives use.
@@ -508,8 +536,8 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
     let mut accumulated = vec![0.0; n];
     let mut search = SearchSet::with_capacity(n);
     let mut lookahead = Lookahead::new(kernel);
-    let mut status = Status::MaxEpochs;
-    let mut iterations = 0;
+    let mut status = Status::MaxIter;
+    let (mut iterations, mut history) = (0, Vec::new());
     // The largest |projected gradient| of each label, kept current: a label's entry is
     // recomputed whenever its gradients change (the catch-up below), so choosing the
     // label costs O(L), not a pass over all N·L variables.
@@ -613,15 +641,24 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             let (primal, dual) = problem
                 .objectives(&row_major(&a, n, labels), &scores_from_gradient(problem, &row_major(&g, n, labels)));
             let gap = crate::solvers::relative_gap(primal, dual);
-            monitor.report(&Progress { epoch: iterations, primal, dual, gap, elapsed: started.elapsed() });
+            let progress = Progress { epoch: iterations, primal, dual, gap, elapsed: started.elapsed() };
+            monitor.report(&progress);
+            history.push(progress);
         }
     }
     alpha.copy_from_slice(&row_major(&a, n, labels));
     let grad = row_major(&g, n, labels);
     let scores = scores_from_gradient(problem, &grad);
     let (primal, dual) = problem.objectives(alpha, &scores);
+    // The history ends at the returned point, as every solver's does.
+    if !matches!(history.last(), Some(p) if p.epoch == iterations) {
+        let gap = crate::solvers::relative_gap(primal, dual);
+        let progress = Progress { epoch: iterations, primal, dual, gap, elapsed: started.elapsed() };
+        monitor.report(&progress);
+        history.push(progress);
+    }
     let max_violation = grad.iter().zip(alpha.iter()).map(|(&g, &a)| projected(a, g, c).abs()).fold(0.0, f64::max);
-    Ok(M3lReport { status, iterations, primal, dual, max_violation })
+    Ok(M3lReport { status, iterations, primal, dual, max_violation, history })
 }
 
 /// F = y∘(b − g)/2 (g = b − 2 y∘F, y = ±1).

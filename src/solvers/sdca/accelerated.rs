@@ -199,7 +199,7 @@ impl<D: Design> Stages<'_, '_, D> {
                 break (Status::Converged, obj);
             }
             if self.epochs >= self.opts.max_epochs {
-                break (Status::MaxEpochs, obj);
+                break (Status::MaxIter, obj);
             }
             if gap < 0.99 * best {
                 (best, since_best) = (gap, 0);

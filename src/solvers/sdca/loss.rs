@@ -29,7 +29,7 @@ impl LossWorkspace {
 }
 
 /// A loss that Prox-SDCA can optimise.
-pub trait SdcaLoss: Sync {
+pub trait SdcaLoss: Send + Sync {
     /// Human-readable name (progress lines, errors).
     fn name(&self) -> &'static str;
 

@@ -2,6 +2,7 @@
 
 mod accelerated;
 mod cocoa;
+mod fit;
 mod hinge;
 mod kernel_model;
 mod local_round;
@@ -14,6 +15,7 @@ mod topk_entropy;
 
 pub use accelerated::solve_linear;
 pub use cocoa::solve_cocoa;
+pub use fit::fit_linear;
 pub use hinge::TopKHinge;
 pub use kernel_model::KernelModel;
 pub use local_round::{dual_change, local_round, partition_terms, Cursor, Round, RoundOptions};

@@ -128,7 +128,7 @@ pub(crate) fn drive(
                 // epoch 20 on while the gap falls 1e-10 -> 1e-12 -> 1e-14).
                 Some(Status::NoProgress)
             } else if e == opts.max_epochs {
-                Some(Status::MaxEpochs)
+                Some(Status::MaxIter)
             } else {
                 None
             };

@@ -111,26 +111,8 @@ pub struct Gradient {
     pub g: Array2<f64>,
 }
 
-/// Why the descent stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// (C1)–(C2) hold.
-    Converged,
-    /// `max_iter` iterations ran first.
-    MaxIter,
-    /// The monitor asked to stop (Ctrl-C).
-    Interrupted,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Converged => "converged",
-            Status::MaxIter => "max_iter",
-            Status::Interrupted => "interrupted",
-        }
-    }
-}
+/// Why the descent stopped: the solvers' one vocabulary (never `NoProgress` here).
+pub use crate::solvers::Status;
 
 /// One iteration's record: J before the iteration's step, σ_max(−G), the atoms with θ > 0.
 #[derive(Debug, Clone, Copy, PartialEq)]

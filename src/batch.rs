@@ -4,6 +4,9 @@
 //!
 //! Each row is processed exactly as the one-row function would, so batched results
 //! equal row-by-row results bit for bit, whatever the number of threads.
+//!
+//! Also the checks for NaN and infinity of row-major data: a whole matrix on the
+//! current pool ([`check_finite_rows`]) or one row inside a batch ([`finite_row`]).
 
 use rayon::prelude::*;
 
@@ -105,6 +108,56 @@ where
             Ok(())
         },
     )
+}
+
+/// Whether every value is finite: v·0 is 0 for finite v and NaN otherwise, and
+/// lane-wise sums vectorise.
+fn all_finite<T: Real>(values: &[T]) -> bool {
+    const LANES: usize = 8;
+    let mut acc = [0.0f64; LANES];
+    let mut chunks = values.chunks_exact(LANES);
+    for chunk in chunks.by_ref() {
+        for (a, v) in acc.iter_mut().zip(chunk) {
+            *a += v.to_f64() * 0.0;
+        }
+    }
+    let tail: f64 = chunks.remainder().iter().map(|v| v.to_f64() * 0.0).sum();
+    acc.iter().sum::<f64>() + tail == 0.0
+}
+
+/// The position of the first NaN or infinity in `values`, searched in parallel on the
+/// current pool.
+pub fn first_non_finite<T: Real>(values: &[T]) -> Option<usize> {
+    const BLOCK: usize = 4096;
+    values
+        .par_chunks(BLOCK)
+        .enumerate()
+        .find_first(|(_, block)| !all_finite(block))
+        .map(|(b, block)| b * BLOCK + block.iter().position(|v| !v.to_f64().is_finite()).unwrap_or(0))
+}
+
+/// Checks a row-major matrix (`row_len` values per row) for NaN and infinity on the
+/// current pool; the error names the first bad entry's row and column.
+pub fn check_finite_rows<T: Real>(data: &[T], row_len: usize, name: &'static str) -> Result<()> {
+    match first_non_finite(data) {
+        None => Ok(()),
+        Some(at) => {
+            let row_len = row_len.max(1);
+            Err(Error::input(name, format!("contains NaN or infinity (row {}, column {})", at / row_len, at % row_len)))
+        }
+    }
+}
+
+/// `result`, the kernel's on row `index`, unless the row holds NaN or infinity. Called
+/// inside the batch right after the kernel has read the row (so the check runs on all
+/// threads and finds the row in cache); a failed check wins over the kernel's result.
+/// The kernels cannot panic or loop on non-finite input, and a panic would be caught.
+pub fn finite_row<T: Real, R>(row: &[T], index: usize, name: &'static str, result: Result<R>) -> Result<R> {
+    if all_finite(row) {
+        return result;
+    }
+    let column = row.iter().position(|v| !v.to_f64().is_finite()).unwrap_or(0);
+    Err(Error::input(name, format!("contains NaN or infinity (row {index}, column {column})")))
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPushK, TraceNormLogisticRegression, _core
 from toprank._options import AttopSettings, KernelSettings, M3lProblem, M3lSettings, RankerSettings, SdcaSettings
 from toprank.exceptions import InvalidInputError
-from toprank.pq import ProductQuantizer
+from toprank.pq import PqSettings, ProductQuantizer
 from toprank.ranker import _LabelSets, _Training
 
 _DIRECTORY = tempfile.mkdtemp(prefix="toprank-array-inputs-")
@@ -196,9 +196,7 @@ LOSS = dict(loss="alpha", k=1, smoothing=0.0)
 SIGNS = np.where(Y_MULTI[:N] > 0, 1.0, -1.0)
 R = np.eye(3) + 0.2 * (1 - np.eye(3))
 PLUS, MINUS = np.zeros((N, 3)), np.full((N, 3), 2.0)
-BOOKS = _core.pq_train(
-    RNG.standard_normal((200, 6)), n_subspaces=2, n_bits=2, n_iter=5, max_points_per_centroid=256, seed=0
-)[0]
+BOOKS = _core.pq_train(RNG.standard_normal((200, 6)), PqSettings(2, 2, 5, 256, 0))[0]
 CODES = _core.pq_encode(BOOKS, RNG.standard_normal((N, 6)))
 SCORES = RNG.standard_normal((N, M))
 LABELS32 = YC.astype(np.uint32)
@@ -382,14 +380,20 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
     "pq_train": (
         _core.pq_train,
         dict(x=RNG.standard_normal((100, 6))),
-        dict(n_subspaces=2, n_bits=2, n_iter=3, max_points_per_centroid=256, seed=0),
+        dict(settings=PqSettings(n_subspaces=2, n_bits=2, n_iter=3, max_points_per_centroid=256, seed=0)),
         (),
         True,
     ),
     "pq_encode": (_core.pq_encode, dict(codebooks=BOOKS, x=RNG.standard_normal((N, 6))), {}, (), True),
     "pq_decode": (_core.pq_decode, dict(codebooks=BOOKS, codes=CODES), {}, (), False),
     "pq_dot": (_core.pq_dot, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((6, 3))), {}, (), True),
-    "pq_tdot": (_core.pq_tdot, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((N, 3))), {}, (), True),
+    "pq_tdot": (
+        _core.pq_dot,
+        dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((N, 3))),
+        dict(transposed=True),
+        (),
+        True,
+    ),
     "ranker_epoch": (
         ranker_epoch,
         dict(

@@ -8,6 +8,7 @@ the same result as the plain C-contiguous array. Nothing may crash the interpret
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -584,6 +585,29 @@ def test_n_jobs_zero(name, batch):
 def test_valid_n_jobs_values(name, n_jobs):
     spec = SPECS[name]
     _assert_same(spec(X2, n_jobs=n_jobs), spec(X2, n_jobs=1))
+
+
+# The checks `toprank._core` makes of its own arguments (the facade leaves these to it),
+# word for word: the one-line declarations of src/bindings/mod.rs keep them.
+CORE_MESSAGES: list[tuple[Callable[[], Any], str]] = [
+    (lambda: _core.topk_cone(X1, 0), "k: must be a positive integer, got 0"),
+    (lambda: _core.topk_simplex(X2, -3), "k: must be a positive integer, got -3"),
+    (lambda: _core.topk_hinge(X2, Y2, 1, "gamma"), "variant: must be 'alpha' or 'beta', got \"gamma\""),
+    (lambda: _core.rankmax(X2, Y2[:4]), "y: has 4 labels but z has 5 rows"),
+    (lambda: _core.softmax_loss(X1, 6), "y: label 6 out of range [0, 6)"),
+    (lambda: _core.sparsemax_loss(X2, Y2 - 1), "y: label -1 at row 0 out of range [0, 6)"),
+    (lambda: _core.rankmax_loss(X2, 0), "y: expected a 1-D int64 array with one label per row of z"),
+    (lambda: _core.rankmax_loss(X1, 1.5), "y: expected an int label for a 1-D z"),
+    (lambda: _core.sparsemax(np.zeros((0, 3))), "z: is empty (shape [0, 3])"),
+    (lambda: _core.simplex(np.ones((2, 2, 2))), "x: expected a 1-D array or a 2-D batch of rows, got a 3-D array"),
+    (lambda: _core.box_simplex(np.ones(3, dtype=np.int64), 1.0), "x: expected dtype float32 or float64, got int64"),
+]
+
+
+@pytest.mark.parametrize("call, message", CORE_MESSAGES)
+def test_core_checks_word_for_word(call, message):
+    with pytest.raises(InvalidInputError, match=f"^{re.escape(message)}$"):
+        call()
 
 
 # --------------------------------------------------------------------------------------

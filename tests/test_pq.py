@@ -18,7 +18,7 @@ from sklearn.base import clone
 
 from toprank import TopKSVC, _core
 from toprank.exceptions import InvalidInputError
-from toprank.pq import CompressedMatrix, ProductQuantizer
+from toprank.pq import CompressedMatrix, PqSettings, ProductQuantizer
 
 
 def _fitted(
@@ -160,7 +160,7 @@ def test_huge_n_iter_names_the_bytes_required() -> None:
         ProductQuantizer(n_subspaces=3, n_bits=2, n_iter=2**62).fit(X)
     # The core refuses it too (its errors array would not fit in the address space).
     with pytest.raises(InvalidInputError, match="^n_iter:"):
-        _core.pq_train(X, n_subspaces=3, n_bits=2, n_iter=2**62, max_points_per_centroid=4, seed=0)
+        _core.pq_train(X, PqSettings(n_subspaces=3, n_bits=2, n_iter=2**62, max_points_per_centroid=4, seed=0))
 
 
 def test_float64_codebooks_are_used_as_float32() -> None:

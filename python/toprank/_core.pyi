@@ -16,48 +16,49 @@ from toprank._options import (
     SdcaSettings,
     TopKLoss,
 )
+from toprank.pq import PqSettings
 
+# What `_core` registers (stubtest compares the two as sets), sorted.
 __all__ = [
-    "__version__",
-    "InvalidInputError",
+    "FitReport",
     "InfeasibleError",
-    "NoSolutionError",
     "InternalError",
-    "simplex",
-    "knapsack",
-    "topk_cone",
-    "topk_simplex",
+    "InvalidInputError",
+    "NoSolutionError",
+    "TraceNormFit",
+    "TraceNormSolver",
+    "__version__",
+    "attop_fit",
     "box_simplex",
     "capped_simplex",
     "capped_simplex_entropy",
-    "sparsemax",
-    "rankmax",
-    "rankmax_loss",
-    "softmax_loss",
-    "sparsemax_loss",
-    "topk_hinge",
-    "FitReport",
-    "m3l_fit_kernel",
-    "m3l_fit_linear",
-    "ranker_epoch",
-    "ranker_objective",
-    "sdca_fit_linear",
-    "sdca_fit_kernel",
-    "kernel_cross",
-    "attop_fit",
-    "cocoa_sq_norms",
+    "cocoa_dual_change",
     "cocoa_local_round",
     "cocoa_partition_terms",
-    "cocoa_dual_change",
+    "cocoa_sq_norms",
+    "kernel_cross",
+    "knapsack",
     "m3l_cocoa_round",
     "m3l_cocoa_terms",
-    "pq_train",
-    "TraceNormSolver",
-    "TraceNormFit",
-    "pq_encode",
+    "m3l_fit_kernel",
+    "m3l_fit_linear",
     "pq_decode",
     "pq_dot",
-    "pq_tdot",
+    "pq_encode",
+    "pq_train",
+    "ranker_epoch",
+    "ranker_objective",
+    "rankmax",
+    "rankmax_loss",
+    "sdca_fit_kernel",
+    "sdca_fit_linear",
+    "simplex",
+    "softmax_loss",
+    "sparsemax",
+    "sparsemax_loss",
+    "topk_cone",
+    "topk_hinge",
+    "topk_simplex",
 ]
 
 __version__: str
@@ -275,14 +276,7 @@ def m3l_cocoa_terms(
     bias: float | None,
 ) -> tuple[float, float, float]: ...
 def pq_train(
-    x: NDArray[np.floating[Any]],
-    *,
-    n_subspaces: int,
-    n_bits: int,
-    n_iter: int,
-    max_points_per_centroid: int,
-    seed: int,
-    n_jobs: int | None = None,
+    x: NDArray[np.floating[Any]], settings: PqSettings, *, n_jobs: int | None = None
 ) -> tuple[NDArray[np.float32], NDArray[np.float64]]: ...
 def pq_encode(
     codebooks: NDArray[np.float32], x: NDArray[np.floating[Any]], *, n_jobs: int | None = None
@@ -291,10 +285,12 @@ def pq_decode(
     codebooks: NDArray[np.float32], codes: NDArray[np.uint8], *, n_jobs: int | None = None
 ) -> NDArray[np.float32]: ...
 def pq_dot(
-    codebooks: NDArray[np.float32], codes: NDArray[np.uint8], b: NDArray[np.floating[Any]], *, n_jobs: int | None = None
-) -> NDArray[np.floating[Any]]: ...
-def pq_tdot(
-    codebooks: NDArray[np.float32], codes: NDArray[np.uint8], b: NDArray[np.floating[Any]], *, n_jobs: int | None = None
+    codebooks: NDArray[np.float32],
+    codes: NDArray[np.uint8],
+    b: NDArray[np.floating[Any]],
+    *,
+    transposed: bool = False,
+    n_jobs: int | None = None,
 ) -> NDArray[np.floating[Any]]: ...
 
 @final

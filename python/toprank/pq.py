@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,19 @@ from toprank._limits import check_allocation
 from toprank._validation import as_array, as_jobs
 from toprank._validation import bounded_int as _int
 from toprank.exceptions import InvalidInputError
+
+
+@dataclass(frozen=True)
+class PqSettings:
+    """What `toprank._core.pq_train` reads (by attribute name): the settings of
+    :class:`ProductQuantizer`, validated by its `fit`, and the seed drawn from
+    ``random_state``."""
+
+    n_subspaces: int
+    n_bits: int
+    n_iter: int
+    max_points_per_centroid: int
+    seed: int
 
 
 def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:
@@ -143,15 +157,8 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                 f"training_error_ (n_subspaces = {n_subspaces} x n_iter float64)",
             )
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        books, errors = _core.pq_train(
-            X,
-            n_subspaces=n_subspaces,
-            n_bits=n_bits,
-            n_iter=n_iter,
-            max_points_per_centroid=max_points,
-            seed=seed,
-            n_jobs=as_jobs(self.n_jobs),
-        )
+        settings = PqSettings(n_subspaces, n_bits, n_iter, max_points, seed)
+        books, errors = _core.pq_train(X, settings, n_jobs=as_jobs(self.n_jobs))
         self.codebooks_ = books
         self.training_error_ = errors
         self.n_features_in_ = X.shape[1]
@@ -300,7 +307,7 @@ class CompressedMatrix:
             out = np.zeros((self.shape[1], arr.shape[1]), dtype=arr.dtype)
         else:
             q = self.quantizer
-            out = _core.pq_tdot(self.codebooks, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
+            out = _core.pq_dot(self.codebooks, self.codes, arr, transposed=True, n_jobs=as_jobs(q.n_jobs))
         return out[:, 0] if vector else out
 
     def rdot(self, A: ArrayLike) -> NDArray[Any]:

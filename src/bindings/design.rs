@@ -6,13 +6,14 @@
 //! what it computes from X instead (`DesignJob::CHECKS_X_ITSELF`).
 
 use ndarray::{Ix1, Ix2};
-use numpy::{Element, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{Element, PyArrayDescrMethods, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-use super::arrays::{array_in, check_finite_rows, first_non_finite, float_type, Float};
+use super::arrays::{array_in, check_finite_rows, first_non_finite, with_float};
 use super::errors::invalid;
 use super::monitor::{run_interruptible, PyMonitor};
 use crate::data::{CsrIndex, CsrRows, DenseRows, Design};
+use crate::kernels::{DataKernel, KernelFunction, KernelSource, PrecomputedKernel};
 use crate::Real;
 
 /// Work that runs on X, generic over the design's type.
@@ -23,6 +24,17 @@ pub(crate) trait DesignJob: Send {
     /// column): a pass over X would cost as much as the job.
     const CHECKS_X_ITSELF: bool = false;
     fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output>;
+}
+
+/// Work that runs on a kernel matrix, generic over where its columns come from.
+pub(crate) trait KernelJob: Send {
+    type Output: Send;
+    fn run<S: KernelSource + ?Sized>(self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output>;
+}
+
+/// A dense X as the core reads it: (values, rows, columns).
+fn dense<'a, T: Element>(x: &'a PyReadonlyArray2<'_, T>) -> PyResult<(&'a [T], usize, usize)> {
+    Ok((x.as_slice()?, x.shape()[0], x.shape()[1]))
 }
 
 /// The CSR index type of X: int64 if either of its index arrays is, else int32.
@@ -66,23 +78,6 @@ fn run_csr<T: Real + Element, I: CsrIndex + Element, J: DesignJob>(
     })
 }
 
-fn run_dense<T: Real + Element, J: DesignJob>(
-    x: &Bound<'_, PyAny>,
-    threads: Option<usize>,
-    callback: Option<Py<PyAny>>,
-    job: J,
-) -> PyResult<J::Output> {
-    let arr = array_in::<T, Ix2>(x, "X")?;
-    let (n, d) = (arr.shape()[0], arr.shape()[1]);
-    let data = arr.as_slice()?;
-    run_interruptible(x.py(), threads, callback, |monitor| {
-        if !J::CHECKS_X_ITSELF {
-            check_finite_rows(data, d, "X")?;
-        }
-        job.run(&DenseRows::new(data, n, d)?, monitor)
-    })
-}
-
 /// Runs `job` on X on the requested pool, interruptible, with progress to `callback`.
 pub(crate) fn with_design<J: DesignJob>(
     x: &Bound<'_, PyAny>,
@@ -90,31 +85,24 @@ pub(crate) fn with_design<J: DesignJob>(
     callback: Option<Py<PyAny>>,
     job: J,
 ) -> PyResult<J::Output> {
-    if x.hasattr("indptr")? {
-        let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
-        let wide = csr_index_is_64(x)?;
-        match (float_type(&x.getattr("data")?, "X")?, wide) {
-            (Float::F64, false) => run_csr::<f64, i32, J>(x, d, threads, callback, job),
-            (Float::F64, true) => run_csr::<f64, i64, J>(x, d, threads, callback, job),
-            (Float::F32, false) => run_csr::<f32, i32, J>(x, d, threads, callback, job),
-            (Float::F32, true) => run_csr::<f32, i64, J>(x, d, threads, callback, job),
-        }
-    } else {
-        match float_type(x, "X")? {
-            Float::F64 => run_dense::<f64, J>(x, threads, callback, job),
-            Float::F32 => run_dense::<f32, J>(x, threads, callback, job),
-        }
+    if !x.hasattr("indptr")? {
+        return with_float!(x, "X", |T| {
+            let x_array = array_in::<T, Ix2>(x, "X")?;
+            let (data, n, d) = dense(&x_array)?;
+            run_interruptible(x.py(), threads, callback, |monitor| {
+                if !J::CHECKS_X_ITSELF {
+                    check_finite_rows(data, d, "X")?;
+                }
+                job.run(&DenseRows::new(data, n, d)?, monitor)
+            })
+        });
     }
-}
-
-/// Work that runs on a kernel matrix, generic over where its columns come from.
-pub(crate) trait KernelJob: Send {
-    type Output: Send;
-    fn run<S: crate::kernels::KernelSource + ?Sized>(
-        self,
-        source: &S,
-        monitor: &mut PyMonitor<'_>,
-    ) -> crate::Result<Self::Output>;
+    let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
+    if csr_index_is_64(x)? {
+        with_float!(&x.getattr("data")?, "X", |T| run_csr::<T, i64, J>(x, d, threads, callback, job))
+    } else {
+        with_float!(&x.getattr("data")?, "X", |T| run_csr::<T, i32, J>(x, d, threads, callback, job))
+    }
 }
 
 /// Runs `job` on the kernel of the dense examples `x` under `function`, or on `x` itself
@@ -122,37 +110,25 @@ pub(crate) trait KernelJob: Send {
 /// `x` is a float32/float64 array (a C-ordered `np.memmap` is read in place).
 pub(crate) fn with_kernel<J: KernelJob>(
     x: &Bound<'_, PyAny>,
-    function: Option<crate::kernels::KernelFunction>,
+    function: Option<KernelFunction>,
     threads: Option<usize>,
     callback: Option<Py<PyAny>>,
     job: J,
 ) -> PyResult<J::Output> {
-    fn run<T: Real + Element, J: KernelJob>(
-        x: &Bound<'_, PyAny>,
-        function: Option<crate::kernels::KernelFunction>,
-        threads: Option<usize>,
-        callback: Option<Py<PyAny>>,
-        job: J,
-    ) -> PyResult<J::Output> {
-        let arr = array_in::<T, Ix2>(x, "X")?;
-        let (rows, cols) = (arr.shape()[0], arr.shape()[1]);
-        let data = arr.as_slice()?;
+    with_float!(x, "X", |T| {
+        let x_array = array_in::<T, Ix2>(x, "X")?;
+        let (data, rows, cols) = dense(&x_array)?;
         run_interruptible(x.py(), threads, callback, |monitor| match function {
             None => {
-                let gram = crate::kernels::PrecomputedKernel::new(data, rows, cols)?;
+                let gram = PrecomputedKernel::new(data, rows, cols)?;
                 gram.check_symmetric(1e-6)?;
                 job.run(&gram, monitor)
             }
             Some(f) => {
                 // The kernel's diagonal check misses non-finite features (an RBF's is 1).
                 check_finite_rows(data, cols, "X")?;
-                let design = DenseRows::new(data, rows, cols)?;
-                job.run(&crate::kernels::DataKernel::new(&design, f)?, monitor)
+                job.run(&DataKernel::new(&DenseRows::new(data, rows, cols)?, f)?, monitor)
             }
         })
-    }
-    match float_type(x, "X")? {
-        Float::F64 => run::<f64, J>(x, function, threads, callback, job),
-        Float::F32 => run::<f32, J>(x, function, threads, callback, job),
-    }
+    })
 }

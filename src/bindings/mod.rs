@@ -1,6 +1,6 @@
-//! `toprank._core`: thin PyO3 bindings. Each function extracts its arguments, checks
-//! scalar parameters once, and hands the arrays to a row kernel of the core that runs
-//! without the GIL (`arrays.rs`). Docstrings live in the typed facade (`python/toprank`).
+//! `toprank._core`: thin PyO3 bindings. The projections and losses are one line each in
+//! [`row_functions!`]; the solvers have a file each. Docstrings live in the typed facade
+//! (`python/toprank`).
 
 mod arrays;
 mod attop;
@@ -19,11 +19,11 @@ mod tracenorm;
 use pyo3::prelude::*;
 
 use crate::losses::{self, TopKVariant};
-use crate::projections::{self as proj, Workspace};
-use crate::Real;
-use arrays::{labels, loss_rows, map_rows, value_rows, RowLoss, RowMap, RowValue};
+use crate::projections as proj;
+use arrays::with_float_rows;
 use errors::invalid;
 
+/// A count the core takes as `usize` (`k`), refused unless positive.
 fn positive_count(value: i64, name: &str) -> PyResult<usize> {
     usize::try_from(value)
         .ok()
@@ -31,278 +31,82 @@ fn positive_count(value: i64, name: &str) -> PyResult<usize> {
         .ok_or_else(|| invalid(name, format!("must be a positive integer, got {value}")))
 }
 
-/// Defines a `RowMap` kernel struct from a closure-like body over one row.
-macro_rules! row_map {
-    ($name:ident { $($field:ident : $ty:ty),* } |$self_:ident, $i:ident, $x:ident, $out:ident, $ws:ident| $body:expr) => {
-        struct $name { $($field: $ty),* }
-        impl RowMap for $name {
-            fn row<T: Real>(&$self_, $i: usize, $x: &[T], $out: &mut [T], $ws: &mut Workspace) -> crate::Result<()> {
-                let _ = $i;
-                $body.map(|_| ())
+fn hinge_variant(value: &str, name: &str) -> PyResult<TopKVariant> {
+    match value {
+        "alpha" => Ok(TopKVariant::Alpha),
+        "beta" => Ok(TopKVariant::Beta),
+        other => Err(invalid(name, format!("must be 'alpha' or 'beta', got {other:?}"))),
+    }
+}
+
+/// Functions of a float32/float64 row or batch of rows, one line each:
+/// `kind name(array[, labels][; parameter: type [= default] [=> check], ...]) = kernel;`.
+///
+/// Each line makes the `#[pyfunction]` `name(array[, labels], parameters..., *,
+/// n_jobs=None)`: every `check(value, name)` converts its parameter, `n_jobs` is resolved,
+/// the labels (an int for a row, one per row for a batch) are checked against the array,
+/// and `kernel` runs on every row through `arrays::{kind}` — `map_rows` (an output row:
+/// `|i, row, out, ws|`), `loss_rows` (the loss, writing the gradient row) or `value_rows`
+/// (a value: `|i, row, ws|`). `register_row_functions` adds them all to the module.
+macro_rules! row_functions {
+    ($(
+        $kind:ident $name:ident($x:ident $(, $y:ident)? $(; $($p:ident: $ty:ty $(= $d:tt)? $(=> $check:ident)?),+)?)
+            = $kernel:expr;
+    )*) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = ($x, $($y,)? $($($p $(= $d)?,)+)? *, n_jobs = None))]
+            fn $name<'py>(
+                py: Python<'py>,
+                $x: &Bound<'py, PyAny>,
+                $($y: &Bound<'py, PyAny>,)?
+                $($($p: $ty,)+)?
+                n_jobs: Option<i64>,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                $($($(let $p = $check($p, stringify!($p))?;)?)+)?
+                let n_jobs = threads::resolve(n_jobs)?;
+                with_float_rows!($x, stringify!($x), |rows: T| {
+                    $(let $y = rows.labels($y)?;)?
+                    arrays::$kind(py, &rows, n_jobs, $kernel)
+                })
             }
+        )*
+
+        fn register_row_functions(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $(m.add_function(wrap_pyfunction!($name, m)?)?;)*
+            Ok(())
         }
     };
 }
 
-row_map!(
-    Simplex { r: f64, inequality: bool } | self,
-    i,
-    x,
-    out,
-    ws | proj::simplex(x, self.r, self.inequality, out, ws)
-);
-row_map!(
-    Knapsack { lo: f64, hi: f64, r: f64 } | self,
-    i,
-    x,
-    out,
-    ws | proj::knapsack(x, self.lo, self.hi, self.r, out, ws)
-);
-row_map!(TopKCone { k: usize, rho: f64 } | self, i, x, out, ws | proj::topk_cone(x, self.k, self.rho, out, ws));
-row_map!(
-    TopKSimplex { k: usize, r: f64, rho: f64 } | self,
-    i,
-    x,
-    out,
-    ws | proj::topk_simplex(x, self.k, self.r, self.rho, out, ws)
-);
-row_map!(
-    BoxSimplex { hi: f64, r: f64, rho: f64 } | self,
-    i,
-    x,
-    out,
-    ws | proj::box_simplex(x, self.hi, self.r, self.rho, out, ws)
-);
-row_map!(CappedSimplex { k: f64 } | self, i, x, out, ws | proj::capped_simplex(x, self.k, out, ws));
-row_map!(CappedSimplexEntropy { k: f64 } | self, i, x, out, ws | proj::capped_simplex_entropy(x, self.k, out, ws));
-row_map!(Rankmax { y: Vec<usize>, k: usize, eta: f64 } |self, i, x, out, ws| proj::rankmax(x, self.y[i], self.k, self.eta, out, ws));
-
-#[pyfunction]
-#[pyo3(signature = (x, r=1.0, inequality=false, *, n_jobs=None))]
-fn simplex<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    r: f64,
-    inequality: bool,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    map_rows(py, x, "x", threads::resolve(n_jobs)?, &Simplex { r, inequality })
-}
-
-#[pyfunction]
-#[pyo3(signature = (x, lo, hi, r, *, n_jobs=None))]
-fn knapsack<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    lo: f64,
-    hi: f64,
-    r: f64,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    map_rows(py, x, "x", threads::resolve(n_jobs)?, &Knapsack { lo, hi, r })
-}
-
-#[pyfunction]
-#[pyo3(signature = (x, k, rho=0.0, *, n_jobs=None))]
-fn topk_cone<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    k: i64,
-    rho: f64,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let k = positive_count(k, "k")?;
-    map_rows(py, x, "x", threads::resolve(n_jobs)?, &TopKCone { k, rho })
-}
-
-#[pyfunction]
-#[pyo3(signature = (x, k, r=1.0, rho=0.0, *, n_jobs=None))]
-fn topk_simplex<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    k: i64,
-    r: f64,
-    rho: f64,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let k = positive_count(k, "k")?;
-    map_rows(py, x, "x", threads::resolve(n_jobs)?, &TopKSimplex { k, r, rho })
-}
-
-#[pyfunction]
-#[pyo3(signature = (x, hi, r=1.0, rho=0.0, *, n_jobs=None))]
-fn box_simplex<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    hi: f64,
-    r: f64,
-    rho: f64,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    map_rows(py, x, "x", threads::resolve(n_jobs)?, &BoxSimplex { hi, r, rho })
-}
-
-#[pyfunction]
-#[pyo3(signature = (x, k, *, n_jobs=None))]
-fn capped_simplex<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    k: f64,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    map_rows(py, x, "x", threads::resolve(n_jobs)?, &CappedSimplex { k })
-}
-
-#[pyfunction]
-#[pyo3(signature = (x, k, *, n_jobs=None))]
-fn capped_simplex_entropy<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    k: f64,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    map_rows(py, x, "x", threads::resolve(n_jobs)?, &CappedSimplexEntropy { k })
-}
-
-#[pyfunction]
-#[pyo3(signature = (z, *, n_jobs=None))]
-fn sparsemax<'py>(py: Python<'py>, z: &Bound<'py, PyAny>, n_jobs: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
-    map_rows(py, z, "z", threads::resolve(n_jobs)?, &Simplex { r: 1.0, inequality: false })
-}
-
-#[pyfunction]
-#[pyo3(signature = (z, y, k=1, eta=1.0, *, n_jobs=None))]
-fn rankmax<'py>(
-    py: Python<'py>,
-    z: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    k: i64,
-    eta: f64,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let k = positive_count(k, "k")?;
-    let y = labels(y, z, "z")?;
-    map_rows(py, z, "z", threads::resolve(n_jobs)?, &Rankmax { y, k, eta })
-}
-
-struct RankmaxLoss {
-    y: Vec<usize>,
-    k: usize,
-    eta: f64,
-}
-impl RowLoss for RankmaxLoss {
-    fn row<T: Real>(&self, i: usize, z: &[T], grad: &mut [T], ws: &mut Workspace) -> crate::Result<f64> {
-        losses::rankmax_loss(z, self.y[i], self.k, self.eta, grad, ws)
-    }
-}
-
-struct SoftmaxLoss {
-    y: Vec<usize>,
-}
-impl RowLoss for SoftmaxLoss {
-    fn row<T: Real>(&self, i: usize, z: &[T], grad: &mut [T], _ws: &mut Workspace) -> crate::Result<f64> {
-        losses::softmax_loss(z, self.y[i], grad)
-    }
-}
-
-struct SparsemaxLoss {
-    y: Vec<usize>,
-}
-impl RowLoss for SparsemaxLoss {
-    fn row<T: Real>(&self, i: usize, z: &[T], grad: &mut [T], ws: &mut Workspace) -> crate::Result<f64> {
-        losses::sparsemax_loss(z, self.y[i], grad, ws)
-    }
-}
-
-struct TopKHinge {
-    y: Vec<usize>,
-    k: usize,
-    variant: TopKVariant,
-}
-impl RowValue for TopKHinge {
-    fn row<T: Real>(&self, i: usize, scores: &[T], ws: &mut Workspace) -> crate::Result<f64> {
-        losses::topk_hinge(scores, self.y[i], self.k, self.variant, ws)
-    }
-}
-
-type LossAndGrad<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
-
-#[pyfunction]
-#[pyo3(signature = (z, y, k=1, eta=1.0, *, n_jobs=None))]
-fn rankmax_loss<'py>(
-    py: Python<'py>,
-    z: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    k: i64,
-    eta: f64,
-    n_jobs: Option<i64>,
-) -> PyResult<LossAndGrad<'py>> {
-    let k = positive_count(k, "k")?;
-    let y = labels(y, z, "z")?;
-    loss_rows(py, z, "z", threads::resolve(n_jobs)?, &RankmaxLoss { y, k, eta })
-}
-
-#[pyfunction]
-#[pyo3(signature = (z, y, *, n_jobs=None))]
-fn softmax_loss<'py>(
-    py: Python<'py>,
-    z: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    n_jobs: Option<i64>,
-) -> PyResult<LossAndGrad<'py>> {
-    let y = labels(y, z, "z")?;
-    loss_rows(py, z, "z", threads::resolve(n_jobs)?, &SoftmaxLoss { y })
-}
-
-#[pyfunction]
-#[pyo3(signature = (z, y, *, n_jobs=None))]
-fn sparsemax_loss<'py>(
-    py: Python<'py>,
-    z: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    n_jobs: Option<i64>,
-) -> PyResult<LossAndGrad<'py>> {
-    let y = labels(y, z, "z")?;
-    loss_rows(py, z, "z", threads::resolve(n_jobs)?, &SparsemaxLoss { y })
-}
-
-#[pyfunction]
-#[pyo3(signature = (scores, y, k, variant="alpha", *, n_jobs=None))]
-fn topk_hinge<'py>(
-    py: Python<'py>,
-    scores: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    k: i64,
-    variant: &str,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let k = positive_count(k, "k")?;
-    let variant = match variant {
-        "alpha" => TopKVariant::Alpha,
-        "beta" => TopKVariant::Beta,
-        other => return Err(invalid("variant", format!("must be 'alpha' or 'beta', got {other:?}"))),
-    };
-    let y = labels(y, scores, "scores")?;
-    value_rows(py, scores, "scores", threads::resolve(n_jobs)?, &TopKHinge { y, k, variant })
+row_functions! {
+    map_rows simplex(x; r: f64 = 1.0, inequality: bool = false)
+        = |_, x, out, ws| proj::simplex(x, r, inequality, out, ws);
+    map_rows knapsack(x; lo: f64, hi: f64, r: f64) = |_, x, out, ws| proj::knapsack(x, lo, hi, r, out, ws);
+    map_rows topk_cone(x; k: i64 => positive_count, rho: f64 = 0.0)
+        = |_, x, out, ws| proj::topk_cone(x, k, rho, out, ws);
+    map_rows topk_simplex(x; k: i64 => positive_count, r: f64 = 1.0, rho: f64 = 0.0)
+        = |_, x, out, ws| proj::topk_simplex(x, k, r, rho, out, ws);
+    map_rows box_simplex(x; hi: f64, r: f64 = 1.0, rho: f64 = 0.0)
+        = |_, x, out, ws| proj::box_simplex(x, hi, r, rho, out, ws);
+    map_rows capped_simplex(x; k: f64) = |_, x, out, ws| proj::capped_simplex(x, k, out, ws);
+    map_rows capped_simplex_entropy(x; k: f64) = |_, x, out, ws| proj::capped_simplex_entropy(x, k, out, ws);
+    map_rows sparsemax(z) = |_, z, out, ws| proj::sparsemax(z, out, ws);
+    map_rows rankmax(z, y; k: i64 = 1 => positive_count, eta: f64 = 1.0)
+        = |i, z, out, ws| proj::rankmax(z, y[i], k, eta, out, ws);
+    loss_rows rankmax_loss(z, y; k: i64 = 1 => positive_count, eta: f64 = 1.0)
+        = |i, z, grad, ws| losses::rankmax_loss(z, y[i], k, eta, grad, ws);
+    loss_rows softmax_loss(z, y) = |i, z, grad, _| losses::softmax_loss(z, y[i], grad);
+    loss_rows sparsemax_loss(z, y) = |i, z, grad, ws| losses::sparsemax_loss(z, y[i], grad, ws);
+    value_rows topk_hinge(scores, y; k: i64 => positive_count, variant: &str = "alpha" => hinge_variant)
+        = |i, scores, ws| losses::topk_hinge(scores, y[i], k, variant, ws);
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
-    m.add_function(wrap_pyfunction!(simplex, m)?)?;
-    m.add_function(wrap_pyfunction!(knapsack, m)?)?;
-    m.add_function(wrap_pyfunction!(topk_cone, m)?)?;
-    m.add_function(wrap_pyfunction!(topk_simplex, m)?)?;
-    m.add_function(wrap_pyfunction!(box_simplex, m)?)?;
-    m.add_function(wrap_pyfunction!(capped_simplex, m)?)?;
-    m.add_function(wrap_pyfunction!(capped_simplex_entropy, m)?)?;
-    m.add_function(wrap_pyfunction!(sparsemax, m)?)?;
-    m.add_function(wrap_pyfunction!(rankmax, m)?)?;
-    m.add_function(wrap_pyfunction!(rankmax_loss, m)?)?;
-    m.add_function(wrap_pyfunction!(softmax_loss, m)?)?;
-    m.add_function(wrap_pyfunction!(sparsemax_loss, m)?)?;
-    m.add_function(wrap_pyfunction!(topk_hinge, m)?)?;
+    register_row_functions(m)?;
     m.add_function(wrap_pyfunction!(attop::attop_fit, m)?)?;
     m.add_function(wrap_pyfunction!(cocoa::cocoa_local_round, m)?)?;
     m.add_function(wrap_pyfunction!(cocoa::cocoa_partition_terms, m)?)?;
@@ -314,7 +118,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pq::pq_encode, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_decode, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_dot, m)?)?;
-    m.add_function(wrap_pyfunction!(pq::pq_tdot, m)?)?;
     m.add_function(wrap_pyfunction!(m3l::m3l_fit_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(m3l::m3l_fit_linear, m)?)?;
     m.add_function(wrap_pyfunction!(ranker::ranker_epoch, m)?)?;

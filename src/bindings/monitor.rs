@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 
+use super::arrays::caught_to_py;
 use super::errors::InternalError;
 use super::threads;
 use crate::solvers::{Monitor, Progress};
@@ -28,14 +29,9 @@ pub(crate) struct PyMonitor<'a> {
 
 impl Monitor for PyMonitor<'_> {
     fn report(&mut self, p: &Progress) {
-        if self.error.is_some() {
-            return;
-        }
-        if let Some(cb) = &self.callback {
+        if let (None, Some(cb)) = (&self.error, &self.callback) {
             let args = (p.epoch, p.primal, p.dual, p.gap, p.elapsed.as_secs_f64());
-            if let Err(e) = Python::attach(|py| cb.call1(py, args).map(|_| ())) {
-                self.error = Some(e);
-            }
+            self.error = Python::attach(|py| cb.call1(py, args)).err();
         }
     }
 
@@ -85,12 +81,6 @@ pub(crate) fn run_interruptible<R: Send>(
     if let Some(err) = signal {
         return Err(err);
     }
-    let (result, callback_error) = match outcome {
-        Ok(pair) => pair,
-        Err(_) => return Err(InternalError::new_err("toprank solver thread failed")),
-    };
-    if let Some(err) = callback_error {
-        return Err(err);
-    }
-    super::arrays::caught_to_py(result)
+    let (result, callback_error) = outcome.map_err(|_| InternalError::new_err("toprank solver thread failed"))?;
+    callback_error.map_or_else(|| caught_to_py(result), Err)
 }

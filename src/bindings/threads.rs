@@ -4,7 +4,7 @@
 //! every pool is a set of OS threads kept for the process's life, and a count far
 //! beyond the cores (n_jobs = 10**6) would only start threads until memory runs out.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::PyResult;
@@ -12,10 +12,8 @@ use rayon::ThreadPool;
 
 use super::errors::invalid;
 
-fn pools() -> &'static Mutex<HashMap<usize, Arc<ThreadPool>>> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
-    POOLS.get_or_init(|| Mutex::new(HashMap::new()))
-}
+/// The pools started so far, by their number of threads.
+static POOLS: Mutex<BTreeMap<usize, Arc<ThreadPool>>> = Mutex::new(BTreeMap::new());
 
 /// The cores this process may use, asked once: on Linux the answer reads cgroup
 /// files, which costs more than a small projection batch.
@@ -27,13 +25,7 @@ fn cores() -> i64 {
 pub(crate) fn resolve(n_jobs: Option<i64>) -> PyResult<Option<usize>> {
     let Some(n) = n_jobs else { return Ok(None) };
     let cores = cores();
-    let threads = if n > 0 {
-        n
-    } else if n < 0 {
-        (cores + 1 + n).max(1)
-    } else {
-        0
-    };
+    let threads = if n < 0 { (cores + 1 + n).max(1) } else { n };
     if threads < 1 {
         return Err(invalid("n_jobs", "must be a positive integer, a negative joblib-style count, or None; got 0"));
     }
@@ -44,26 +36,14 @@ pub(crate) fn resolve(n_jobs: Option<i64>) -> PyResult<Option<usize>> {
     Ok(Some(threads as usize))
 }
 
-/// Runs `f` on a pool of `threads` threads (the global pool when `None`).
+/// Runs `f` on a pool of `threads` threads (on the calling thread, and so in rayon's
+/// global pool, when `None`).
 pub(crate) fn install<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> R {
-    match threads {
-        None => f(),
-        Some(n) => {
-            let pool = {
-                let mut map = pools().lock().unwrap_or_else(|e| e.into_inner());
-                map.entry(n)
-                    .or_insert_with(|| {
-                        Arc::new(
-                            rayon::ThreadPoolBuilder::new()
-                                .num_threads(n)
-                                .thread_name(|i| format!("toprank-{i}"))
-                                .build()
-                                .expect("failed to start a rayon thread pool"),
-                        )
-                    })
-                    .clone()
-            };
-            pool.install(f)
-        }
-    }
+    let Some(n) = threads else { return f() };
+    // The lock is released at the end of this statement, before the work runs.
+    let pool = Arc::clone(POOLS.lock().unwrap_or_else(|e| e.into_inner()).entry(n).or_insert_with(|| {
+        let builder = rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("toprank-{i}"));
+        Arc::new(builder.build().expect("failed to start a rayon thread pool"))
+    }));
+    pool.install(f)
 }

@@ -226,10 +226,10 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
 
         fit = solver.fit(X, y_enc, start=start, n_jobs=as_jobs(self.n_jobs), callback=progress if verbose else None)
         # Kept for warm starts without Z (n × rank: it would make the pickled model grow with n).
-        self._atoms = (fit.u, fit.v, fit.singular_values, fit.intercept)
+        self._atoms = fit.atoms
         self.coef_ = np.ascontiguousarray(fit.coef.T)
-        self.intercept_ = fit.intercept
-        self.singular_values_ = fit.singular_values
+        self.intercept_ = self._atoms[3].copy()
+        self.singular_values_ = self._atoms[2].copy()
         self.rank_ = fit.rank
         self.n_iter_ = fit.n_iter
         self.objective_ = fit.objective  # J(W, b) with weights that sum to the trace norm exactly

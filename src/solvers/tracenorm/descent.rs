@@ -187,6 +187,14 @@ pub struct Start {
     pub gradient: Option<Gradient>,
 }
 
+impl Start {
+    /// A start from the atoms of a fit on any data of the same shape: U (d × r), V (m × r),
+    /// their weights θ and the intercept b (checked against the problem when it runs).
+    pub fn from_atoms(u: Array2<f64>, v: Array2<f64>, theta: Array1<f64>, b: Array1<f64>) -> Start {
+        Start { atoms: Atoms { u, v, theta, b, z: Array2::zeros((0, 0)) }, gradient: None }
+    }
+}
+
 /// A finished fit: the atoms as W's singular pairs, J and R_n there, and, when converged,
 /// the gradient there, which the next point of a path starts from.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,6 +209,12 @@ pub struct Fit {
 }
 
 impl Fit {
+    /// The start of the next point of a regularisation path on the same data: these atoms,
+    /// with their Z and (when converged) the gradient there.
+    pub fn next_start(&self) -> Start {
+        Start { atoms: self.atoms.clone(), gradient: self.gradient.clone() }
+    }
+
     /// The rank of W: its singular values above 1e-6 × the largest (smaller ones are atoms
     /// within the tolerance of zero weight).
     pub fn rank(&self) -> usize {
@@ -298,6 +312,18 @@ fn log_priors(labels: &[u32], m: usize) -> Array1<f64> {
     labels.iter().for_each(|&y| counts[y as usize] += 1.0);
     let total = labels.len() as f64;
     counts.mapv(|c| (c.max(0.5) / total).ln())
+}
+
+/// [`rank_one_descent`] over the classes 0..=max(labels).
+pub fn fit_labels<P: Products + ?Sized, M: Monitor + ?Sized>(
+    x: &P,
+    labels: &[u32],
+    options: &Options,
+    start: Option<Start>,
+    monitor: &mut M,
+) -> Result<Fit> {
+    let m = labels.iter().max().map_or(0, |&top| top as usize + 1);
+    rank_one_descent(x, labels, m, options, start, monitor)
 }
 
 /// Algorithm R1D on X and labels (< m) from `start` (or W = 0 and b = the log class

@@ -201,7 +201,9 @@ def test_pickled_model_does_not_grow_with_the_training_set():
         (dict(lambda_fro=np.nan), None, "lambda_fro"),
         (dict(tol=0.0), None, "tol"),
         (dict(max_iter=0), None, "max_iter"),
+        (dict(max_iter=-1), None, "max_iter"),
         (dict(subspace_every=0), None, "subspace_every"),
+        (dict(lambda_trace="0.1"), None, "lambda_trace"),
         (dict(), "nan", "NaN"),
         (dict(), "one_class", "y"),
         (dict(), "short_y", "inconsistent numbers of samples"),
@@ -263,14 +265,16 @@ def test_the_core_solver_refuses_bad_data_and_starts():
         _solver().fit(X, np.zeros(40, dtype=np.uint32))
     with pytest.raises(InvalidInputError, match="^X:"):
         _solver().fit(np.full((40, 5), np.nan), y)
+    u, v, theta, b = fit.atoms
+    np.testing.assert_allclose((u * theta) @ v.T, fit.coef, atol=1e-12)
     with pytest.raises(InvalidInputError, match="^warm_start:"):
-        _solver().fit(X, y, start=(fit.u[:-1], fit.v, fit.singular_values, fit.intercept))
+        _solver().fit(X, y, start=(u[:-1], v, theta, b))
     with pytest.raises(InvalidInputError, match="^warm_start:"):
-        _solver().fit(X, y, start=(fit.u, fit.v, -fit.singular_values, fit.intercept))
+        _solver().fit(X, y, start=(u, v, -theta, b))
     with pytest.raises(InvalidInputError, match="^start:"):
         _solver().fit(X, y, start="atoms")
     # A previous fit on the same data (with its gradient) or its atoms alone: the same optimum.
-    for start in (fit, (fit.u, fit.v, fit.singular_values, fit.intercept)):
+    for start in (fit, fit.atoms):
         again = _solver(lambdas=(0.005, 0.001)).fit(X, y, start=start)
         assert again.objective == pytest.approx(_solver(lambdas=(0.005, 0.001)).fit(X, y).objective, rel=1e-6)
 

@@ -293,6 +293,9 @@ def pq_dot(
     n_jobs: int | None = None,
 ) -> NDArray[np.floating[Any]]: ...
 
+# U (n_features × rank), V (n_classes × rank), the singular values θ and the intercept b.
+_TraceNormAtoms = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+
 @final
 class TraceNormFit:
     """A finished rank-one descent fit (``src/solvers/tracenorm/descent.rs``)."""
@@ -300,13 +303,7 @@ class TraceNormFit:
     @property
     def coef(self) -> NDArray[np.float64]: ...
     @property
-    def intercept(self) -> NDArray[np.float64]: ...
-    @property
-    def singular_values(self) -> NDArray[np.float64]: ...
-    @property
-    def u(self) -> NDArray[np.float64]: ...
-    @property
-    def v(self) -> NDArray[np.float64]: ...
+    def atoms(self) -> _TraceNormAtoms: ...
     @property
     def rank(self) -> int: ...
     @property
@@ -338,9 +335,7 @@ class TraceNormSolver:
         x: Any,
         y: NDArray[np.uint32],
         *,
-        start: TraceNormFit
-        | tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
-        | None = None,
+        start: TraceNormFit | _TraceNormAtoms | None = None,
         n_jobs: int | None = None,
         callback: _Progress | None = None,
     ) -> TraceNormFit: ...

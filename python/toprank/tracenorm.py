@@ -63,7 +63,7 @@ from sklearn.utils.validation import check_array, check_consistent_length, check
 from toprank import _core
 from toprank._limits import check_row_norms
 from toprank._validation import as_flag as _flag
-from toprank._validation import as_jobs, canonical_csr, restores_on_failure, validate_input, warn_not_converged
+from toprank._validation import as_jobs, as_real, canonical_csr, restores_on_failure, validate_input, warn_not_converged
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
@@ -199,18 +199,18 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         """R1D in the core on validated data from `start` (a previous fit on the same data, or
         the atoms of any fit); sets the fitted attributes and returns the core's fit, which
         can start the next point of a path."""
-        lambda_trace = _real(self.lambda_trace, "lambda_trace", low=0.0, strict=False)
-        lambda_fro = _real(self.lambda_fro, "lambda_fro", low=0.0, strict=False)
-        tol = _real(self.tol, "tol", low=0.0, strict=True)
-        max_iter = _int(self.max_iter, "max_iter", low=1)
+        # Types here, ranges in the core (which names the setting): a count only has to be
+        # one the core can take (unsigned).
+        lambda_trace, tol = as_real(self.lambda_trace, "lambda_trace"), as_real(self.tol, "tol")
+        max_iter = _int(self.max_iter, "max_iter", low=0)
         verbose = _int(self.verbose, "verbose", low=0)
         solver = _core.TraceNormSolver(
             lambda_trace,
-            lambda_fro,
+            as_real(self.lambda_fro, "lambda_fro"),
             fit_intercept=_flag(self.fit_intercept, "fit_intercept"),
             tol=tol,
             max_iter=max_iter,
-            subspace_every=_int(self.subspace_every, "subspace_every", low=1),
+            subspace_every=_int(self.subspace_every, "subspace_every", low=0),
             seed=int(check_random_state(self.random_state).randint(np.iinfo(np.int64).max, dtype=np.int64)),
         )
         every = max(1, 10 // verbose) if verbose else 0
@@ -226,10 +226,10 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
 
         fit = solver.fit(X, y_enc, start=start, n_jobs=as_jobs(self.n_jobs), callback=progress if verbose else None)
         # Kept for warm starts without Z (n × rank: it would make the pickled model grow with n).
-        self._atoms = (fit.u, fit.v, fit.singular_values, fit.intercept)
+        self._atoms = fit.atoms
         self.coef_ = np.ascontiguousarray(fit.coef.T)
-        self.intercept_ = fit.intercept
-        self.singular_values_ = fit.singular_values
+        self.intercept_ = self._atoms[3].copy()
+        self.singular_values_ = self._atoms[2].copy()
         self.rank_ = fit.rank
         self.n_iter_ = fit.n_iter
         self.objective_ = fit.objective  # J(W, b) with weights that sum to the trace norm exactly
@@ -348,6 +348,8 @@ def tracenorm_path(
         raise InvalidInputError(f"lambdas_trace: must be a sequence of numbers ({error})") from None
     if values.ndim != 1:
         raise InvalidInputError(f"lambdas_trace: must be one-dimensional, got shape {values.shape}")
+    # Checked before the first fit: the core would refuse a bad value only at its point of
+    # the path, naming lambda_trace.
     lambdas = sorted((_real(float(v), "lambdas_trace", low=0.0, strict=False) for v in values), reverse=True)
     if not lambdas:
         raise InvalidInputError("lambdas_trace: needs at least one value")

@@ -29,8 +29,15 @@
 //! A point of a regularisation path starts from the previous point's atoms and gradient
 //! (G does not depend on λ1): its first step is that subspace step, from weights moved by
 //! a diagonal Newton step and with only the Ritz pairs outside the atoms' spans added (the
-//! atoms' own singular values sit at the previous λ1, above the new one).
+//! atoms' own singular values sit at the previous λ1, above the new one). It also takes
+//! over what the previous point computed from the same G and X: the Ritz vectors its last
+//! singular-pair iteration ended with (the first iteration here starts converged), and
+//! the atoms' X U, which becomes part of the subspace step's Z (`Bases::around`; only the
+//! new directions are multiplied by X). Measured on the benchmark's path (10 points): the
+//! same iterations and subspace evaluations, 13–19 → 7–10 singular-pair iterations per
+//! point, and half the columns of X Q_u (at rank 5, 10 → 5).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use ndarray::{concatenate, Array1, Array2, Axis};
@@ -162,15 +169,26 @@ impl Options {
 }
 
 /// Where a fit starts: atoms (their Z recomputed when it has no rows) and, for the next
-/// point of a path on the same data, ∇R̃ at them.
+/// point of a path on the same data, ∇R̃ at them (shared with the fit it comes from: the
+/// residual is n × m) with the Ritz vectors of −∇R̃ the fit found (the first singular-pair
+/// iteration starts from them; ignored without the gradient).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Start {
     pub atoms: Atoms,
-    pub gradient: Option<Gradient>,
+    pub gradient: Option<Arc<Gradient>>,
+    pub ritz: Vec<Vec<f64>>,
+}
+
+impl Start {
+    /// A start from the atoms of a fit on any data of the same shape: U (d × r), V (m × r),
+    /// their weights θ and the intercept b (checked against the problem when it runs).
+    pub fn from_atoms(u: Array2<f64>, v: Array2<f64>, theta: Array1<f64>, b: Array1<f64>) -> Start {
+        Start { atoms: Atoms { u, v, theta, b, z: Array2::zeros((0, 0)) }, gradient: None, ritz: Vec::new() }
+    }
 }
 
 /// A finished fit: the atoms as W's singular pairs, J and R_n there, and, when converged,
-/// the gradient there, which the next point of a path starts from.
+/// the gradient there and its Ritz vectors, which the next point of a path starts from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fit {
     pub atoms: Atoms,
@@ -179,10 +197,17 @@ pub struct Fit {
     pub n_iter: usize,
     pub status: Status,
     pub history: Vec<Record>,
-    pub gradient: Option<Gradient>,
+    pub gradient: Option<Arc<Gradient>>,
+    pub ritz: Vec<Vec<f64>>,
 }
 
 impl Fit {
+    /// The start of the next point of a regularisation path on the same data: these atoms,
+    /// with their Z and (when converged) the gradient there.
+    pub fn next_start(&self) -> Start {
+        Start { atoms: self.atoms.clone(), gradient: self.gradient.clone(), ritz: self.ritz.clone() }
+    }
+
     /// The rank of W: its singular values above 1e-6 × the largest (smaller ones are atoms
     /// within the tolerance of zero weight).
     pub fn rank(&self) -> usize {
@@ -282,6 +307,18 @@ fn log_priors(labels: &[u32], m: usize) -> Array1<f64> {
     counts.mapv(|c| (c.max(0.5) / total).ln())
 }
 
+/// [`rank_one_descent`] over the classes 0..=max(labels).
+pub fn fit_labels<P: Products + ?Sized, M: Monitor + ?Sized>(
+    x: &P,
+    labels: &[u32],
+    options: &Options,
+    start: Option<Start>,
+    monitor: &mut M,
+) -> Result<Fit> {
+    let m = labels.iter().max().map_or(0, |&top| top as usize + 1);
+    rank_one_descent(x, labels, m, options, start, monitor)
+}
+
 /// Algorithm R1D on X and labels (< m) from `start` (or W = 0 and b = the log class
 /// priors); see the module docs.
 pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
@@ -300,7 +337,7 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
     }
     let Options { penalties, fit_intercept, tol, max_iter, subspace_every, seed } = *options;
     let Penalties { trace: lambda_trace, fro: lambda_fro } = penalties;
-    let (mut atoms, start_gradient) = match start {
+    let (mut atoms, start_gradient, mut ritz) = match start {
         None => {
             let b = if fit_intercept { log_priors(labels, m) } else { Array1::zeros(m) };
             (
@@ -312,9 +349,10 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
                     z: Array2::zeros((n, 0)),
                 },
                 None,
+                Vec::new(),
             )
         }
-        Some(Start { atoms, gradient }) => {
+        Some(Start { atoms, gradient, ritz }) => {
             let mut atoms = start_atoms(x, m, atoms)?;
             // Without an intercept the start's b (and so its gradient) does not apply.
             let gradient = if fit_intercept {
@@ -325,7 +363,9 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
             if !fit_intercept {
                 atoms.b = Array1::zeros(m);
             }
-            (atoms, gradient)
+            let ritz =
+                if gradient.is_some() { ritz.into_iter().filter(|r| r.len() == m).collect() } else { Vec::new() };
+            (atoms, gradient, ritz)
         }
     };
     let warm = start_gradient.is_some();
@@ -334,7 +374,9 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
     let mut scores: Option<Array2<f64>> = if warm { None } else { Some(atoms.scores()) };
     let mut w = atoms.w();
     let mut rng = SplitMix64::new(seed);
-    let mut ritz: Vec<Vec<f64>> = vec![(0..m).map(|_| rng.next_f64() - 0.5).collect()];
+    // The first singular-pair iteration starts from the start's Ritz vectors, which the
+    // previous point of a path left converged on this same gradient, and a random vector.
+    ritz.push((0..m).map(|_| rng.next_f64() - 0.5).collect());
     let (mut steps_since_subspace, mut status, mut history) = (0, Status::MaxIter, Vec::new());
     let mut canonical = true; // the atoms are W's singular pairs (a start is)
     let mut gradient = start_gradient;
@@ -350,13 +392,10 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
         // Only the first iteration can start from a given gradient: every later one moves W.
         let current = match gradient.take() {
             Some(current) => current,
-            None => {
-                let s = match &scores {
-                    Some(s) => s.clone(),
-                    None => atoms.scores(),
-                };
-                gradient_at(x, labels, &s, &w, lambda_fro)?
-            }
+            None => Arc::new(match &scores {
+                Some(s) => gradient_at(x, labels, s, &w, lambda_fro)?,
+                None => gradient_at(x, labels, &atoms.scores(), &w, lambda_fro)?,
+            }),
         };
         let g = &current.g;
         // A block larger than the atom count: the top singular values cluster at λ1, one per
@@ -404,6 +443,7 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
                     status: Status::Converged,
                     history,
                     gradient: Some(current),
+                    ritz,
                 };
                 return finish(x, labels, options, fit);
             }
@@ -428,11 +468,7 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
             let mut p = &current.residual * n as f64;
             labels.iter().enumerate().for_each(|(i, &y)| p[[i, y as usize]] += 1.0);
             let (new_u, new_v, new_sigma) = outside_pairs(&atoms, g, &ritz, lambda_trace + tol / 2.0)?;
-            let all_u = concatenate(Axis(1), &[atoms.u.view(), new_u.view()])
-                .map_err(|e| Error::input("atoms", e.to_string()))?;
-            let all_v = concatenate(Axis(1), &[atoms.v.view(), new_v.view()])
-                .map_err(|e| Error::input("atoms", e.to_string()))?;
-            let found = Bases::of(x, (all_u.view(), all_v.view()), rotations)?;
+            let found = Bases::around(x, &atoms, (new_u.view(), new_v.view()), rotations)?;
             let new_z = found.z.dot(&found.qu.t().dot(&new_u));
             let theta = &atoms.theta - &(&atom_grad / &curvatures(&atoms.z, &atoms.v, &p, lambda_fro));
             let new_theta = (&new_sigma - lambda_trace) / &curvatures(&new_z, &new_v, &p, lambda_fro);
@@ -460,11 +496,7 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
             let new_z = if more_pairs || steps_since_subspace + 1 >= subspace_every {
                 // A subspace step follows: one pass over X gives Z of its whole basis, and
                 // the new atoms' X u from it (they lie in the span).
-                let all_u = concatenate(Axis(1), &[atoms.u.view(), new_u.view()])
-                    .map_err(|e| Error::input("atoms", e.to_string()))?;
-                let all_v = concatenate(Axis(1), &[atoms.v.view(), new_v.view()])
-                    .map_err(|e| Error::input("atoms", e.to_string()))?;
-                let found = Bases::of(x, (all_u.view(), all_v.view()), rotations)?;
+                let found = Bases::around(x, &atoms, (new_u.view(), new_v.view()), rotations)?;
                 let new_z = found.z.dot(&found.qu.t().dot(&new_u));
                 bases = Some(found);
                 new_z
@@ -501,7 +533,10 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
             let bases = match bases {
                 Some(bases) => bases,
                 // No step this iteration: the atoms are those the rotations were taken at.
-                None => Bases::of(x, (atoms.u.view(), atoms.v.view()), rotations)?,
+                None => {
+                    let none = (Array2::zeros((d, 0)), Array2::zeros((m, 0)));
+                    Bases::around(x, &atoms, (none.0.view(), none.1.view()), rotations)?
+                }
             };
             let step =
                 if last { step_options(tol / 10.0, 5000) } else { step_options((tol / 10.0).max(0.1 * -slope), 200) };
@@ -509,7 +544,8 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
             (w, scores, steps_since_subspace, canonical) = (atoms.w(), Some(atoms.scores()), 0, true);
         }
     }
-    let fit = Fit { atoms, objective: f64::NAN, loss: f64::NAN, n_iter: iteration, status, history, gradient: None };
+    let fit =
+        Fit { atoms, objective: f64::NAN, loss: f64::NAN, n_iter: iteration, status, history, gradient: None, ritz };
     finish(x, labels, options, fit)
 }
 
@@ -517,7 +553,7 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
 /// stopped early, the atoms (which may overlap) rewritten as W's singular pairs; J(W, b)
 /// with weights that sum to the trace norm exactly.
 fn finish<P: Products + ?Sized>(x: &P, labels: &[u32], options: &Options, fit: Fit) -> Result<Fit> {
-    let Fit { atoms, n_iter, status, history, gradient, .. } = fit;
+    let Fit { atoms, n_iter, status, history, gradient, ritz, .. } = fit;
     let (atoms, loss) = match &gradient {
         Some(g) => (atoms, g.loss),
         None => {
@@ -532,7 +568,7 @@ fn finish<P: Products + ?Sized>(x: &P, labels: &[u32], options: &Options, fit: F
     };
     let Penalties { trace, fro } = options.penalties;
     let objective = trace * atoms.theta.sum() + fro * atoms.theta.iter().map(|t| t * t).sum::<f64>() + loss;
-    Ok(Fit { atoms, objective, loss, n_iter, status, history, gradient })
+    Ok(Fit { atoms, objective, loss, n_iter, status, history, gradient, ritz })
 }
 
 #[cfg(test)]
@@ -619,7 +655,7 @@ mod tests {
         let first = rank_one_descent(&x, &labels, m, &options(0.1, 1e-3, true, 1e-6), None, &mut Silent).unwrap();
         assert!(first.gradient.is_some());
         let opts = options(0.02, 1e-3, true, 1e-6);
-        let start = Start { atoms: first.atoms.clone(), gradient: first.gradient.clone() };
+        let start = first.next_start();
         let warm = rank_one_descent(&x, &labels, m, &opts, Some(start), &mut Silent).unwrap();
         let cold = rank_one_descent(&x, &labels, m, &opts, None, &mut Silent).unwrap();
         assert_eq!(warm.status, Status::Converged);
@@ -633,8 +669,15 @@ mod tests {
         );
         // A start without Z or gradient (an unpickled model's) works too.
         let bare = Atoms { z: Array2::zeros((0, 0)), ..first.atoms.clone() };
-        let again =
-            rank_one_descent(&x, &labels, m, &opts, Some(Start { atoms: bare, gradient: None }), &mut Silent).unwrap();
+        let again = rank_one_descent(
+            &x,
+            &labels,
+            m,
+            &opts,
+            Some(Start { atoms: bare, gradient: None, ritz: Vec::new() }),
+            &mut Silent,
+        )
+        .unwrap();
         assert!((again.objective - cold.objective).abs() <= 1e-6 * cold.objective);
         // Bad settings and starts are named.
         let bad = Options { tol: 0.0, ..opts };
@@ -643,7 +686,7 @@ mod tests {
             Err(Error::InvalidParameter { name: "tol", .. })
         ));
         let wrong = Atoms { u: Array2::zeros((d + 1, first.atoms.theta.len())), ..first.atoms };
-        let start = Some(Start { atoms: wrong, gradient: None });
+        let start = Some(Start { atoms: wrong, gradient: None, ritz: Vec::new() });
         assert!(matches!(
             rank_one_descent(&x, &labels, m, &opts, start, &mut Silent),
             Err(Error::InvalidInput { name: "warm_start", .. })

@@ -73,6 +73,20 @@ pub fn orthonormal_basis(a: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
     Ok(columns(&svd.u, &svd.above(1e-10)))
 }
 
+/// An orthonormal basis of the part of span(`b`) outside span(`q`), for `q` with
+/// orthonormal columns and `b` with columns of length at most 1: `b` projected off `q`
+/// (twice: once leaves rounding of the size of what it removed), its left singular vectors
+/// above 1e-10 (the threshold of [`orthonormal_basis`] for such columns), projected off
+/// `q` once more and orthonormalised by QR (a vector from a small singular value carries
+/// rounding of size ε/s along `q`).
+pub fn orthonormal_extension(q: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    let off = |a: Array2<f64>| &a - &q.dot(&q.t().dot(&a));
+    let rest = off(off(b.to_owned()));
+    let svd = thin_svd(rest.view())?;
+    let keep: Vec<usize> = (0..svd.s.len()).filter(|&j| svd.s[j] > 1e-10).collect();
+    Ok(thin_qr(off(columns(&svd.u, &keep)).view()).0)
+}
+
 /// The largest singular value of the tall `a` (n × k): the square root of the top
 /// eigenvalue of the k × k Gram matrix aᵀa (a step size needs no more precision).
 pub fn spectral_norm(a: ArrayView2<'_, f64>) -> Result<f64> {
@@ -109,5 +123,21 @@ mod tests {
         let (q, r) = thin_qr(a.view());
         assert!((&q.dot(&r) - &a).iter().all(|e| e.abs() < 1e-12));
         assert!((&q.t().dot(&q) - &Array2::<f64>::eye(2)).iter().all(|e| e.abs() < 1e-12));
+    }
+
+    #[test]
+    fn an_extension_completes_an_orthonormal_basis() {
+        // q spans e1, e2 of R⁵; b holds e1 (inside), a vector 1e-9 off span(q) (kept: above
+        // the threshold) and e4 + e1 (half outside).
+        let mut q = Array2::zeros((5, 2));
+        (q[[0, 0]], q[[1, 1]]) = (1.0, 1.0);
+        let s = 0.5f64.sqrt();
+        let b = array![[1.0, s, s], [0.0, s, 0.0], [0.0, 1e-9, 0.0], [0.0, 0.0, s], [0.0, 0.0, 0.0]];
+        let e = orthonormal_extension(q.view(), b.view()).unwrap();
+        assert_eq!(e.ncols(), 2);
+        let all = ndarray::concatenate(Axis(1), &[q.view(), e.view()]).unwrap();
+        assert!((&all.t().dot(&all) - &Array2::<f64>::eye(4)).iter().all(|x| x.abs() < 1e-14));
+        // Nothing outside: an empty extension.
+        assert_eq!(orthonormal_extension(q.view(), q.view()).unwrap().ncols(), 0);
     }
 }

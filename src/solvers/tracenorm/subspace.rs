@@ -47,7 +47,7 @@ use super::descent::Atoms;
 use super::lbfgs;
 use super::multinomial::{block_loss_and_residual, check_labels, finite, Penalties, BLOCK_ROWS};
 use super::products::Products;
-use super::small::{columns, orthonormal_basis, spectral_norm, thin_svd};
+use super::small::{columns, orthonormal_basis, orthonormal_extension, spectral_norm, thin_svd};
 use crate::solvers::Monitor;
 use crate::{Error, Result};
 
@@ -173,6 +173,32 @@ impl Bases {
         let qv = orthonormal_basis(join(v, rotations_v)?.view())?;
         let z = times(x, qu.view())?;
         Ok(Self { qu, qv, z })
+    }
+
+    /// [`Bases::of`] the atoms `known` and the atoms (u, v), reusing the known atoms' Z = X U
+    /// when U has orthonormal columns (W's singular pairs, as every subspace step and every
+    /// converged fit returns them): Q_u = [U, Q₂] with Q₂ a basis of the other directions'
+    /// part outside span(U), so only X Q₂ is a new pass over X (at a point of a path, about
+    /// half of Q_u is the previous point's atoms).
+    pub fn around<P: Products + ?Sized>(
+        x: &P,
+        known: &Atoms,
+        (u, v): (ArrayView2<'_, f64>, ArrayView2<'_, f64>),
+        (rotations_u, rotations_v): (ArrayView2<'_, f64>, ArrayView2<'_, f64>),
+    ) -> Result<Self> {
+        let join = |a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>| {
+            concatenate(Axis(1), &[a, b]).map_err(|e| Error::input("span", e.to_string()))
+        };
+        let (all_u, all_v) = (join(known.u.view(), u)?, join(known.v.view(), v)?);
+        let gram = known.u.t().dot(&known.u) - Array2::<f64>::eye(known.u.ncols());
+        if known.z.dim() != (x.n_rows(), known.u.ncols()) || gram.iter().any(|e| e.abs() > 1e-12) {
+            return Self::of(x, (all_u.view(), all_v.view()), (rotations_u, rotations_v));
+        }
+        let qv = orthonormal_basis(join(all_v.view(), unit_columns(rotations_v).view())?.view())?;
+        let others = join(unit_columns(u).view(), unit_columns(rotations_u).view())?;
+        let outside = orthonormal_extension(known.u.view(), others.view())?;
+        let z = join(known.z.view(), times(x, outside.view())?.view())?;
+        Ok(Self { qu: join(known.u.view(), outside.view())?, qv, z })
     }
 }
 
@@ -351,7 +377,45 @@ fn proximal_descent<M: Monitor + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::DenseRows;
     use crate::rng::SplitMix64;
+    use crate::solvers::tracenorm::products::Rows;
+    use crate::solvers::tracenorm::small::thin_qr;
+
+    #[test]
+    fn bases_around_known_atoms_reuse_their_z_and_span_what_bases_of_spans() {
+        let (n, d, m) = (60, 7, 5);
+        let mut rng = SplitMix64::new(4);
+        let mut random = |rows: usize, cols: usize| Array2::from_shape_fn((rows, cols), |_| rng.next_f64() - 0.5);
+        let data = random(n, d).into_raw_vec_and_offset().0;
+        let design = DenseRows::new(&data, n, d).unwrap();
+        let x = Rows(&design);
+        // Known atoms with orthonormal U and V and their Z, a new atom and two rotations.
+        let (u, v) = (thin_qr(random(d, 2).view()).0, thin_qr(random(m, 2).view()).0);
+        let z = times(&x, u.view()).unwrap();
+        let known = Atoms { u, v, theta: Array1::from(vec![1.0, 0.5]), b: Array1::zeros(m), z };
+        let (new_u, new_v, rot_u, rot_v) = (random(d, 1), random(m, 1), random(d, 2), random(m, 2));
+        let rotations = (rot_u.view(), rot_v.view());
+        let around = Bases::around(&x, &known, (new_u.view(), new_v.view()), rotations).unwrap();
+        let join = |a: &Array2<f64>, b: &Array2<f64>| concatenate(Axis(1), &[a.view(), b.view()]).unwrap();
+        let (all_u, all_v) = (join(&known.u, &new_u), join(&known.v, &new_v));
+        let of = Bases::of(&x, (all_u.view(), all_v.view()), rotations).unwrap();
+        let close = |a: &Array2<f64>, b: &Array2<f64>| a.dim() == b.dim() && (a - b).iter().all(|e| e.abs() < 1e-12);
+        let projector = |q: &Array2<f64>| q.dot(&q.t());
+        assert!(close(&projector(&around.qu), &projector(&of.qu)) && close(&projector(&around.qv), &projector(&of.qv)));
+        assert!(close(&around.qu.t().dot(&around.qu), &Array2::eye(around.qu.ncols())));
+        assert!(close(&around.z, &times(&x, around.qu.view()).unwrap()));
+        // The known atoms come first, with their own Z.
+        assert_eq!(around.qu.slice(ndarray::s![.., ..2]), known.u);
+        assert_eq!(around.z.slice(ndarray::s![.., ..2]), known.z);
+        // Atoms whose U is not orthonormal: the bases of `Bases::of`.
+        let u = &known.u * 2.0;
+        let skewed = Atoms { z: times(&x, u.view()).unwrap(), u, ..known.clone() };
+        let around = Bases::around(&x, &skewed, (new_u.view(), new_v.view()), rotations).unwrap();
+        let all_u = join(&skewed.u, &new_u);
+        let of = Bases::of(&x, (all_u.view(), all_v.view()), rotations).unwrap();
+        assert_eq!((around.qu, around.qv, around.z), (of.qu, of.qv, of.z));
+    }
 
     #[test]
     fn gradient_matches_finite_differences() {

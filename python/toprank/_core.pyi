@@ -6,6 +6,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from toprank._options import HingeVariant, Kernel, Optimizer, RankerLoss, Surrogate, TopKLoss
+from toprank.distributed._partitions import M3lSettings, SvcSettings
 
 __all__ = [
     "__version__",
@@ -34,12 +35,10 @@ __all__ = [
     "sdca_fit_kernel",
     "kernel_cross",
     "attop_fit",
-    "cocoa_sq_norms",
-    "cocoa_local_round",
-    "cocoa_partition_terms",
-    "cocoa_dual_change",
-    "m3l_cocoa_round",
-    "m3l_cocoa_terms",
+    "SvcPartition",
+    "M3lPartition",
+    "cocoa_step_length",
+    "relative_gap",
     "pq_train",
     "TraceNormSolver",
     "TraceNormFit",
@@ -157,82 +156,43 @@ def ranker_objective(
     batch_size: int = 256,
     n_jobs: int | None = None,
 ) -> tuple[float, NDArray[np.floating[Any]]]: ...
-def cocoa_sq_norms(x: Any, *, bias: float | None) -> NDArray[np.float64]: ...
-def cocoa_local_round(
-    x: Any,
-    y: NDArray[np.int64],
-    c: NDArray[np.float64],
-    sq_norms: NDArray[np.float64],
-    dual_coef: NDArray[np.float64],
-    coef: NDArray[np.float64],
-    *,
-    loss: TopKLoss,
-    k: int,
-    smoothing: float,
-    bias: float | None,
-    sigma: float,
-    steps: int,
-    seed: int,
-    epoch: int,
-    offset: int,
-    shrinking: bool = False,
-    active: tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.uint32]] | None = None,
-    record: bool = True,
-) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], int, int]: ...
-def cocoa_partition_terms(
-    x: Any,
-    y: NDArray[np.int64],
-    c: NDArray[np.float64],
-    dual_coef: NDArray[np.float64],
-    coef: NDArray[np.float64],
-    *,
-    loss: TopKLoss,
-    k: int,
-    smoothing: float,
-    bias: float | None,
-    shrinking: bool = False,
-    n_jobs: int | None = None,
-) -> tuple[float, float, tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.uint32]]]: ...
-def cocoa_dual_change(
-    y: NDArray[np.int64],
-    c: NDArray[np.float64],
-    changed: NDArray[np.int64],
-    before: NDArray[np.float64],
-    dual_coef: NDArray[np.float64],
-    *,
-    loss: TopKLoss,
-    k: int,
-    smoothing: float,
-) -> tuple[float, float]: ...
-def m3l_cocoa_round(
-    x: Any,
-    y: NDArray[np.float64],
-    r: NDArray[np.float64],
-    c: float,
-    delta_plus: NDArray[np.float64],
-    delta_minus: NDArray[np.float64],
-    sq_norms: NDArray[np.float64],
-    dual_coef: NDArray[np.float64],
-    coef: NDArray[np.float64],
-    *,
-    bias: float | None,
-    sigma: float,
-    first_epoch: int,
-    epochs: int,
-    seed: int,
-) -> NDArray[np.float64]: ...
-def m3l_cocoa_terms(
-    x: Any,
-    y: NDArray[np.float64],
-    r: NDArray[np.float64],
-    c: float,
-    delta_plus: NDArray[np.float64],
-    delta_minus: NDArray[np.float64],
-    dual_coef: NDArray[np.float64],
-    coef: NDArray[np.float64],
-    *,
-    bias: float | None,
-) -> tuple[float, float, float]: ...
+
+# CoCoA+ partitions (`src/bindings/cocoa.rs`); their settings are
+# `toprank.distributed._partitions.SvcSettings` / `M3lSettings`, read by attribute.
+_State = tuple[dict[str, NDArray[np.float64]], dict[str, NDArray[np.int64]]]
+_Arrays = dict[str, NDArray[Any]]
+
+@final
+class SvcPartition:
+    """A TopKSVC partition of a CoCoA+ fit on its rows X, with the state its rounds update."""
+
+    def __new__(
+        cls, x: Any, y: NDArray[np.int64], c: NDArray[np.floating[Any]], settings: SvcSettings, seed: int
+    ) -> SvcPartition: ...
+    def round(self, coef: NDArray[np.float64], step: float) -> tuple[NDArray[np.float64], tuple[float, float]]: ...
+    def terms(self, coef: NDArray[np.float64], step: float) -> tuple[float, float, float]: ...
+    def state(self, step: float | None) -> _State: ...
+    def restore(self, floats: _Arrays, ints: _Arrays) -> None: ...
+
+@final
+class M3lPartition:
+    """A linear M3L partition of a CoCoA+ fit on its rows X, with the state its rounds update."""
+
+    def __new__(
+        cls,
+        x: Any,
+        y: NDArray[np.float64],
+        delta: tuple[NDArray[np.float64], NDArray[np.float64]],
+        settings: M3lSettings,
+        seed: int,
+    ) -> M3lPartition: ...
+    def round(self, coef: NDArray[np.float64], step: float) -> tuple[NDArray[np.float64], tuple[float, float]]: ...
+    def terms(self, coef: NDArray[np.float64], step: float) -> tuple[float, float, float]: ...
+    def state(self, step: float | None) -> _State: ...
+    def restore(self, floats: _Arrays, ints: _Arrays) -> None: ...
+
+def cocoa_step_length(dual_half: float, dual_one: float, w_dw: float, dw_dw: float) -> float: ...
+def relative_gap(primal: float, dual: float) -> float: ...
 def sdca_fit_linear(
     x: Any,
     y: NDArray[np.int64],

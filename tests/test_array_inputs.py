@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPushK, TraceNormLogisticRegression, _core
 from toprank._options import AttopSettings, KernelSettings, M3lProblem, M3lSettings, RankerSettings, SdcaSettings
+from toprank.distributed._partitions import M3lPartitionSettings, SvcPartitionSettings
 from toprank.exceptions import InvalidInputError
 from toprank.pq import PqSettings, ProductQuantizer
 from toprank.ranker import _LabelSets, _Training
@@ -248,6 +249,26 @@ def ranker_objective(x, y_indptr, y_indices, rows, theta, **settings):
     return _core.ranker_objective(x, _LabelSets(y_indptr, y_indices), rows, theta, RankerSettings(**settings))
 
 
+def svc_partition(x: Any, y: Any, c: Any, coef: Any, dual: Any) -> Any:
+    """``_core.SvcPartition`` built from the arrays, its state restored from ``dual``, a
+    round of 1.5 passes with a line search (its change committed at t = ½ by the terms),
+    and its state."""
+    settings = SvcPartitionSettings("alpha", 1, 0.0, None, M, False, 1.5, 1.0, True)
+    part = _core.SvcPartition(x, y, c, settings, 1)
+    part.restore({"dual": dual}, {"cursor": np.array([1, 0])})
+    local, change = part.round(coef, 1.0)
+    return local, change, part.terms(coef, 0.5), part.state(None)
+
+
+def m3l_partition(x: Any, y: Any, r: Any, delta_plus: Any, delta_minus: Any, coef: Any, dual: Any) -> Any:
+    """``_core.M3lPartition`` (R in its settings), restored from ``dual``: a round of two
+    epochs, the terms and the state."""
+    part = _core.M3lPartition(x, y, (delta_plus, delta_minus), M3lPartitionSettings(r, 0.5, None, 2, 2.0), 0)
+    part.restore({"dual": dual}, {"epoch": np.array([3])})
+    local, _ = part.round(coef, 1.0)
+    return local, part.terms(coef, 1.0), part.state(None)
+
+
 # name -> (the function, its array arguments (by keyword), the other keywords, the
 # arguments it updates in place, whether the float arrays may be float32).
 CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[str, ...], bool]] = {
@@ -317,63 +338,25 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
         (),
         True,
     ),
-    "cocoa_sq_norms": (_core.cocoa_sq_norms, dict(x=XC), dict(bias=1.0), (), True),
-    "cocoa_local_round": (
-        _core.cocoa_local_round,
-        dict(
-            x=XC,
-            y=YC,
-            c=C,
-            sq_norms=np.einsum("ij,ij->i", XC, XC),
-            dual_coef=np.zeros((N, M)),
-            coef=0.1 * RNG.standard_normal((M, D)),
-        ),
-        dict(bias=None, sigma=2.0, steps=60, seed=1, epoch=1, offset=0, **LOSS),
-        ("dual_coef",),
-        True,
-    ),
-    "cocoa_partition_terms": (
-        _core.cocoa_partition_terms,
-        dict(x=XC, y=YC, c=C, dual_coef=np.zeros((N, M)), coef=0.1 * RNG.standard_normal((M, D))),
-        dict(bias=None, **LOSS),
+    "svc_partition": (
+        svc_partition,
+        dict(x=XC, y=YC, c=C, coef=0.1 * RNG.standard_normal((M, D)), dual=np.zeros((N, M))),
+        {},
         (),
         True,
     ),
-    "cocoa_dual_change": (
-        _core.cocoa_dual_change,
-        dict(y=YC, c=C, changed=np.array([0, 3]), before=np.zeros((2, M)), dual_coef=np.zeros((N, M))),
-        LOSS,
-        (),
-        False,
-    ),
-    "m3l_cocoa_round": (
-        _core.m3l_cocoa_round,
+    "m3l_partition": (
+        m3l_partition,
         dict(
             x=XC,
             y=SIGNS,
             r=R,
             delta_plus=PLUS,
             delta_minus=MINUS,
-            sq_norms=np.einsum("ij,ij->i", XC, XC),
-            dual_coef=np.zeros((N, 3)),
-            coef=np.zeros((3, D)),
-        ),
-        dict(c=0.5, bias=None, sigma=2.0, first_epoch=1, epochs=2, seed=0),
-        ("dual_coef",),
-        True,
-    ),
-    "m3l_cocoa_terms": (
-        _core.m3l_cocoa_terms,
-        dict(
-            x=XC,
-            y=SIGNS,
-            r=R,
-            delta_plus=PLUS,
-            delta_minus=MINUS,
-            dual_coef=np.zeros((N, 3)),
             coef=0.1 * RNG.standard_normal((3, D)),
+            dual=np.full((N, 3), 0.1),
         ),
-        dict(c=0.5, bias=None),
+        {},
         (),
         True,
     ),
@@ -451,8 +434,11 @@ def _ordinary(arrays: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_every_core_function_with_array_arguments_is_covered():
-    covered = {fn.__name__ for fn, *_ in CORE.values()}
-    functions = {name for name in dir(_core) if callable(getattr(_core, name)) and not name[0].isupper()}
+    # The CoCoA+ partitions through the functions above; two functions take scalars only.
+    covered = {fn.__name__ for fn, *_ in CORE.values()} - {"svc_partition", "m3l_partition"}
+    assert {"SvcPartition", "M3lPartition"} <= set(dir(_core))
+    scalars = {"cocoa_step_length", "relative_gap"}
+    functions = {name for name in dir(_core) if callable(getattr(_core, name)) and not name[0].isupper()} - scalars
     projections = {
         "simplex",
         "knapsack",
@@ -491,33 +477,33 @@ def test_core_functions_take_any_layout(name, layout, dtype):
 
 
 def test_float32_widens_for_float64_arguments():
-    # c, coef and the M3L arrays are float64 in the core: float32 ones are converted.
-    arrays = CORE["cocoa_partition_terms"][1]
-    narrowed = {key: (a.astype(np.float32) if key in ("c", "coef") else a) for key, a in arrays.items()}
-    widened = {
-        key: (a.astype(np.float32).astype(np.float64) if key in ("c", "coef") else a) for key, a in arrays.items()
-    }
-    _assert_same(_call("cocoa_partition_terms", narrowed)[0], _call("cocoa_partition_terms", widened)[0], 0)
+    # c, coef and the state's dual are float64 in the core: float32 ones are converted.
+    arrays = CORE["svc_partition"][1]
+    names = ("c", "coef", "dual")
+    narrowed = {key: (a.astype(np.float32) if key in names else a) for key, a in arrays.items()}
+    widened = {key: (a.astype(np.float32).astype(np.float64) if key in names else a) for key, a in arrays.items()}
+    _assert_same(_call("svc_partition", narrowed)[0], _call("svc_partition", widened)[0], 0)
     with pytest.raises(InvalidInputError, match=r"^c: expected dtype float64, got int64"):
-        _call("cocoa_partition_terms", dict(arrays, c=np.ones(N, dtype=np.int64)))
+        _call("svc_partition", dict(arrays, c=np.ones(N, dtype=np.int64)))
 
 
 def test_in_place_arguments_are_updated_through_a_copy_when_needed():
-    # A writeable but misaligned (or strided) dual_coef gets the round's update written back.
-    _, arrays, _, _, _ = CORE["cocoa_local_round"]
-    _, expected = _call("cocoa_local_round", _ordinary(arrays))
-    for layout in (misaligned, strided, big_endian, fortran):
-        dual = layout(np.zeros((N, M)))
-        _call("cocoa_local_round", dict(arrays, dual_coef=dual))
-        np.testing.assert_array_equal(dual, expected["dual_coef"])
-        assert dual.flags.writeable
+    # A writeable but misaligned (or strided) theta gets the epoch's update written back.
+    _, arrays, _, _, _ = CORE["ranker_epoch"]
+    _, expected = _call("ranker_epoch", _ordinary(arrays))
+    for layout in (misaligned, strided, big_endian):
+        theta = layout(THETA.copy())
+        _call("ranker_epoch", dict(_ordinary(arrays), theta=theta))
+        np.testing.assert_array_equal(theta, expected["theta"])
+        assert theta.flags.writeable
     writeable_map = np.lib.format.open_memmap(
-        os.path.join(_DIRECTORY, "dual.npy"), mode="w+", dtype=np.float64, shape=(N, M)
+        os.path.join(_DIRECTORY, "theta.npy"), mode="w+", dtype=np.float64, shape=THETA.shape
     )
-    _call("cocoa_local_round", dict(arrays, dual_coef=writeable_map))
-    np.testing.assert_array_equal(writeable_map, expected["dual_coef"])
-    with pytest.raises(InvalidInputError, match=r"^dual_coef: expected dtype float64 \(it is updated in place\)"):
-        _call("cocoa_local_round", dict(arrays, dual_coef=np.zeros((N, M), dtype=np.float32)))
+    writeable_map[...] = THETA
+    _call("ranker_epoch", dict(_ordinary(arrays), theta=writeable_map))
+    np.testing.assert_array_equal(writeable_map, expected["theta"])
+    with pytest.raises(InvalidInputError, match=r"^first: expected dtype float64 \(it is updated in place\)"):
+        _call("ranker_epoch", dict(_ordinary(arrays), first=np.zeros(N_THETA, dtype=np.float32)))
     shared = np.zeros(N_THETA)
     with pytest.raises(InvalidInputError, match="^second: must be distinct"):
         _call("ranker_epoch", dict(CORE["ranker_epoch"][1], first=shared, second=shared))
@@ -536,14 +522,10 @@ FINITE: dict[str, tuple[str, ...]] = {
     "attop_fit": ("x",),
     "m3l_fit_linear": ("x", "r", "delta_minus"),
     "m3l_fit_kernel": ("x", "r", "delta_plus"),
-    "cocoa_sq_norms": ("x",),
-    # Not dual_coef: a round trusts the partition's own dual rows (a pass over them every
-    # round cost a fifth of the 2-worker benchmark); a checkpoint's are checked as they load.
-    "cocoa_local_round": ("x", "c", "sq_norms", "coef"),
-    "cocoa_partition_terms": ("x", "c", "dual_coef", "coef"),
-    "cocoa_dual_change": ("c", "before", "dual_coef"),
-    "m3l_cocoa_round": ("x", "r", "sq_norms", "coef", "dual_coef"),
-    "m3l_cocoa_terms": ("x", "r", "coef", "dual_coef"),
+    # The partitions check X once, as they are built, and a restored state once (the
+    # rounds trust the dual rows they update).
+    "svc_partition": ("x", "c", "coef", "dual"),
+    "m3l_partition": ("x", "r", "delta_minus", "coef", "dual"),
     "pq_train": ("x",),
     "pq_encode": ("x",),
     "pq_dot": ("b",),

@@ -14,8 +14,8 @@ from toprank._options import (
     M3lSettings,
     RankerSettings,
     SdcaSettings,
-    TopKLoss,
 )
+from toprank.distributed._partitions import M3lPartitionSettings, SvcPartitionSettings
 from toprank.pq import PqSettings
 
 # What `_core` registers (stubtest compares the two as sets), sorted.
@@ -24,7 +24,9 @@ __all__ = [
     "InfeasibleError",
     "InternalError",
     "InvalidInputError",
+    "M3lPartition",
     "NoSolutionError",
+    "SvcPartition",
     "TraceNormFit",
     "TraceNormSolver",
     "__version__",
@@ -32,14 +34,9 @@ __all__ = [
     "box_simplex",
     "capped_simplex",
     "capped_simplex_entropy",
-    "cocoa_dual_change",
-    "cocoa_local_round",
-    "cocoa_partition_terms",
-    "cocoa_sq_norms",
+    "cocoa_step_length",
     "kernel_cross",
     "knapsack",
-    "m3l_cocoa_round",
-    "m3l_cocoa_terms",
     "m3l_fit_kernel",
     "m3l_fit_linear",
     "pq_decode",
@@ -50,6 +47,7 @@ __all__ = [
     "ranker_objective",
     "rankmax",
     "rankmax_loss",
+    "relative_gap",
     "sdca_fit_kernel",
     "sdca_fit_linear",
     "simplex",
@@ -199,82 +197,6 @@ def attop_fit(
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, FitReport, tuple[int, int]]: ...
-def cocoa_sq_norms(x: Any, *, bias: float | None) -> NDArray[np.float64]: ...
-def cocoa_local_round(
-    x: Any,
-    y: NDArray[np.int64],
-    c: NDArray[np.float64],
-    sq_norms: NDArray[np.float64],
-    dual_coef: NDArray[np.float64],
-    coef: NDArray[np.float64],
-    *,
-    loss: TopKLoss,
-    k: int,
-    smoothing: float,
-    bias: float | None,
-    sigma: float,
-    steps: int,
-    seed: int,
-    epoch: int,
-    offset: int,
-    shrinking: bool = False,
-    active: tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.uint32]] | None = None,
-    record: bool = True,
-) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], int, int]: ...
-def cocoa_partition_terms(
-    x: Any,
-    y: NDArray[np.int64],
-    c: NDArray[np.float64],
-    dual_coef: NDArray[np.float64],
-    coef: NDArray[np.float64],
-    *,
-    loss: TopKLoss,
-    k: int,
-    smoothing: float,
-    bias: float | None,
-    shrinking: bool = False,
-    n_jobs: int | None = None,
-) -> tuple[float, float, tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.uint32]]]: ...
-def cocoa_dual_change(
-    y: NDArray[np.int64],
-    c: NDArray[np.float64],
-    changed: NDArray[np.int64],
-    before: NDArray[np.float64],
-    dual_coef: NDArray[np.float64],
-    *,
-    loss: TopKLoss,
-    k: int,
-    smoothing: float,
-) -> tuple[float, float]: ...
-def m3l_cocoa_round(
-    x: Any,
-    y: NDArray[np.float64],
-    r: NDArray[np.float64],
-    c: float,
-    delta_plus: NDArray[np.float64],
-    delta_minus: NDArray[np.float64],
-    sq_norms: NDArray[np.float64],
-    dual_coef: NDArray[np.float64],
-    coef: NDArray[np.float64],
-    *,
-    bias: float | None,
-    sigma: float,
-    first_epoch: int,
-    epochs: int,
-    seed: int,
-) -> NDArray[np.float64]: ...
-def m3l_cocoa_terms(
-    x: Any,
-    y: NDArray[np.float64],
-    r: NDArray[np.float64],
-    c: float,
-    delta_plus: NDArray[np.float64],
-    delta_minus: NDArray[np.float64],
-    dual_coef: NDArray[np.float64],
-    coef: NDArray[np.float64],
-    *,
-    bias: float | None,
-) -> tuple[float, float, float]: ...
 def pq_train(
     x: NDArray[np.floating[Any]], settings: PqSettings, *, n_jobs: int | None = None
 ) -> tuple[NDArray[np.float32], NDArray[np.float64]]: ...
@@ -339,3 +261,40 @@ class TraceNormSolver:
         n_jobs: int | None = None,
         callback: _Progress | None = None,
     ) -> TraceNormFit: ...
+
+# CoCoA+ partitions (`src/bindings/cocoa.rs`); their settings are
+# `toprank.distributed._partitions.SvcPartitionSettings` / `M3lPartitionSettings`, read by attribute.
+_State = tuple[dict[str, NDArray[np.float64]], dict[str, NDArray[np.int64]]]
+_Arrays = dict[str, NDArray[Any]]
+
+@final
+class SvcPartition:
+    """A TopKSVC partition of a CoCoA+ fit on its rows X, with the state its rounds update."""
+
+    def __new__(
+        cls, x: Any, y: NDArray[np.int64], c: NDArray[np.floating[Any]], settings: SvcPartitionSettings, seed: int
+    ) -> SvcPartition: ...
+    def round(self, coef: NDArray[np.float64], step: float) -> tuple[NDArray[np.float64], tuple[float, float]]: ...
+    def terms(self, coef: NDArray[np.float64], step: float) -> tuple[float, float, float]: ...
+    def state(self, step: float | None) -> _State: ...
+    def restore(self, floats: _Arrays, ints: _Arrays) -> None: ...
+
+@final
+class M3lPartition:
+    """A linear M3L partition of a CoCoA+ fit on its rows X, with the state its rounds update."""
+
+    def __new__(
+        cls,
+        x: Any,
+        y: NDArray[np.float64],
+        delta: tuple[NDArray[np.float64], NDArray[np.float64]],
+        settings: M3lPartitionSettings,
+        seed: int,
+    ) -> M3lPartition: ...
+    def round(self, coef: NDArray[np.float64], step: float) -> tuple[NDArray[np.float64], tuple[float, float]]: ...
+    def terms(self, coef: NDArray[np.float64], step: float) -> tuple[float, float, float]: ...
+    def state(self, step: float | None) -> _State: ...
+    def restore(self, floats: _Arrays, ints: _Arrays) -> None: ...
+
+def cocoa_step_length(dual_half: float, dual_one: float, w_dw: float, dw_dw: float) -> float: ...
+def relative_gap(primal: float, dual: float) -> float: ...

@@ -108,12 +108,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     register_row_functions(m)?;
     m.add_function(wrap_pyfunction!(attop::attop_fit, m)?)?;
-    m.add_function(wrap_pyfunction!(cocoa::cocoa_local_round, m)?)?;
-    m.add_function(wrap_pyfunction!(cocoa::cocoa_partition_terms, m)?)?;
-    m.add_function(wrap_pyfunction!(cocoa::cocoa_dual_change, m)?)?;
-    m.add_function(wrap_pyfunction!(cocoa::cocoa_sq_norms, m)?)?;
-    m.add_function(wrap_pyfunction!(cocoa::m3l_cocoa_round, m)?)?;
-    m.add_function(wrap_pyfunction!(cocoa::m3l_cocoa_terms, m)?)?;
+    m.add_class::<cocoa::SvcPartition>()?;
+    m.add_class::<cocoa::M3lPartition>()?;
+    m.add_function(wrap_pyfunction!(cocoa::cocoa_step_length, m)?)?;
+    m.add_function(wrap_pyfunction!(cocoa::relative_gap, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_train, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_encode, m)?)?;
     m.add_function(wrap_pyfunction!(pq::pq_decode, m)?)?;

@@ -8,18 +8,17 @@ ICML 2015; "adding" aggregation γ = 1 with σ' = K). Each round:
 1. W is broadcast; every partition k runs ``local_epochs`` passes of its dual solver
    (Prox-SDCA for TopKSVC, the coordinate descent of M3L) on its own examples against
    its local weights u_k = W + σ'ΔW_k — each step with its curvature scaled by σ' — on
-   the worker that holds it, keeping its dual variables there
-   (``toprank._core.cocoa_local_round`` / ``m3l_cocoa_round``: pure functions of the
-   partition, its dual variables and W);
+   the worker that holds it, keeping its dual variables there (one call of its
+   ``toprank._core.SvcPartition`` / ``M3lPartition``, built there once);
 2. ΔW = Σ_k (u_k − W)/σ' is summed on one worker in partition order and becomes the
    next W. With K = 1 (σ' = 1) a round is one serial epoch, bit for bit.
 
 Every ``check_every`` passes (TopKSVC's; every round for M3L) each partition reports its
 terms of the objectives at (W, A_k) and the driver forms P and D; TopKSVC stops at a
-relative duality gap of ``tol``, M3L when every projected gradient is below ``tol`` —
-each model's own rule. The dual never decreases (CoCoA+ Lemma 3). Only W, the local
-weights and a few scalars move; X and the dual variables stay on their workers (unless
-``gather_dual``).
+relative duality gap of ``tol`` (the core's, ``_core.relative_gap``), M3L when every
+projected gradient is below ``tol`` — each model's own rule. The dual never decreases
+(CoCoA+ Lemma 3). Only W, the local weights and a few scalars move; X and the dual
+variables stay on their workers (unless ``gather_dual``).
 
 For TopKSVC with a hinge loss (``"alpha"``, ``"beta"``) the default aggregation
 (``"auto"``) is ``"line_search"``: CoCoA with σ' = 1 and the exact step t ∈ [0, 1] along
@@ -74,6 +73,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 
+from toprank import _core
 from toprank._estimator import FitProgress
 from toprank._options import AGGREGATIONS, Aggregation
 from toprank._validation import as_flag, caller_stacklevel, intercept_scaling
@@ -109,43 +109,53 @@ class RoundRecord:
 @dataclass
 class _Partition:
     """One partition as the driver sees it: the future of its shard (its data and state,
-    on its worker), its size, its worker and its seed."""
+    on its worker), its size and its worker."""
 
     shard: Any
     rows: int
     worker: str | None
-    seed: int
+
+
+@dataclass(frozen=True)
+class _Rounds:
+    """How the fit's rounds run, from its non-empty partitions: σ', the line search, and
+    each partition's seed."""
+
+    sigma: float
+    line_search: bool
+    seeds: list[int]
 
 
 class _Model(ABC):
-    """What differs between the models: the global checks, the shards, the problem the
-    tasks carry, how the partitions' terms make (P, D) and the stopping measure, and the
+    """What differs between the models: the global checks, the shards and the settings
+    they share, how the partitions' terms make (P, D) and the stopping measure, and the
     fitted attributes."""
 
     kind: str
     model: Any
-    problem: Any
+    settings: tasks.SvcPartitionSettings | tasks.M3lPartitionSettings
     coef_rows: int
     seed: int
     tol: float
     check_every: int
     bias: float | None
+    #: The intercept's scaling (its constant feature when fitted).
+    scaling: float
     #: The estimator's own budget, in passes over the data (max_epochs, max_iter).
     budget: int
 
     @abstractmethod
-    def shards(self, runner: Runner, placed: list[Placed]) -> list[Any]:
+    def shards(self, runner: Runner, placed: list[Placed], rounds: _Rounds) -> list[Any]:
         """The partitions' shards (futures on their workers), built where the data is."""
 
     @abstractmethod
-    def combine(self, values: list[tuple[float, ...]], half: float) -> tuple[float, float, float, float | None]:
-        """(P, D, relative gap, M3L's max violation) from the partitions' terms."""
+    def objectives(self, values: list[tuple[float, float, float]], half: float) -> tuple[float, float, float | None]:
+        """(P, D, M3L's max violation) from the partitions' terms and ½‖W‖²."""
 
     @abstractmethod
     def done(self, gap: float, violation: float | None) -> bool:
         """The model's own stopping rule."""
 
-    @abstractmethod
     def finish(
         self,
         runner: Runner,
@@ -156,6 +166,19 @@ class _Model(ABC):
         aggregate_future: Any,
     ) -> None:
         """Sets the fitted attributes of the estimator from the final W (and A)."""
+        model = self.model
+        model.n_features_in_ = d
+        model.coef_ = np.ascontiguousarray(W[:, :d])
+        model.intercept_ = W[:, d] * self.scaling if self.bias is not None else np.zeros(self.coef_rows)
+        if gather_dual:
+            model.dual_coef_ = np.concatenate(
+                runner.gather([runner.submit(tasks.dual_of, p.shard, aggregate_future, worker=p.worker) for p in parts])
+            )
+        self.describe(runner, parts, gather_dual)
+
+    @abstractmethod
+    def describe(self, runner: Runner, parts: list[_Partition], gather_dual: bool) -> None:
+        """The model's own fitted attributes besides W, b and A."""
 
 
 class _Svc(_Model):
@@ -166,16 +189,9 @@ class _Svc(_Model):
         self.params = model._check_params()
         if model.kernel != "linear":
             raise InvalidInputError(f"estimator: fit_cocoa trains kernel='linear' only, got kernel={model.kernel!r}")
-        self.bias = self.params["intercept_scaling"] if self.params["fit_intercept"] else None
-        self.problem = tasks.SvcProblem(
-            model.loss,
-            self.params["k"],
-            self.params["smoothing"],
-            self.bias,
-            aggregation,
-            float(local_epochs),
-            self.params["shrinking"],
-        )
+        self.scaling = self.params["intercept_scaling"]
+        self.bias = self.scaling if self.params["fit_intercept"] else None
+        self.local_epochs = float(local_epochs)
         self.seed = int(check_random_state(model.random_state).randint(np.iinfo(np.int32).max))
         self.tol = self.params["tol"]
         # TopKSVC checks every check_every passes; a check is itself a pass.
@@ -183,7 +199,7 @@ class _Svc(_Model):
         self.budget = self.params["max_epochs"]
         self.aggregation = aggregation
 
-    def shards(self, runner: Runner, placed: list[Placed]) -> list[Any]:
+    def shards(self, runner: Runner, placed: list[Placed], rounds: _Rounds) -> list[Any]:
         # Classes and class weights over all partitions (only the labels' counts move).
         counted = runner.gather([runner.submit(tasks.class_counts, yk, worker=w) for _, yk, _, w in placed])
         classes = np.unique(np.concatenate([values for values, _ in counted]))
@@ -197,39 +213,38 @@ class _Svc(_Model):
             raise InvalidInputError(f"k: must satisfy 1 <= k <= n_classes - 1 = {m - 1}, got {self.params['k']}")
         weights = compute_class_weight(self.model.class_weight, classes=classes, y=np.repeat(classes, counts))
         self.classes, self.coef_rows = classes, m
-        # C and the class weights enter each shard's c_k, not the problem: a checkpoint
+        # C and the class weights enter each shard's c_k, not the settings: a checkpoint
         # written with others must not be resumed (see _fingerprint).
         self.costs = dict(C=float(self.params["C"]), class_weights=[float(w) for w in weights])
+        p = self.params
+        self.settings = tasks.SvcPartitionSettings(
+            self.model.loss,
+            p["k"],
+            p["smoothing"],
+            self.bias,
+            m,
+            p["shrinking"],
+            self.local_epochs,
+            rounds.sigma,
+            rounds.line_search,
+        )
+        costs = p["C"] * weights
         return [
-            runner.submit(tasks.make_svc_shard, xk, yk, classes, weights, self.params["C"], self.bias, worker=w)
-            for xk, yk, _, w in placed
+            runner.submit(tasks.make_svc_shard, xk, yk, classes, costs, self.settings, seed, worker=w)
+            for (xk, yk, _, w), seed in zip(placed, rounds.seeds)
         ]
 
-    def combine(self, values: list[tuple[float, ...]], half: float) -> tuple[float, float, float, float | None]:
-        primal = half + sum(v[0] for v in values)
-        dual = sum(v[1] for v in values) - half
-        return primal, dual, _relative_gap(primal, dual), None
+    def objectives(self, values: list[tuple[float, float, float]], half: float) -> tuple[float, float, float | None]:
+        # P = ½‖W‖² + Σ_k Σ c_i L_i(W), D = Σ_k Σ D_i(a_i) − ½‖W‖² (`local_round.rs`).
+        return half + sum(v[0] for v in values), sum(v[1] for v in values) - half, None
 
     def done(self, gap: float, violation: float | None) -> bool:
         return gap <= self.tol
 
-    def finish(
-        self,
-        runner: Runner,
-        parts: list[_Partition],
-        W: NDArray[np.float64],
-        d: int,
-        gather_dual: bool,
-        aggregate_future: Any,
-    ) -> None:
-        model, m = self.model, self.coef_rows
-        model.classes_ = self.classes
-        model.n_features_in_ = d
-        model.coef_ = np.ascontiguousarray(W[:, :d])
-        model.intercept_ = W[:, d] * self.params["intercept_scaling"] if self.bias is not None else np.zeros(m)
+    def describe(self, runner: Runner, parts: list[_Partition], gather_dual: bool) -> None:
+        self.model.classes_ = self.classes
         if gather_dual:
-            model.dual_coef_ = _gather_duals(runner, parts, aggregate_future)
-            model._c = np.concatenate(
+            self.model._c = np.concatenate(
                 runner.gather([runner.submit(tasks.weights_of, p.shard, worker=p.worker) for p in parts])
             )
 
@@ -255,12 +270,17 @@ class _M3l(_Model):
         self.check_every = 1
         self.budget = _int(model.max_iter, "max_iter", low=1)
 
-    def shards(self, runner: Runner, placed: list[Placed]) -> list[Any]:
+    def shards(self, runner: Runner, placed: list[Placed], rounds: _Rounds) -> list[Any]:
         widths = runner.gather([runner.submit(_label_width, yk, worker=w) for _, yk, _, w in placed])
         if len(set(widths)) != 1:
             raise InvalidInputError(f"Y: partitions have different label counts {sorted(set(widths))}")
         labels = widths[0]
-        futures = [runner.submit(tasks.make_m3l_shard, xk, yk, labels, worker=w) for xk, yk, _, w in placed]
+        R = label_prior(self.model.R, labels)
+        self.settings = tasks.M3lPartitionSettings(R, self.C, self.bias, self.local_epochs, rounds.sigma)
+        futures = [
+            runner.submit(tasks.make_m3l_shard, xk, yk, self.settings, seed, worker=w)
+            for (xk, yk, _, w), seed in zip(placed, rounds.seeds)
+        ]
         counted = runner.gather(
             [runner.submit(tasks.label_counts, f, worker=w) for f, (_, _, _, w) in zip(futures, placed)]
         )
@@ -272,35 +292,21 @@ class _M3l(_Model):
                 f"Y: labels {constant.tolist()} are never or always on (one class only): nothing to learn"
             )
         self.coef_rows = labels
-        self.problem = tasks.M3lProblem(label_prior(self.model.R, labels), self.C, self.bias, self.local_epochs)
         return futures
 
-    def combine(self, values: list[tuple[float, ...]], half: float) -> tuple[float, float, float, float | None]:
-        primal, dual = sum(v[0] for v in values), sum(v[1] for v in values)
-        return primal, dual, _relative_gap(primal, dual), max(v[2] for v in values)
+    def objectives(self, values: list[tuple[float, float, float]], half: float) -> tuple[float, float, float | None]:
+        return sum(v[0] for v in values), sum(v[1] for v in values), max(v[2] for v in values)
 
     def done(self, gap: float, violation: float | None) -> bool:
         return violation is not None and violation < self.tol
 
-    def finish(
-        self,
-        runner: Runner,
-        parts: list[_Partition],
-        W: NDArray[np.float64],
-        d: int,
-        gather_dual: bool,
-        aggregate_future: Any,
-    ) -> None:
-        model, labels = self.model, self.coef_rows
-        model.n_features_in_ = d
+    def describe(self, runner: Runner, parts: list[_Partition], gather_dual: bool) -> None:
+        model = self.model
         model._target_kind = "multilabel"
-        model.classes_ = np.arange(labels)
+        model.classes_ = np.arange(self.coef_rows)
         model._target_dtype = np.empty(0, dtype=np.int64)
         model.solver_ = "dcd"
-        model.coef_ = np.ascontiguousarray(W[:, :d])
-        model.intercept_ = W[:, d] * self.scaling if self.bias is not None else np.zeros(labels)
         if gather_dual:
-            model.dual_coef_ = _gather_duals(runner, parts, aggregate_future)
             model.support_ = np.flatnonzero(np.any(model.dual_coef_ != 0, axis=1))
 
 
@@ -309,12 +315,6 @@ def _label_width(Y: Any) -> int:
     if shape is None or len(shape) != 2:
         raise InvalidInputError("Y: M3L partitions take an n_k × n_labels indicator matrix")
     return int(shape[1])
-
-
-def _gather_duals(runner: Runner, parts: list[_Partition], aggregate_future: Any) -> NDArray[np.float64]:
-    return np.concatenate(
-        runner.gather([runner.submit(tasks.dual_of, p.shard, aggregate_future, worker=p.worker) for p in parts])
-    )
 
 
 def fit_cocoa(
@@ -451,16 +451,16 @@ def _fit(
 ) -> tuple[Any, list[RoundRecord]]:
     placed = place(runner, client, X, y)
     d = n_features(X)
-    shards = spec.shards(runner, placed)
-    runner.gather(shards)  # the partitions' own checks raise here
-    parts: list[_Partition] = []
-    for shard, (_, _, rows, worker) in zip(shards, placed):
-        # Seeds by position among the non-empty partitions: empty ones change nothing.
-        parts.append(_Partition(shard, rows, worker, _partition_seed(spec.seed, sum(p.rows > 0 for p in parts))))
-    active = [p for p in parts if p.rows > 0]
-    K = len(active)
+    # Seeds by position among the non-empty partitions: empty ones change nothing.
+    sizes = [rows for _, _, rows, _ in placed]
+    seeds = [_partition_seed(spec.seed, sum(r > 0 for r in sizes[:k])) for k in range(len(sizes))]
+    K = sum(r > 0 for r in sizes)
     line_search = aggregation == "line_search" and K > 1
     sigma = 1.0 if line_search else float(max(K, 1))
+    shards = spec.shards(runner, placed, _Rounds(sigma, line_search, seeds))
+    runner.gather(shards)  # the partitions' own checks raise here
+    parts = [_Partition(shard, rows, worker) for shard, (_, _, rows, worker) in zip(shards, placed)]
+    active = [p for p in parts if p.rows > 0]
     width = d + (spec.bias is not None)
 
     history: list[RoundRecord] = []
@@ -492,20 +492,18 @@ def _fit(
     moved, status, last_dual = 0, "max_rounds", -np.inf if not history else history[-1].dual
     rounds_done = start_round
     for r in range(start_round, max_rounds):
-        outcomes = [
-            runner.submit(tasks.run_round, p.shard, current, spec.problem, sigma, p.seed, line_search, worker=p.worker)
-            for p in active
-        ]
+        outcomes = [runner.submit(tasks.run_round, p.shard, current, worker=p.worker) for p in active]
         current = runner.submit(tasks.aggregate, current, sigma, line_search, *outcomes, worker=aggregator)
         moved += round_bytes
         rounds_done = r + 1
         last = rounds_done == max_rounds
         if rounds_done % spec.check_every and not last:
             continue
-        values_f = [runner.submit(tasks.terms, p.shard, current, spec.problem, worker=p.worker) for p in active]
+        values_f = [runner.submit(tasks.terms, p.shard, current, worker=p.worker) for p in active]
         *values, half = runner.gather(values_f + [runner.submit(tasks.half_sq_norm, current, worker=aggregator)])
         moved += check_bytes
-        primal, dual, gap, violation = spec.combine(values, half)
+        primal, dual, violation = spec.objectives(values, half)
+        gap = _core.relative_gap(primal, dual)
         record = RoundRecord(rounds_done, primal, dual, gap, time.perf_counter() - started, moved, violation)
         history.append(record)
         moved = 0
@@ -568,9 +566,9 @@ def _advice(
                 "use aggregation='line_search', which steps as far as the partitions' changes allow "
                 "where 'adding' (σ' = K) is bounded by their worst-case interaction"
             )
-        elif aggregation == "line_search" and spec.problem.local_epochs > 1 / 16:
+        elif aggregation == "line_search" and spec.settings.local_epochs > 1 / 16:
             advice.append(
-                f"use shorter rounds (local_epochs={spec.problem.local_epochs / 4:g}): with rounds of 1/16 "
+                f"use shorter rounds (local_epochs={spec.settings.local_epochs / 4:g}): with rounds of 1/16 "
                 "to 1/4 of a pass the line search needs about the serial number of passes"
             )
     if K > 1 and spec.bias is not None:
@@ -609,17 +607,12 @@ def _partition_seed(seed: int, k: int) -> int:
     return (seed + k * 0x9E3779B97F4A7C15) % (1 << 64)
 
 
-def _relative_gap(primal: float, dual: float) -> float:
-    scale = max(abs(primal), abs(dual))
-    return 0.0 if scale == 0 else (primal - dual) / scale
-
-
 def _fingerprint(spec: _Model, parts: Sequence[_Partition]) -> dict[str, Any]:
-    """What a checkpoint must match to be resumed: the partitions, the seed, the problem
+    """What a checkpoint must match to be resumed: the partitions, the seed, the settings
     and the costs the shards carry (TopKSVC's C and class weights)."""
-    problem = {
+    settings = {
         name: (value.tolist() if isinstance(value, np.ndarray) else value)
-        for name, value in asdict(spec.problem).items()
+        for name, value in asdict(spec.settings).items()
     }
     labels = [str(c) for c in getattr(spec, "classes", range(spec.coef_rows))]
     # Through JSON and back: the form a checkpoint's state compares as.
@@ -630,7 +623,7 @@ def _fingerprint(spec: _Model, parts: Sequence[_Partition]) -> dict[str, Any]:
                 rows=[p.rows for p in parts],
                 labels=labels,
                 seed=spec.seed,
-                problem=problem,
+                settings=settings,
                 costs=getattr(spec, "costs", None),
             )
         )

@@ -20,6 +20,7 @@
 use super::dcd::{primal_width, sq_norms_of, training_scores, LabelMajor, Sweep};
 use super::problem::{label_major, projected, row_major, M3l};
 use crate::data::Design;
+use crate::solvers::sdca::NamedArrays;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
 
@@ -39,12 +40,18 @@ fn check<D: Design>(problem: &M3l<'_>, x: &D, alpha: &[f64], z: &[f64], bias: Op
     if x.n_rows() != n {
         return Err(Error::input("X", format!("has {} rows, Y has {n}", x.n_rows())));
     }
-    if alpha.len() != n * labels || alpha.iter().any(|&a| !(0.0..=problem.c).contains(&a)) {
-        return Err(Error::input("dual_coef", format!("must hold {n} x {labels} values in [0, C]")));
-    }
+    check_dual(alpha, n, labels, problem.c)?;
     let width = primal_width(x, bias);
     if z.len() != labels * width || z.iter().any(|v| !v.is_finite()) {
         return Err(Error::input("coef", format!("must hold {labels} x {width} finite values")));
+    }
+    Ok(())
+}
+
+/// Checks α_k: n × L values in [0, C] (every call's check, and a restored state's).
+pub fn check_dual(alpha: &[f64], n: usize, labels: usize, c: f64) -> Result<()> {
+    if alpha.len() != n * labels || alpha.iter().any(|&a| !(0.0..=c).contains(&a)) {
+        return Err(Error::input("dual", format!("must hold {n} x {labels} values in [0, C]")));
     }
     Ok(())
 }
@@ -116,6 +123,105 @@ pub fn partition_sq_norms<D: Design>(x: &D, bias: Option<f64>) -> Vec<f64> {
     sq_norms_of(x, bias)
 }
 
+/// A partition of a CoCoA+ fit of linear M3L where its rows live (`toprank.distributed`
+/// keeps one on the worker that holds them): its rows of Y and of the losses, R and C,
+/// its ‖x_i‖², α_k and its next round. Each call takes the partition's X.
+#[derive(Debug, Clone)]
+pub struct Partition {
+    n: usize,
+    labels: usize,
+    c: f64,
+    /// Y (±1), R, Δ⁺ and Δ⁻, row-major (see [`M3l`]).
+    arrays: [Vec<f64>; 4],
+    sq_norms: Vec<f64>,
+    alpha: Vec<f64>,
+    next: M3lRoundOptions,
+}
+
+impl Partition {
+    /// α_k = 0 over the rows whose ‖x_i‖² (+ bias²) are `sq_norms`, with the rounds from
+    /// `opts.first_epoch` on; the problem is checked unless the partition is empty (it
+    /// takes no round).
+    pub fn new(
+        labels: usize,
+        arrays: [Vec<f64>; 4],
+        c: f64,
+        sq_norms: Vec<f64>,
+        opts: M3lRoundOptions,
+    ) -> Result<Self> {
+        let n = sq_norms.len();
+        let size = n.checked_mul(labels).ok_or_else(|| Error::input("Y", "too large"))?;
+        let part = Self { n, labels, c, arrays, sq_norms, alpha: vec![0.0; size], next: opts };
+        if part.arrays[0].len() != size {
+            return Err(Error::input("Y", format!("must have {n} rows (X's) of {labels} labels")));
+        }
+        if n > 0 {
+            part.problem()?;
+        }
+        Ok(part)
+    }
+
+    fn problem(&self) -> Result<M3l<'_>> {
+        let [y, r, plus, minus] = &self.arrays;
+        M3l::new(self.n, self.labels, y, r, self.c, plus, minus)
+    }
+
+    pub fn labels(&self) -> usize {
+        self.labels
+    }
+
+    /// The state as named arrays (`sdca::Partition::to_named`'s layout): `dual` (α_k, rows
+    /// of L values) and `epoch` (the next round's first).
+    pub fn to_named(&self) -> NamedArrays {
+        let mut named = NamedArrays::default();
+        named.floats.insert("dual".into(), self.alpha.clone());
+        named.ints.insert("epoch".into(), vec![self.next.first_epoch as i64]);
+        named
+    }
+
+    /// Replaces the state by [`to_named`](Self::to_named)'s arrays from elsewhere (a
+    /// checkpoint, a transfer), checked.
+    pub fn restore(&mut self, mut named: NamedArrays) -> Result<()> {
+        let alpha = named.floats.remove("dual").unwrap_or_default();
+        check_dual(&alpha, self.n, self.labels, self.c)?;
+        let [epoch] = named.take_indices("epoch", "epoch")?[..] else {
+            return Err(Error::input("epoch", "must hold the next round's first epoch"));
+        };
+        if epoch == 0 {
+            return Err(Error::input("epoch", "epochs are numbered from 1"));
+        }
+        (self.alpha, self.next.first_epoch) = (alpha, epoch as u64);
+        Ok(())
+    }
+
+    /// M3L's rounds aggregate by adding: the driver's step t is 1 and nothing is pending.
+    pub fn commit(&self, t: f64) -> Result<()> {
+        if t == 1.0 {
+            Ok(())
+        } else {
+            Err(Error::param("step", format!("M3L rounds add (t = 1), got {t}")))
+        }
+    }
+
+    /// One round ([`local_round`]) from the broadcast Z; the next one continues with the
+    /// following epochs.
+    pub fn round<D: Design>(&mut self, x: &D, z: &[f64], monitor: &mut dyn Monitor) -> Result<Option<Vec<f64>>> {
+        let [y, r, plus, minus] = &self.arrays;
+        let problem = M3l::new(self.n, self.labels, y, r, self.c, plus, minus)?;
+        let local = local_round(&problem, x, &mut self.alpha, z, &self.sq_norms, &self.next, monitor)?;
+        if local.is_some() {
+            self.next.first_epoch += self.next.epochs;
+        }
+        Ok(local)
+    }
+
+    /// The partition's shares of (P, D) at (Z, α_k) and its largest |projected gradient|
+    /// ([`partition_terms`]).
+    pub fn terms<D: Design>(&self, x: &D, z: &[f64]) -> Result<(f64, f64, f64)> {
+        partition_terms(&self.problem()?, x, &self.alpha, z, self.next.bias)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +279,43 @@ mod tests {
         }
         assert!(alpha.iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
         assert!(z.iter().zip(&z_serial).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    /// The same through a [`Partition`]: its rounds continue epoch by epoch, and its state
+    /// restores into a new partition that continues bit for bit.
+    #[test]
+    fn partition_rounds_are_the_serial_solver_and_restore() {
+        let (n, d, labels) = (50, 3, 4);
+        let v = data(n, d, labels, 2);
+        let problem = M3l::new(n, labels, &v.y, &v.r, 0.7, &v.plus, &v.minus).unwrap();
+        let x = DenseRows::new(&v.x, n, d).unwrap();
+        let bias = Some(1.0);
+        let mut serial = vec![0.0; n * labels];
+        let options = DcdOptions { tol: 1e-300, max_iter: 6, seed: 4, bias, shrinking: false };
+        let (_, z_serial) = solve_dcd(&problem, &x, &mut serial, &options, &mut Silent).unwrap();
+        let arrays = [&v.y, &v.r, &v.plus, &v.minus].map(|a| a.to_vec());
+        let opts = M3lRoundOptions { sigma: 1.0, first_epoch: 1, epochs: 2, seed: 4, bias };
+        let new = || Partition::new(labels, arrays.clone(), 0.7, partition_sq_norms(&x, bias), opts).unwrap();
+        let (mut part, mut z) = (new(), vec![0.0; labels * (d + 1)]);
+        z = part.round(&x, &z, &mut Silent).unwrap().unwrap();
+        let mut copy = new();
+        copy.restore(part.to_named()).unwrap();
+        assert_eq!(copy.to_named(), part.to_named());
+        for part in [&mut part, &mut copy] {
+            let mut u = z.clone();
+            for _ in 0..2 {
+                u = part.round(&x, &u, &mut Silent).unwrap().unwrap();
+            }
+            assert!(u.iter().zip(&z_serial).all(|(a, b)| a.to_bits() == b.to_bits()));
+            assert!(part.to_named().floats["dual"].iter().zip(&serial).all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
+        let mut bad = part.to_named();
+        bad.floats.get_mut("dual").unwrap()[0] = -1.0;
+        assert!(copy.restore(bad).is_err() && part.commit(0.5).is_err());
+        // An empty partition is built unchecked and takes no round.
+        let empty = DenseRows::new(&[] as &[f64], 0, d).unwrap();
+        let mut none = Partition::new(labels, Default::default(), 0.7, Vec::new(), opts).unwrap();
+        assert!(none.round(&empty, &z, &mut Silent).is_err());
     }
 
     /// Three partitions with σ' = 3 reach the serial optimum with D never decreasing.

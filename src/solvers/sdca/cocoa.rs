@@ -226,7 +226,13 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
                 .collect();
             // Summed in chunk and block order: t does not depend on the thread count.
             let (w_dw, dw_dw) = products.iter().fold((0.0, 0.0), |(p, q), v| (p + v[0], q + v[1]));
-            pending = Some(if self.line_search { step_length(blocks, w_dw, dw_dw) } else { 1.0 });
+            pending = Some(if self.line_search {
+                // Summed in block order: t does not depend on thread timing.
+                let (f_half, f_one) = blocks.iter().fold((0.0, 0.0), |(h, o), b| (h + b.dual_half, o + b.dual_one));
+                step_length(f_half, f_one, w_dw, dw_dw)
+            } else {
+                1.0
+            });
         }
         self.flush(pending, &parts, blocks, &rows, w, total);
         Ok(false)
@@ -311,16 +317,16 @@ fn span(part: &[usize], round: usize) -> std::ops::Range<usize> {
     lo..((round + 1) * ROUND_EXAMPLES).min(part.len())
 }
 
-/// The step t ∈ [0, 1] maximising D(A + tΔA) for a loss whose dual terms are
-/// quadratic along the segment (so their values at t = ½ and 1, summed by the blocks,
-/// give them exactly):
-///   D(A + tΔA) − D(A) = (α − ⟨W, ΔW⟩) t + (β − ½‖ΔW‖²) t².
-/// Every point of the segment is feasible (the dual sets are convex).
-fn step_length(blocks: &[Block], w_dw: f64, dw_dw: f64) -> f64 {
-    // Summed in block order: the value does not depend on thread timing.
-    let (f_half, f_one) = blocks.iter().fold((0.0, 0.0), |(h, o), b| (h + b.dual_half, o + b.dual_one));
-    let slope = (4.0 * f_half - f_one) - w_dw;
-    let curvature = (2.0 * f_one - 4.0 * f_half) - 0.5 * dw_dw;
+/// The step t ∈ [0, 1] maximising D(A + tΔA) for a loss whose dual terms are quadratic
+/// along the segment, so that their changes at t = ½ and t = 1 (`dual_half`, `dual_one`,
+/// summed over the changed examples) give them exactly:
+///   D(A + tΔA) − D(A) = (α − ⟨W, ΔW⟩) t + (β − ½‖ΔW‖²) t²,
+/// α = 4·dual_half − dual_one, β = 2·dual_one − 4·dual_half. Every point of the segment
+/// is feasible (the dual sets are convex). Also the step of `toprank.distributed`'s line
+/// search, over the partitions' rounds (`local_round.rs`).
+pub fn step_length(dual_half: f64, dual_one: f64, w_dw: f64, dw_dw: f64) -> f64 {
+    let slope = (4.0 * dual_half - dual_one) - w_dw;
+    let curvature = (2.0 * dual_one - 4.0 * dual_half) - 0.5 * dw_dw;
     if curvature < 0.0 {
         (-slope / (2.0 * curvature)).clamp(0.0, 1.0)
     } else if slope + curvature > 0.0 {

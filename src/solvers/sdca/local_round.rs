@@ -23,6 +23,12 @@
 //! [`partition_terms`] gives the partition's share of the duality gap at (W, A_k):
 //! Σ_{i∈P_k} c_i L_i(W) and Σ_{i∈P_k} D_i(a_i); then P = ½‖W‖² + Σ_k (the first) and
 //! D = Σ_k (the second) − ½‖W‖² — one scalar reduce per check.
+//!
+//! [`Partition`] is what a partition keeps between rounds (A_k, the cursor, the active
+//! sets, the last round's change until the driver's step commits it): one call per round
+//! and one per check, whatever the round crosses.
+
+use std::collections::BTreeMap;
 
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
@@ -249,6 +255,279 @@ pub fn partition_terms<D: Design, L: SdcaLoss + ?Sized>(
     Ok((loss_sum, dual_sum, active))
 }
 
+/// How a [`Partition`]'s rounds run, fixed for a fit.
+#[derive(Debug, Clone, Copy)]
+pub struct PartitionRound {
+    /// σ' ≥ 1 (K for CoCoA+'s adding, 1 for the line search).
+    pub sigma: f64,
+    /// H, passes over the examples an epoch visits per round (a round takes at least
+    /// one step).
+    pub local_epochs: f64,
+    /// The partition's seed (the serial solver's seed when K = 1).
+    pub seed: u64,
+    pub shrinking: bool,
+    /// The driver steps by t ∈ [0, 1] along the combined change
+    /// ([`step_length`](super::step_length)): each round reports its dual change at
+    /// t = ½ and 1 and keeps its changed rows until [`Partition::commit`].
+    pub line_search: bool,
+    /// The constant feature of the intercept, if any.
+    pub bias: Option<f64>,
+}
+
+/// What a partition's round sends to the driver: u = W + σ'ΔW_k and, with a line
+/// search, the round's dual change at t = ½ and 1.
+pub type Outcome = (Vec<f64>, (f64, f64));
+
+/// What a partition's rounds update.
+#[derive(Debug, Clone)]
+struct PartitionState {
+    /// A_k, n_k × m row-major.
+    dual: Vec<f64>,
+    /// Where the next round starts.
+    cursor: Cursor,
+    /// The active set the rounds use (everything unless shrinking).
+    active: ActiveSet,
+    /// The set the last gap check built: it takes over at the next epoch's start (the
+    /// serial solver's shrinking, refreshed by its checks).
+    next_active: Option<ActiveSet>,
+    /// The rows the last round changed (with a line search) and their values before it,
+    /// |changed| × m, until the driver's step commits the change.
+    changed: Vec<usize>,
+    before: Vec<f64>,
+}
+
+/// A partition's state as named arrays (its checkpoint's layout): float arrays hold rows
+/// of one value per class (or label), integer arrays are flat.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NamedArrays {
+    pub floats: BTreeMap<String, Vec<f64>>,
+    pub ints: BTreeMap<String, Vec<i64>>,
+}
+
+impl NamedArrays {
+    /// The integers `name` (group `what` in errors) as indices; empty when absent.
+    pub(crate) fn take_indices(&mut self, name: &str, what: &'static str) -> Result<Vec<usize>> {
+        let values = self.ints.remove(name).unwrap_or_default().into_iter();
+        values.map(|v| usize::try_from(v).map_err(|_| Error::input(what, format!("must be >= 0, got {v}")))).collect()
+    }
+
+    /// The active set `{name}_0` (examples as 0/1), `_1` (starts), `_2` (classes), if
+    /// there is one (checked by [`ActiveSet::from_parts`]).
+    fn take_active(&mut self, name: &str, y: &[usize], m: usize) -> Result<Option<ActiveSet>> {
+        let Some(examples) = self.ints.remove(&format!("{name}_0")) else { return Ok(None) };
+        let starts = self.take_indices(&format!("{name}_1"), "active")?;
+        let classes = self.take_indices(&format!("{name}_2"), "active")?;
+        let classes =
+            classes.into_iter().map(|c| u32::try_from(c).map_err(|_| Error::input("active", "class too large")));
+        let examples = examples.iter().map(|&v| v != 0).collect();
+        ActiveSet::from_parts(examples, starts, classes.collect::<Result<_>>()?, y, m).map(Some)
+    }
+}
+
+/// A partition of a CoCoA+ fit where its rows live (`toprank.distributed` keeps one on
+/// the worker that holds them): its labels, weights and ‖x_i‖², how its rounds run, and
+/// its state. Each call takes the partition's X (the rows of those norms) and the loss.
+#[derive(Debug, Clone)]
+pub struct Partition {
+    y: Vec<usize>,
+    c: Vec<f64>,
+    sq_norms: Vec<f64>,
+    m: usize,
+    opts: PartitionRound,
+    state: PartitionState,
+}
+
+impl Partition {
+    /// A_k = 0 over the examples (y, c) of the rows whose ‖x_i‖² (+ bias²) are `sq_norms`.
+    pub fn new<L: SdcaLoss + ?Sized>(
+        loss: &L,
+        y: Vec<usize>,
+        c: Vec<f64>,
+        sq_norms: Vec<f64>,
+        m: usize,
+        opts: PartitionRound,
+    ) -> Result<Self> {
+        let n = sq_norms.len();
+        loss.check(m)?;
+        Examples { y: &y, c: &c }.check_entries(n, m)?;
+        if !(opts.local_epochs > 0.0 && opts.local_epochs.is_finite()) {
+            return Err(Error::param("local_epochs", format!("must be finite and > 0, got {}", opts.local_epochs)));
+        }
+        if opts.line_search && !loss.dual_is_quadratic() {
+            return Err(Error::param("aggregation", "the line search needs a loss with quadratic dual terms (hinge)"));
+        }
+        let size = n.checked_mul(m).ok_or_else(|| Error::input("y", "too many examples times classes"))?;
+        let state = PartitionState {
+            dual: vec![0.0; size],
+            cursor: Cursor { epoch: 1, offset: 0 },
+            active: ActiveSet::new(n),
+            next_active: None,
+            changed: Vec::new(),
+            before: Vec::new(),
+        };
+        Ok(Self { y, c, sq_norms, m, opts, state })
+    }
+
+    pub fn labels(&self) -> &[usize] {
+        &self.y
+    }
+
+    pub fn n_classes(&self) -> usize {
+        self.m
+    }
+
+    /// The state as named arrays: `dual` (A_k) and `before` (the rows the last round
+    /// changed, as they were before it, until committed) as rows of m values; `cursor`
+    /// (epoch, offset), `changed`, and each active set's parts ([`ActiveSet::parts`]):
+    /// `active_0` its examples as 0/1, `active_1` its starts, `active_2` its classes, and
+    /// `next_active_*` likewise when a check built one.
+    pub fn to_named(&self) -> NamedArrays {
+        let (state, mut named) = (&self.state, NamedArrays::default());
+        let ints = |values: &[usize]| -> Vec<i64> { values.iter().map(|&v| v as i64).collect() };
+        named.floats.extend([("dual".into(), state.dual.clone()), ("before".into(), state.before.clone())]);
+        let cursor = [state.cursor.epoch, state.cursor.offset].map(|v| v as usize);
+        named.ints.extend([("cursor".into(), ints(&cursor)), ("changed".into(), ints(&state.changed))]);
+        for (name, set) in [("active", Some(&state.active)), ("next_active", state.next_active.as_ref())] {
+            if let Some((examples, starts, classes)) = set.map(ActiveSet::parts) {
+                named.ints.insert(format!("{name}_0"), examples.iter().map(|&b| i64::from(b)).collect());
+                named.ints.insert(format!("{name}_1"), ints(starts));
+                named.ints.insert(format!("{name}_2"), classes.iter().map(|&c| i64::from(c)).collect());
+            }
+        }
+        named
+    }
+
+    /// Replaces the state by [`to_named`](Self::to_named)'s arrays from elsewhere (a
+    /// checkpoint, a transfer; without `changed`, `before` or an active set: nothing
+    /// pending, everything active), checked once: the rounds trust A_k after.
+    pub fn restore(&mut self, mut named: NamedArrays) -> Result<()> {
+        let (n, m) = (self.y.len(), self.m);
+        let [epoch, offset] = named.take_indices("cursor", "cursor")?[..] else {
+            return Err(Error::input("cursor", "must hold (epoch, offset)"));
+        };
+        let active = named.take_active("active", &self.y, m)?.unwrap_or_else(|| ActiveSet::new(n));
+        let next_active = named.take_active("next_active", &self.y, m)?;
+        let changed = named.take_indices("changed", "changed")?;
+        let [dual, before] = ["dual", "before"].map(|name| named.floats.remove(name).unwrap_or_default());
+        if dual.len() != n * m || dual.iter().any(|v| !v.is_finite()) {
+            return Err(Error::input("dual", format!("must hold {n} x {m} finite values")));
+        }
+        if epoch == 0 {
+            return Err(Error::input("cursor", "epochs are numbered from 1"));
+        }
+        if changed.iter().any(|&i| i >= n) || before.len() != changed.len() * m || before.iter().any(|v| !v.is_finite())
+        {
+            return Err(Error::input("changed", format!("rows must be < {n}, with {m} finite values each")));
+        }
+        let cursor = Cursor { epoch: epoch as u64, offset: offset as u64 };
+        self.state = PartitionState { dual, cursor, active, next_active, changed, before };
+        Ok(())
+    }
+
+    /// Scales the last round's change by the driver's step: A_k ← before + t(after −
+    /// before) on its rows. t = 1 leaves them as the round did (no arithmetic: with one
+    /// partition the rounds stay the serial solver's, bit for bit).
+    pub fn commit(&mut self, t: f64) -> Result<()> {
+        if !(0.0..=1.0).contains(&t) {
+            return Err(Error::param("step", format!("must be in [0, 1], got {t}")));
+        }
+        let (state, m) = (&mut self.state, self.m);
+        if t != 1.0 {
+            for (&i, old) in state.changed.iter().zip(state.before.chunks_exact(m.max(1))) {
+                let row = &mut state.dual[i * m..(i + 1) * m];
+                row.iter_mut().zip(old).for_each(|(a, &o)| *a = o + t * (*a - o));
+            }
+        }
+        state.changed.clear();
+        state.before.clear();
+        Ok(())
+    }
+
+    /// One round from the broadcast W (`w`, after the last round's
+    /// [`commit`](Self::commit)): H·n⁺ steps rounded half to even (at least one; n⁺ the
+    /// examples an epoch visits) from the cursor. A new active set takes over at an
+    /// epoch's start, so a round that crosses one runs as two [`local_round`]s, the second
+    /// continuing the first's u. Returns u = W + σ'ΔW_k and, with a line search, the
+    /// round's dual change at t = ½ and 1 ([`dual_change`]; zeros otherwise); `None` if the
+    /// monitor asked to stop.
+    pub fn round<D: Design, L: SdcaLoss + ?Sized>(
+        &mut self,
+        x: &D,
+        loss: &L,
+        w: &[f64],
+        monitor: &mut dyn Monitor,
+    ) -> Result<Option<Outcome>> {
+        let model = LinearModel::with_sq_norms(x, self.m, self.opts.bias, &self.sq_norms)?;
+        let (ex, opts, m, state) = (Examples { y: &self.y, c: &self.c }, &self.opts, self.m, &mut self.state);
+        state.at_epoch_start();
+        let eligible = state.visited(&ex, opts.shrinking);
+        let mut remaining =
+            if eligible == 0 { 0 } else { ((opts.local_epochs * eligible as f64).round_ties_even() as u64).max(1) };
+        let mut local = w.to_vec();
+        let mut first = vec![false; if opts.line_search { self.y.len() } else { 0 }];
+        let (mut changed, mut before) = (Vec::new(), Vec::new());
+        while remaining > 0 {
+            let steps = match state.next_active {
+                Some(_) => remaining.min(state.visited(&ex, opts.shrinking).saturating_sub(state.cursor.offset)),
+                None => remaining,
+            };
+            let (sigma, seed, shrinking, record) = (opts.sigma, opts.seed, opts.shrinking, opts.line_search);
+            let call = RoundOptions { sigma, steps, seed, shrinking, record };
+            let from = state.cursor;
+            let Some(round) =
+                local_round(&model, loss, &ex, &mut state.dual, &local, &state.active, from, &call, monitor)?
+            else {
+                return Ok(None);
+            };
+            // Each row with its values before the first call that changed it.
+            for (&i, row) in round.changed.iter().zip(round.before.chunks_exact(m.max(1))) {
+                if !std::mem::replace(&mut first[i], true) {
+                    changed.push(i);
+                    before.extend_from_slice(row);
+                }
+            }
+            (local, state.cursor, remaining) = (round.local, round.end, remaining - steps);
+            state.at_epoch_start();
+        }
+        if !opts.line_search {
+            return Ok(Some((local, (0.0, 0.0))));
+        }
+        let change = dual_change(loss, &ex, &changed, &before, &state.dual, m)?;
+        (state.changed, state.before) = (changed, before);
+        Ok(Some((local, change)))
+    }
+
+    /// The partition's terms of the duality gap at (W, A_k) ([`partition_terms`]); with
+    /// shrinking, the active set their scores give takes over at the next epoch's start.
+    pub fn terms<D: Design, L: SdcaLoss + ?Sized>(&mut self, x: &D, loss: &L, w: &[f64]) -> Result<(f64, f64)> {
+        let mut model = LinearModel::with_sq_norms(x, self.m, self.opts.bias, &self.sq_norms)?;
+        let ex = Examples { y: &self.y, c: &self.c };
+        let (loss_sum, dual_sum, active) =
+            partition_terms(&mut model, loss, &ex, &self.state.dual, w, self.opts.shrinking)?;
+        if self.opts.shrinking {
+            self.state.next_active = Some(active);
+        }
+        Ok((loss_sum, dual_sum))
+    }
+}
+
+impl PartitionState {
+    /// Examples an epoch visits (as `epoch_order`): c_i > 0, and active when shrinking.
+    fn visited(&self, ex: &Examples, shrinking: bool) -> u64 {
+        let visits = |(&active, &c): (&bool, &f64)| (!shrinking || active) && c > 0.0;
+        self.active.examples.iter().zip(ex.c).filter(|&pair| visits(pair)).count() as u64
+    }
+
+    /// At an epoch's start, the active set the last check built takes over.
+    fn at_epoch_start(&mut self) {
+        if self.cursor.offset == 0 {
+            if let Some(next) = self.next_active.take() {
+                self.active = next;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,7 +727,7 @@ mod tests {
         let round = local.round(&loss, &ex, &all, 150, false);
         assert_eq!(round.end, Cursor { epoch: 4, offset: 30 });
         let mut seen = vec![false; n];
-        for (&i, before) in round.changed.iter().zip(round.before.chunks_exact(m)) {
+        for (&i, before) in round.changed.iter().zip(round.before.chunks_exact(m.max(1))) {
             assert!(!seen[i], "example {i} listed twice");
             seen[i] = true;
             assert_eq!(before, &start[i * m..(i + 1) * m]);
@@ -478,5 +757,98 @@ mod tests {
         assert!(local_round(&model, &loss, &ex, &mut [], &w, &all, from, &bad, &mut Silent).is_err());
         assert!(local_round(&model, &loss, &ex, &mut [], &w[1..], &all, from, &ro, &mut Silent).is_err());
         assert!(local_round(&model, &loss, &ex, &mut [], &w, &ActiveSet::new(3), from, &ro, &mut Silent).is_err());
+    }
+
+    fn partition(x: &DenseRows<'_, f64>, y: &[usize], m: usize, opts: PartitionRound) -> Partition {
+        let loss = TopKHinge { k: 2, variant: TopKVariant::Alpha, smoothing: 0.0 };
+        let sq_norms = LinearModel::sq_norms_of(x, opts.bias);
+        Partition::new(&loss, y.to_vec(), vec![0.8; y.len()], sq_norms, m, opts).unwrap()
+    }
+
+    /// A partition's rounds with K = 1 are the serial solver's epochs, bit for bit: in
+    /// rounds of a quarter pass, and in whole passes with shrinking (the active set of
+    /// every other check taking over at the next epoch's start).
+    #[test]
+    fn partition_rounds_are_the_serial_solver() {
+        let (n, d, m) = (120, 4, 5);
+        let (x, y) = problem(n, d, m, 3);
+        let (c, rows) = (vec![0.8; n], DenseRows::new(&x, n, d).unwrap());
+        let loss = TopKHinge { k: 2, variant: TopKVariant::Alpha, smoothing: 0.0 };
+        for (local_epochs, shrinking) in [(0.25, false), (1.0, true)] {
+            let opts = SdcaOptions { tol: 1e-300, max_epochs: 7, check_every: 2, seed: 9, shrinking };
+            let mut serial = LinearModel::new(&rows, m, Some(1.0));
+            let mut a = vec![0.0; n * m];
+            solve(&mut serial, &loss, &Examples { y: &y, c: &c }, &mut a, &opts, &mut Silent).unwrap();
+
+            let round =
+                PartitionRound { sigma: 1.0, local_epochs, seed: 9, shrinking, line_search: false, bias: Some(1.0) };
+            let mut part = partition(&rows, &y, m, round);
+            let mut w = vec![0.0; m * (d + 1)];
+            for r in 1..=(7.0 / local_epochs) as usize {
+                w = part.round(&rows, &loss, &w, &mut Silent).unwrap().unwrap().0;
+                if shrinking && r % 2 == 0 {
+                    part.terms(&rows, &loss, &w).unwrap();
+                }
+            }
+            assert!(w.iter().zip(serial.weights()).all(|(p, q)| p.to_bits() == q.to_bits()), "{local_epochs}");
+            let dual = &part.to_named().floats["dual"];
+            assert!(dual.iter().zip(&a).all(|(p, q)| p.to_bits() == q.to_bits()), "{local_epochs}");
+        }
+    }
+
+    /// The state a partition exports — mid-epoch, with a pending line-search change and
+    /// both active sets — restores into a new partition that continues bit for bit, and
+    /// the driver's step scales exactly the pending change.
+    #[test]
+    fn partition_state_restores_and_commits() {
+        let (n, d, m) = (90, 3, 4);
+        let (x, y) = problem(n, d, m, 11);
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let loss = TopKHinge { k: 2, variant: TopKVariant::Alpha, smoothing: 0.0 };
+        let round =
+            PartitionRound { sigma: 1.0, local_epochs: 0.7, seed: 4, shrinking: true, line_search: true, bias: None };
+        let mut part = partition(&rows, &y, m, round);
+        let mut w = vec![0.0; m * d];
+        for _ in 0..3 {
+            part.commit(1.0).unwrap();
+            w = part.round(&rows, &loss, &w, &mut Silent).unwrap().unwrap().0;
+            part.terms(&rows, &loss, &w).unwrap();
+        }
+        let named = part.to_named();
+        assert!(!named.ints["changed"].is_empty() && named.ints.contains_key("next_active_0"));
+        let mut copy = partition(&rows, &y, m, round);
+        copy.restore(named.clone()).unwrap();
+        assert_eq!(copy.to_named(), named);
+
+        // A_k ← before + t(after − before) on the changed rows, nothing elsewhere.
+        part.commit(0.25).unwrap();
+        let (after, committed) = (&named.floats["dual"], &part.to_named().floats["dual"]);
+        let mut expected = after.clone();
+        for (&i, old) in named.ints["changed"].iter().zip(named.floats["before"].chunks_exact(m)) {
+            let i = i as usize;
+            for (j, &o) in old.iter().enumerate() {
+                expected[i * m + j] = o + 0.25 * (after[i * m + j] - o);
+            }
+        }
+        assert_eq!(committed, &expected);
+        copy.commit(0.25).unwrap();
+        for part in [&mut part, &mut copy] {
+            let u = part.round(&rows, &loss, &w, &mut Silent).unwrap().unwrap();
+            part.commit(0.5).unwrap();
+            let terms = part.terms(&rows, &loss, &u.0).unwrap();
+            assert!(terms.0.is_finite() && terms.1.is_finite());
+        }
+        assert_eq!(part.to_named(), copy.to_named());
+
+        assert!(part.commit(1.5).is_err() && part.commit(f64::NAN).is_err());
+        let mut bad = named.clone();
+        bad.floats.get_mut("dual").unwrap()[5] = f64::NAN;
+        assert!(copy.restore(bad).is_err());
+        let mut bad = named.clone();
+        bad.ints.insert("cursor".into(), vec![0, 0]);
+        assert!(copy.restore(bad).is_err());
+        let mut bad = named;
+        bad.ints.insert("changed".into(), vec![n as i64]);
+        assert!(copy.restore(bad).is_err());
     }
 }

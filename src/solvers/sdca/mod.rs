@@ -14,11 +14,13 @@ mod solver;
 mod topk_entropy;
 
 pub use accelerated::solve_linear;
-pub use cocoa::solve_cocoa;
+pub use cocoa::{solve_cocoa, step_length};
 pub use fit::fit_linear;
 pub use hinge::TopKHinge;
 pub use kernel_model::KernelModel;
-pub use local_round::{dual_change, local_round, partition_terms, Cursor, Round, RoundOptions};
+pub use local_round::{
+    dual_change, local_round, partition_terms, Cursor, NamedArrays, Partition, PartitionRound, Round, RoundOptions,
+};
 pub use loss::{LossWorkspace, SdcaLoss};
 pub use model::{LinearModel, ScoreModel};
 pub use problem::{objectives, ActiveSet, Examples, Objectives};

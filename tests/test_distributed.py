@@ -141,7 +141,7 @@ def test_checkpoint_resume_reaches_the_uninterrupted_model(client, tmp_path):
         cut, _ = fit_cocoa(
             client, estimator, *parts, max_rounds=7, local_epochs=1, checkpoint_every=3, checkpoint_dir=str(tmp_path)
         )
-    assert cut.status_ == "max_rounds" and (tmp_path / "state.json").exists()
+    assert cut.status_ == "max_iter" and (tmp_path / "state.json").exists()
     resumed, history = fit_cocoa(
         client, estimator, *parts, max_rounds=2000, local_epochs=1, checkpoint_dir=str(tmp_path), resume=True
     )
@@ -287,7 +287,7 @@ def test_the_defaults_converge_where_adding_in_100_rounds_did_not():
     assert model.status_ == "converged" and history[-1].gap <= 1e-3
     assert model.primal_objective_ == pytest.approx(serial.primal_objective_, rel=1e-3)
     old, _ = _quiet(fit_cocoa, None, estimator, *parts, aggregation="adding", max_rounds=100)
-    assert old.status_ == "max_rounds"
+    assert old.status_ == "max_iter"
     # softmax has no line search: adding, by default.
     soft, _ = fit_cocoa(None, TopKSVC(loss="softmax", C=0.1, random_state=0), *_split(*_problem(n=120), [60, 60]))
     assert soft.status_ == "converged"

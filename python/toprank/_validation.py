@@ -222,13 +222,10 @@ def warn_not_converged(
     ``gap``), and what to change and why (``advice``, from the estimator, which knows its
     problem)."""
     why = {
-        "max_epochs": f"ran out of {unit}",
         "max_iter": f"ran out of {unit}",
-        "max_rounds": f"ran out of {unit}",
         "no_progress": "made no progress over a whole check interval (neither the dual objective rose nor "
         "the gap closed: rounding now dominates the steps, so a smaller gap cannot be certified "
         "in floating point)",
-        "not_converged": f"ran out of {unit}",
     }.get(status, "did not converge")
     warnings.warn(
         f"{estimator} stopped with status {status!r}: it {why} after {steps} {unit}, at a {measure} of "

@@ -356,7 +356,7 @@ def fit_cocoa(
     tol : float, optional
         Overrides the estimator's ``tol`` (its stopping rule is kept).
     max_rounds : int, optional
-        Rounds at most (status ``"max_rounds"`` and a ConvergenceWarning if reached).
+        Rounds at most (status ``"max_iter"`` and a ConvergenceWarning if reached).
         Default: the estimator's budget in passes over the data — TopKSVC's
         ``max_epochs``, M3L's ``max_iter`` — divided by ``local_epochs``.
     local_epochs : float, optional
@@ -489,7 +489,7 @@ def _fit(
     check_bytes = 0 if local_mode else 24 * K + 8
 
     started = time.perf_counter() - (history[-1].seconds if history else 0.0)
-    moved, status, last_dual = 0, "max_rounds", -np.inf if not history else history[-1].dual
+    moved, status, last_dual = 0, "max_iter", -np.inf if not history else history[-1].dual
     rounds_done = start_round
     for r in range(start_round, max_rounds):
         outcomes = [runner.submit(tasks.run_round, p.shard, current, worker=p.worker) for p in active]

@@ -49,11 +49,13 @@ def test_cross_val_score_with_ap_at_10_for_the_ranker() -> None:
     Y = (X @ rng.standard_normal((d, L)) + rng.standard_normal((n, L)) > 2.0).astype(np.float64)
     Y[np.arange(n), rng.integers(0, L, n)] = 1.0  # every row has a positive
     ranker = toprank.RankmaxRanker(n_components=8, n_epochs=3, early_stopping=False, eval_k=10, random_state=0)
-    values = cross_val_score(ranker, X, Y, scoring=scoring.average_precision_at_k_scorer(10), cv=KFold(3))
+    values = cross_val_score(ranker, X, Y, scoring=scoring.ranking_scorer("average_precision_at_k", 10), cv=KFold(3))
     assert values.shape == (3,) and np.all((values > 0) & (values <= 1))
     fitted = ranker.fit(X, Y)
     # The AP@10 scorer is the ranker's own score() (AP@eval_k).
-    assert scoring.average_precision_at_k_scorer(10)(fitted, X, Y) == pytest.approx(fitted.score(X, Y), abs=1e-12)
+    assert scoring.ranking_scorer("average_precision_at_k", 10)(fitted, X, Y) == pytest.approx(
+        fitted.score(X, Y), abs=1e-12
+    )
 
 
 def test_ranking_scorers_match_the_metrics() -> None:
@@ -66,12 +68,10 @@ def test_ranking_scorers_match_the_metrics() -> None:
             return X
 
     S = rng.standard_normal((50, 15))
-    for make, metric in (
-        (scoring.precision_at_k_scorer, metrics.precision_at_k),
-        (scoring.recall_at_k_scorer, metrics.recall_at_k),
-        (scoring.average_precision_at_k_scorer, metrics.average_precision_at_k),
-    ):
-        assert make(4)(Fixed(), S, Y) == metric(Y, S, 4)
+    for name in ("precision_at_k", "recall_at_k", "average_precision_at_k"):
+        assert scoring.ranking_scorer(name, 4)(Fixed(), S, Y) == getattr(metrics, name)(Y, S, 4)
+    with pytest.raises(toprank.InvalidInputError, match="metric: must be a ranking metric, got 'top_k_accuracy'"):
+        scoring.ranking_scorer("top_k_accuracy", 4)  # type: ignore[arg-type]
 
 
 def test_predict_topk_through_a_pipeline() -> None:

@@ -12,9 +12,8 @@ scikit-learn classifier with those methods::
 
 * :func:`top_k_accuracy_scorer` — multiclass top-k accuracy, with the estimator's
   ``classes_`` naming the score columns;
-* :func:`precision_at_k_scorer`, :func:`recall_at_k_scorer`,
-  :func:`average_precision_at_k_scorer` — multi-label ranking metrics (``y`` an (n, L)
-  indicator matrix, dense or sparse), e.g. AP@10 for :class:`~toprank.RankmaxRanker`;
+* :func:`ranking_scorer` — precision, recall or AP at k of multi-label rankings (``y`` an
+  (n, L) indicator matrix), e.g. AP@10 for :class:`~toprank.RankmaxRanker`;
 * :func:`predict_topk` — the k best classes of a fitted estimator *or pipeline* (a
   ``Pipeline`` forwards only scikit-learn's own methods, so ``pipe.predict_topk`` does not
   exist).
@@ -37,12 +36,11 @@ from toprank.exceptions import InvalidInputError
 __all__ = [
     "TopKScorer",
     "top_k_accuracy_scorer",
-    "precision_at_k_scorer",
-    "recall_at_k_scorer",
-    "average_precision_at_k_scorer",
+    "ranking_scorer",
     "predict_topk",
 ]
 
+RankingMetric = Literal["precision_at_k", "recall_at_k", "average_precision_at_k"]
 Metric = Literal["top_k_accuracy", "precision_at_k", "recall_at_k", "average_precision_at_k"]
 
 
@@ -106,11 +104,15 @@ def top_k_accuracy_scorer(k: int = 5) -> TopKScorer:
     return TopKScorer("top_k_accuracy", k)
 
 
-def precision_at_k_scorer(k: int = 10) -> TopKScorer:
-    """Scorer of multi-label precision at k (:func:`toprank.metrics.precision_at_k`).
+def ranking_scorer(metric: RankingMetric = "average_precision_at_k", k: int = 10) -> TopKScorer:
+    """Scorer of a multi-label ranking metric at k: :func:`toprank.metrics.precision_at_k`,
+    :func:`~toprank.metrics.recall_at_k` or :func:`~toprank.metrics.average_precision_at_k`
+    (AP@k, the metric of :meth:`toprank.RankmaxRanker.score` and of recommendation papers).
 
     Parameters
     ----------
+    metric : {"precision_at_k", "recall_at_k", "average_precision_at_k"}, default "average_precision_at_k"
+        The metric.
     k : int, default 10
         How many top-ranked labels per sample are judged.
 
@@ -119,40 +121,9 @@ def precision_at_k_scorer(k: int = 10) -> TopKScorer:
     TopKScorer
         Usable as ``scoring=``; ``y`` is an (n, L) indicator matrix.
     """
-    return TopKScorer("precision_at_k", k)
-
-
-def recall_at_k_scorer(k: int = 10) -> TopKScorer:
-    """Scorer of multi-label recall at k (:func:`toprank.metrics.recall_at_k`).
-
-    Parameters
-    ----------
-    k : int, default 10
-        How many top-ranked labels per sample are judged.
-
-    Returns
-    -------
-    TopKScorer
-        Usable as ``scoring=``; ``y`` is an (n, L) indicator matrix.
-    """
-    return TopKScorer("recall_at_k", k)
-
-
-def average_precision_at_k_scorer(k: int = 10) -> TopKScorer:
-    """Scorer of AP@k (:func:`toprank.metrics.average_precision_at_k`), the metric of
-    :meth:`toprank.RankmaxRanker.score` and of recommendation papers.
-
-    Parameters
-    ----------
-    k : int, default 10
-        How many top-ranked labels per sample are judged.
-
-    Returns
-    -------
-    TopKScorer
-        Usable as ``scoring=``; ``y`` is an (n, L) indicator matrix.
-    """
-    return TopKScorer("average_precision_at_k", k)
+    if metric not in ("precision_at_k", "recall_at_k", "average_precision_at_k"):
+        raise InvalidInputError(f"metric: must be a ranking metric, got {metric!r}")
+    return TopKScorer(metric, k)
 
 
 def predict_topk(model: Any, X: ArrayLike, k: int | None = None) -> NDArray[Any]:

@@ -31,7 +31,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::cocoa::solve_cocoa_from;
+use super::cocoa::solve_cocoa;
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::{ActiveSet, Examples, Objectives};
@@ -72,7 +72,7 @@ pub fn solve_linear<D: Design, L: SdcaLoss + ?Sized>(
                  opts: &SdcaOptions,
                  active: &mut ActiveSet,
                  monitor: &mut dyn Monitor| match blocks {
-        Some(b) => solve_cocoa_from(model, loss, ex, a, opts, b, active, monitor),
+        Some(b) => solve_cocoa(model, loss, ex, a, opts, b, active, monitor),
         None => solve_from(model, loss, ex, a, opts, active, monitor),
     };
     let condition = (0..model.n_rows()).map(|i| ex.c[i] * model.sq_norm(i)).fold(0.0, f64::max);

@@ -56,25 +56,12 @@ struct Block {
     span: std::ops::Range<usize>,
 }
 
-/// CoCoA+ over `n_blocks` blocks on the current rayon pool (see the module docs). On
-/// Err, `a` may hold part of a round's steps, out of step with the model's W: discard
-/// both.
-pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
-    model: &mut LinearModel<D>,
-    loss: &L,
-    ex: &Examples,
-    a: &mut [f64],
-    opts: &SdcaOptions,
-    n_blocks: usize,
-    monitor: &mut dyn Monitor,
-) -> Result<SdcaReport> {
-    let mut active = ActiveSet::new(model.design().n_rows());
-    solve_cocoa_from(model, loss, ex, a, opts, n_blocks, &mut active, monitor)
-}
-
-/// [`solve_cocoa`] starting from the shrinking state `active` (see `solver::solve_from`).
+/// CoCoA+ over `n_blocks` blocks on the current rayon pool (see the module docs),
+/// starting from the shrinking state `active` (`ActiveSet::new(n)`, or the state a
+/// previous solve on a nearby problem left: see `solver::solve_from`). On Err, `a` may
+/// hold part of a round's steps, out of step with the model's W: discard both.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn solve_cocoa_from<D: Design, L: SdcaLoss + ?Sized>(
+pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     model: &mut LinearModel<D>,
     loss: &L,
     ex: &Examples,

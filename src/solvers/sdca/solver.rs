@@ -508,7 +508,8 @@ mod tests {
                 let report = if blocks == 1 {
                     solve(&mut model, &loss, &ex, &mut a, &opts, &mut Silent).unwrap()
                 } else {
-                    solve_cocoa(&mut model, &loss, &ex, &mut a, &opts, blocks, &mut Silent).unwrap()
+                    solve_cocoa(&mut model, &loss, &ex, &mut a, &opts, blocks, &mut ActiveSet::new(n), &mut Silent)
+                        .unwrap()
                 };
                 let tail: Vec<_> =
                     report.history.iter().rev().take(4).map(|p| (p.epoch, p.primal, p.dual, p.gap)).collect();

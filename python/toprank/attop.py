@@ -217,8 +217,8 @@ _COMMON_DOC = """
         Seeds the starting point and the choice of k in each iteration.
     n_jobs : int or None, default=None
         Threads for the kernel columns and for each iteration's passes over the examples
-        (partner scan, choice of k, score update; from n = 16,384). ``None`` uses all
-        cores.
+        (partner scan, choice of k, score update; from n = 16,384). ``None`` is one
+        thread, ``-1`` all cores (see the README's "Threads").
     verbose : int, default=0
         If > 0, print a line per duality-gap check.
 

@@ -111,8 +111,8 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     random_state : int, RandomState or None, default=None
         Seeds the row sample and the k-means initialisation (random distinct points).
     n_jobs : int or None, default=None
-        Threads (sub-spaces in parallel for training, rows for encoding). ``None`` uses
-        all cores.
+        Threads (sub-spaces in parallel for training, rows for encoding). ``None`` is
+        one thread, ``-1`` all cores (see the README's "Threads").
 
     Training and encoding run without the GIL and stop on Ctrl-C (KeyboardInterrupt).
 

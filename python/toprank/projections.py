@@ -4,7 +4,8 @@ Every function takes a 1-D array, or a 2-D array whose rows are projected
 independently and in parallel, of dtype float32 or float64, and returns a new array
 of the same shape and dtype. Read-only and non-contiguous arrays are accepted. All
 thresholds are computed in float64. ``n_jobs`` sizes the thread pool for 2-D input
-(``None``: all cores; ``-1``: all cores; ``-2``: all but one). The GIL is released
+(``None``: one thread, scikit-learn's convention; ``-1``: all cores; ``-2``: all
+but one). The GIL is released
 while the projections run.
 
 Bad input (NaN/inf, empty arrays, 3-D arrays, integer or complex dtypes, parameters

@@ -214,7 +214,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     random_state : int, RandomState or None, default=None
         Seeds the initialisation, the validation split and the example order.
     n_jobs : int or None, default=None
-        Threads of the Rust core (None: all cores; results do not depend on it).
+        Threads of the Rust core (None: one; -1: all cores; results do not depend on it).
     verbose : int, default=0
         1 prints a line per epoch (training loss, validation AP@k, seconds).
 

@@ -105,9 +105,9 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         Seeds the example order of each epoch.
     n_jobs : int or None, default=None
         Threads for the duality-gap evaluation and, for n ≥ 10,000 linear problems,
-        the parallel (CoCoA+) solver. ``None`` uses all cores; negative values count
-        back from all cores (joblib style). Results are reproducible for a given
-        ``random_state`` and ``n_jobs``.
+        the parallel (CoCoA+) solver. ``None`` is one thread; negative values count
+        back from all cores (joblib style: ``-1`` is all). Results are reproducible for
+        a given ``random_state`` and ``n_jobs``.
     verbose : int, default=0
         If > 0, print a line per duality-gap check.
 

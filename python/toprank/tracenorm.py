@@ -97,7 +97,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     random_state : int, RandomState or None
         Seeds the start vector of the first singular-pair iteration.
     n_jobs : int or None
-        Threads of the Rust solver (None: all cores).
+        Threads of the Rust solver (None: one; -1: all cores).
     verbose : int, default=0
         Print the objective and σ_max − λ1 every few iterations.
 

@@ -1,6 +1,7 @@
-//! `n_jobs` → a rayon pool. `None` uses rayon's global pool; an integer sizes a local
-//! pool (cached, so repeated calls do not respawn threads). Negative values follow
-//! joblib: -1 is all cores, -2 all but one, ... At most `max(256, 4 × cores)` threads:
+//! `n_jobs` → a rayon pool of that many threads (cached, so repeated calls do not respawn
+//! threads). `None` is one thread, scikit-learn's convention: a caller that runs fits in
+//! parallel itself (`GridSearchCV(n_jobs=...)`, joblib, Dask) must not get a pool of all
+//! cores per fit. Negative values follow joblib: -1 is all cores, -2 all but one, ... At most `max(256, 4 × cores)` threads:
 //! every pool is a set of OS threads kept for the process's life, and a count far
 //! beyond the cores (n_jobs = 10**6) would only start threads until memory runs out.
 
@@ -23,7 +24,7 @@ fn cores() -> i64 {
 }
 
 pub(crate) fn resolve(n_jobs: Option<i64>) -> PyResult<Option<usize>> {
-    let Some(n) = n_jobs else { return Ok(None) };
+    let n = n_jobs.unwrap_or(1);
     let cores = cores();
     let threads = if n < 0 { (cores + 1 + n).max(1) } else { n };
     if threads < 1 {

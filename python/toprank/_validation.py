@@ -313,7 +313,17 @@ def sparse_structure(X: Any, name: str) -> None:
 def validate_input(estimator: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
     """scikit-learn's ``validate_data`` for an estimator's X (and y), with a sparse X's
     index arrays checked first (`sparse_structure`): its conversions (CSC to CSR) and
-    the products at prediction would read a malformed matrix out of bounds."""
+    the products at prediction would read a malformed matrix out of bounds.
+
+    A :class:`toprank.pq.CompressedMatrix` X is decoded here, once for every estimator:
+    those whose core reads the codes themselves (the linear ``TopKSVC`` fit, the
+    ``TraceNormLogisticRegression`` fit and its predictions) take it before calling
+    this; every other fit and prediction works on the decoded float32 matrix X̂, which
+    gives the model of ``np.asarray(X)`` exactly (and needs its n × d floats in memory)."""
+    from toprank.pq import CompressedMatrix  # noqa: PLC0415 (toprank.pq imports this module)
+
+    if isinstance(X, CompressedMatrix):
+        X = X.toarray()
     sparse_structure(X, "X")
     return validate_data(estimator, X, *args, **kwargs)
 

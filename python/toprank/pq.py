@@ -22,12 +22,13 @@ True
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -226,13 +227,78 @@ def _codes(codes: ArrayLike, n_subspaces: int) -> NDArray[np.uint8]:
     return np.ascontiguousarray(arr)
 
 
-class CompressedMatrix:
+def _size(nbytes: int) -> str:
+    """A byte count for a repr: 812 B, 80.0 kB, 1.3 MB, ..."""
+    value = float(nbytes)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{nbytes} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+class _Decodable:
+    """NumPy's protocols for a matrix known by its codes: ``np.asarray`` decodes it (into
+    a new float32 array; the dtype asked for is honoured), ``@`` multiplies from the
+    codes — an ndarray on the left too, since NumPy hands ``A @ X`` to
+    ``__array_ufunc__`` — and every other ufunc (``np.abs(X)``, ``X.T @ X`` of two
+    such matrices) runs on the decoded arrays."""
+
+    ndim = 2
+    dtype = np.dtype(np.float32)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def toarray(self) -> NDArray[np.float32]:
+        raise NotImplementedError
+
+    def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
+        raise NotImplementedError
+
+    def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]:
+        raise NotImplementedError
+
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
+        if copy is False:
+            # NumPy 2's contract: copy=False must fail where a copy cannot be avoided.
+            raise ValueError(
+                f"copy: a {type(self).__name__} cannot be viewed as an array without a copy (it is "
+                "decoded into a new one); use np.asarray(X) or copy=None"
+            )
+        decoded = self.toarray()
+        return decoded if dtype is None else decoded.astype(dtype, copy=False)
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if ufunc is np.matmul and method == "__call__" and len(inputs) == 2 and not kwargs:
+            left, right = inputs
+            if left is self and not isinstance(right, _Decodable):
+                return self.__matmul__(right)
+            if right is self and not isinstance(left, _Decodable):
+                return self.__rmatmul__(left)
+        decoded = [np.asarray(x) if isinstance(x, _Decodable) else x for x in inputs]
+        return getattr(ufunc, method)(*decoded, **kwargs)
+
+
+class CompressedMatrix(_Decodable):
     """The matrix X̂ of ``quantizer``'s decoded ``codes``, multiplied without decoding.
 
-    ``shape`` is (n, d); ``dot(B)`` = X̂·B (B: d × m or d), ``T.dot(B)`` = X̂ᵀ·B
-    (B: n × m or n), ``rdot(A)`` = A·X̂ (A: k × n or n); the result has B's (A's)
-    float dtype (float64 for other inputs). ``X[rows]`` selects rows (an int, a slice,
-    an index or boolean array) without copying the codebooks; ``decode()`` forms X̂.
+    ``shape`` is (n, d), ``dtype`` float32 (the codebooks'); ``X @ B`` = ``dot(B)`` =
+    X̂·B (B: d × m or d), ``X.T @ B`` = ``tdot(B)`` = X̂ᵀ·B (B: n × m or n),
+    ``A @ X`` = ``rdot(A)`` = A·X̂ (A: k × n or n) and ``A @ X.T`` = A·X̂ᵀ (A: k × d or
+    d), all from the codes; the result has B's (A's) float dtype (float64 for other
+    inputs; a sparse operand is made dense). ``np.asarray(X)`` (and ``toarray()``,
+    ``decode()``) forms X̂; other NumPy functions work on X̂.
+
+    ``X[rows]`` selects rows — an int, a slice, an int array or a boolean mask, also as
+    ``X[rows, :]`` or ``X[rows, ...]`` (scikit-learn's ``_safe_indexing`` asks for the
+    latter) — as a CompressedMatrix sharing the codebooks: an int gives a one-row
+    matrix, as scipy's sparse matrices do, so that every selection stays compressed.
+    Out-of-range indices raise IndexError. So scikit-learn's splitters
+    (``train_test_split``, ``cross_val_score``) take a CompressedMatrix as they take a
+    sparse matrix, and every linear estimator's ``fit``, ``predict`` and
+    ``decision_function`` accepts one (see :func:`toprank._validation.validate_input`).
     """
 
     def __init__(self, quantizer: ProductQuantizer, codes: ArrayLike) -> None:
@@ -255,30 +321,51 @@ class CompressedMatrix:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the codes and the codebooks."""
+        """Bytes of the codes and the codebooks (which row selections share)."""
         return int(self.codes.nbytes + self.codebooks.nbytes)
 
     def __len__(self) -> int:
         return int(self.codes.shape[0])
 
+    def __repr__(self) -> str:
+        n, d = self.shape
+        books = np.asarray(self._books)
+        m, ksub = (books.shape[0], books.shape[1]) if books.ndim == 3 else (self.codes.shape[1], 0)
+        dense = n * d * np.dtype(np.float32).itemsize
+        return (
+            f"CompressedMatrix(shape=({n}, {d}), n_subspaces={m}, n_bits={max(ksub - 1, 0).bit_length()}, "
+            f"{_size(self.codes.nbytes)} of codes + {_size(books.nbytes)} of codebooks; "
+            f"{_size(dense)} decoded as float32)"
+        )
+
     def __getitem__(self, rows: Any) -> CompressedMatrix:
         if isinstance(rows, tuple):
-            raise InvalidInputError("rows: a CompressedMatrix is indexed by rows only")
+            rest = rows[1:]
+            if len(rest) > 1 or (rest and rest[0] is not Ellipsis and not _all_columns(rest[0])):
+                raise InvalidInputError(
+                    "rows: a CompressedMatrix selects rows only (X[rows] or X[rows, :]); select "
+                    "columns of the decoded matrix, np.asarray(X)"
+                )
+            rows = rows[0]
         self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
-        codes = self.codes[rows]
-        return CompressedMatrix(self.quantizer, codes.reshape(-1, self.codes.shape[1]))
+        return CompressedMatrix(self.quantizer, self.codes[_row_index(rows, len(self))])
 
     def decode(self) -> NDArray[np.float32]:
+        """X̂, (n, d) float32."""
         self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
         return self.quantizer.decode(self.codes)
 
+    def toarray(self) -> NDArray[np.float32]:
+        """X̂, (n, d) float32 (as ``decode()``; the name scipy's sparse matrices use)."""
+        return self.decode()
+
     def _operand(self, B: ArrayLike, rows: int, name: str) -> tuple[NDArray[Any], bool]:
-        arr = as_array(B, name)
+        arr = as_array(B.toarray() if sp.issparse(B) else B, name)  # type: ignore[union-attr]
         vector = arr.ndim == 1
         if vector:
             arr = arr[:, None]
         if arr.ndim != 2 or arr.shape[0] != rows:
-            raise InvalidInputError(f"{name}: expected {rows} rows, got shape {np.shape(B)}")
+            raise InvalidInputError(f"{name}: expected {rows} rows, got shape {np.shape(arr[:, 0] if vector else arr)}")
         if arr.dtype not in (np.float32, np.float64):
             if arr.dtype.kind not in "biuf":
                 raise InvalidInputError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
@@ -297,6 +384,9 @@ class CompressedMatrix:
             out = _core.pq_dot(self.codebooks, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
         return out[:, 0] if vector else out
 
+    def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
+        return self.dot(B)
+
     def tdot(self, B: ArrayLike) -> NDArray[Any]:
         """X̂ᵀ·B for B of shape (n, m) or (n,)."""
         return self._tdot(B, "B")
@@ -312,7 +402,7 @@ class CompressedMatrix:
 
     def rdot(self, A: ArrayLike) -> NDArray[Any]:
         """A·X̂ for A of shape (k, n) or (n,): (X̂ᵀ·Aᵀ)ᵀ."""
-        arr = as_array(A, "A")
+        arr = as_array(A.toarray() if sp.issparse(A) else A, "A")  # type: ignore[union-attr]
         if arr.ndim == 1:
             return self._tdot(arr, "A")
         if arr.ndim != 2:
@@ -321,14 +411,53 @@ class CompressedMatrix:
             raise InvalidInputError(f"A: expected {len(self)} columns (one per row of X), got shape {arr.shape}")
         return self._tdot(arr.T, "A").T
 
+    def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]:
+        return self.rdot(A)
+
     @property
     def T(self) -> _Transposed:
-        """X̂ᵀ, for ``X.T.dot(B)``."""
+        """X̂ᵀ, for ``X.T @ B`` (``X.T.dot(B)``) and ``A @ X.T``."""
         return _Transposed(self)
 
 
-class _Transposed:
-    """X̂ᵀ of a :class:`CompressedMatrix` (only ``dot`` and ``shape``)."""
+def _all_columns(key: Any) -> bool:
+    """Whether ``key`` is ``:``, every column."""
+    return isinstance(key, slice) and key == slice(None)
+
+
+def _row_index(rows: Any, n: int) -> Any:
+    """``rows`` checked as a selection of ``n`` rows, in a form that keeps the codes 2-D:
+    a slice, a 1-D int array or a boolean mask of n entries (an int becomes a one-row
+    selection). Anything else, or an index outside [-n, n), raises IndexError."""
+    if isinstance(rows, slice):
+        return rows
+    if isinstance(rows, (bool, np.bool_)):
+        raise IndexError("rows: a bool is not a row index; pass a boolean mask of one entry per row")
+    if isinstance(rows, (int, np.integer)):
+        i = operator.index(rows)
+        if not -n <= i < n:
+            raise IndexError(f"rows: index {i} is out of range for a CompressedMatrix of {n} rows")
+        return [i]
+    index = np.asarray(rows)
+    if index.size == 0 and index.dtype.kind not in "biu":
+        index = index.astype(np.intp)  # [] is a float array to NumPy
+    if index.ndim != 1 or index.dtype.kind not in "biu":
+        raise IndexError(
+            f"rows: expected an int, a slice, or a 1-D array of ints or booleans, got shape {index.shape} "
+            f"and dtype {index.dtype}"
+        )
+    if index.dtype.kind == "b":
+        if index.shape != (n,):
+            raise IndexError(f"rows: a boolean mask needs {n} entries (one per row), got {index.size}")
+    elif index.size and (int(index.min()) < -n or int(index.max()) >= n):
+        bad = int(index.min()) if int(index.min()) < -n else int(index.max())
+        raise IndexError(f"rows: index {bad} is out of range for a CompressedMatrix of {n} rows")
+    return index
+
+
+class _Transposed(_Decodable):
+    """X̂ᵀ of a :class:`CompressedMatrix`: ``@`` from either side, ``dot``, ``shape``,
+    ``T``, and ``np.asarray`` (which decodes)."""
 
     def __init__(self, matrix: CompressedMatrix) -> None:
         self.matrix = matrix
@@ -338,5 +467,30 @@ class _Transposed:
         n, d = self.matrix.shape
         return (d, n)
 
+    @property
+    def T(self) -> CompressedMatrix:
+        return self.matrix
+
+    def __repr__(self) -> str:
+        return f"{self.matrix!r}.T"
+
+    def toarray(self) -> NDArray[np.float32]:
+        return self.matrix.decode().T
+
     def dot(self, B: ArrayLike) -> NDArray[Any]:
         return self.matrix.tdot(B)
+
+    def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
+        return self.matrix.tdot(B)
+
+    def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]:
+        """A·X̂ᵀ for A of shape (k, d) or (d,): (X̂·Aᵀ)ᵀ."""
+        arr = as_array(A.toarray() if sp.issparse(A) else A, "A")  # type: ignore[union-attr]
+        if arr.ndim == 1:
+            return self.matrix.dot(arr)
+        if arr.ndim != 2:
+            raise InvalidInputError(f"A: expected a 1-D or 2-D array, got {arr.ndim}-D")
+        d = self.matrix.shape[1]
+        if arr.shape[1] != d:
+            raise InvalidInputError(f"A: expected {d} columns (one per feature of X), got shape {arr.shape}")
+        return self.matrix.dot(arr.T).T

@@ -202,9 +202,10 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
             Training data (float32 and float64 C-ordered arrays and CSR matrices are
             used in place, without a copy); for ``kernel="precomputed"`` the
             (n_samples, n_samples) Gram matrix (dense, possibly a memory map). A
-            :class:`toprank.pq.CompressedMatrix` (``kernel="linear"``) trains on its
-            decoded rows X̂ while memory holds only the codes; the model then predicts
-            on raw features.
+            :class:`toprank.pq.CompressedMatrix` trains on its decoded rows X̂: from
+            the codes with ``kernel="linear"`` (memory holds only the codes), decoded
+            first with the other kernels; the model then predicts on raw features (or
+            on a CompressedMatrix, decoded).
         y : array-like of shape (n_samples,)
             Class labels (at least two distinct).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -216,17 +217,14 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         """
         params = self._check_params()
         Xv: Any
-        coded = X if isinstance(X, CompressedMatrix) else None
+        # The linear solver reads the codes; a kernel fit takes X̂ decoded by validate_input.
+        coded = X if isinstance(X, CompressedMatrix) and self.kernel == "linear" else None
         if coded is not None:
             # Train on the codes, predict on raw features: the model is that of X̂.
-            if self.kernel != "linear":
-                raise InvalidInputError(
-                    f"X: a CompressedMatrix trains kernel='linear' only, got kernel={self.kernel!r}"
-                )
             Xv, y = coded.codes, column_or_1d(y, warn=True)
             check_consistent_length(Xv, y)
-            if len(y) < 2:
-                raise InvalidInputError(f"X: needs at least 2 samples, got {len(y)}")
+            if len(Xv) < 2:
+                raise InvalidInputError(f"X: needs at least 2 samples, got {len(Xv)}")
             self.n_features_in_ = coded.shape[1]
             if hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_

@@ -1,6 +1,7 @@
 """A CompressedMatrix as a matrix: NumPy's array protocol (``np.asarray`` decodes, ``@``
 multiplies from the codes), row selection, scikit-learn's splitters, and every linear
-estimator's ``fit`` / ``predict`` / ``decision_function`` on one.
+estimator's ``fit`` / ``predict`` / ``decision_function`` on one; the ProductQuantizer's
+transformer API (feature names, ``set_output``, ``verbose``, scikit-learn's checks).
 
 The reference for every result is the same computation on the decoded matrix
 ``np.asarray(Xc)``.
@@ -13,11 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.model_selection import KFold, cross_val_score, train_test_split
 from sklearn.utils import _safe_indexing
+from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import check_array
 
 from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPush, TopPushK, TraceNormLogisticRegression
@@ -300,3 +303,48 @@ def test_wrong_width_is_refused_at_prediction(fitted: Any) -> None:
     model = TopPush(kernel="linear", random_state=0).fit(X[:, :8], _labels(X))
     with pytest.raises(ValueError, match="X has 16 features, but TopPush is expecting 8 features"):
         model.predict(Xc)
+
+
+# ------------------------------------------------------- the quantizer as a transformer
+
+
+def test_feature_names_follow_the_input(fitted: Any) -> None:
+    pq, X, _ = fitted
+    np.testing.assert_array_equal(pq.get_feature_names_out(), [f"x{j}" for j in range(D)])
+    columns = [f"f{j}" for j in range(D)]
+    frame = pd.DataFrame(X, columns=columns)
+    named = clone(pq).fit(frame)
+    np.testing.assert_array_equal(named.feature_names_in_, columns)
+    np.testing.assert_array_equal(named.get_feature_names_out(), columns)
+    # transform's output columns are the quantized input columns.
+    out = named.set_output(transform="pandas").transform(frame)
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == columns
+    np.testing.assert_array_equal(out.to_numpy(), named.decode(named.encode(frame)))
+    # compress is not a transform: codes stay codes whatever the output setting.
+    assert isinstance(named.compress(frame), CompressedMatrix)
+    with pytest.raises(InvalidInputError, match="^X: X has 8 features, but ProductQuantizer is expecting 16"):
+        named.transform(X[:, :8])
+
+
+def test_verbose_reports_kmeans_per_sub_space(capsys: pytest.CaptureFixture[str]) -> None:
+    X = np.random.default_rng(0).normal(size=(300, 64))
+    ProductQuantizer(n_subspaces=32, n_bits=2, n_iter=3, random_state=0).fit(X)
+    assert capsys.readouterr().out == ""
+    ProductQuantizer(n_subspaces=32, n_bits=2, n_iter=3, random_state=0, verbose=1).fit(X)
+    lines = capsys.readouterr().out.splitlines()
+    per_space = [line for line in lines if "k-means error" in line]
+    # At most 20 sub-space lines at verbose=1 (every 2nd of 32, and the last), then the summary.
+    assert len(per_space) == 17 and "   32/32  k-means error" in per_space[-1]
+    assert all(line.startswith("[ProductQuantizer] ") and "after 3 iterations" in line for line in per_space)
+    assert re.fullmatch(
+        r"\[ProductQuantizer\] trained 32 sub-spaces x 4 centroids on 300 of 300 rows in .*s", lines[-1]
+    )
+    ProductQuantizer(n_subspaces=32, n_bits=2, n_iter=3, random_state=0, verbose=2).fit(X)
+    assert sum("k-means error" in line for line in capsys.readouterr().out.splitlines()) == 32
+    with pytest.raises(InvalidInputError, match="^verbose:"):
+        ProductQuantizer(n_subspaces=32, verbose=-1).fit(X)
+
+
+@parametrize_with_checks([ProductQuantizer(n_subspaces=1, n_bits=2)])
+def test_scikit_learn_estimator_checks(estimator: Any, check: Any) -> None:
+    check(estimator)

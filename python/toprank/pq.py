@@ -22,21 +22,24 @@ True
 
 from __future__ import annotations
 
+import math
 import operator
+import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, DTypeLike, NDArray
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
 from toprank._estimator import keep_params
 from toprank._limits import check_allocation
-from toprank._validation import as_array, as_jobs
+from toprank._validation import as_array, as_jobs, restores_on_failure, sparse_structure
 from toprank._validation import bounded_int as _int
 from toprank.exceptions import InvalidInputError
 
@@ -55,19 +58,37 @@ class PqSettings:
 
 
 def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:
-    """A C-contiguous float32/float64 2-D array (other dtypes are converted to float64)."""
+    """A C-contiguous float32/float64 2-D array (other dtypes are converted to float64).
+
+    The messages start with ``name`` and carry scikit-learn's wording of the same
+    refusal (its estimator checks look for it): complex data, a 1-D array, no features."""
+    sparse_structure(X, name)  # complex values first, without printing the data
     dtype = getattr(X, "dtype", None)
-    if isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
+    if isinstance(dtype, np.dtype) and dtype.kind not in "biufO":
         raise InvalidInputError(f"{name}: expected a numeric array, got dtype {dtype}")
     if sp.issparse(X):
         raise InvalidInputError(f"{name}: sparse input is not supported (the codebooks are dense); pass X.toarray()")
     arr = as_array(X, name)
     if arr.ndim != 2:
-        raise InvalidInputError(f"{name}: expected a 2-D array, got {arr.ndim}-D")
+        raise InvalidInputError(
+            f"{name}: expected a 2-D array, got {arr.ndim}-D. Reshape your data with X.reshape(-1, 1) for a "
+            "single feature or X.reshape(1, -1) for a single sample"
+        )
+    if arr.dtype == object:
+        # Numbers held as Python objects (pandas' mixed columns); anything else raises
+        # the conversion's own error type, named.
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name}: cannot be converted to float64 ({exc})") from exc
     if arr.dtype not in (np.float32, np.float64):
         if arr.dtype.kind not in "biuf":
             raise InvalidInputError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
         arr = arr.astype(np.float64)
+    if arr.shape[1] == 0:
+        raise InvalidInputError(
+            f"{name}: Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
     return np.ascontiguousarray(arr)
 
 
@@ -93,7 +114,7 @@ def _checked_books(books: Any, name: str = "codebooks_") -> NDArray[np.float32]:
     return np.ascontiguousarray(books)
 
 
-class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
+class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  # type: ignore[misc]
     """Product quantizer: k-means codebooks per sub-space, one byte per code.
 
     Parameters
@@ -114,8 +135,22 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     n_jobs : int or None, default=None
         Threads (sub-spaces in parallel for training, rows for encoding). ``None`` uses
         all cores.
+    verbose : int, default=0
+        When positive, ``fit`` prints k-means's progress on stdout: a line per sub-space
+        (its squared quantization error after the first and the last iteration) and a
+        summary line (rows trained on, seconds). ``verbose=1`` prints at most 20
+        sub-space lines, evenly spaced and the last included; ``verbose >= 2`` every
+        one. The lines follow the training rather than accompany it: the core trains
+        the sub-spaces in parallel without reporting from inside k-means.
 
     Training and encoding run without the GIL and stop on Ctrl-C (KeyboardInterrupt).
+
+    ``transform`` returns the quantized features X̂, one column per input feature, as a
+    float32 array; ``get_feature_names_out`` therefore returns the input's names
+    (``feature_names_in_`` of a DataFrame fit, else ``x0`` … ``x{d-1}``), and
+    ``set_output(transform="pandas")`` makes ``transform`` return a DataFrame with
+    them. :meth:`compress` returns a :class:`CompressedMatrix`, whatever the output
+    setting: codes are not a table of features.
 
     Attributes
     ----------
@@ -126,6 +161,8 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         k-means's squared quantization error on the training sample after each
         assignment step (non-increasing along each row).
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of a DataFrame fitted on (absent otherwise).
     """
 
     def __init__(
@@ -136,12 +173,35 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         max_points_per_centroid: int = 256,
         random_state: int | np.random.RandomState | None = None,
         n_jobs: int | None = None,
+        verbose: int = 0,
     ) -> None:
         keep_params(self, locals())
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # X̂ is the codebooks' float32 whatever the input's dtype.
+        tags.transformer_tags.preserves_dtype = ["float32"]
+        return tags
+
+    def _rows(self, X: ArrayLike, *, reset: bool) -> NDArray[Any]:
+        """``X`` as float rows (`_float_rows`), with its feature names and count set
+        (``reset``) or checked against the fit's, as scikit-learn's ``validate_data``
+        does."""
+        rows = _float_rows(X, "X")
+        if not reset and rows.shape[1] != self.n_features_in_:
+            # scikit-learn's wording, which its estimator checks look for.
+            raise InvalidInputError(
+                f"X: X has {rows.shape[1]} features, but ProductQuantizer is expecting {self.n_features_in_} "
+                "features as input"
+            )
+        validate_data(self, X, skip_check_array=True, reset=reset)
+        return rows
+
+    @restores_on_failure
     def fit(self, X: ArrayLike, y: Any = None) -> ProductQuantizer:
         """Learns the codebooks from the rows of ``X`` (n × d, n ≥ 2**n_bits)."""
-        X = _float_rows(X, "X")
+        started = time.perf_counter()
+        X = self._rows(X, reset=True)
         if X.size and not np.all(np.isfinite(X)):
             raise InvalidInputError("X: contains NaN or infinity")
         if X.size and float(np.max(np.abs(X))) > float(np.finfo(np.float32).max):
@@ -150,6 +210,12 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         n_bits = _int(self.n_bits, "n_bits", low=1, high=8)
         n_iter = _int(self.n_iter, "n_iter", low=1)
         max_points = _int(self.max_points_per_centroid, "max_points_per_centroid", low=1)
+        verbose = _int(self.verbose, "verbose", low=0)
+        if X.shape[0] < 1 << n_bits:
+            raise InvalidInputError(
+                f"X: needs at least 2**n_bits = {1 << n_bits} samples to train as many centroids, "
+                f"got n_samples = {X.shape[0]}"
+            )
         if X.shape[1] % n_subspaces == 0:  # else the core names n_subspaces
             check_allocation(
                 "n_iter",
@@ -162,7 +228,9 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         books, errors = _core.pq_train(X, settings, n_jobs=as_jobs(self.n_jobs))
         self.codebooks_ = books
         self.training_error_ = errors
-        self.n_features_in_ = X.shape[1]
+        if verbose:
+            trained_on = min(X.shape[0], (1 << n_bits) * max_points)
+            _print_training(errors, 1 << n_bits, trained_on, X.shape[0], time.perf_counter() - started, verbose)
         return self
 
     @property
@@ -173,7 +241,7 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def encode(self, X: ArrayLike) -> NDArray[np.uint8]:
         """Codes of the rows of ``X``: (n, n_subspaces) uint8, the nearest centroid per sub-space."""
         check_is_fitted(self, "codebooks_")
-        return _core.pq_encode(_checked_books(self.codebooks_), _float_rows(X, "X"), n_jobs=as_jobs(self.n_jobs))
+        return _core.pq_encode(_checked_books(self.codebooks_), self._rows(X, reset=False), n_jobs=as_jobs(self.n_jobs))
 
     def decode(self, codes: ArrayLike) -> NDArray[np.float32]:
         """X̂: every code replaced by its centroid, (n, d) float32."""
@@ -186,7 +254,8 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         return CompressedMatrix(self, self.encode(X))
 
     def transform(self, X: ArrayLike) -> NDArray[np.float32]:
-        """X̂, the rows of ``X`` encoded and decoded (the quantized features)."""
+        """X̂, the rows of ``X`` encoded and decoded (the quantized features), float32
+        (a DataFrame under ``set_output(transform="pandas")``)."""
         return self.decode(self.encode(X))
 
     def to_faiss(self) -> Any:
@@ -214,6 +283,36 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         pq.training_error_ = np.empty((m, 0))
         pq.n_features_in_ = d
         return pq
+
+
+# verbose=1 prints at most this many sub-space lines.
+_VERBOSE_LINES = 20
+
+
+def _print_training(
+    errors: NDArray[np.float64], ksub: int, trained_on: int, n: int, seconds: float, verbose: int
+) -> None:
+    """The verbose report of a training: k-means's first and last error per sub-space
+    (every sub-space at ``verbose >= 2``, else at most `_VERBOSE_LINES`, the last
+    included), then the sample size and time."""
+    m = errors.shape[0]
+    step = 1 if verbose >= 2 else max(1, math.ceil(m / _VERBOSE_LINES))
+    for q in range(m):
+        if q % step and q != m - 1:
+            continue
+        first, last = float(errors[q, 0]), float(errors[q, -1])
+        change = f" ({(last - first) / first:+.1%})" if first > 0 else ""
+        print(
+            f"[ProductQuantizer] sub-space {q + 1:5d}/{m}  k-means error {first:.6g} -> {last:.6g} "
+            f"after {errors.shape[1]} iterations{change}",
+            file=sys.stdout,
+            flush=True,
+        )
+    print(
+        f"[ProductQuantizer] trained {m} sub-spaces x {ksub} centroids on {trained_on} of {n} rows in {seconds:.2f}s",
+        file=sys.stdout,
+        flush=True,
+    )
 
 
 def _codes(codes: ArrayLike, n_subspaces: int) -> NDArray[np.uint8]:

@@ -248,25 +248,31 @@ def _indicator(X: np.ndarray) -> np.ndarray:
     return (X[:, :4] > 0).astype(int)
 
 
-# (estimator, targets, whether its core reads the codes).
-LINEAR: list[tuple[Any, Callable[[np.ndarray], np.ndarray], bool]] = [
-    (TopKSVC(k=1, C=0.1, tol=1e-7, max_epochs=5000, random_state=0), _labels, True),
-    (TraceNormLogisticRegression(lambda_trace=1e-2, tol=1e-8, random_state=0), _labels, True),
-    (M3L(kernel="linear", C=0.5, random_state=0), _indicator, False),
-    (TopPush(kernel="linear", random_state=0), _labels, False),
-    (TopPushK(K=3, kernel="linear", random_state=0), _labels, False),
-    (PatMat(tau=0.1, kernel="linear", random_state=0), _labels, False),
-    (RankmaxRanker(k=2, n_components=3, n_epochs=3, random_state=0), _indicator, False),
+# (estimator, targets, whether its fit reads the codes, whether its predictions do).
+LINEAR: list[tuple[Any, Callable[[np.ndarray], np.ndarray], bool, bool]] = [
+    (TopKSVC(k=1, C=0.1, tol=1e-7, max_epochs=5000, random_state=0), _labels, True, True),
+    (TraceNormLogisticRegression(lambda_trace=1e-2, tol=1e-8, random_state=0), _labels, True, True),
+    (M3L(kernel="linear", C=0.5, random_state=0), _indicator, False, True),
+    (TopPush(kernel="linear", random_state=0), _labels, False, False),
+    (TopPushK(K=3, kernel="linear", random_state=0), _labels, False, False),
+    (PatMat(tau=0.1, kernel="linear", random_state=0), _labels, False, False),
+    (RankmaxRanker(k=2, n_components=3, n_epochs=3, random_state=0), _indicator, False, False),
 ]
 
 
-@pytest.mark.parametrize(("estimator", "targets", "on_codes"), LINEAR, ids=lambda e: type(e).__name__)
-def test_linear_estimators_take_a_compressed_matrix(estimator: Any, targets: Any, on_codes: bool, fitted: Any) -> None:
+@pytest.mark.parametrize(
+    ("estimator", "targets", "on_codes", "predicts_on_codes"), LINEAR, ids=lambda e: type(e).__name__
+)
+def test_linear_estimators_take_a_compressed_matrix(
+    estimator: Any, targets: Any, on_codes: bool, predicts_on_codes: bool, fitted: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, X, Xc = fitted
     Xh = np.asarray(Xc)
     y = targets(X)
-    coded = clone(estimator).fit(Xc, y)
     decoded = clone(estimator).fit(Xh, y)
+    if on_codes:
+        _no_decoding(monkeypatch)
+    coded = clone(estimator).fit(Xc, y)
     assert coded.n_features_in_ == D
     learned = "coef_" if hasattr(decoded, "coef_") else "components_"
     if hasattr(decoded, learned):
@@ -275,8 +281,10 @@ def test_linear_estimators_take_a_compressed_matrix(estimator: Any, targets: Any
         else:  # decoded first: the very same fit
             np.testing.assert_array_equal(getattr(coded, learned), getattr(decoded, learned))
     np.testing.assert_allclose(coded.decision_function(Xc), decoded.decision_function(Xh), rtol=1e-5, atol=1e-6)
-    # Predictions on codes: decoded (the same numbers), or from the codes (TraceNorm:
-    # the same to rounding).
+    if predicts_on_codes:
+        _no_decoding(monkeypatch)
+    # Predictions on codes: decoded (the same numbers), or from the codes (X̂·Wᵀ by
+    # table lookups: the same to rounding).
     np.testing.assert_allclose(decoded.decision_function(Xc), decoded.decision_function(Xh), rtol=1e-12, atol=1e-12)
     if hasattr(decoded, "predict"):
         np.testing.assert_array_equal(decoded.predict(Xc), decoded.predict(Xh))
@@ -298,10 +306,15 @@ def test_kernel_estimators_train_on_the_decoded_matrix(estimator: Any, fitted: A
     np.testing.assert_array_equal(coded.decision_function(Xc), decoded.decision_function(np.asarray(Xc)))
 
 
-def test_wrong_width_is_refused_at_prediction(fitted: Any) -> None:
-    pq, X, Xc = fitted
-    model = TopPush(kernel="linear", random_state=0).fit(X[:, :8], _labels(X))
-    with pytest.raises(ValueError, match="X has 16 features, but TopPush is expecting 8 features"):
+@pytest.mark.parametrize(
+    "estimator",
+    [TopPush(kernel="linear", random_state=0), TopKSVC(random_state=0), TraceNormLogisticRegression(random_state=0)],
+    ids=lambda e: type(e).__name__,
+)
+def test_wrong_width_is_refused_at_prediction(estimator: Any, fitted: Any) -> None:
+    _, X, Xc = fitted
+    model = clone(estimator).fit(X[:, :8], _labels(X))
+    with pytest.raises(ValueError, match=f"X has 16 features, but {type(estimator).__name__} is expecting 8 features"):
         model.predict(Xc)
 
 

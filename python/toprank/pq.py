@@ -188,11 +188,12 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         (``reset``) or checked against the fit's, as scikit-learn's ``validate_data``
         does."""
         rows = _float_rows(X, "X")
-        if not reset and rows.shape[1] != self.n_features_in_:
+        # (Codebooks set by hand come without n_features_in_: the core checks the width.)
+        expected = getattr(self, "n_features_in_", None)
+        if not reset and expected is not None and rows.shape[1] != expected:
             # scikit-learn's wording, which its estimator checks look for.
             raise InvalidInputError(
-                f"X: X has {rows.shape[1]} features, but ProductQuantizer is expecting {self.n_features_in_} "
-                "features as input"
+                f"X: X has {rows.shape[1]} features, but ProductQuantizer is expecting {expected} features as input"
             )
         validate_data(self, X, skip_check_array=True, reset=reset)
         return rows

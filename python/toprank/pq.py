@@ -364,7 +364,7 @@ class _Decodable:
         if copy is False:
             # NumPy 2's contract: copy=False must fail where a copy cannot be avoided.
             raise ValueError(
-                f"copy: a {type(self).__name__} cannot be viewed as an array without a copy (it is "
+                "copy: a CompressedMatrix (or its .T) cannot be viewed as an array without a copy (it is "
                 "decoded into a new one); use np.asarray(X) or copy=None"
             )
         decoded = self.toarray()

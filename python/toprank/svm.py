@@ -204,8 +204,8 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
             (n_samples, n_samples) Gram matrix (dense, possibly a memory map). A
             :class:`toprank.pq.CompressedMatrix` trains on its decoded rows X̂: from
             the codes with ``kernel="linear"`` (memory holds only the codes), decoded
-            first with the other kernels; the model then predicts on raw features (or
-            on a CompressedMatrix, decoded).
+            first with the other kernels; the model then predicts on raw features, or
+            on a CompressedMatrix (from its codes with the linear kernel).
         y : array-like of shape (n_samples,)
             Class labels (at least two distinct).
         sample_weight : array-like of shape (n_samples,), default=None

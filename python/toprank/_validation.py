@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d, validate_data
 
 from toprank.exceptions import InvalidInputError
 
@@ -310,12 +310,44 @@ def sparse_structure(X: Any, name: str) -> None:
             raise InvalidInputError(f"{name}: row or column indices out of range for shape {X.shape}")
 
 
-def validate_input(estimator: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
+def validate_input(estimator: Any, X: Any, y: Any = "no_validation", *, codes: bool = False, **kwargs: Any) -> Any:
     """scikit-learn's ``validate_data`` for an estimator's X (and y), with a sparse X's
     index arrays checked first (`sparse_structure`): its conversions (CSC to CSR) and
-    the products at prediction would read a malformed matrix out of bounds."""
+    the products at prediction would read a malformed matrix out of bounds.
+
+    A :class:`toprank.pq.CompressedMatrix` X is handled here, for every estimator:
+    where the caller reads the codes (``codes=True``: the linear ``TopKSVC`` and
+    ``TraceNormLogisticRegression`` fits, whose core decodes row by row, and the linear
+    models' products ``X @ W`` at prediction) it is returned as it is, its feature
+    names and count set or checked and y validated as ``validate_data`` would;
+    otherwise it is decoded, and the fit or prediction works on the float32 matrix X̂
+    — the result of ``np.asarray(X)`` exactly, with its n × d floats in memory."""
+    from toprank.pq import CompressedMatrix  # noqa: PLC0415 (toprank.pq imports this module)
+
+    if isinstance(X, CompressedMatrix):
+        if codes:
+            return _validate_codes(
+                estimator, X, y, reset=kwargs.get("reset", True), least=kwargs.get("ensure_min_samples", 1)
+            )
+        X = X.toarray()
     sparse_structure(X, "X")
-    return validate_data(estimator, X, *args, **kwargs)
+    return validate_data(estimator, X, y, **kwargs)
+
+
+def _validate_codes(estimator: Any, X: Any, y: Any, *, reset: bool, least: int) -> Any:
+    """`validate_input` of a CompressedMatrix that stays coded: its codebooks current, at
+    least ``least`` rows, the feature names (none) and count set (``reset``) or checked,
+    and y, if given, a 1-D array of one label per row."""
+    X.codebooks  # noqa: B018 (raises if the quantizer was refitted)
+    if len(X) < least:
+        raise InvalidInputError(f"X: needs at least {least} samples, got {len(X)}")
+    validate_data(estimator, X, skip_check_array=True, reset=reset)
+    if isinstance(y, str) and y == "no_validation":
+        return X
+    # As validate_data checks y for the other inputs (NaN among object labels too).
+    y = column_or_1d(check_array(y, ensure_2d=False, dtype=None, input_name="y"), warn=True)
+    check_consistent_length(X.codes, y)
+    return X, y
 
 
 def canonical_csr(X: Any, name: str = "X") -> Any:

@@ -305,11 +305,12 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
             self,
             X,
             reset=False,
+            codes=self.kernel == "linear",
             dtype=[np.float64, np.float32],
             order="C",
             accept_sparse="csr" if self.kernel == "linear" else False,
         )
-        if self.kernel == "linear":
+        if self.kernel == "linear":  # a CompressedMatrix's X̂·Zᵀ from its codes
             return np.asarray(Xv @ self.coef_.T + self.intercept_, dtype=np.float64)
         if self.kernel == "precomputed":
             K = np.asarray(Xv, dtype=np.float64)[:, self.support_]

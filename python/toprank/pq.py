@@ -22,20 +22,24 @@ True
 
 from __future__ import annotations
 
+import math
+import operator
+import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, TransformerMixin
+from numpy.typing import ArrayLike, DTypeLike, NDArray
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
 from toprank._estimator import keep_params
 from toprank._limits import check_allocation
-from toprank._validation import as_array, as_jobs
+from toprank._validation import as_array, as_jobs, restores_on_failure, sparse_structure
 from toprank._validation import bounded_int as _int
 from toprank.exceptions import InvalidInputError
 
@@ -54,19 +58,37 @@ class PqSettings:
 
 
 def _float_rows(X: ArrayLike, name: str) -> NDArray[Any]:
-    """A C-contiguous float32/float64 2-D array (other dtypes are converted to float64)."""
+    """A C-contiguous float32/float64 2-D array (other dtypes are converted to float64).
+
+    The messages start with ``name`` and carry scikit-learn's wording of the same
+    refusal (its estimator checks look for it): complex data, a 1-D array, no features."""
+    sparse_structure(X, name)  # complex values first, without printing the data
     dtype = getattr(X, "dtype", None)
-    if isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
+    if isinstance(dtype, np.dtype) and dtype.kind not in "biufO":
         raise InvalidInputError(f"{name}: expected a numeric array, got dtype {dtype}")
     if sp.issparse(X):
         raise InvalidInputError(f"{name}: sparse input is not supported (the codebooks are dense); pass X.toarray()")
     arr = as_array(X, name)
     if arr.ndim != 2:
-        raise InvalidInputError(f"{name}: expected a 2-D array, got {arr.ndim}-D")
+        raise InvalidInputError(
+            f"{name}: expected a 2-D array, got {arr.ndim}-D. Reshape your data with X.reshape(-1, 1) for a "
+            "single feature or X.reshape(1, -1) for a single sample"
+        )
+    if arr.dtype == object:
+        # Numbers held as Python objects (pandas' mixed columns); anything else raises
+        # the conversion's own error type, named.
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name}: cannot be converted to float64 ({exc})") from exc
     if arr.dtype not in (np.float32, np.float64):
         if arr.dtype.kind not in "biuf":
             raise InvalidInputError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
         arr = arr.astype(np.float64)
+    if arr.shape[1] == 0:
+        raise InvalidInputError(
+            f"{name}: Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
     return np.ascontiguousarray(arr)
 
 
@@ -92,7 +114,7 @@ def _checked_books(books: Any, name: str = "codebooks_") -> NDArray[np.float32]:
     return np.ascontiguousarray(books)
 
 
-class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
+class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  # type: ignore[misc]
     """Product quantizer: k-means codebooks per sub-space, one byte per code.
 
     Parameters
@@ -113,8 +135,22 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     n_jobs : int or None, default=None
         Threads (sub-spaces in parallel for training, rows for encoding). ``None`` is
         one thread, ``-1`` all cores (see the README's "Threads").
+    verbose : int, default=0
+        When positive, ``fit`` prints k-means's progress on stdout: a line per sub-space
+        (its squared quantization error after the first and the last iteration) and a
+        summary line (rows trained on, seconds). ``verbose=1`` prints at most 20
+        sub-space lines, evenly spaced and the last included; ``verbose >= 2`` every
+        one. The lines follow the training rather than accompany it: the core trains
+        the sub-spaces in parallel without reporting from inside k-means.
 
     Training and encoding run without the GIL and stop on Ctrl-C (KeyboardInterrupt).
+
+    ``transform`` returns the quantized features X̂, one column per input feature, as a
+    float32 array; ``get_feature_names_out`` therefore returns the input's names
+    (``feature_names_in_`` of a DataFrame fit, else ``x0`` … ``x{d-1}``), and
+    ``set_output(transform="pandas")`` makes ``transform`` return a DataFrame with
+    them. :meth:`compress` returns a :class:`CompressedMatrix`, whatever the output
+    setting: codes are not a table of features.
 
     Attributes
     ----------
@@ -125,6 +161,8 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         k-means's squared quantization error on the training sample after each
         assignment step (non-increasing along each row).
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of a DataFrame fitted on (absent otherwise).
     """
 
     def __init__(
@@ -135,12 +173,36 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         max_points_per_centroid: int = 256,
         random_state: int | np.random.RandomState | None = None,
         n_jobs: int | None = None,
+        verbose: int = 0,
     ) -> None:
         keep_params(self, locals())
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # X̂ is the codebooks' float32 whatever the input's dtype.
+        tags.transformer_tags.preserves_dtype = ["float32"]
+        return tags
+
+    def _rows(self, X: ArrayLike, *, reset: bool) -> NDArray[Any]:
+        """``X`` as float rows (`_float_rows`), with its feature names and count set
+        (``reset``) or checked against the fit's, as scikit-learn's ``validate_data``
+        does."""
+        rows = _float_rows(X, "X")
+        # (Codebooks set by hand come without n_features_in_: the core checks the width.)
+        expected = getattr(self, "n_features_in_", None)
+        if not reset and expected is not None and rows.shape[1] != expected:
+            # scikit-learn's wording, which its estimator checks look for.
+            raise InvalidInputError(
+                f"X: X has {rows.shape[1]} features, but ProductQuantizer is expecting {expected} features as input"
+            )
+        validate_data(self, X, skip_check_array=True, reset=reset)
+        return rows
+
+    @restores_on_failure
     def fit(self, X: ArrayLike, y: Any = None) -> ProductQuantizer:
         """Learns the codebooks from the rows of ``X`` (n × d, n ≥ 2**n_bits)."""
-        X = _float_rows(X, "X")
+        started = time.perf_counter()
+        X = self._rows(X, reset=True)
         if X.size and not np.all(np.isfinite(X)):
             raise InvalidInputError("X: contains NaN or infinity")
         if X.size and float(np.max(np.abs(X))) > float(np.finfo(np.float32).max):
@@ -149,6 +211,12 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         n_bits = _int(self.n_bits, "n_bits", low=1, high=8)
         n_iter = _int(self.n_iter, "n_iter", low=1)
         max_points = _int(self.max_points_per_centroid, "max_points_per_centroid", low=1)
+        verbose = _int(self.verbose, "verbose", low=0)
+        if X.shape[0] < 1 << n_bits:
+            raise InvalidInputError(
+                f"X: needs at least 2**n_bits = {1 << n_bits} samples to train as many centroids, "
+                f"got n_samples = {X.shape[0]}"
+            )
         if X.shape[1] % n_subspaces == 0:  # else the core names n_subspaces
             check_allocation(
                 "n_iter",
@@ -161,7 +229,9 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         books, errors = _core.pq_train(X, settings, n_jobs=as_jobs(self.n_jobs))
         self.codebooks_ = books
         self.training_error_ = errors
-        self.n_features_in_ = X.shape[1]
+        if verbose:
+            trained_on = min(X.shape[0], (1 << n_bits) * max_points)
+            _print_training(errors, 1 << n_bits, trained_on, X.shape[0], time.perf_counter() - started, verbose)
         return self
 
     @property
@@ -172,7 +242,7 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def encode(self, X: ArrayLike) -> NDArray[np.uint8]:
         """Codes of the rows of ``X``: (n, n_subspaces) uint8, the nearest centroid per sub-space."""
         check_is_fitted(self, "codebooks_")
-        return _core.pq_encode(_checked_books(self.codebooks_), _float_rows(X, "X"), n_jobs=as_jobs(self.n_jobs))
+        return _core.pq_encode(_checked_books(self.codebooks_), self._rows(X, reset=False), n_jobs=as_jobs(self.n_jobs))
 
     def decode(self, codes: ArrayLike) -> NDArray[np.float32]:
         """X̂: every code replaced by its centroid, (n, d) float32."""
@@ -185,7 +255,8 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         return CompressedMatrix(self, self.encode(X))
 
     def transform(self, X: ArrayLike) -> NDArray[np.float32]:
-        """X̂, the rows of ``X`` encoded and decoded (the quantized features)."""
+        """X̂, the rows of ``X`` encoded and decoded (the quantized features), float32
+        (a DataFrame under ``set_output(transform="pandas")``)."""
         return self.decode(self.encode(X))
 
     def to_faiss(self) -> Any:
@@ -215,6 +286,36 @@ class ProductQuantizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         return pq
 
 
+# verbose=1 prints at most this many sub-space lines.
+_VERBOSE_LINES = 20
+
+
+def _print_training(
+    errors: NDArray[np.float64], ksub: int, trained_on: int, n: int, seconds: float, verbose: int
+) -> None:
+    """The verbose report of a training: k-means's first and last error per sub-space
+    (every sub-space at ``verbose >= 2``, else at most `_VERBOSE_LINES`, the last
+    included), then the sample size and time."""
+    m = errors.shape[0]
+    step = 1 if verbose >= 2 else max(1, math.ceil(m / _VERBOSE_LINES))
+    for q in range(m):
+        if q % step and q != m - 1:
+            continue
+        first, last = float(errors[q, 0]), float(errors[q, -1])
+        change = f" ({(last - first) / first:+.1%})" if first > 0 else ""
+        print(
+            f"[ProductQuantizer] sub-space {q + 1:5d}/{m}  k-means error {first:.6g} -> {last:.6g} "
+            f"after {errors.shape[1]} iterations{change}",
+            file=sys.stdout,
+            flush=True,
+        )
+    print(
+        f"[ProductQuantizer] trained {m} sub-spaces x {ksub} centroids on {trained_on} of {n} rows in {seconds:.2f}s",
+        file=sys.stdout,
+        flush=True,
+    )
+
+
 def _codes(codes: ArrayLike, n_subspaces: int) -> NDArray[np.uint8]:
     arr = as_array(codes, "codes")
     if arr.ndim != 2 or arr.shape[1] != n_subspaces:
@@ -226,13 +327,78 @@ def _codes(codes: ArrayLike, n_subspaces: int) -> NDArray[np.uint8]:
     return np.ascontiguousarray(arr)
 
 
-class CompressedMatrix:
+def _size(nbytes: int) -> str:
+    """A byte count for a repr: 812 B, 80.0 kB, 1.3 MB, ..."""
+    value = float(nbytes)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{nbytes} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+class _Decodable:
+    """NumPy's protocols for a matrix known by its codes: ``np.asarray`` decodes it (into
+    a new float32 array; the dtype asked for is honoured), ``@`` multiplies from the
+    codes — an ndarray on the left too, since NumPy hands ``A @ X`` to
+    ``__array_ufunc__`` — and every other ufunc (``np.abs(X)``, ``X.T @ X`` of two
+    such matrices) runs on the decoded arrays."""
+
+    ndim = 2
+    dtype = np.dtype(np.float32)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def toarray(self) -> NDArray[np.float32]:
+        raise NotImplementedError
+
+    def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
+        raise NotImplementedError
+
+    def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]:
+        raise NotImplementedError
+
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
+        if copy is False:
+            # NumPy 2's contract: copy=False must fail where a copy cannot be avoided.
+            raise ValueError(
+                "copy: a CompressedMatrix (or its .T) cannot be viewed as an array without a copy (it is "
+                "decoded into a new one); use np.asarray(X) or copy=None"
+            )
+        decoded = self.toarray()
+        return decoded if dtype is None else decoded.astype(dtype, copy=False)
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if ufunc is np.matmul and method == "__call__" and len(inputs) == 2 and not kwargs:
+            left, right = inputs
+            if left is self and not isinstance(right, _Decodable):
+                return self.__matmul__(right)
+            if right is self and not isinstance(left, _Decodable):
+                return self.__rmatmul__(left)
+        decoded = [np.asarray(x) if isinstance(x, _Decodable) else x for x in inputs]
+        return getattr(ufunc, method)(*decoded, **kwargs)
+
+
+class CompressedMatrix(_Decodable):
     """The matrix X̂ of ``quantizer``'s decoded ``codes``, multiplied without decoding.
 
-    ``shape`` is (n, d); ``dot(B)`` = X̂·B (B: d × m or d), ``T.dot(B)`` = X̂ᵀ·B
-    (B: n × m or n), ``rdot(A)`` = A·X̂ (A: k × n or n); the result has B's (A's)
-    float dtype (float64 for other inputs). ``X[rows]`` selects rows (an int, a slice,
-    an index or boolean array) without copying the codebooks; ``decode()`` forms X̂.
+    ``shape`` is (n, d), ``dtype`` float32 (the codebooks'); ``X @ B`` = ``dot(B)`` =
+    X̂·B (B: d × m or d), ``X.T @ B`` = ``tdot(B)`` = X̂ᵀ·B (B: n × m or n),
+    ``A @ X`` = ``rdot(A)`` = A·X̂ (A: k × n or n) and ``A @ X.T`` = A·X̂ᵀ (A: k × d or
+    d), all from the codes; the result has B's (A's) float dtype (float64 for other
+    inputs; a sparse operand is made dense). ``np.asarray(X)`` (and ``toarray()``,
+    ``decode()``) forms X̂; other NumPy functions work on X̂.
+
+    ``X[rows]`` selects rows — an int, a slice, an int array or a boolean mask, also as
+    ``X[rows, :]`` or ``X[rows, ...]`` (scikit-learn's ``_safe_indexing`` asks for the
+    latter) — as a CompressedMatrix sharing the codebooks: an int gives a one-row
+    matrix, as scipy's sparse matrices do, so that every selection stays compressed.
+    Out-of-range indices raise IndexError. So scikit-learn's splitters
+    (``train_test_split``, ``cross_val_score``) take a CompressedMatrix as they take a
+    sparse matrix, and every linear estimator's ``fit``, ``predict`` and
+    ``decision_function`` accepts one (see :func:`toprank._validation.validate_input`).
     """
 
     def __init__(self, quantizer: ProductQuantizer, codes: ArrayLike) -> None:
@@ -255,30 +421,51 @@ class CompressedMatrix:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the codes and the codebooks."""
+        """Bytes of the codes and the codebooks (which row selections share)."""
         return int(self.codes.nbytes + self.codebooks.nbytes)
 
     def __len__(self) -> int:
         return int(self.codes.shape[0])
 
+    def __repr__(self) -> str:
+        n, d = self.shape
+        books = np.asarray(self._books)
+        m, ksub = (books.shape[0], books.shape[1]) if books.ndim == 3 else (self.codes.shape[1], 0)
+        dense = n * d * np.dtype(np.float32).itemsize
+        return (
+            f"CompressedMatrix(shape=({n}, {d}), n_subspaces={m}, n_bits={max(ksub - 1, 0).bit_length()}, "
+            f"{_size(self.codes.nbytes)} of codes + {_size(books.nbytes)} of codebooks; "
+            f"{_size(dense)} decoded as float32)"
+        )
+
     def __getitem__(self, rows: Any) -> CompressedMatrix:
         if isinstance(rows, tuple):
-            raise InvalidInputError("rows: a CompressedMatrix is indexed by rows only")
+            rest = rows[1:]
+            if len(rest) > 1 or (rest and rest[0] is not Ellipsis and not _all_columns(rest[0])):
+                raise InvalidInputError(
+                    "rows: a CompressedMatrix selects rows only (X[rows] or X[rows, :]); select "
+                    "columns of the decoded matrix, np.asarray(X)"
+                )
+            rows = rows[0]
         self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
-        codes = self.codes[rows]
-        return CompressedMatrix(self.quantizer, codes.reshape(-1, self.codes.shape[1]))
+        return CompressedMatrix(self.quantizer, self.codes[_row_index(rows, len(self))])
 
     def decode(self) -> NDArray[np.float32]:
+        """X̂, (n, d) float32."""
         self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
         return self.quantizer.decode(self.codes)
 
+    def toarray(self) -> NDArray[np.float32]:
+        """X̂, (n, d) float32 (as ``decode()``; the name scipy's sparse matrices use)."""
+        return self.decode()
+
     def _operand(self, B: ArrayLike, rows: int, name: str) -> tuple[NDArray[Any], bool]:
-        arr = as_array(B, name)
+        arr = as_array(B.toarray() if sp.issparse(B) else B, name)  # type: ignore[union-attr]
         vector = arr.ndim == 1
         if vector:
             arr = arr[:, None]
         if arr.ndim != 2 or arr.shape[0] != rows:
-            raise InvalidInputError(f"{name}: expected {rows} rows, got shape {np.shape(B)}")
+            raise InvalidInputError(f"{name}: expected {rows} rows, got shape {np.shape(arr[:, 0] if vector else arr)}")
         if arr.dtype not in (np.float32, np.float64):
             if arr.dtype.kind not in "biuf":
                 raise InvalidInputError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
@@ -297,6 +484,9 @@ class CompressedMatrix:
             out = _core.pq_dot(self.codebooks, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
         return out[:, 0] if vector else out
 
+    def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
+        return self.dot(B)
+
     def tdot(self, B: ArrayLike) -> NDArray[Any]:
         """X̂ᵀ·B for B of shape (n, m) or (n,)."""
         return self._tdot(B, "B")
@@ -312,7 +502,7 @@ class CompressedMatrix:
 
     def rdot(self, A: ArrayLike) -> NDArray[Any]:
         """A·X̂ for A of shape (k, n) or (n,): (X̂ᵀ·Aᵀ)ᵀ."""
-        arr = as_array(A, "A")
+        arr = as_array(A.toarray() if sp.issparse(A) else A, "A")  # type: ignore[union-attr]
         if arr.ndim == 1:
             return self._tdot(arr, "A")
         if arr.ndim != 2:
@@ -321,14 +511,53 @@ class CompressedMatrix:
             raise InvalidInputError(f"A: expected {len(self)} columns (one per row of X), got shape {arr.shape}")
         return self._tdot(arr.T, "A").T
 
+    def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]:
+        return self.rdot(A)
+
     @property
     def T(self) -> _Transposed:
-        """X̂ᵀ, for ``X.T.dot(B)``."""
+        """X̂ᵀ, for ``X.T @ B`` (``X.T.dot(B)``) and ``A @ X.T``."""
         return _Transposed(self)
 
 
-class _Transposed:
-    """X̂ᵀ of a :class:`CompressedMatrix` (only ``dot`` and ``shape``)."""
+def _all_columns(key: Any) -> bool:
+    """Whether ``key`` is ``:``, every column."""
+    return isinstance(key, slice) and key == slice(None)
+
+
+def _row_index(rows: Any, n: int) -> Any:
+    """``rows`` checked as a selection of ``n`` rows, in a form that keeps the codes 2-D:
+    a slice, a 1-D int array or a boolean mask of n entries (an int becomes a one-row
+    selection). Anything else, or an index outside [-n, n), raises IndexError."""
+    if isinstance(rows, slice):
+        return rows
+    if isinstance(rows, (bool, np.bool_)):
+        raise IndexError("rows: a bool is not a row index; pass a boolean mask of one entry per row")
+    if isinstance(rows, (int, np.integer)):
+        i = operator.index(rows)
+        if not -n <= i < n:
+            raise IndexError(f"rows: index {i} is out of range for a CompressedMatrix of {n} rows")
+        return [i]
+    index = np.asarray(rows)
+    if index.size == 0 and index.dtype.kind not in "biu":
+        index = index.astype(np.intp)  # [] is a float array to NumPy
+    if index.ndim != 1 or index.dtype.kind not in "biu":
+        raise IndexError(
+            f"rows: expected an int, a slice, or a 1-D array of ints or booleans, got shape {index.shape} "
+            f"and dtype {index.dtype}"
+        )
+    if index.dtype.kind == "b":
+        if index.shape != (n,):
+            raise IndexError(f"rows: a boolean mask needs {n} entries (one per row), got {index.size}")
+    elif index.size and (int(index.min()) < -n or int(index.max()) >= n):
+        bad = int(index.min()) if int(index.min()) < -n else int(index.max())
+        raise IndexError(f"rows: index {bad} is out of range for a CompressedMatrix of {n} rows")
+    return index
+
+
+class _Transposed(_Decodable):
+    """X̂ᵀ of a :class:`CompressedMatrix`: ``@`` from either side, ``dot``, ``shape``,
+    ``T``, and ``np.asarray`` (which decodes)."""
 
     def __init__(self, matrix: CompressedMatrix) -> None:
         self.matrix = matrix
@@ -338,5 +567,30 @@ class _Transposed:
         n, d = self.matrix.shape
         return (d, n)
 
+    @property
+    def T(self) -> CompressedMatrix:
+        return self.matrix
+
+    def __repr__(self) -> str:
+        return f"{self.matrix!r}.T"
+
+    def toarray(self) -> NDArray[np.float32]:
+        return self.matrix.decode().T
+
     def dot(self, B: ArrayLike) -> NDArray[Any]:
         return self.matrix.tdot(B)
+
+    def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
+        return self.matrix.tdot(B)
+
+    def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]:
+        """A·X̂ᵀ for A of shape (k, d) or (d,): (X̂·Aᵀ)ᵀ."""
+        arr = as_array(A.toarray() if sp.issparse(A) else A, "A")  # type: ignore[union-attr]
+        if arr.ndim == 1:
+            return self.matrix.dot(arr)
+        if arr.ndim != 2:
+            raise InvalidInputError(f"A: expected a 1-D or 2-D array, got {arr.ndim}-D")
+        d = self.matrix.shape[1]
+        if arr.shape[1] != d:
+            raise InvalidInputError(f"A: expected {d} columns (one per feature of X), got shape {arr.shape}")
+        return self.matrix.dot(arr.T).T

@@ -38,7 +38,7 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_consistent_length, check_is_fitted, column_or_1d
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from toprank import _core
 from toprank._estimator import ClassScores, DualSolverModel, choice, finite_fit, forget, keep_params
@@ -202,9 +202,10 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
             Training data (float32 and float64 C-ordered arrays and CSR matrices are
             used in place, without a copy); for ``kernel="precomputed"`` the
             (n_samples, n_samples) Gram matrix (dense, possibly a memory map). A
-            :class:`toprank.pq.CompressedMatrix` (``kernel="linear"``) trains on its
-            decoded rows X̂ while memory holds only the codes; the model then predicts
-            on raw features.
+            :class:`toprank.pq.CompressedMatrix` trains on its decoded rows X̂: from
+            the codes with ``kernel="linear"`` (memory holds only the codes), decoded
+            first with the other kernels; the model then predicts on raw features, or
+            on a CompressedMatrix (from its codes with the linear kernel).
         y : array-like of shape (n_samples,)
             Class labels (at least two distinct).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -216,30 +217,19 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         """
         params = self._check_params()
         Xv: Any
-        coded = X if isinstance(X, CompressedMatrix) else None
-        if coded is not None:
-            # Train on the codes, predict on raw features: the model is that of X̂.
-            if self.kernel != "linear":
-                raise InvalidInputError(
-                    f"X: a CompressedMatrix trains kernel='linear' only, got kernel={self.kernel!r}"
-                )
-            Xv, y = coded.codes, column_or_1d(y, warn=True)
-            check_consistent_length(Xv, y)
-            if len(y) < 2:
-                raise InvalidInputError(f"X: needs at least 2 samples, got {len(y)}")
-            self.n_features_in_ = coded.shape[1]
-            if hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
-        else:
-            Xv, y = validate_input(
-                self,
-                X,
-                y,
-                accept_sparse="csr" if self.kernel == "linear" else False,
-                dtype=[np.float64, np.float32],
-                order="C",
-                ensure_min_samples=2,
-            )
+        # The linear solver reads a CompressedMatrix's codes (the model is that of X̂);
+        # a kernel fit takes X̂ decoded by validate_input.
+        Xv, y = validate_input(
+            self,
+            X,
+            y,
+            codes=self.kernel == "linear",
+            accept_sparse="csr" if self.kernel == "linear" else False,
+            dtype=[np.float64, np.float32],
+            order="C",
+            ensure_min_samples=2,
+        )
+        coded = Xv if isinstance(Xv, CompressedMatrix) else None
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         m = len(classes)
@@ -273,12 +263,10 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         run: dict[str, Any] = dict(dual_coef=dual0, n_jobs=params["n_jobs"], callback=self._progress("epoch"))
         if self.kernel == "linear":
             bias = params["intercept_scaling"] if params["fit_intercept"] else None
-            W, dual, report = _core.sdca_fit_linear(
-                Xv if coded is None else coded, y64, c, replace(settings, bias=bias), **run
-            )
+            W, dual, report = _core.sdca_fit_linear(Xv, y64, c, replace(settings, bias=bias), **run)
             finite_fit("TopKSVC", primal=report.primal, dual=report.dual, gap=report.gap)
             forget(self, "support_", "support_vectors_")
-            d = coded.shape[1] if coded is not None else Xv.shape[1]
+            d = Xv.shape[1]
             self.coef_ = np.ascontiguousarray(W[:, :d])
             self.intercept_ = W[:, d] * params["intercept_scaling"] if params["fit_intercept"] else np.zeros(m)
         else:
@@ -351,8 +339,10 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
     def _scores(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self)
         sparse_ok = "csr" if self.kernel == "linear" else False
-        Xv: Any = validate_input(self, X, accept_sparse=sparse_ok, dtype=[np.float64, np.float32], reset=False)
-        if self.kernel == "linear":
+        Xv: Any = validate_input(
+            self, X, codes=self.kernel == "linear", accept_sparse=sparse_ok, dtype=[np.float64, np.float32], reset=False
+        )
+        if self.kernel == "linear":  # a CompressedMatrix's X̂·Wᵀ from its codes
             scores = safe_sparse_dot(Xv, self.coef_.T, dense_output=True) + self.intercept_
         elif self.kernel == "precomputed":
             scores = np.asarray(Xv, dtype=np.float64) @ self.dual_coef_

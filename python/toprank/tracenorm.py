@@ -58,7 +58,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._tags import Tags
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from toprank import _core
 from toprank._limits import check_row_norms
@@ -148,20 +148,12 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     def _validate(self, X: Any, y: Any) -> tuple[Any, NDArray[np.uint32]]:
         from toprank.pq import CompressedMatrix  # noqa: PLC0415
 
-        if isinstance(X, CompressedMatrix):
-            # As validate_data checks y for the other inputs (NaN among object labels too).
-            y = column_or_1d(check_array(y, ensure_2d=False, dtype=None, input_name="y"), warn=True)
-            check_consistent_length(X.codes, y)
-            if len(y) < 2:
-                raise InvalidInputError(f"X: needs at least 2 samples, got {len(y)}")
-            self.n_features_in_ = X.shape[1]
-            if hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
-            Xv: Any = X
-        else:
-            Xv, y = validate_input(
-                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", ensure_min_samples=2
-            )
+        # The core reads a CompressedMatrix's codes (X̂·B and X̂ᵀ·G from them).
+        Xv: Any
+        Xv, y = validate_input(
+            self, X, y, codes=True, accept_sparse="csr", dtype=[np.float64, np.float32], order="C", ensure_min_samples=2
+        )
+        if not isinstance(Xv, CompressedMatrix):
             if sp.issparse(Xv):
                 Xv = canonical_csr(Xv)
             # The loss's curvature along W scales with ‖x_i‖²: an X of 1e300 otherwise
@@ -270,13 +262,8 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
 
     def _scores(self, X: Any) -> NDArray[np.float64]:
         check_is_fitted(self)
-        from toprank.pq import CompressedMatrix  # noqa: PLC0415
-
-        if isinstance(X, CompressedMatrix):
-            if X.shape[1] != self.n_features_in_:
-                raise InvalidInputError(f"X: has {X.shape[1]} features, the model {self.n_features_in_}")
-            return np.asarray(X.dot(self.coef_.T.astype(np.float64)), dtype=np.float64) + self.intercept_
-        Xv: Any = validate_input(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        # A CompressedMatrix's X̂·Wᵀ comes from its codes.
+        Xv: Any = validate_input(self, X, codes=True, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return np.asarray(safe_sparse_dot(Xv, self.coef_.T, dense_output=True), dtype=np.float64) + self.intercept_
 
     def predict(self, X: Any) -> NDArray[Any]:

@@ -285,6 +285,7 @@ def test_reported_gap_recomputed(loss, k, gamma, fi, scaling):
             max_epochs=7,
             check_every=1,
             random_state=3,
+            keep_dual=True,
         )
         est.fit(X, y, sample_weight=sw)
     assert est.status_ == "max_iter" and est.n_iter_ == 7
@@ -418,7 +419,7 @@ def test_parallel_bitwise_reproducible(par_problem):
 
 def test_estimator_reproducible_with_random_state():
     X, y = noisy_problem(300, 6, 5, seed=9)
-    kw = dict(k=2, tol=1e-12, max_epochs=15, random_state=42)
+    kw = dict(k=2, tol=1e-12, max_epochs=15, random_state=42, keep_dual=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         a = TopKSVC(**kw).fit(X, y)
@@ -533,13 +534,13 @@ def test_zero_weights_drop_examples():
     sw[drop] = 0.0
     X2 = X.copy()
     X2[drop] *= 1e3  # whatever the dropped rows hold must not matter
-    a = TopKSVC(k=2, **SMOOTH).fit(X2, y, sample_weight=sw)
+    a = TopKSVC(k=2, keep_dual=True, **SMOOTH).fit(X2, y, sample_weight=sw)
     b = TopKSVC(k=2, **SMOOTH).fit(X[~drop], y[~drop])
     _same_solution(a, b)
     assert np.all(a.dual_coef_[drop] == 0)
     # non-smooth too
     kw = dict(k=3, loss="beta", tol=1e-9, max_epochs=100_000, random_state=0)
-    a = _quiet_fit(TopKSVC(**kw), X2, y, sample_weight=sw)
+    a = _quiet_fit(TopKSVC(**kw, keep_dual=True), X2, y, sample_weight=sw)
     b = _quiet_fit(TopKSVC(**kw), X[~drop], y[~drop])
     assert rel(a.primal_objective_, b.primal_objective_) < 1e-6
     assert np.all(a.dual_coef_[drop] == 0)
@@ -779,8 +780,9 @@ def test_pickle_roundtrip(fitted):
     np.testing.assert_array_equal(est2.predict(X), est.predict(X))
     np.testing.assert_array_equal(est2.decision_function(X), est.decision_function(X))
     np.testing.assert_array_equal(est2.predict_topk(X), est.predict_topk(X))
-    for attr in ("coef_", "intercept_", "dual_coef_", "classes_"):
+    for attr in ("coef_", "intercept_", "classes_"):
         np.testing.assert_array_equal(getattr(est2, attr), getattr(est, attr))
+    assert not hasattr(est2, "dual_coef_")  # a linear model predicts from coef_ alone
     assert est2.history_ == est.history_ and est2.status_ == est.status_
 
 
@@ -853,7 +855,7 @@ def test_decision_function_shapes_and_score():
     np.testing.assert_allclose(df, raw[:, 1] - raw[:, 0])
     np.testing.assert_array_equal(est.predict(X), est.classes_[(df > 0).astype(int)])
     X3, y3 = blobs(60, 3, 3, seed=5)
-    est3 = TopKSVC(tol=1e-4).fit(X3, y3)
+    est3 = TopKSVC(tol=1e-4, keep_dual=True).fit(X3, y3)
     assert est3.decision_function(X3).shape == (60, 3)
     assert est3.decision_function(X3[:1]).shape == (1, 3)
     np.testing.assert_allclose(est3.decision_function(X3), X3 @ est3.coef_.T + est3.intercept_)

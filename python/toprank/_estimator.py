@@ -51,6 +51,22 @@ class FitProgress(NamedTuple):
     seconds: float
 
 
+class RankerProgress(NamedTuple):
+    """One epoch of :class:`~toprank.RankmaxRanker`, an item of its ``history_``: the
+    epochs run so far, the mean training loss per (example, label) pair during the
+    epoch, the validation AP@``eval_k``, top-1 accuracy and Recall@100 (@n_labels when
+    fewer) — None without a validation set (no early stopping, or :meth:`partial_fit`)
+    — and the seconds since the fit started. ``n_iter`` and ``seconds`` mean what they
+    mean in :class:`FitProgress`; a stochastic optimiser has no duality gap to report."""
+
+    n_iter: int
+    loss: float
+    val_ap: float | None
+    val_accuracy: float | None
+    val_recall: float | None
+    seconds: float
+
+
 _Option = TypeVar("_Option", bound=str)
 
 

@@ -287,11 +287,13 @@ def test_an_exhausted_budget_warns():
 
 def test_verbose_reports_progress(capsys):
     X, Y = _problem(n=60, seed=5)
-    M3L(C=1.0, kernel="rbf", gamma=0.5, tol=1e-8, verbose=1).fit(X, Y)
+    model = M3L(C=1.0, kernel="rbf", gamma=0.5, tol=1e-8, verbose=2).fit(X, Y)
     # Reports come every 1000 outer iterations: a short fit may print none, a line
-    # printed must carry the objectives.
-    for line in capsys.readouterr().out.splitlines():
+    # printed must carry the objectives; the last line gives the status.
+    *reports, last = capsys.readouterr().out.splitlines()
+    for line in reports:
         assert line.startswith("[M3L] iteration") and "primal" in line and "dual" in line
+    assert last.startswith(f"[M3L] converged after {model.n_iter_} iterations  primal ")
 
 
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402

@@ -235,9 +235,11 @@ def test_numeric_labels_are_sorted_by_value_and_mixed_or_nan_labels_are_refused(
 
 def test_verbose_prints_a_line_per_epoch(capsys):
     X, Y, _ = _planted(n_users=60, n_items=30)
-    RankmaxRanker(n_components=4, n_epochs=3, verbose=1, random_state=0).fit(X, Y)
+    # verbose=2: every epoch's line (verbose=1 paces them: tests/test_verbose.py).
+    model = RankmaxRanker(n_components=4, n_epochs=3, verbose=2, random_state=0).fit(X, Y)
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[RankmaxRanker] epoch")]
     assert len(lines) == 3 and "val AP@10" in lines[0]
+    assert lines[-1].endswith(f"done: best epoch {model.best_epoch_}")
 
 
 def test_ctrl_c_stops_a_long_epoch():

@@ -579,10 +579,12 @@ def test_warm_start_ignored_when_shapes_change():
 
 def test_verbose_prints_progress(capsys):
     X, y = noisy_problem(80, 4, 4, seed=71)
-    est = TopKSVC(k=2, smoothing=1.0, tol=1e-6, check_every=2, verbose=1, random_state=0).fit(X, y)
+    # verbose=2: every check's line (verbose=1 paces them: tests/test_verbose.py), then the status.
+    est = TopKSVC(k=2, smoothing=1.0, tol=1e-6, check_every=2, verbose=2, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if ln.strip()]
-    assert len(lines) == len(est.history_) >= 2
+    assert len(lines) == len(est.history_) + 1 and len(est.history_) >= 2
+    assert lines[-1].startswith(f"[TopKSVC] converged after {est.n_iter_} epochs")
     for ln, (epoch, primal, dual, _gap, _) in zip(lines, est.history_):
         low = ln.lower()
         assert "epoch" in low and "primal" in low and "dual" in low and "gap" in low

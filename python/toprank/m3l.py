@@ -126,7 +126,9 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         default: the model predicts with ``coef_`` (linear) or the support rows, and α
         would make its size grow with n_samples × n_labels.
     verbose : int, default=0
-        Print the objectives every 1000 SMO outer iterations, or at the end of a DCD solve.
+        Print the objectives every 1000 SMO outer iterations, or at the end of a DCD
+        solve (at most a line a second with 1, the first always; every one with 2), and a
+        last line with the final status.
 
     Attributes
     ----------

@@ -39,7 +39,7 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
-from toprank._estimator import RankerProgress, choice, forget, keep_params
+from toprank._estimator import LinePace, RankerProgress, choice, forget, keep_params
 from toprank._limits import check_allocation, check_row_norms
 from toprank._options import OPTIMIZERS, RANKER_LOSSES, Optimizer, RankerLoss, RankerSettings
 from toprank._validation import as_flag as _flag
@@ -224,7 +224,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     n_jobs : int or None, default=None
         Threads of the Rust core (None: all cores; results do not depend on it).
     verbose : int, default=0
-        1 prints a line per epoch (training loss, validation AP@k, seconds).
+        1 prints an epoch's line (training loss, validation AP@k, seconds) at most once a
+        second, the first and the last epoch's always; 2 prints every epoch's line.
 
     Attributes
     ----------
@@ -406,6 +407,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         history: list[RankerProgress] = []
         best_score, best_theta, best_epoch, stale = -np.inf, theta.copy(), 0, 0
         start = time.perf_counter()
+        pace = LinePace(self.verbose)
         for epoch in range(1, p["n_epochs"] + 1):
             seed = int(rng.randint(0, np.iinfo(np.int32).max))
             loss = self._epoch(Xv, sets, rows, training, replace(settings, seed=seed), p["n_jobs"])
@@ -421,9 +423,12 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
                 best_epoch = epoch
             record = RankerProgress(epoch, loss, *metrics, time.perf_counter() - start)
             history.append(record)
-            if self.verbose:
-                self._progress(record, last=epoch == p["n_epochs"])
-            if val is not None and stale >= p["n_iter_no_change"]:
+            stop = val is not None and stale >= p["n_iter_no_change"]
+            if self.verbose and (stop or epoch == p["n_epochs"]):
+                self._progress(record, f"  done: {'early stop, ' if stop else ''}best epoch {best_epoch}")
+            elif self.verbose and pace.due():
+                self._progress(record)
+            if stop:
                 break
         if val is not None:
             self._set_parameters(best_theta)
@@ -494,7 +499,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         self.history_.append(record)
         self.n_iter_ = self.best_epoch_ = record.n_iter
         if self.verbose:
-            self._progress(record, last=True)
+            self._progress(record)
         return self
 
     def _start_classes(self, y: Any, classes: ArrayLike | None, d: int, p: dict[str, Any]) -> None:
@@ -600,7 +605,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         metrics = evaluate_recommender(self, Xval, Yval, exclude=exclude, k_ap=k_ap, k_recall=k_recall)
         return float(metrics[f"ap@{k_ap}"]), float(metrics["accuracy"]), float(metrics[f"recall@{k_recall}"])
 
-    def _progress(self, record: RankerProgress, last: bool) -> None:
+    def _progress(self, record: RankerProgress, status: str = "") -> None:
+        """The line of an epoch (``verbose``: see :class:`toprank._estimator.LinePace`)."""
         val = (
             f"  val AP@{self.eval_k} {record.val_ap:.4f}  accuracy {record.val_accuracy:.4f}  "
             f"recall {record.val_recall:.4f}"
@@ -608,7 +614,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             else ""
         )
         print(
-            f"[RankmaxRanker] epoch {record.n_iter:4d}  loss {record.loss:.6f}{val}  {record.seconds:.2f}s",
+            f"[RankmaxRanker] epoch {record.n_iter:4d}  loss {record.loss:.6f}{val}  {record.seconds:.2f}s{status}",
             file=sys.stdout,
             flush=True,
         )

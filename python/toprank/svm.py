@@ -115,7 +115,8 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         back from all cores (joblib style). Results are reproducible for a given
         ``random_state`` and ``n_jobs``.
     verbose : int, default=0
-        If > 0, print a line per duality-gap check.
+        1 prints a duality-gap check's line at most once a second (the first always)
+        and a last line with the final status; 2 prints every check's line.
 
     Attributes
     ----------

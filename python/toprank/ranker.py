@@ -251,6 +251,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         Number of features seen in fit.
     """
 
+    history_: list[RankerProgress]
+
     def __init__(
         self,
         n_components: int = 64,

@@ -533,14 +533,14 @@ def test_ranker_at_100000_labels(ranker_data, loss, k, n_jobs):
     short = RankmaxRanker(n_epochs=2, **kw).fit(X, Y)
     full = RankmaxRanker(n_epochs=3, **kw).fit(X, Y)
     assert full.label_factors_.shape == (N_LABELS, 8) and np.all(np.isfinite(full.label_factors_))
-    assert [h["epoch"] for h in full.history_] == [1, 2, 3] and full.best_epoch_ == 3
-    assert [h["loss"] for h in short.history_] == [h["loss"] for h in full.history_[:2]]
+    assert [h.n_iter for h in full.history_] == [1, 2, 3] and full.best_epoch_ == 3
+    assert [h.loss for h in short.history_] == [h.loss for h in full.history_[:2]]
     # The factors are float32 and the core forms the scores in float32: each score carries
     # a relative rounding of ~6e-8, which moves a loss of size O(1)–O(10) by ~1e-6 at
     # most, so 1e-5 relative is float32-tight and far below any formula error.
-    assert full.history_[2]["loss"] == pytest.approx(_data_loss(short, X, Y, loss, k, 1.0), rel=1e-5)
+    assert full.history_[2].loss == pytest.approx(_data_loss(short, X, Y, loss, k, 1.0), rel=1e-5)
     # Training descends.
-    assert full.history_[2]["loss"] < full.history_[0]["loss"]
+    assert full.history_[2].loss < full.history_[0].loss
 
 
 def test_ranker_at_100000_labels_dense_float64_features_threads_agree(ranker_data):
@@ -561,5 +561,5 @@ def test_ranker_at_100000_labels_dense_float64_features_threads_agree(ranker_dat
     one = RankmaxRanker(n_jobs=1, **kw).fit(X, Y)
     two = RankmaxRanker(n_jobs=2, **kw).fit(X, Y)
     np.testing.assert_array_equal(one.label_factors_, two.label_factors_)
-    assert [h["loss"] for h in one.history_] == [h["loss"] for h in two.history_]
-    assert one.history_[-1]["loss"] < one.history_[0]["loss"]
+    assert [h.loss for h in one.history_] == [h.loss for h in two.history_]
+    assert one.history_[-1].loss < one.history_[0].loss

@@ -169,9 +169,9 @@ def test_estimators_fit_and_predict_any_layout(name, dtype):
 
 
 def test_precomputed_gram_matrices_of_any_layout():
-    reference = TopKSVC(kernel="precomputed", random_state=0).fit(GRAM, Y_CLASS)
+    reference = TopKSVC(kernel="precomputed", random_state=0, keep_dual=True).fit(GRAM, Y_CLASS)
     for name, layout in LAYOUTS.items():
-        model = TopKSVC(kernel="precomputed", random_state=0).fit(layout(GRAM), Y_CLASS)
+        model = TopKSVC(kernel="precomputed", random_state=0, keep_dual=True).fit(layout(GRAM), Y_CLASS)
         np.testing.assert_allclose(model.dual_coef_, reference.dual_coef_, rtol=1e-12, err_msg=name)
 
 

@@ -654,11 +654,13 @@ def test_pipeline_and_grid_search():
 
 def test_verbose_prints_progress(capsys):
     X, y = problem(50, 4, seed=54)
-    est = TopPushK(K=2, tol=1e-8, check_every=20, verbose=1, random_state=0)
+    # verbose=2: every check's line (verbose=1 paces them: tests/test_verbose.py), then the status.
+    est = TopPushK(K=2, tol=1e-8, check_every=20, verbose=2, random_state=0)
     fit_quiet(est, X, y)
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if ln.strip()]
-    assert len(lines) == len(est.history_) >= 2
+    assert len(lines) == len(est.history_) + 1 and len(est.history_) >= 2
+    assert lines[-1].startswith(f"[TopPushK] {est.status_} after {est.n_iter_} iterations")
     for ln, (it, primal, dual, _gap, _) in zip(lines, est.history_):
         low = ln.lower()
         assert ln.startswith("[TopPushK]") and "primal" in low and "dual" in low and "gap" in low

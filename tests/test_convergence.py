@@ -116,7 +116,7 @@ def test_badly_scaled_problem_converges_by_default(n_jobs):
     centres = rng.normal(size=(m, d))
     y = rng.integers(0, m, n)
     X = 0.1 * centres[y] + rng.standard_normal((n, d))
-    clf = toprank.TopKSVC(k=2, max_epochs=60, random_state=0, n_jobs=n_jobs)
+    clf = toprank.TopKSVC(k=2, max_epochs=60, random_state=0, n_jobs=n_jobs, keep_dual=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         clf.fit(X, y)

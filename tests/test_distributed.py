@@ -69,7 +69,7 @@ def test_one_partition_is_the_serial_solver_bit_for_bit(client, loss, k, smoothi
         tol=1e-300,
         random_state=3,
     )
-    serial = _quiet(TopKSVC(max_epochs=6, **params).fit, X, y)
+    serial = _quiet(TopKSVC(max_epochs=6, keep_dual=True, **params).fit, X, y)
     for runner in (client, None):
         model, history = _quiet(fit_cocoa, runner, TopKSVC(**params), [X], y, max_rounds=6)
         np.testing.assert_array_equal(model.coef_, serial.coef_)
@@ -383,7 +383,7 @@ def _prior(labels):
 def test_m3l_one_partition_is_the_serial_solver_bit_for_bit(client):
     X, Y = _multilabel()
     params = dict(C=0.5, R=_prior(4), shrinking=False, tol=1e-300, random_state=7)
-    serial = _quiet(M3L(max_iter=5, **params).fit, X, Y)
+    serial = _quiet(M3L(max_iter=5, keep_dual=True, **params).fit, X, Y)
     for runner in (client, None):
         model, history = _quiet(fit_cocoa, runner, M3L(**params), [X], Y, max_rounds=5)
         np.testing.assert_array_equal(model.dual_coef_, serial.dual_coef_)

@@ -100,7 +100,7 @@ def test_kernel_cache_size_does_not_change_the_fit():
     # column is computed alone on its miss and evicted again. Kernel values are the same
     # however they are computed, so the steps, and the fit, must be the same.
     X, Y = _problem(n=150, d=5, labels=6, seed=11)
-    kw = dict(C=0.5, kernel="rbf", gamma=0.3, solver="smo", tol=1e-6, max_iter=10**6)
+    kw = dict(C=0.5, kernel="rbf", gamma=0.3, solver="smo", tol=1e-6, max_iter=10**6, keep_dual=True)
     whole = M3L(cache_size=100.0, **kw).fit(X, Y)
     two_columns = M3L(cache_size=2 * 150 * 4 / 2**20, **kw).fit(X, Y)  # columns of float32
     assert whole.status_ == two_columns.status_ == "converged"
@@ -114,7 +114,7 @@ def test_smo_label_order_does_not_change_uncoupled_labels():
     # schedule: each label's iterates, hence the fit, must be the same bit for bit
     # whatever order the labels come in.
     X, Y = _problem(n=150, d=5, labels=6, seed=12)
-    kw = dict(C=0.5, kernel="rbf", gamma=0.3, solver="smo", tol=1e-6, max_iter=10**6)
+    kw = dict(C=0.5, kernel="rbf", gamma=0.3, solver="smo", tol=1e-6, max_iter=10**6, keep_dual=True)
     model = M3L(**kw).fit(X, Y)
     order = np.array([3, 5, 0, 4, 1, 2])
     permuted = M3L(**kw).fit(X, Y[:, order])
@@ -158,7 +158,7 @@ def test_dcd_gives_the_same_fit_on_any_number_of_threads(sparse):
     R = np.eye(6)
     R[1, 4] = R[4, 1] = 0.3  # labels 1 and 4 coupled, the other four on their own
     for prior in (None, R):
-        kw = dict(C=0.5, R=prior, solver="dcd", tol=1e-6, max_iter=10**6, random_state=2)
+        kw = dict(C=0.5, R=prior, solver="dcd", tol=1e-6, max_iter=10**6, random_state=2, keep_dual=True)
         one, two = M3L(n_jobs=1, **kw).fit(X, Y), M3L(n_jobs=2, **kw).fit(X, Y)
         assert one.status_ == two.status_ == "converged"
         assert one.n_iter_ == two.n_iter_
@@ -247,7 +247,7 @@ def test_row_norms_are_checked_in_float64_whatever_the_dtype_of_x():
 def test_target_containers_agree_and_score_names_y():
     pd = pytest.importorskip("pandas")
     X, Y = _problem(n=30)
-    model = M3L(random_state=0).fit(X, Y)
+    model = M3L(random_state=0, keep_dual=True).fit(X, Y)
     # One label: a sparse column is the dense (n, 1) indicator.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataConversionWarning)
@@ -255,7 +255,7 @@ def test_target_containers_agree_and_score_names_y():
         np.testing.assert_array_equal(M3L(random_state=0).fit(X, sp.csr_matrix(Y[:, :1])).decision_function(X), one)
     # pandas' nullable columns arrive as objects.
     frame = pd.DataFrame(Y).astype("Int64")
-    np.testing.assert_array_equal(M3L(random_state=0).fit(X, frame).dual_coef_, model.dual_coef_)
+    np.testing.assert_array_equal(M3L(random_state=0, keep_dual=True).fit(X, frame).dual_coef_, model.dual_coef_)
     with pytest.raises(InvalidInputError, match=r"^Y: expected shape \(30, 3\)"):
         model.score(X, Y[:, :2])
 
@@ -287,11 +287,13 @@ def test_an_exhausted_budget_warns():
 
 def test_verbose_reports_progress(capsys):
     X, Y = _problem(n=60, seed=5)
-    M3L(C=1.0, kernel="rbf", gamma=0.5, tol=1e-8, verbose=1).fit(X, Y)
+    model = M3L(C=1.0, kernel="rbf", gamma=0.5, tol=1e-8, verbose=2).fit(X, Y)
     # Reports come every 1000 outer iterations: a short fit may print none, a line
-    # printed must carry the objectives.
-    for line in capsys.readouterr().out.splitlines():
+    # printed must carry the objectives; the last line gives the status.
+    *reports, last = capsys.readouterr().out.splitlines()
+    for line in reports:
         assert line.startswith("[M3L] iteration") and "primal" in line and "dual" in line
+    assert last.startswith(f"[M3L] converged after {model.n_iter_} iterations  primal ")
 
 
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402

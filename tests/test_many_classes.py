@@ -187,7 +187,9 @@ def test_alpha_trains_on_the_reproducer_at_1000_classes(reproducer_1000, k, smoo
     # The acceptance case: the reproducer verbatim, C = 1, default tol. On the unfixed
     # code the first SDCA step raises NoSolutionError from topk_simplex.
     X, y = reproducer_1000
-    clf = fit_quietly(TopKSVC(loss="alpha", k=k, smoothing=smoothing, C=1.0, random_state=0, n_jobs=1), X, y)
+    clf = fit_quietly(
+        TopKSVC(loss="alpha", k=k, smoothing=smoothing, C=1.0, random_state=0, n_jobs=1, keep_dual=True), X, y
+    )
     assert clf.status_ == "converged" and len(clf.classes_) == len(np.unique(y)) > 900
     check_svc(clf, X, y)
 
@@ -219,7 +221,9 @@ def test_topksvc_at_1000_classes_with_ties_and_constant_rows(hard_1000, loss, k,
     X, y = hard_1000
     X = X.astype(dtype)
     Xin = sp.csr_matrix(X) if layout == "csr" else X
-    clf = fit_quietly(TopKSVC(loss=loss, k=k, smoothing=smoothing, C=1.0, random_state=0, n_jobs=n_jobs), Xin, y)
+    clf = fit_quietly(
+        TopKSVC(loss=loss, k=k, smoothing=smoothing, C=1.0, random_state=0, n_jobs=n_jobs, keep_dual=True), Xin, y
+    )
     assert clf.status_ == "converged" and len(clf.classes_) == 1000
     # The reference scores X (float32 values read exactly) in float64, as the solver does.
     check_svc(clf, Xin.astype(np.float64), y)
@@ -250,7 +254,9 @@ def kernel_1000():
 )
 def test_kernel_topksvc_at_1000_classes(kernel_1000, loss, k, smoothing, kernel):
     X, y, gamma, K = kernel_1000
-    clf = TopKSVC(loss=loss, k=k, smoothing=smoothing, kernel=kernel, gamma=gamma, C=1.0, random_state=0, n_jobs=2)
+    clf = TopKSVC(
+        loss=loss, k=k, smoothing=smoothing, kernel=kernel, gamma=gamma, C=1.0, random_state=0, n_jobs=2, keep_dual=True
+    )
     fit_quietly(clf, K if kernel == "precomputed" else X, y)
     assert clf.status_ == "converged" and len(clf.classes_) == 1000
     # K is formed here in float64 from ‖x‖² + ‖x'‖² − 2⟨x, x'⟩ (rounding ~1e-15 per entry,
@@ -278,7 +284,9 @@ def test_alpha_at_10000_classes(classes_10000, k, smoothing):
     X, y, weight = classes_10000
     # check_every=10: a gap check scores all 10,008 rows against 10,000 classes, the
     # epochs only the weighted ones; the default tol is kept.
-    clf = TopKSVC(loss="alpha", k=k, smoothing=smoothing, C=1.0, check_every=10, random_state=0, n_jobs=2)
+    clf = TopKSVC(
+        loss="alpha", k=k, smoothing=smoothing, C=1.0, check_every=10, random_state=0, n_jobs=2, keep_dual=True
+    )
     fit_quietly(clf, X, y, sample_weight=weight)
     assert clf.status_ == "converged" and len(clf.classes_) == 10_000
     check_svc(clf, X, y, sample_weight=weight)
@@ -346,8 +354,8 @@ def check_m3l(model, X, Y, R):
 
 def test_m3l_at_1000_labels_one_vs_all_on_1_and_2_threads(multilabel_1000):
     X, Y = multilabel_1000
-    one = fit_quietly(M3L(C=1.0, random_state=0, n_jobs=1), X, Y)
-    two = fit_quietly(M3L(C=1.0, random_state=0, n_jobs=2), X, Y)
+    one = fit_quietly(M3L(C=1.0, random_state=0, n_jobs=1, keep_dual=True), X, Y)
+    two = fit_quietly(M3L(C=1.0, random_state=0, n_jobs=2, keep_dual=True), X, Y)
     assert one.status_ == two.status_ == "converged" and one.solver_ == "dcd"
     # README: DCD solves uncoupled labels as tasks, the same fit bit for bit on any threads.
     np.testing.assert_array_equal(one.dual_coef_, two.dual_coef_)
@@ -359,7 +367,7 @@ def test_m3l_at_1000_labels_with_coupled_pairs_float32_csr(multilabel_1000):
     X32 = sp.csr_matrix(X.astype(np.float32))
     # Labels 2j and 2j + 1 correlated (0.5): DCD solves 500 coupled pairs together.
     R = np.kron(np.eye(Y.shape[1] // 2), np.array([[1.0, 0.5], [0.5, 1.0]]))
-    model = fit_quietly(M3L(C=1.0, R=R, random_state=0, n_jobs=2), X32, Y)
+    model = fit_quietly(M3L(C=1.0, R=R, random_state=0, n_jobs=2, keep_dual=True), X32, Y)
     assert model.status_ == "converged" and model.solver_ == "dcd"
     # The reference reads the float32 values exactly in float64, as the solver does.
     check_m3l(model, X32.toarray().astype(np.float64), Y, R)
@@ -373,7 +381,7 @@ def test_m3l_at_1000_labels_out_of_iterations_warns_why(multilabel_1000):
         r"iterations after 1 iterations, at a largest projected gradient of "
         r"[0-9.e+-]+ \(tol=0.001\)\. Raise max_iter \(now 1\)",
     ):
-        model = M3L(C=1.0, max_iter=1, random_state=0, n_jobs=2).fit(X, Y)
+        model = M3L(C=1.0, max_iter=1, random_state=0, n_jobs=2, keep_dual=True).fit(X, Y)
     assert model.status_ == "max_iter"
     # Objectives are still those of the returned point.
     Xaug = np.hstack([X, np.ones((len(X), 1))])
@@ -385,7 +393,7 @@ def test_m3l_at_1000_labels_out_of_iterations_warns_why(multilabel_1000):
 
 def test_m3l_kernel_smo_at_1000_labels():
     X, Y = _multilabel_1000(n=1010, d=16)
-    model = fit_quietly(M3L(C=1.0, kernel="linear", solver="smo", fit_intercept=True, n_jobs=2), X, Y)
+    model = fit_quietly(M3L(C=1.0, kernel="linear", solver="smo", fit_intercept=True, n_jobs=2, keep_dual=True), X, Y)
     assert model.status_ == "converged" and model.solver_ == "smo"
     # SMO solves the dual with K rounded to float32 (its kernel cache; README): its P and
     # D are those of that K, and coef_ is rebuilt from α in float64, so they match the
@@ -525,14 +533,14 @@ def test_ranker_at_100000_labels(ranker_data, loss, k, n_jobs):
     short = RankmaxRanker(n_epochs=2, **kw).fit(X, Y)
     full = RankmaxRanker(n_epochs=3, **kw).fit(X, Y)
     assert full.label_factors_.shape == (N_LABELS, 8) and np.all(np.isfinite(full.label_factors_))
-    assert [h["epoch"] for h in full.history_] == [1, 2, 3] and full.best_epoch_ == 3
-    assert [h["loss"] for h in short.history_] == [h["loss"] for h in full.history_[:2]]
+    assert [h.n_iter for h in full.history_] == [1, 2, 3] and full.best_epoch_ == 3
+    assert [h.loss for h in short.history_] == [h.loss for h in full.history_[:2]]
     # The factors are float32 and the core forms the scores in float32: each score carries
     # a relative rounding of ~6e-8, which moves a loss of size O(1)–O(10) by ~1e-6 at
     # most, so 1e-5 relative is float32-tight and far below any formula error.
-    assert full.history_[2]["loss"] == pytest.approx(_data_loss(short, X, Y, loss, k, 1.0), rel=1e-5)
+    assert full.history_[2].loss == pytest.approx(_data_loss(short, X, Y, loss, k, 1.0), rel=1e-5)
     # Training descends.
-    assert full.history_[2]["loss"] < full.history_[0]["loss"]
+    assert full.history_[2].loss < full.history_[0].loss
 
 
 def test_ranker_at_100000_labels_dense_float64_features_threads_agree(ranker_data):
@@ -553,5 +561,5 @@ def test_ranker_at_100000_labels_dense_float64_features_threads_agree(ranker_dat
     one = RankmaxRanker(n_jobs=1, **kw).fit(X, Y)
     two = RankmaxRanker(n_jobs=2, **kw).fit(X, Y)
     np.testing.assert_array_equal(one.label_factors_, two.label_factors_)
-    assert [h["loss"] for h in one.history_] == [h["loss"] for h in two.history_]
-    assert one.history_[-1]["loss"] < one.history_[0]["loss"]
+    assert [h.loss for h in one.history_] == [h.loss for h in two.history_]
+    assert one.history_[-1].loss < one.history_[0].loss

@@ -16,7 +16,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from toprank import RankmaxRanker, _core
+from toprank import RankerProgress, RankmaxRanker, _core
 from toprank._options import RankerSettings
 from toprank.exceptions import InvalidInputError, NoSolutionError
 from toprank.metrics import average_precision_at_k
@@ -104,7 +104,7 @@ def test_one_and_two_threads_reach_the_same_model(loss):
         )
         for jobs in (1, 2)
     ]
-    assert [h["loss"] for h in fits[0].history_] == [h["loss"] for h in fits[1].history_]
+    assert [h.loss for h in fits[0].history_] == [h.loss for h in fits[1].history_]
     np.testing.assert_array_equal(fits[0].label_factors_, fits[1].label_factors_)
     np.testing.assert_array_equal(fits[0].feature_factors_, fits[1].feature_factors_)
 
@@ -139,7 +139,7 @@ def test_planted_low_rank_ranking_is_recovered(loss, optimizer):
     assert model.score(X, Y) >= 0.9
     # (Not toward 0: with 10 positives per row, sparsemax's best is p = 1/10 on each,
     # a pair loss of ½ − ½·‖p‖² = 0.45.)
-    losses = [h["loss"] for h in model.history_]
+    losses = [h.loss for h in model.history_]
     assert losses[-1] < losses[0]
 
 
@@ -147,7 +147,7 @@ def test_early_stopping_keeps_the_best_epoch():
     X, Y, _ = _planted()
     model = RankmaxRanker(n_components=8, learning_rate=0.5, n_epochs=40, n_iter_no_change=2, random_state=0)
     model.fit(X, Y)
-    scores = [h["val_ap"] for h in model.history_]
+    scores = [h.val_ap for h in model.history_]
     assert model.best_epoch_ == 1 + int(np.argmax(scores))
     assert model.n_iter_ <= 40 and model.n_iter_ - model.best_epoch_ <= 2
 
@@ -159,7 +159,7 @@ def test_held_out_pairs_keep_every_user_in_training():
     model = RankmaxRanker(
         n_components=16, learning_rate=0.1, batch_size=32, n_epochs=30, n_iter_no_change=5, alpha=0.0, random_state=0
     ).fit(X, Y)
-    assert max(h["val_ap"] for h in model.history_) > 0.5
+    assert max(h.val_ap for h in model.history_) > 0.5
 
 
 def test_a_diverging_or_failed_fit_leaves_the_estimator_as_it_was():
@@ -189,13 +189,13 @@ def test_validation_data_with_exclusion_is_used():
     valid = Y - train
     model = RankmaxRanker(n_components=8, n_epochs=3, random_state=0)
     model.fit(X, train, validation_data=(X, valid, train))
-    assert len(model.history_) == 3 and all("val_ap" in h for h in model.history_)
+    assert len(model.history_) == 3 and all(h.val_ap is not None for h in model.history_)
     # The recorded score of the kept epoch is AP@10 of the validation items with the
     # training items excluded.
     scores = model.decision_function(X).astype(np.float64)
     scores[train.astype(bool)] = -np.inf
     has = valid.sum(1) > 0
-    best = max(h["val_ap"] for h in model.history_)
+    best = max(h.val_ap for h in model.history_)
     assert best == pytest.approx(average_precision_at_k(valid[has], np.nan_to_num(scores[has], neginf=-1e30), 10))
 
 
@@ -235,9 +235,11 @@ def test_numeric_labels_are_sorted_by_value_and_mixed_or_nan_labels_are_refused(
 
 def test_verbose_prints_a_line_per_epoch(capsys):
     X, Y, _ = _planted(n_users=60, n_items=30)
-    RankmaxRanker(n_components=4, n_epochs=3, verbose=1, random_state=0).fit(X, Y)
+    # verbose=2: every epoch's line (verbose=1 paces them: tests/test_verbose.py).
+    model = RankmaxRanker(n_components=4, n_epochs=3, verbose=2, random_state=0).fit(X, Y)
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[RankmaxRanker] epoch")]
     assert len(lines) == 3 and "val AP@10" in lines[0]
+    assert lines[-1].endswith(f"done: best epoch {model.best_epoch_}")
 
 
 def test_ctrl_c_stops_a_long_epoch():
@@ -407,3 +409,91 @@ def test_an_init_scale_too_large_for_float32_is_named():
 @parametrize_with_checks([RankmaxRanker(n_components=4, n_epochs=3)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# ------------------------------------------------------------------ 5. partial_fit and history_
+
+
+def test_partial_fit_calls_continue_the_optimiser_as_fit_does():
+    # Calls over the whole data are fit's epochs without early stopping, bit for bit: θ,
+    # both moments and the step count carry over (a fresh Adam state per call would not
+    # give the same parameters), and the seeds come from one random_state stream.
+    X, Y, _ = _planted(n_users=120, n_items=60)
+    params = dict(n_components=6, optimizer="adam", learning_rate=0.02, early_stopping=False, random_state=4)
+    fitted = RankmaxRanker(n_epochs=3, **params).fit(X, Y)
+    model = RankmaxRanker(**params)
+    for _ in range(3):
+        model.partial_fit(X, Y)
+    np.testing.assert_array_equal(model.feature_factors_, fitted.feature_factors_)
+    np.testing.assert_array_equal(model.label_factors_, fitted.label_factors_)
+    np.testing.assert_array_equal(model.label_bias_, fitted.label_bias_)
+    assert [h.loss for h in model.history_] == [h.loss for h in fitted.history_]
+    assert [h.n_iter for h in model.history_] == [1, 2, 3] and model.n_iter_ == model.best_epoch_ == 3
+    assert all(isinstance(h, RankerProgress) and h.val_ap is None for h in model.history_)
+    # fit starts over: the optimiser state of partial_fit does not outlive it.
+    model.set_params(n_epochs=3).fit(X, Y)
+    assert not hasattr(model, "_training")
+    np.testing.assert_array_equal(model.label_factors_, fitted.label_factors_)
+
+
+def test_partial_fit_over_chunks_reaches_the_quality_of_fit():
+    # Users described by noisy bags of features (not one-hot: every chunk trains U),
+    # the data streamed in four chunks per pass.
+    rng = np.random.default_rng(5)
+    n_users, d, n_items, rank = 800, 30, 80, 4
+    latent = rng.normal(size=(n_users, rank))
+    X = latent @ rng.normal(size=(rank, d)) + 0.3 * rng.normal(size=(n_users, d))
+    top = np.argsort(-(latent @ rng.normal(size=(n_items, rank)).T), axis=1)[:, :5]
+    Y = np.zeros((n_users, n_items), dtype=np.int8)
+    np.put_along_axis(Y, top, 1, axis=1)
+    train, test = slice(0, 600), slice(600, None)
+    params = dict(n_components=8, learning_rate=0.05, batch_size=32, early_stopping=False, random_state=0)
+    fitted = RankmaxRanker(n_epochs=15, **params).fit(X[train], Y[train])
+    streamed = RankmaxRanker(**params)
+    for _ in range(15):
+        for lo in range(0, 600, 150):
+            streamed.partial_fit(X[lo : lo + 150], Y[lo : lo + 150])
+    assert streamed.n_iter_ == 60
+    chance = average_precision_at_k(Y[test], rng.normal(size=Y[test].shape), 10)
+    ap_fit, ap_streamed = fitted.score(X[test], Y[test]), streamed.score(X[test], Y[test])
+    assert ap_fit > chance + 0.3
+    assert ap_streamed == pytest.approx(ap_fit, abs=0.05)
+
+
+def test_partial_fit_labels_and_features():
+    X = np.eye(6)
+    sets = [{"a", "b"}, {"b"}, {"c"}, {"a"}, {"c", "d"}, {"d"}]
+    model = RankmaxRanker(n_components=2, random_state=0)
+    with pytest.raises(InvalidInputError, match="^classes: labels must be all strings or all real numbers"):
+        model.partial_fit(X, sets, classes=["a", 1])
+    assert not hasattr(model, "classes_")  # the failed call left no half-started model
+    # Without classes, the first chunk's labels are all there are.
+    assert list(clone(model).partial_fit(X[:3], sets[:3]).classes_) == ["a", "b", "c"]
+    model.partial_fit(X[:3], sets[:3], classes=["d", "c", "b", "a"])
+    assert list(model.classes_) == ["a", "b", "c", "d"]
+    model.partial_fit(X[3:], sets[3:])
+    model.partial_fit(X[3:], sets[3:], classes=["a", "b", "c", "d"])
+    with pytest.raises(InvalidInputError, match="^y: label 'e' is not one of classes_"):
+        model.partial_fit(X[:1], [{"e"}])
+    with pytest.raises(InvalidInputError, match="^classes: must be the 4 labels of the model"):
+        model.partial_fit(X[:1], [{"a"}], classes=["a", "b", "c"])
+    with pytest.raises(ValueError, match="features"):
+        model.partial_fit(np.eye(7)[:2], [{"a"}, {"b"}])
+    assert model.n_iter_ == 3
+    # An indicator's columns are the labels.
+    indicator = RankmaxRanker(n_components=2, random_state=0).partial_fit(X, np.eye(6, 4, dtype=int))
+    assert list(indicator.classes_) == [0, 1, 2, 3]
+    with pytest.raises(InvalidInputError, match="^y: indicator has 3 columns"):
+        indicator.partial_fit(X, np.eye(6, 3, dtype=int))
+
+
+def test_partial_fit_after_fit_continues_from_its_factors():
+    X, Y, _ = _planted(n_users=120, n_items=60)
+    params = dict(n_components=6, learning_rate=0.1, early_stopping=False, random_state=1)
+    model = RankmaxRanker(n_epochs=10, **params).fit(X, Y)
+    before = model.score(X, Y)
+    model.partial_fit(X, Y)
+    assert model.n_iter_ == 11 and len(model.history_) == 11
+    assert model.score(X, Y) > before - 0.05
+    # A model started from scratch scores near chance after one epoch.
+    assert RankmaxRanker(**params).partial_fit(X, Y).score(X, Y) < before - 0.2

@@ -63,7 +63,7 @@ def fit(
         random_state=seed,
     )
     model.fit(X, split.train, validation_data=(X, split.valid, split.train))
-    return model, max(h["val_ap"] for h in model.history_)
+    return model, max(h.val_ap for h in model.history_)
 
 
 def main() -> int:

@@ -32,7 +32,9 @@ A Rust core with a typed Python facade:
 The estimators fitted by a dual solver (TopKSVC, M3L, TopPush, TopPushK, PatMat) report
 the same way: ``status_`` (``"converged"``, ``"max_iter"``, ``"no_progress"`` or
 ``"interrupted"``), ``n_iter_``, the objectives and ``history_``, a list of
-:class:`FitProgress` records (n_iter, primal, dual, gap, seconds).
+:class:`FitProgress` records (n_iter, primal, dual, gap, seconds); RankmaxRanker's
+``history_`` holds :class:`RankerProgress` records (n_iter, loss, the validation
+metrics, seconds).
 """
 
 from toprank import (
@@ -51,7 +53,7 @@ from toprank import (
     tracenorm,
 )
 from toprank._core import __version__
-from toprank._estimator import FitProgress
+from toprank._estimator import FitProgress, RankerProgress
 from toprank.attop import PatMat, TopPush, TopPushK
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.m3l import M3L
@@ -63,6 +65,7 @@ __all__ = [
     "__version__",
     "exceptions",
     "FitProgress",
+    "RankerProgress",
     "losses",
     "metrics",
     "scoring",

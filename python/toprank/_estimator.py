@@ -11,16 +11,19 @@ another's private names:
   :class:`FitProgress` records: the same for every such estimator) with its
   convergence warning;
 * :class:`ClassScores` — ``predict``, ``predict_topk`` and the probabilities of a
-  multiclass estimator, from its class scores.
+  multiclass estimator, from its class scores;
+* :class:`LinePace` — how often ``verbose`` prints (at most a line a second, or every
+  line with ``verbose >= 2``), and :class:`RankerProgress`, RankmaxRanker's
+  ``history_`` record.
 
 Argument conversion (arrays, numbers, flags) lives in :mod:`toprank._validation`.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar, cast
 
@@ -48,6 +51,22 @@ class FitProgress(NamedTuple):
     primal: float
     dual: float
     gap: float
+    seconds: float
+
+
+class RankerProgress(NamedTuple):
+    """One epoch of :class:`~toprank.RankmaxRanker`, an item of its ``history_``: the
+    epochs run so far, the mean training loss per (example, label) pair during the
+    epoch, the validation AP@``eval_k``, top-1 accuracy and Recall@100 (@n_labels when
+    fewer) — None without a validation set (no early stopping, or :meth:`partial_fit`)
+    — and the seconds since the fit started. ``n_iter`` and ``seconds`` mean what they
+    mean in :class:`FitProgress`; a stochastic optimiser has no duality gap to report."""
+
+    n_iter: int
+    loss: float
+    val_ap: float | None
+    val_accuracy: float | None
+    val_recall: float | None
     seconds: float
 
 
@@ -173,8 +192,18 @@ class DualSolverModel:
 
     def _progress(self, unit: str) -> Callable[[int, float, float, float, float], None] | None:
         """The solver's callback at each gap check (step, primal, dual, gap, seconds): a
-        line on stdout where ``verbose``, else None (the core then makes no call)."""
-        return functools.partial(_print_progress, type(self).__name__, unit) if self.verbose else None
+        line on stdout where ``verbose`` (see :class:`LinePace`), else None (the core
+        then makes no call)."""
+        if not self.verbose:
+            return None
+        pace = LinePace(self.verbose)
+        name = type(self).__name__
+
+        def line(step: int, primal: float, dual: float, gap: float, seconds: float) -> None:
+            if pace.due():
+                _print_progress(name, unit, step, primal, dual, gap, seconds)
+
+        return line
 
     def _report(
         self,
@@ -196,6 +225,12 @@ class DualSolverModel:
         self.duality_gap_ = report.gap
         self.status_ = report.status
         self.history_ = [FitProgress(*record) for record in report.history]
+        if self.verbose:
+            seconds = f"  {self.history_[-1].seconds:.2f}s" if self.history_ else ""
+            _print_line(
+                f"[{type(self).__name__}] {self.status_} after {self.n_iter_} {unit}  primal "
+                f"{self.primal_objective_:.8g}  dual {self.dual_objective_:.8g}  gap {self.duality_gap_:.3e}{seconds}"
+            )
         if self.status_ not in _STOPPED_SHORT:
             return
         measure, value = stopped_at or ("relative duality gap", self.duality_gap_)
@@ -209,14 +244,38 @@ class DualSolverModel:
         return type(self).__name__
 
 
+class LinePace:
+    """How often ``verbose`` prints a progress line: ``verbose=1`` at most one line a
+    second (the first always; the estimator prints its last, with the final status, on
+    its own), so that a solver checking its progress hundreds of times a second does not
+    flood the output; ``verbose >= 2`` every line."""
+
+    #: Seconds between two lines at verbose=1.
+    INTERVAL = 1.0
+
+    def __init__(self, verbose: int) -> None:
+        self.every_line = verbose >= 2
+        self.next_line = -math.inf
+
+    def due(self) -> bool:
+        """Whether a line may print now (and, if so, the clock restarts)."""
+        if self.every_line:
+            return True
+        now = time.monotonic()
+        if now < self.next_line:
+            return False
+        self.next_line = now + self.INTERVAL
+        return True
+
+
+def _print_line(text: str) -> None:
+    print(text, file=sys.stdout, flush=True)
+
+
 def _print_progress(
     estimator: str, unit: str, step: int, primal: float, dual: float, gap: float, seconds: float
 ) -> None:
-    print(
-        f"[{estimator}] {unit} {step:7d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  {seconds:.2f}s",
-        file=sys.stdout,
-        flush=True,
-    )
+    _print_line(f"[{estimator}] {unit} {step:7d}  primal {primal:.8g}  dual {dual:.8g}  gap {gap:.3e}  {seconds:.2f}s")
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])

@@ -220,7 +220,8 @@ _COMMON_DOC = """
         (partner scan, choice of k, score update; from n = 16,384). ``None`` is one
         thread, ``-1`` all cores (see the README's "Threads").
     verbose : int, default=0
-        If > 0, print a line per duality-gap check.
+        1 prints a duality-gap check's line at most once a second (the first always)
+        and a last line with the final status; 2 prints every check's line.
 
     Attributes
     ----------

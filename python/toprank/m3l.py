@@ -121,13 +121,19 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         Threads. SMO computes kernel columns on them; DCD solves the labels that ``R``
         couples to no other (with ``R = I``, every label) on them, one label per task.
         The fit is the same on any number of threads.
+    keep_dual : bool, default=False
+        Keep α as ``dual_coef_`` after a fit (e.g. to recompute the objectives). Off by
+        default: the model predicts with ``coef_`` (linear) or the support rows, and α
+        would make its size grow with n_samples × n_labels.
     verbose : int, default=0
-        Print the objectives every 1000 SMO outer iterations, or at the end of a DCD solve.
+        Print the objectives every 1000 SMO outer iterations, or at the end of a DCD
+        solve (at most a line a second with 1, the first always; every one with 2), and a
+        last line with the final status.
 
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples, n_labels)
-        α of the dual (25), in [0, C].
+        α of the dual (25), in [0, C]; only with ``keep_dual=True``.
     coef_ : ndarray of shape (n_labels, n_features)
         Z with the linear kernel.
     intercept_ : ndarray of shape (n_labels,)
@@ -159,6 +165,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         cache_size: float = 200.0,
         random_state: Any = None,
         n_jobs: int | None = None,
+        keep_dual: bool = False,
         verbose: int = 0,
     ) -> None:
         keep_params(self, locals())
@@ -217,6 +224,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         cache = _real(self.cache_size, "cache_size", low=0.0, strict=True)
         scaling = intercept_scaling(self.intercept_scaling)
         fit_intercept = _flag(self.fit_intercept, "fit_intercept")
+        keep_dual = _flag(self.keep_dual, "keep_dual")
         Xv = validate_input(
             self,
             X,
@@ -283,7 +291,10 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
                 self.coef_ = np.ascontiguousarray((np.asarray(Xv, dtype=np.float64)[self.support_].T @ self._beta).T)
             elif kernel != "precomputed":
                 self.support_vectors_ = np.ascontiguousarray(Xv[self.support_], dtype=np.float64)
-        self.dual_coef_ = alpha
+        # Prediction needs no α: coef_, or β on the support rows.
+        forget(self, "dual_coef_")
+        if keep_dual:
+            self.dual_coef_ = alpha
         self._report(
             report,
             "iterations",

@@ -39,7 +39,7 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
-from toprank._estimator import choice, keep_params
+from toprank._estimator import LinePace, RankerProgress, choice, forget, keep_params
 from toprank._limits import check_allocation, check_row_norms
 from toprank._options import OPTIMIZERS, RANKER_LOSSES, Optimizer, RankerLoss, RankerSettings
 from toprank._validation import as_flag as _flag
@@ -114,7 +114,10 @@ def _encode_sets(rows: list[list[Any]], classes: NDArray[Any], name: str) -> _La
         try:
             positions = sorted({lookup[label] for label in row})
         except KeyError as exc:
-            raise InvalidInputError(f"{name}: label {exc.args[0]!r} was not seen in fit") from None
+            raise InvalidInputError(
+                f"{name}: label {exc.args[0]!r} is not one of classes_ (the labels of fit, or of the first "
+                "partial_fit and its classes)"
+            ) from None
         indices.extend(positions)
         indptr.append(len(indices))
     return _LabelSets(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64))
@@ -136,6 +139,11 @@ def _label_classes(rows: list[list[Any]], name: str) -> NDArray[Any]:
     if classes.dtype.kind == "f" and not np.isfinite(classes).all():
         raise InvalidInputError(f"{name}: labels must be finite, got {classes[~np.isfinite(classes)][0]}")
     return classes
+
+
+def _classes_argument(classes: ArrayLike) -> NDArray[Any]:
+    """partial_fit's ``classes``: the sorted distinct labels."""
+    return _label_classes([np.asarray(classes, dtype=object).ravel().tolist()], "classes")
 
 
 def _as_rows_of_labels(Y: Any, name: str) -> list[list[Any]] | None:
@@ -216,7 +224,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     n_jobs : int or None, default=None
         Threads of the Rust core (None: one; -1: all cores; results do not depend on it).
     verbose : int, default=0
-        1 prints a line per epoch (training loss, validation AP@k, seconds).
+        1 prints an epoch's line (training loss, validation AP@k, seconds) at most once a
+        second, the first and the last epoch's always; 2 prints every epoch's line.
 
     Attributes
     ----------
@@ -228,11 +237,12 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         V.
     label_bias_ : ndarray of shape (n_labels,), float32
         b.
-    history_ : list of dict
-        Per epoch: ``epoch``, ``loss`` (mean training loss per pair during the epoch),
-        ``val_ap``, ``val_accuracy`` and ``val_recall`` (validation AP@``eval_k``,
-        top-1 accuracy and Recall@100 — @n_labels when fewer — when early stopping) and
-        ``seconds``.
+    history_ : list of toprank.RankerProgress
+        Per epoch (n_iter, loss, val_ap, val_accuracy, val_recall, seconds): the epochs
+        so far, the mean training loss per pair during the epoch, the validation
+        AP@``eval_k``, top-1 accuracy and Recall@100 (@n_labels when fewer; None
+        without early stopping, and for :meth:`partial_fit`'s epochs) and the seconds
+        since the fit started (since the call started, for :meth:`partial_fit`).
     n_iter_ : int
         Epochs run.
     best_epoch_ : int
@@ -240,6 +250,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     n_features_in_ : int
         Number of features seen in fit.
     """
+
+    history_: list[RankerProgress]
 
     def __init__(
         self,
@@ -376,25 +388,11 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     def _fit(self, X: ArrayLike, y: Any, validation_data: tuple[Any, ...] | None) -> RankmaxRanker:
         p = self._check_params()
         Xv = self._check_X(X, reset=True)
-        # The model is float32, and training squares values proportional to X: an X of
-        # 1e300 otherwise surfaced as "the scores diverged: lower learning_rate".
-        check_row_norms(
-            Xv, np.float32, "the model is float32, and its training squares scores and gradients that scale with X"
-        )
+        self._check_scale(Xv)
         sets = self._fit_targets(y, Xv.shape[0])
-        n_labels = len(self.classes_)
-        if p["loss"] == "rankmax" and p["k"] >= n_labels:
-            raise InvalidInputError(f"k: must satisfy 1 <= k < n_labels = {n_labels}, got {p['k']}")
         rng = check_random_state(self.random_state)
-        d, r = Xv.shape[1], p["n_components"]
-        # θ, the optimiser's two moments (float32 each) and θ's float64 initial draw.
-        check_allocation(
-            "n_components",
-            r,
-            20 * ((d + n_labels) * r + n_labels),
-            f"the parameters, (n_features + n_labels) x n_components + n_labels = ({d} + {n_labels}) x "
-            f"{r} + {n_labels} values, with the optimiser's state",
-        )
+        self._check_size(Xv.shape[1], p)
+        n_labels = len(self.classes_)
 
         val = None
         if p["early_stopping"]:
@@ -404,6 +402,148 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
                 sets, held = _hold_out_pairs(sets, p["validation_fraction"], rng)
                 val = (Xv, held.indicator(n_labels), sets.indicator(n_labels))
 
+        training = self._initial_training(Xv.shape[1], p, rng)
+        theta = training.theta
+        rows = np.arange(Xv.shape[0], dtype=np.int64)
+        settings = self._settings(p)
+        history: list[RankerProgress] = []
+        best_score, best_theta, best_epoch, stale = -np.inf, theta.copy(), 0, 0
+        start = time.perf_counter()
+        pace = LinePace(self.verbose)
+        for epoch in range(1, p["n_epochs"] + 1):
+            seed = int(rng.randint(0, np.iinfo(np.int32).max))
+            loss = self._epoch(Xv, sets, rows, training, replace(settings, seed=seed), p["n_jobs"])
+            self._set_parameters(theta)
+            metrics: tuple[float | None, float | None, float | None] = (None, None, None)
+            if val is not None:
+                metrics = self._validation_metrics(val, p["eval_k"])
+                if metrics[0] > best_score:
+                    best_score, best_theta, best_epoch, stale = metrics[0], theta.copy(), epoch, 0
+                else:
+                    stale += 1
+            else:
+                best_epoch = epoch
+            record = RankerProgress(epoch, loss, *metrics, time.perf_counter() - start)
+            history.append(record)
+            stop = val is not None and stale >= p["n_iter_no_change"]
+            if self.verbose and (stop or epoch == p["n_epochs"]):
+                self._progress(record, f"  done: {'early stop, ' if stop else ''}best epoch {best_epoch}")
+            elif self.verbose and pace.due():
+                self._progress(record)
+            if stop:
+                break
+        if val is not None:
+            self._set_parameters(best_theta)
+        # A fit starts over: no optimiser state of an earlier partial_fit outlives it.
+        forget(self, "_training", "_rng")
+        self.history_ = history
+        self.n_iter_ = len(history)
+        self.best_epoch_ = best_epoch
+        return self
+
+    @restores_on_failure
+    def partial_fit(self, X: ArrayLike, y: Any, classes: ArrayLike | None = None) -> RankmaxRanker:
+        """One pass (epoch) of the optimiser over the examples ``X`` with positive labels
+        ``y``, continuing from the previous call: for data that arrive, or fit in memory,
+        a chunk at a time.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : indicator matrix of shape (n_samples, n_labels), sequence of label sets, or 1-D labels
+            As in :meth:`fit`; every label must be one of ``classes_``.
+        classes : array-like of shape (n_labels,), optional
+            Every label of all the calls, given on the first call (as to scikit-learn's
+            ``partial_fit``) when ``y`` holds labels that its first chunk may not all
+            show; without it, the labels of the first ``y`` are all there are (an
+            indicator's columns, or the labels it holds). Later calls may repeat them.
+
+        Returns
+        -------
+        self
+
+        Notes
+        -----
+        The first call on an unfitted model draws U and V; later calls continue θ, the
+        optimiser's moments and its step count, so that calls over a dataset's chunks
+        make the epochs of :meth:`fit` over it (without early stopping: there is no
+        validation set; ``n_epochs`` and the early-stopping parameters do not apply).
+        On a model fitted by :meth:`fit`, the first call continues from its factors
+        with fresh moments (a fit keeps no optimiser state). Each call appends one
+        record to ``history_``.
+        """
+        p = self._check_params()
+        first = not hasattr(self, "classes_")
+        Xv = self._check_X(X, reset=first)
+        self._check_scale(Xv)
+        if first:
+            self._start_classes(y, classes, Xv.shape[1], p)
+        elif classes is not None and not np.array_equal(_classes_argument(classes), self.classes_):
+            raise InvalidInputError(f"classes: must be the {len(self.classes_)} labels of the model (classes_)")
+        sets = self._targets(y, Xv.shape[0], "y")
+        if sets.indices.shape[0] == 0:
+            raise InvalidInputError("y: no example has a positive label")
+        if not hasattr(self, "_training"):
+            self._rng = check_random_state(self.random_state)
+            if first:
+                self._training = self._initial_training(Xv.shape[1], p, self._rng)
+            else:
+                theta = np.concatenate(
+                    [self.feature_factors_.ravel(), self.label_factors_.ravel(), self.label_bias_]
+                ).astype(np.float32)
+                self._training = _Training(theta, np.zeros_like(theta), np.zeros_like(theta), 0)
+        start = time.perf_counter()
+        seed = int(self._rng.randint(0, np.iinfo(np.int32).max))
+        rows = np.arange(Xv.shape[0], dtype=np.int64)
+        loss = self._epoch(Xv, sets, rows, self._training, replace(self._settings(p), seed=seed), p["n_jobs"])
+        self._set_parameters(self._training.theta)
+        record = RankerProgress(self.n_iter_ + 1, loss, None, None, None, time.perf_counter() - start)
+        self.history_.append(record)
+        self.n_iter_ = self.best_epoch_ = record.n_iter
+        if self.verbose:
+            self._progress(record)
+        return self
+
+    def _start_classes(self, y: Any, classes: ArrayLike | None, d: int, p: dict[str, Any]) -> None:
+        """The labels of a first partial_fit: ``classes`` or an indicator's columns."""
+        rows = _as_rows_of_labels(y, "y")
+        if classes is not None:
+            self.classes_ = _classes_argument(classes)
+        elif rows is None:
+            self.classes_ = np.arange(_indicator_sets(y, "y")[1])
+        else:
+            self.classes_ = _label_classes(rows, "y")
+        if len(self.classes_) < 2:
+            raise InvalidInputError(
+                f"classes: needs at least 2 labels (one class is not a ranking), got {len(self.classes_)}"
+            )
+        self._check_size(d, p)
+        self.history_, self.n_iter_, self.best_epoch_ = [], 0, 0
+
+    def _check_scale(self, Xv: Any) -> None:
+        # The model is float32, and training squares values proportional to X: an X of
+        # 1e300 otherwise surfaced as "the scores diverged: lower learning_rate".
+        check_row_norms(
+            Xv, np.float32, "the model is float32, and its training squares scores and gradients that scale with X"
+        )
+
+    def _check_size(self, d: int, p: dict[str, Any]) -> None:
+        """k against the labels, and the memory of θ and the optimiser's state."""
+        n_labels, r = len(self.classes_), p["n_components"]
+        if p["loss"] == "rankmax" and p["k"] >= n_labels:
+            raise InvalidInputError(f"k: must satisfy 1 <= k < n_labels = {n_labels}, got {p['k']}")
+        # θ, the optimiser's two moments (float32 each) and θ's float64 initial draw.
+        check_allocation(
+            "n_components",
+            r,
+            20 * ((d + n_labels) * r + n_labels),
+            f"the parameters, (n_features + n_labels) x n_components + n_labels = ({d} + {n_labels}) x "
+            f"{r} + {n_labels} values, with the optimiser's state",
+        )
+
+    def _initial_training(self, d: int, p: dict[str, Any], rng: np.random.RandomState) -> _Training:
+        """θ drawn as the paper does (U, V Gaussian of ``init_scale``, b = 0), zero moments."""
+        n_labels, r = len(self.classes_), p["n_components"]
         theta = np.zeros((d + n_labels) * r + n_labels, dtype=np.float32)
         with np.errstate(over="ignore"):
             theta[: (d + n_labels) * r] = rng.normal(0.0, p["init_scale"], (d + n_labels) * r)
@@ -412,13 +552,13 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
                 f"init_scale: {p['init_scale']!r} draws factors beyond float32, the model's "
                 "precision; use a scale near 1 or below"
             )
-        first = np.zeros_like(theta)
-        second = np.zeros_like(theta)
         self._theta_shape = (d, n_labels, r)
-        rows = np.arange(Xv.shape[0], dtype=np.int64)
-        settings = RankerSettings(
-            n_labels=n_labels,
-            n_components=r,
+        return _Training(theta, np.zeros_like(theta), np.zeros_like(theta), 0)
+
+    def _settings(self, p: dict[str, Any]) -> RankerSettings:
+        return RankerSettings(
+            n_labels=len(self.classes_),
+            n_components=p["n_components"],
             loss=p["loss"],
             k=p["k"],
             eta=p["eta"],
@@ -427,38 +567,19 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             learning_rate=p["learning_rate"],
             batch_size=p["batch_size"],
         )
-        training = _Training(theta, first, second, 0)
-        history: list[dict[str, float]] = []
-        best_score, best_theta, best_epoch, stale = -np.inf, theta.copy(), 0, 0
-        start = time.perf_counter()
-        for epoch in range(1, p["n_epochs"] + 1):
-            seed = int(rng.randint(0, np.iinfo(np.int32).max))
-            loss, _batches, training.steps, _stopped = _core.ranker_epoch(
-                Xv, sets, rows, training, replace(settings, seed=seed), n_jobs=p["n_jobs"]
-            )
-            record: dict[str, float] = {"epoch": epoch, "loss": loss}
-            self._set_parameters(theta)
-            if val is not None:
-                record.update(self._validation_metrics(val, p["eval_k"]))
-                score = record["val_ap"]
-                if score > best_score:
-                    best_score, best_theta, best_epoch, stale = score, theta.copy(), epoch, 0
-                else:
-                    stale += 1
-            else:
-                best_epoch = epoch
-            record["seconds"] = time.perf_counter() - start
-            history.append(record)
-            if self.verbose:
-                self._progress(record)
-            if val is not None and stale >= p["n_iter_no_change"]:
-                break
-        if val is not None:
-            self._set_parameters(best_theta)
-        self.history_ = history
-        self.n_iter_ = len(history)
-        self.best_epoch_ = best_epoch
-        return self
+
+    def _epoch(
+        self,
+        Xv: Any,
+        sets: _LabelSets,
+        rows: NDArray[np.int64],
+        training: _Training,
+        settings: RankerSettings,
+        n_jobs: int | None,
+    ) -> float:
+        """One epoch of the core over ``rows``, updating ``training``; the mean pair loss."""
+        loss, _batches, training.steps, _stopped = _core.ranker_epoch(Xv, sets, rows, training, settings, n_jobs=n_jobs)
+        return float(loss)
 
     def _set_parameters(self, theta: NDArray[np.float32]) -> None:
         d, n, r = self._theta_shape
@@ -477,30 +598,25 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             exclude = self._targets(data[2], Xval.shape[0], "validation_data").indicator(n_labels)
         return Xval, Yval, exclude
 
-    def _validation_metrics(self, val: tuple[Any, Any, Any], k: int) -> dict[str, float]:
+    def _validation_metrics(self, val: tuple[Any, Any, Any], k: int) -> tuple[float, float, float]:
+        """(AP@k, top-1 accuracy, Recall@100) of the current parameters on ``val``."""
         Xval, Yval, exclude = val
         n_labels = len(self.classes_)
         # AP@k with k ≥ n_labels equals AP@n_labels: nothing is ranked below n.
         k_ap, k_recall = min(k, n_labels), min(100, n_labels)
         metrics = evaluate_recommender(self, Xval, Yval, exclude=exclude, k_ap=k_ap, k_recall=k_recall)
-        return {
-            "val_ap": float(metrics[f"ap@{k_ap}"]),
-            "val_accuracy": float(metrics["accuracy"]),
-            "val_recall": float(metrics[f"recall@{k_recall}"]),
-        }
+        return float(metrics[f"ap@{k_ap}"]), float(metrics["accuracy"]), float(metrics[f"recall@{k_recall}"])
 
-    def _progress(self, record: dict[str, float]) -> None:
+    def _progress(self, record: RankerProgress, status: str = "") -> None:
+        """The line of an epoch (``verbose``: see :class:`toprank._estimator.LinePace`)."""
         val = (
-            (
-                f"  val AP@{self.eval_k} {record['val_ap']:.4f}  accuracy {record['val_accuracy']:.4f}  "
-                f"recall {record['val_recall']:.4f}"
-            )
-            if "val_ap" in record
+            f"  val AP@{self.eval_k} {record.val_ap:.4f}  accuracy {record.val_accuracy:.4f}  "
+            f"recall {record.val_recall:.4f}"
+            if record.val_ap is not None
             else ""
         )
         print(
-            f"[RankmaxRanker] epoch {int(record['epoch']):4d}  loss {record['loss']:.6f}{val}  "
-            f"{record['seconds']:.2f}s",
+            f"[RankmaxRanker] epoch {record.n_iter:4d}  loss {record.loss:.6f}{val}  {record.seconds:.2f}s{status}",
             file=sys.stdout,
             flush=True,
         )

@@ -440,8 +440,8 @@ def test_tracenorm_at_1000_classes(tracenorm_1000, layout, dtype, n_jobs):
     W = model.coef_.T
     J, G, gb = ref.tracenorm_objective(X.astype(np.float64), y, W, model.intercept_, lambda_trace, lambda_fro)
     assert model.objective_ == pytest.approx(J, rel=OBJECTIVE_RTOL)
-    assert model.history_[-1]["objective"] == pytest.approx(J, rel=OBJECTIVE_RTOL)
-    assert all(a["objective"] >= b["objective"] - 1e-12 * abs(J) for a, b in zip(model.history_, model.history_[1:]))
+    assert model.history_[-1].objective == pytest.approx(J, rel=OBJECTIVE_RTOL)
+    assert all(a.objective >= b.objective - 1e-12 * abs(J) for a, b in zip(model.history_, model.history_[1:]))
     U, s, Vt = np.linalg.svd(W, full_matrices=False)
     np.testing.assert_allclose(s[: len(model.singular_values_)], model.singular_values_, rtol=1e-8, atol=1e-12)
     assert 0 < model.rank_ < 64

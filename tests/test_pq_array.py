@@ -295,7 +295,11 @@ def test_linear_estimators_take_a_compressed_matrix(
 
 @pytest.mark.parametrize(
     "estimator",
-    [TopKSVC(kernel="rbf", gamma=0.1, random_state=0), M3L(kernel="rbf", gamma=0.1), TopPush(random_state=0)],
+    [
+        TopKSVC(kernel="rbf", gamma=0.1, random_state=0, keep_dual=True),
+        M3L(kernel="rbf", gamma=0.1, keep_dual=True),
+        TopPush(random_state=0),
+    ],
     ids=lambda e: type(e).__name__,
 )
 def test_kernel_estimators_train_on_the_decoded_matrix(estimator: Any, fitted: Any) -> None:

@@ -92,3 +92,24 @@ def test_the_ranker_paces_its_epochs_and_always_prints_the_last(monkeypatch, cap
     # verbose=2: every epoch.
     RankmaxRanker(n_components=4, n_epochs=6, early_stopping=False, verbose=2, random_state=0).fit(X, Y)
     assert len(capsys.readouterr().out.splitlines()) == 6
+
+
+def test_the_trace_norm_fit_paces_its_iterations_and_reports_typed_records(monkeypatch, capsys):
+    from toprank import TraceNormLogisticRegression, TraceNormProgress
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 12))
+    y = (X[:, :4] @ rng.standard_normal((4, 5))).argmax(axis=1)
+    counts = {}
+    for verbose, times in ((1, itertools.repeat(0.0)), (2, itertools.repeat(0.0))):
+        _clock(monkeypatch, times)
+        model = TraceNormLogisticRegression(lambda_trace=1e-2, tol=1e-8, verbose=verbose).fit(X, y)
+        lines = capsys.readouterr().out.splitlines()
+        counts[verbose] = len(lines)
+        assert lines[-1].startswith(f"[TraceNormLogisticRegression] {model.status_} after {model.n_iter_} ")
+    records = model.history_
+    assert len(records) > 3 and all(isinstance(r, TraceNormProgress) for r in records)
+    assert [r.n_iter for r in records] == sorted({r.n_iter for r in records})
+    assert records[-1].objective == pytest.approx(model.objective_)
+    # verbose=1 in one (fake) second: the first line and the closing one; 2: every line.
+    assert counts[1] == 2 and counts[2] == len(records) + 1

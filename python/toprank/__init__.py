@@ -34,7 +34,8 @@ the same way: ``status_`` (``"converged"``, ``"max_iter"``, ``"no_progress"`` or
 ``"interrupted"``), ``n_iter_``, the objectives and ``history_``, a list of
 :class:`FitProgress` records (n_iter, primal, dual, gap, seconds); RankmaxRanker's
 ``history_`` holds :class:`RankerProgress` records (n_iter, loss, the validation
-metrics, seconds).
+metrics, seconds), TraceNormLogisticRegression's :class:`TraceNormProgress` records
+(n_iter, objective, σ_max(−∇), rank, seconds).
 """
 
 from toprank import (
@@ -53,7 +54,7 @@ from toprank import (
     tracenorm,
 )
 from toprank._core import __version__
-from toprank._estimator import FitProgress, RankerProgress
+from toprank._estimator import FitProgress, RankerProgress, TraceNormProgress
 from toprank.attop import PatMat, TopPush, TopPushK
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.m3l import M3L
@@ -66,6 +67,7 @@ __all__ = [
     "exceptions",
     "FitProgress",
     "RankerProgress",
+    "TraceNormProgress",
     "losses",
     "metrics",
     "scoring",

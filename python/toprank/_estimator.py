@@ -13,8 +13,9 @@ another's private names:
 * :class:`ClassScores` — ``predict``, ``predict_topk`` and the probabilities of a
   multiclass estimator, from its class scores;
 * :class:`LinePace` — how often ``verbose`` prints (at most a line a second, or every
-  line with ``verbose >= 2``), and :class:`RankerProgress`, RankmaxRanker's
-  ``history_`` record.
+  line with ``verbose >= 2``), and the ``history_`` records of the estimators without
+  a duality gap: :class:`RankerProgress` (RankmaxRanker) and
+  :class:`TraceNormProgress` (TraceNormLogisticRegression).
 
 Argument conversion (arrays, numbers, flags) lives in :mod:`toprank._validation`.
 """
@@ -67,6 +68,21 @@ class RankerProgress(NamedTuple):
     val_ap: float | None
     val_accuracy: float | None
     val_recall: float | None
+    seconds: float
+
+
+class TraceNormProgress(NamedTuple):
+    """One iteration of :class:`~toprank.TraceNormLogisticRegression`, an item of its
+    ``history_``: the iterations run so far, the objective J(W, b), σ_max(−∇), the
+    largest singular value of the negative gradient (optimality (C1) holds when it is at
+    most λ1: what ``tol`` bounds), the rank of W and the seconds since the fit started.
+    ``n_iter`` and ``seconds`` mean what they mean in :class:`FitProgress`; a primal
+    method has no dual objective to report."""
+
+    n_iter: int
+    objective: float
+    sigma: float
+    rank: int
     seconds: float
 
 

@@ -61,6 +61,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from toprank import _core
+from toprank._estimator import LinePace, TraceNormProgress
 from toprank._limits import check_row_norms
 from toprank._validation import as_flag as _flag
 from toprank._validation import as_jobs, as_real, canonical_csr, restores_on_failure, validate_input, warn_not_converged
@@ -99,7 +100,8 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     n_jobs : int or None
         Threads of the Rust solver (None: one; -1: all cores).
     verbose : int, default=0
-        Print the objective and σ_max − λ1 every few iterations.
+        1 prints the objective and σ_max − λ1 at most once a second (the first iteration
+        always) and a closing line with the status; 2 prints every iteration.
 
     Attributes
     ----------
@@ -112,7 +114,9 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     n_iter_ : int
     objective_ : float — J(W, b) at the solution.
     status_ : {"converged", "max_iter"}
-    history_ : list of dict (iteration, objective, sigma, rank, seconds)
+    history_ : list of TraceNormProgress
+        One :class:`toprank.TraceNormProgress` record (n_iter, objective, sigma, rank,
+        seconds) per iteration.
     """
 
     def __init__(
@@ -205,10 +209,10 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
             subspace_every=_int(self.subspace_every, "subspace_every", low=0),
             seed=int(check_random_state(self.random_state).randint(np.iinfo(np.int64).max, dtype=np.int64)),
         )
-        every = max(1, 10 // verbose) if verbose else 0
+        pace = LinePace(verbose)
 
         def progress(iteration: int, objective: float, sigma: float, margin: float, seconds: float) -> None:
-            if iteration % every == 0:
+            if pace.due():
                 print(
                     f"[TraceNormLogisticRegression] iter {iteration:4d}  objective {objective:.10g}  "
                     f"sigma_max - lambda1 {margin:+.3e}  {seconds:.2f}s",
@@ -226,20 +230,17 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         self.n_iter_ = fit.n_iter
         self.objective_ = fit.objective  # J(W, b) with weights that sum to the trace norm exactly
         self.status_ = fit.status
-        self.history_ = [
-            dict(iteration=i, objective=objective, sigma=sigma, rank=rank, seconds=seconds)
-            for i, objective, sigma, rank, seconds in fit.history
-        ]
-        if verbose and fit.status == "converged":
+        self.history_ = [TraceNormProgress(*record) for record in fit.history]
+        if verbose:
             print(
-                f"[TraceNormLogisticRegression] converged after {fit.n_iter} iterations  objective "
+                f"[TraceNormLogisticRegression] {fit.status} after {fit.n_iter} iterations  objective "
                 f"{fit.objective:.10g}  rank {fit.rank}",
                 file=sys.stdout,
                 flush=True,
             )
         if fit.status != "converged":
             # (C1)'s margin σ_max(−∇) − λ1 at the last iteration: what tol bounds.
-            excess = float(self.history_[-1]["sigma"]) - lambda_trace if self.history_ else float("nan")
+            excess = self.history_[-1].sigma - lambda_trace if self.history_ else float("nan")
             warn_not_converged(
                 "TraceNormLogisticRegression",
                 fit.status,

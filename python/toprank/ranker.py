@@ -163,8 +163,8 @@ def _as_rows_of_labels(Y: Any, name: str) -> list[list[Any]] | None:
 
 @dataclass(eq=False)
 class _Training:
-    """The optimiser's state that ``_core.ranker_epoch`` updates: θ, the two moments
-    (in place) and the step count (returned)."""
+    """The optimiser's state that ``_core.ranker_epoch`` starts from and returns updated
+    (as new arrays): θ, the two moments and the step count."""
 
     theta: NDArray[np.float32]
     first: NDArray[np.float32]
@@ -433,16 +433,14 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         start = time.perf_counter()
         for epoch in range(1, p["n_epochs"] + 1):
             seed = int(rng.randint(0, np.iinfo(np.int32).max))
-            loss, _batches, training.steps, _stopped = _core.ranker_epoch(
-                Xv, sets, rows, training, replace(settings, seed=seed), n_jobs=p["n_jobs"]
-            )
+            training, loss = self._epoch(Xv, sets, rows, training, replace(settings, seed=seed), p["n_jobs"])
             record: dict[str, float] = {"epoch": epoch, "loss": loss}
-            self._set_parameters(theta)
+            self._set_parameters(training.theta)
             if val is not None:
                 record.update(self._validation_metrics(val, p["eval_k"]))
                 score = record["val_ap"]
                 if score > best_score:
-                    best_score, best_theta, best_epoch, stale = score, theta.copy(), epoch, 0
+                    best_score, best_theta, best_epoch, stale = score, training.theta, epoch, 0
                 else:
                     stale += 1
             else:
@@ -459,6 +457,20 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         self.n_iter_ = len(history)
         self.best_epoch_ = best_epoch
         return self
+
+    @staticmethod
+    def _epoch(
+        Xv: Any,
+        sets: _LabelSets,
+        rows: NDArray[np.int64],
+        training: _Training,
+        settings: RankerSettings,
+        n_jobs: int | None,
+    ) -> tuple[_Training, float]:
+        """One epoch of the core from ``training`` (left as it was): the new state, and the
+        mean training loss per (example, label) pair."""
+        state, (loss, _batches, _stopped) = _core.ranker_epoch(Xv, sets, rows, training, settings, n_jobs=n_jobs)
+        return _Training(*state), loss
 
     def _set_parameters(self, theta: NDArray[np.float32]) -> None:
         d, n, r = self._theta_shape

@@ -221,10 +221,6 @@ pub(crate) fn rows<'a, T: Element>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &'s
     Ok(Rows { data: arr.as_slice()?, n_rows, row_len, shape, name })
 }
 
-/// Below this many entries a row batch runs on the calling thread: waking a pool's
-/// sleeping workers costs tens of microseconds, the work of a few thousand entries.
-const POOL_WORTHWHILE: usize = 32_768;
-
 impl<T: Real + Element> Rows<'_, T> {
     /// Labels for these rows: an int for a 1-D array, an int64 array with one label per
     /// row for a batch; each in [0, row_len).
@@ -252,15 +248,15 @@ impl<T: Real + Element> Rows<'_, T> {
     }
 
     /// Runs `work(parallel)` without the GIL: in parallel on the requested pool, or
-    /// serially on the calling thread when one thread is asked for or the batch is too
-    /// small to pay for waking a pool. The rows' results are the same either way.
+    /// serially on the calling thread when the core says a pool is not worth it
+    /// (`batch::worth_a_pool`).
     fn run<R: Send>(
         &self,
         py: Python<'_>,
         n_jobs: Option<usize>,
         work: impl FnOnce(bool) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
-        let parallel = n_jobs != Some(1) && self.data.len() >= POOL_WORTHWHILE;
+        let parallel = batch::worth_a_pool(self.data.len(), n_jobs);
         run_detached(py, n_jobs.filter(|_| parallel), || work(parallel))
     }
 

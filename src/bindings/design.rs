@@ -166,11 +166,7 @@ pub(crate) fn with_kernel<J: KernelJob>(
         let x_array = array_in::<T, Ix2>(x, "X")?;
         let (data, rows, cols) = dense(&x_array)?;
         run_interruptible(x.py(), threads, callback, |monitor| match function {
-            None => {
-                let gram = PrecomputedKernel::new(data, rows, cols)?;
-                gram.check_symmetric(1e-6)?;
-                job.run(&gram, monitor)
-            }
+            None => job.run(&PrecomputedKernel::checked(data, rows, cols)?, monitor),
             Some(f) => {
                 // The kernel's diagonal check misses non-finite features (an RBF's is 1).
                 check_finite_rows(data, cols, "X")?;

@@ -26,6 +26,16 @@ fn check_shape<T>(data: &[T], m: usize, name: &'static str) -> Result<usize> {
     Ok(data.len() / m)
 }
 
+/// Below this many entries a row batch runs on the calling thread: waking a pool's
+/// sleeping workers costs tens of microseconds, the work of a few thousand entries.
+const POOL_WORTHWHILE: usize = 32_768;
+
+/// Whether a batch of `entries` values is worth running in parallel (on a pool of more
+/// than one thread); the results are the same either way.
+pub fn worth_a_pool(entries: usize, threads: Option<usize>) -> bool {
+    threads != Some(1) && entries >= POOL_WORTHWHILE
+}
+
 /// `out[i] = f(i, x[i])` for each row `i` of the `n × m` row-major `x`.
 pub fn map_rows<T, F>(x: &[T], m: usize, out: &mut [T], parallel: bool, f: F) -> Result<()>
 where

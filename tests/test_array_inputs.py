@@ -1,8 +1,8 @@
 """Arrays as Dask, pickle and memory maps hand them over: every estimator and every
 ``toprank._core`` function takes misaligned, read-only, memory-mapped, Fortran-ordered,
 strided and big-endian arrays (float32 and float64) and gives the results of ordinary
-C-ordered arrays; an array updated in place is written back, or refused naming it when
-read-only; NaN and infinity are refused naming the argument.
+C-ordered arrays, writing none of them (state comes back as new arrays); NaN and
+infinity are refused naming the argument.
 
 Misaligned arrays are what pickle protocol 5 delivers across processes (Dask's
 out-of-band buffers put an array at any byte offset); the bindings reported them as
@@ -211,14 +211,12 @@ RANKER = dict(n_labels=M, n_components=2, loss="softmax", k=1, eta=1.0)
 # The fits take their settings (and M3L its problem, the ranker its label sets and
 # optimiser state) as objects: these adapters, named as the core's functions, take
 # every array by keyword so that each can be given in any layout.
-def sdca_fit_linear(x, y, c, codebooks=None, **settings):
+def sdca_fit(
+    x, y, c, codebooks=None, dual_coef=None, kernel=None, gamma=1.0, degree=3, coef0=1.0, cache_size=200.0, **settings
+):
     x = x if codebooks is None else SimpleNamespace(codes=x, codebooks=codebooks)
-    return _core.sdca_fit_linear(x, y, c, SdcaSettings(**settings))
-
-
-def sdca_fit_kernel(x, y, c, dual_coef, kernel, gamma, degree, coef0, cache_size, **settings):
-    kernel_settings = KernelSettings(kernel, gamma, degree, coef0, cache_size)
-    return _core.sdca_fit_kernel(x, y, c, SdcaSettings(**settings, kernel=kernel_settings), dual_coef=dual_coef)
+    kernel_settings = None if kernel is None else KernelSettings(kernel, gamma, degree, coef0, cache_size)
+    return _core.sdca_fit(x, y, c, SdcaSettings(**settings, kernel=kernel_settings), dual_coef=dual_coef)
 
 
 def kernel_cross(z, x, **kernel):
@@ -230,14 +228,12 @@ def attop_fit(x, positive, kernel, gamma, degree, coef0, cache_size, **settings)
     return _core.attop_fit(x, positive, AttopSettings(**settings, kernel=kernel_settings))
 
 
-def m3l_fit_linear(x, y, r, delta_plus, delta_minus, **settings):
-    return _core.m3l_fit_linear(x, M3lProblem(y, r, delta_plus, delta_minus), M3lSettings(**settings))
-
-
-def m3l_fit_kernel(x, y, r, delta_plus, delta_minus, kernel, gamma, degree, coef0, cache_size, **settings):
-    kernel_settings = KernelSettings(kernel, gamma, degree, coef0, cache_size)
+def m3l_fit(
+    x, y, r, delta_plus, delta_minus, kernel=None, gamma=1.0, degree=3, coef0=1.0, cache_size=200.0, **settings
+):
+    kernel_settings = None if kernel is None else KernelSettings(kernel, gamma, degree, coef0, cache_size)
     problem = M3lProblem(y, r, delta_plus, delta_minus)
-    return _core.m3l_fit_kernel(x, problem, M3lSettings(**settings, kernel=kernel_settings))
+    return _core.m3l_fit(x, problem, M3lSettings(**settings, kernel=kernel_settings))
 
 
 def ranker_epoch(x, y_indptr, y_indices, rows, theta, first, second, steps, **settings):
@@ -276,28 +272,28 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
     "rankmax_loss": (_core.rankmax_loss, dict(z=SCORES, y=YC), dict(k=2), (), True),
     "topk_hinge": (_core.topk_hinge, dict(scores=SCORES, y=YC), dict(k=2), (), True),
     "sdca_fit_linear": (
-        sdca_fit_linear,
+        sdca_fit,
         dict(x=XC, y=YC, c=C),
         dict(n_classes=M, bias=1.0, **LOSS, **SDCA),
         (),
         True,
     ),
     "sdca_fit_linear_csr": (
-        sdca_fit_linear,
+        sdca_fit,
         dict(x=sp.csr_matrix(XC), y=YC, c=C),
         dict(n_classes=M, bias=None, **LOSS, **SDCA),
         (),
         True,
     ),
     "sdca_fit_linear_codes": (
-        sdca_fit_linear,
+        sdca_fit,
         dict(x=CODES, y=YC, c=C, codebooks=BOOKS),
         dict(n_classes=M, bias=None, **LOSS, **SDCA),
         (),
         False,
     ),
     "sdca_fit_kernel": (
-        sdca_fit_kernel,
+        sdca_fit,
         dict(x=XC, y=YC, c=C, dual_coef=np.zeros((N, M))),
         dict(n_classes=M, cache_size=10.0, **KERNEL, **LOSS, **SDCA),
         (),
@@ -325,14 +321,14 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
         True,
     ),
     "m3l_fit_linear": (
-        m3l_fit_linear,
+        m3l_fit,
         dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS),
         dict(c=0.5, tol=1e-6, max_iter=200, seed=0, bias=1.0),
         (),
         True,
     ),
     "m3l_fit_kernel": (
-        m3l_fit_kernel,
+        m3l_fit,
         dict(x=XC, y=SIGNS, r=R, delta_plus=PLUS, delta_minus=MINUS),
         dict(c=0.5, tol=1e-6, max_iter=2000, cache_size=10.0, **KERNEL),
         (),
@@ -389,7 +385,7 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
             second=np.zeros(N_THETA),
         ),
         dict(steps=0, optimizer="adam", learning_rate=0.01, alpha=1e-3, batch_size=8, seed=0, **RANKER),
-        ("theta", "first", "second"),
+        (),
         True,
     ),
     "ranker_objective": (
@@ -487,26 +483,22 @@ def test_float32_widens_for_float64_arguments():
         _call("svc_partition", dict(arrays, c=np.ones(N, dtype=np.int64)))
 
 
-def test_in_place_arguments_are_updated_through_a_copy_when_needed():
-    # A writeable but misaligned (or strided) theta gets the epoch's update written back.
+def test_the_epoch_returns_its_state_and_writes_no_argument():
+    # The epoch takes θ and the moments by value (any layout, read-only ones included)
+    # and returns the new state; the moments must have θ's dtype, which the state keeps.
     _, arrays, _, _, _ = CORE["ranker_epoch"]
-    _, expected = _call("ranker_epoch", _ordinary(arrays))
-    for layout in (misaligned, strided, big_endian):
-        theta = layout(THETA.copy())
-        _call("ranker_epoch", dict(_ordinary(arrays), theta=theta))
-        np.testing.assert_array_equal(theta, expected["theta"])
-        assert theta.flags.writeable
-    writeable_map = np.lib.format.open_memmap(
-        os.path.join(_DIRECTORY, "theta.npy"), mode="w+", dtype=np.float64, shape=THETA.shape
-    )
-    writeable_map[...] = THETA
-    _call("ranker_epoch", dict(_ordinary(arrays), theta=writeable_map))
-    np.testing.assert_array_equal(writeable_map, expected["theta"])
-    with pytest.raises(InvalidInputError, match=r"^first: expected dtype float64 \(it is updated in place\)"):
+    given = _ordinary(arrays)
+    before = {key: given[key].copy() for key in ("theta", "first", "second")}
+    (theta, first, second, steps), _ = _call("ranker_epoch", given)[0]
+    assert steps > 0 and theta.dtype == first.dtype == second.dtype == np.float64
+    assert not np.array_equal(theta, before["theta"])
+    for key, value in before.items():
+        np.testing.assert_array_equal(given[key], value)
+    with pytest.raises(InvalidInputError, match=r"^first: expected dtype float64 \(the dtype of theta\), got float32"):
         _call("ranker_epoch", dict(_ordinary(arrays), first=np.zeros(N_THETA, dtype=np.float32)))
     shared = np.zeros(N_THETA)
-    with pytest.raises(InvalidInputError, match="^second: must be distinct"):
-        _call("ranker_epoch", dict(CORE["ranker_epoch"][1], first=shared, second=shared))
+    _call("ranker_epoch", dict(_ordinary(arrays), first=shared, second=shared))
+    np.testing.assert_array_equal(shared, 0.0)
 
 
 # ---------------------------------------------------------------- finiteness

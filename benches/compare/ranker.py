@@ -111,22 +111,24 @@ def two_epochs(
     common: dict[str, Any],
     run: Run,
 ) -> None:
-    theta, first, second = theta0.copy(), np.zeros_like(theta0), np.zeros_like(theta0)
     rows = np.arange(X.shape[0], dtype=np.int64)
-    training, sets = _Training(theta, first, second, 0), _LabelSets(indptr, indices)
+    training = _Training(theta0.copy(), np.zeros_like(theta0), np.zeros_like(theta0), 0)
+    sets = _LabelSets(indptr, indices)
     losses, batches = [], []
     for seed in SEEDS:
         c, t = cpu_seconds(), time.perf_counter()
         settings = RankerSettings(loss=loss, seed=seed, **common)
-        mean_loss, n_batches, training.steps, interrupted = _core.ranker_epoch(
+        state, (mean_loss, n_batches, interrupted) = _core.ranker_epoch(
             X, sets, rows, training, settings, n_jobs=n_jobs
         )
+        training = _Training(*state)
         run.times.append(time.perf_counter() - t)
         run.cpu.append(cpu_seconds() - c)
         if interrupted:
             raise KeyboardInterrupt
         losses.append(mean_loss)
         batches.append(n_batches)
+    theta, first = training.theta, training.first
     if run.theta.size == 0:
         run.losses, run.batches, run.theta, run.first = losses, batches, theta, first
     elif not (np.array_equal(run.theta.view(np.uint32), theta.view(np.uint32)) and run.losses == losses):

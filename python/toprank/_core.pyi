@@ -1,6 +1,6 @@
 # Type stubs of the compiled extension `toprank._core` (checked by mypy.stubtest in `make test`).
 from collections.abc import Callable
-from typing import Any, Literal, Protocol, final
+from typing import Any, Literal, Protocol, TypeVar, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,8 +37,7 @@ __all__ = [
     "cocoa_step_length",
     "kernel_cross",
     "knapsack",
-    "m3l_fit_kernel",
-    "m3l_fit_linear",
+    "m3l_fit",
     "pq_decode",
     "pq_dot",
     "pq_encode",
@@ -48,8 +47,7 @@ __all__ = [
     "rankmax",
     "rankmax_loss",
     "relative_gap",
-    "sdca_fit_kernel",
-    "sdca_fit_linear",
+    "sdca_fit",
     "simplex",
     "softmax_loss",
     "sparsemax",
@@ -113,50 +111,39 @@ class FitReport:
 class _LabelSets(Protocol):
     """Positive labels per row in CSR form."""
 
-    @property
-    def indptr(self) -> NDArray[np.int64]: ...
-    @property
-    def indices(self) -> NDArray[np.int64]: ...
+    indptr: NDArray[np.int64]
+    indices: NDArray[np.int64]
 
-class _Training(Protocol):
-    """The optimiser's state: θ and the moments (updated in place), the steps taken."""
+_F = TypeVar("_F", bound=np.floating[Any])
 
-    @property
-    def theta(self) -> NDArray[np.floating[Any]]: ...
-    @property
-    def first(self) -> NDArray[np.floating[Any]]: ...
-    @property
-    def second(self) -> NDArray[np.floating[Any]]: ...
-    @property
-    def steps(self) -> int: ...
+class _Training(Protocol[_F]):
+    """The optimiser's state: θ, the two moments (all of θ's dtype) and the steps taken."""
 
-def m3l_fit_kernel(
-    x: NDArray[np.floating[Any]],
-    problem: M3lProblem,
-    settings: M3lSettings,
-    *,
-    dual_coef: NDArray[np.float64] | None = None,
-    n_jobs: int | None = None,
-    callback: _Progress | None = None,
-) -> tuple[NDArray[np.float64], FitReport, float]: ...
-def m3l_fit_linear(
+    theta: NDArray[_F]
+    first: NDArray[_F]
+    second: NDArray[_F]
+    steps: int
+
+# A dual fit's weights (None for a kernel fit), dual rows and report.
+_Fitted = tuple[NDArray[np.float64] | None, NDArray[np.float64], FitReport]
+
+def m3l_fit(
     x: Any,
     problem: M3lProblem,
     settings: M3lSettings,
     *,
-    dual_coef: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
     callback: _Progress | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], FitReport, float]: ...
+) -> tuple[NDArray[np.float64] | None, NDArray[np.float64], FitReport, float]: ...
 def ranker_epoch(
     x: Any,
     y: _LabelSets,
     rows: NDArray[np.int64],
-    training: _Training,
+    training: _Training[_F],
     settings: RankerSettings,
     *,
     n_jobs: int | None = None,
-) -> tuple[float, int, int, bool]: ...
+) -> tuple[tuple[NDArray[_F], NDArray[_F], NDArray[_F], int], tuple[float, int, bool]]: ...
 def ranker_objective(
     x: Any,
     y: _LabelSets,
@@ -166,7 +153,7 @@ def ranker_objective(
     *,
     n_jobs: int | None = None,
 ) -> tuple[float, NDArray[np.floating[Any]]]: ...
-def sdca_fit_linear(
+def sdca_fit(
     x: Any,
     y: NDArray[np.int64],
     c: NDArray[np.float64],
@@ -175,17 +162,7 @@ def sdca_fit_linear(
     dual_coef: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
     callback: _Progress | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64], FitReport]: ...
-def sdca_fit_kernel(
-    x: NDArray[np.floating[Any]],
-    y: NDArray[np.int64],
-    c: NDArray[np.float64],
-    settings: SdcaSettings,
-    *,
-    dual_coef: NDArray[np.float64] | None = None,
-    n_jobs: int | None = None,
-    callback: _Progress | None = None,
-) -> tuple[NDArray[np.float64], FitReport]: ...
+) -> _Fitted: ...
 def kernel_cross(
     z: NDArray[np.float64], x: NDArray[np.float64], kernel: KernelSettings, *, n_jobs: int | None = None
 ) -> NDArray[np.float64]: ...

@@ -268,19 +268,19 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         run: dict[str, Any] = dict(n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration"))
         self.solver_ = solver
         if solver == "dcd":
-            dcd = replace(settings, seed=self._seed(), shrinking=_flag(self.shrinking, "shrinking"))
-            Z, alpha, report, violation = _core.m3l_fit_linear(Xv, problem, dcd, **run)
-            finite_fit("M3L", primal=report.primal, dual=report.dual)
+            settings = replace(settings, seed=self._seed(), shrinking=_flag(self.shrinking, "shrinking"))
+        else:
+            # A progress report (O(N·L)) every 1000 iterations, kept in history_.
+            settings = replace(settings, kernel=kernel_settings, report_every=1000)
+        Z, alpha, report, violation = _core.m3l_fit(Xv, problem, settings, **run)
+        finite_fit("M3L", primal=report.primal, dual=report.dual)
+        if Z is not None:
             forget(self, "support_vectors_", "_beta")
             d = Xv.shape[1]
             self.coef_ = np.ascontiguousarray(Z[:, :d])
             self.intercept_ = Z[:, d] * scaling if fit_intercept else np.zeros(n_labels)
             self.support_ = np.flatnonzero(np.any(alpha != 0, axis=1))
         else:
-            # A progress report (O(N·L)) every 1000 iterations, kept in history_.
-            smo = replace(settings, kernel=kernel_settings, report_every=1000)
-            alpha, report, violation = _core.m3l_fit_kernel(Xv, problem, smo, **run)
-            finite_fit("M3L", primal=report.primal, dual=report.dual)
             forget(self, "coef_", "support_vectors_")
             # f(x) = Σ_i (k(x, x_i) + shift) β_i with β = 2 (y∘α) R  (Z = 2 φ(X) A R, (23)).
             beta = 2.0 * (signs * alpha) @ R

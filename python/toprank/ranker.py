@@ -171,8 +171,8 @@ def _as_rows_of_labels(Y: Any, name: str) -> list[list[Any]] | None:
 
 @dataclass(eq=False)
 class _Training:
-    """The optimiser's state that ``_core.ranker_epoch`` updates: θ, the two moments
-    (in place) and the step count (returned)."""
+    """The optimiser's state that ``_core.ranker_epoch`` starts from and returns updated
+    (as new arrays): θ, the two moments and the step count."""
 
     theta: NDArray[np.float32]
     first: NDArray[np.float32]
@@ -403,22 +403,21 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
                 val = (Xv, held.indicator(n_labels), sets.indicator(n_labels))
 
         training = self._initial_training(Xv.shape[1], p, rng)
-        theta = training.theta
         rows = np.arange(Xv.shape[0], dtype=np.int64)
         settings = self._settings(p)
         history: list[RankerProgress] = []
-        best_score, best_theta, best_epoch, stale = -np.inf, theta.copy(), 0, 0
+        best_score, best_theta, best_epoch, stale = -np.inf, training.theta, 0, 0
         start = time.perf_counter()
         pace = LinePace(self.verbose)
         for epoch in range(1, p["n_epochs"] + 1):
             seed = int(rng.randint(0, np.iinfo(np.int32).max))
-            loss = self._epoch(Xv, sets, rows, training, replace(settings, seed=seed), p["n_jobs"])
-            self._set_parameters(theta)
+            training, loss = self._epoch(Xv, sets, rows, training, replace(settings, seed=seed), p["n_jobs"])
+            self._set_parameters(training.theta)
             metrics: tuple[float | None, float | None, float | None] = (None, None, None)
             if val is not None:
                 metrics = self._validation_metrics(val, p["eval_k"])
                 if metrics[0] > best_score:
-                    best_score, best_theta, best_epoch, stale = metrics[0], theta.copy(), epoch, 0
+                    best_score, best_theta, best_epoch, stale = metrics[0], training.theta, epoch, 0
                 else:
                     stale += 1
             else:
@@ -495,7 +494,9 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         start = time.perf_counter()
         seed = int(self._rng.randint(0, np.iinfo(np.int32).max))
         rows = np.arange(Xv.shape[0], dtype=np.int64)
-        loss = self._epoch(Xv, sets, rows, self._training, replace(self._settings(p), seed=seed), p["n_jobs"])
+        self._training, loss = self._epoch(
+            Xv, sets, rows, self._training, replace(self._settings(p), seed=seed), p["n_jobs"]
+        )
         self._set_parameters(self._training.theta)
         record = RankerProgress(self.n_iter_ + 1, loss, None, None, None, time.perf_counter() - start)
         self.history_.append(record)
@@ -568,18 +569,19 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             batch_size=p["batch_size"],
         )
 
+    @staticmethod
     def _epoch(
-        self,
         Xv: Any,
         sets: _LabelSets,
         rows: NDArray[np.int64],
         training: _Training,
         settings: RankerSettings,
         n_jobs: int | None,
-    ) -> float:
-        """One epoch of the core over ``rows``, updating ``training``; the mean pair loss."""
-        loss, _batches, training.steps, _stopped = _core.ranker_epoch(Xv, sets, rows, training, settings, n_jobs=n_jobs)
-        return float(loss)
+    ) -> tuple[_Training, float]:
+        """One epoch of the core from ``training`` (left as it was): the new state, and the
+        mean training loss per (example, label) pair."""
+        state, (loss, _batches, _stopped) = _core.ranker_epoch(Xv, sets, rows, training, settings, n_jobs=n_jobs)
+        return _Training(*state), loss
 
     def _set_parameters(self, theta: NDArray[np.float32]) -> None:
         d, n, r = self._theta_shape

@@ -274,16 +274,17 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         run: dict[str, Any] = dict(dual_coef=dual0, n_jobs=params["n_jobs"], callback=self._progress("epoch"))
         if self.kernel == "linear":
             bias = params["intercept_scaling"] if params["fit_intercept"] else None
-            W, dual, report = _core.sdca_fit_linear(Xv, y64, c, replace(settings, bias=bias), **run)
-            finite_fit("TopKSVC", primal=report.primal, dual=report.dual, gap=report.gap)
+            settings = replace(settings, bias=bias)
+        else:
+            settings = replace(settings, kernel=self._kernel_params(Xv, params["cache_size"]))
+        W, dual, report = _core.sdca_fit(Xv, y64, c, settings, **run)
+        finite_fit("TopKSVC", primal=report.primal, dual=report.dual, gap=report.gap)
+        if W is not None:
             forget(self, "support_", "support_vectors_")
             d = Xv.shape[1]
             self.coef_ = np.ascontiguousarray(W[:, :d])
             self.intercept_ = W[:, d] * params["intercept_scaling"] if params["fit_intercept"] else np.zeros(m)
         else:
-            kernel = self._kernel_params(Xv, params["cache_size"])
-            dual, report = _core.sdca_fit_kernel(Xv, y64, c, replace(settings, kernel=kernel), **run)
-            finite_fit("TopKSVC", primal=report.primal, dual=report.dual, gap=report.gap)
             forget(self, "coef_", "support_vectors_")
             self.support_ = np.flatnonzero(np.any(dual != 0, axis=1))
             if self.kernel != "precomputed":

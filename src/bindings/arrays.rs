@@ -1,5 +1,5 @@
-//! NumPy arrays in and out, one way each: an argument is read with [`array_in`] or
-//! updated with [`in_place`], float32/float64 dispatch is [`with_float`] (and
+//! NumPy arrays in and out, one way each: an argument is read with [`array_in`] (or
+//! [`array_exact`], [`indices`]), float32/float64 dispatch is [`with_float`] (and
 //! [`with_float_rows`] for a row or a batch of rows), results leave through
 //! [`to_numpy`], and a one-row kernel of the core runs on every row with [`map_rows`],
 //! [`loss_rows`] or [`value_rows`] (without the GIL, a panic caught).
@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use ndarray::{Dimension, IxDyn};
 use numpy::{
     Element, IntoPyArray, PyArray, PyArrayDescr, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArray,
-    PyReadonlyArrayDyn, PyReadwriteArray, PyUntypedArray, PyUntypedArrayMethods,
+    PyReadonlyArrayDyn, PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
 
@@ -47,19 +47,14 @@ fn dtype_name(dtype: &Bound<'_, PyArrayDescr>) -> String {
     }
 }
 
-/// The precision of a float argument that the core takes in either one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Float {
-    F32,
-    F64,
-}
-
-/// The precision of `obj`, a float32 or float64 array in either byte order.
-pub(crate) fn float_type(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Float> {
+/// Whether `obj` is a float64 array (else float32, in either byte order; anything else is
+/// refused naming the argument): the test of [`with_float`], whose expansions need it
+/// visible.
+pub(crate) fn is_float64(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
     let dtype = numpy_array(obj, name, "float32 or float64")?.dtype();
     match (dtype.kind(), dtype.itemsize()) {
-        (b'f', 8) => Ok(Float::F64),
-        (b'f', 4) => Ok(Float::F32),
+        (b'f', 8) => Ok(true),
+        (b'f', 4) => Ok(false),
         _ => Err(invalid(name, format!("expected dtype float32 or float64, got {}", dtype_name(&dtype)))),
     }
 }
@@ -68,15 +63,12 @@ pub(crate) fn float_type(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Float> 
 /// array `$obj`; anything else is refused naming `$name`.
 macro_rules! with_float {
     ($obj:expr, $name:expr, |$t:ident| $body:expr) => {
-        match $crate::bindings::arrays::float_type($obj, $name)? {
-            $crate::bindings::arrays::Float::F64 => {
-                type $t = f64;
-                $body
-            }
-            $crate::bindings::arrays::Float::F32 => {
-                type $t = f32;
-                $body
-            }
+        if $crate::bindings::arrays::is_float64($obj, $name)? {
+            type $t = f64;
+            $body
+        } else {
+            type $t = f32;
+            $body
         }
     };
 }
@@ -112,20 +104,19 @@ fn untyped<'a, 'py, T: Element, D: Dimension>(
     }
 }
 
-/// `arr` (which is `obj`) as the core reads it, and whether that is a copy: `obj` itself
-/// when it is C-ordered, aligned and of dtype `want`, else a C-ordered, aligned copy of
-/// dtype `want` (native byte order) made by NumPy.
+/// `arr` (which is `obj`) as the core reads it: `obj` itself when it is C-ordered,
+/// aligned and of dtype `want`, else a C-ordered, aligned copy of dtype `want` (native
+/// byte order) made by NumPy.
 fn readable<'py, T: Element, D: Dimension>(
     obj: &Bound<'py, PyAny>,
     arr: &Bound<'py, PyUntypedArray>,
     name: &str,
     want: &Bound<'py, PyArrayDescr>,
-) -> PyResult<(Bound<'py, PyArray<T, D>>, bool)> {
+) -> PyResult<Bound<'py, PyArray<T, D>>> {
     let copy = !(arr.dtype().is_equiv_to(want) && arr.is_c_contiguous() && arr.is_aligned());
     // `numpy.require` with "CA": C order and aligned, as `as_slice` needs.
     let source = if copy { obj.py().import("numpy")?.call_method1("require", (obj, want, "CA"))? } else { obj.clone() };
-    let typed = source.cast_into::<PyArray<T, D>>().map_err(|e| InternalError::new_err(format!("{name}: {e}")))?;
-    Ok((typed, copy))
+    source.cast_into::<PyArray<T, D>>().map_err(|e| InternalError::new_err(format!("{name}: {e}")))
 }
 
 /// An array argument as the core reads it (`as_slice` succeeds): borrowed when it is a
@@ -144,63 +135,35 @@ pub(crate) fn array_in<'py, T: Element, D: Dimension>(
     if !(same_kind && size <= want.itemsize()) {
         return Err(invalid(name, format!("expected dtype {}, got {}", dtype_name(&want), dtype_name(&have))));
     }
-    let (typed, _) = readable::<T, D>(obj, arr, name, &want)?;
-    typed
+    readable::<T, D>(obj, arr, name, &want)?
         .try_readonly()
-        .map_err(|_| invalid(name, "is being updated in place by this call (passed as another argument too)"))
+        .map_err(|_| invalid(name, "is being written by another call (a Rust extension borrowed it)"))
 }
 
-/// An array argument the core updates in place: `obj` itself when it is a writeable,
-/// C-ordered, aligned array of `T`, else a C-ordered, aligned copy that [`InPlace::finish`]
-/// writes back (a misaligned, strided or big-endian array). A read-only array or another
-/// dtype is refused naming the argument.
-pub(crate) struct InPlace<'py, T: Element, D: Dimension> {
-    work: Bound<'py, PyArray<T, D>>,
-    /// The caller's array when `work` is a copy of it.
-    original: Option<Bound<'py, PyAny>>,
-    name: String,
-}
-
-pub(crate) fn in_place<'py, T: Element, D: Dimension>(
+/// [`array_in`] for an argument that must have `T`'s dtype exactly (in either byte
+/// order): state that goes back to the caller in the dtype of another argument, which a
+/// conversion would change.
+pub(crate) fn array_exact<'py, T: Element, D: Dimension>(
     obj: &Bound<'py, PyAny>,
     name: &str,
-) -> PyResult<InPlace<'py, T, D>> {
+    like: &str,
+) -> PyResult<PyReadonlyArray<'py, T, D>> {
     let (arr, want) = untyped::<T, D>(obj, name)?;
     if arr.dtype().kind() != want.kind() || arr.dtype().itemsize() != want.itemsize() {
         let (want, have) = (dtype_name(&want), dtype_name(&arr.dtype()));
-        return Err(invalid(name, format!("expected dtype {want} (it is updated in place), got {have}")));
+        return Err(invalid(name, format!("expected dtype {want} (the dtype of {like}), got {have}")));
     }
-    if !obj.getattr("flags")?.getattr("writeable")?.extract::<bool>()? {
-        return Err(invalid(name, "is read-only, but it is updated in place (pass a writeable copy)"));
-    }
-    let (work, copied) = readable::<T, D>(obj, arr, name, &want)?;
-    Ok(InPlace { work, original: copied.then(|| obj.clone()), name: name.to_string() })
+    array_in(obj, name)
 }
 
-impl<'py, T: Element, D: Dimension> InPlace<'py, T, D> {
-    /// The array to update (drop it before [`InPlace::finish`]).
-    pub(crate) fn readwrite(&self) -> PyResult<PyReadwriteArray<'py, T, D>> {
-        self.work
-            .try_readwrite()
-            .map_err(|_| invalid(&self.name, "must be distinct from the call's other array arguments"))
-    }
-
-    /// Writes the updated copy back into the caller's array (nothing when it was updated
-    /// in place).
-    pub(crate) fn finish(self) -> PyResult<()> {
-        if let Some(original) = self.original {
-            original.py().import("numpy")?.getattr("copyto")?.call1((original, self.work))?;
-        }
-        Ok(())
-    }
-}
-
-/// Checks a small array argument for NaN and infinity (on the calling thread).
-pub(crate) fn check_finite_small(values: &[f64], name: &str) -> PyResult<()> {
-    match values.iter().position(|v| !v.is_finite()) {
-        None => Ok(()),
-        Some(at) => Err(invalid(name, format!("contains NaN or infinity (entry {at} in C order)"))),
-    }
+/// A 1-D integer array (int64, or a narrower integer dtype) as indices of type `I`; an
+/// entry that is negative or does not fit `I` is refused naming the argument.
+pub(crate) fn indices<I: TryFrom<i64>>(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<I>> {
+    let a = array_in::<i64, ndarray::Ix1>(obj, name)?;
+    let index = |(at, &v): (usize, &i64)| {
+        I::try_from(v).map_err(|_| invalid(name, format!("entry {at} ({v}) is not an index: negative or too large")))
+    };
+    a.as_slice()?.iter().enumerate().map(index).collect()
 }
 
 /// A core result caught with `catch_unwind` as a Python result: errors map through
@@ -258,10 +221,6 @@ pub(crate) fn rows<'a, T: Element>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &'s
     Ok(Rows { data: arr.as_slice()?, n_rows, row_len, shape, name })
 }
 
-/// Below this many entries a row batch runs on the calling thread: waking a pool's
-/// sleeping workers costs tens of microseconds, the work of a few thousand entries.
-const POOL_WORTHWHILE: usize = 32_768;
-
 impl<T: Real + Element> Rows<'_, T> {
     /// Labels for these rows: an int for a 1-D array, an int64 array with one label per
     /// row for a batch; each in [0, row_len).
@@ -289,15 +248,15 @@ impl<T: Real + Element> Rows<'_, T> {
     }
 
     /// Runs `work(parallel)` without the GIL: in parallel on the requested pool, or
-    /// serially on the calling thread when one thread is asked for or the batch is too
-    /// small to pay for waking a pool. The rows' results are the same either way.
+    /// serially on the calling thread when the core says a pool is not worth it
+    /// (`batch::worth_a_pool`).
     fn run<R: Send>(
         &self,
         py: Python<'_>,
         n_jobs: Option<usize>,
         work: impl FnOnce(bool) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
-        let parallel = n_jobs != Some(1) && self.data.len() >= POOL_WORTHWHILE;
+        let parallel = batch::worth_a_pool(self.data.len(), n_jobs);
         run_detached(py, n_jobs.filter(|_| parallel), || work(parallel))
     }
 

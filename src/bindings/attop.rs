@@ -6,14 +6,13 @@ use ndarray::Ix1;
 use pyo3::prelude::*;
 
 use super::arrays::{array_in, to_numpy};
-use super::design::{with_kernel, KernelJob};
-use super::errors::invalid;
+use super::design::{with_kernel, KernelJob, KernelSettings};
+use super::errors::to_py;
 use super::monitor::PyMonitor;
 use super::report::FitReport;
-use super::sdca::KernelSettings;
 use super::threads;
 use crate::kernels::{ColumnCache, KernelSource};
-use crate::solvers::attop::{solve_attop, AtTop, AtTopOptions, AtTopReport, AtTopSolution, Method, Surrogate};
+use crate::solvers::attop::{solve_attop, AtTop, AtTopOptions, AtTopReport, AtTopSolution};
 
 /// `toprank._options.AttopSettings`.
 #[derive(FromPyObject)]
@@ -30,22 +29,6 @@ pub(crate) struct AttopSettings {
     k: usize,
     tau: f64,
     reuse: f64,
-}
-
-impl AttopSettings {
-    fn problem(&self) -> PyResult<AtTop> {
-        let method = match self.method.as_str() {
-            "toppushk" => Method::TopPushK { k: self.k },
-            "patmat" => Method::PatMat { tau: self.tau },
-            other => return Err(invalid("method", format!("must be 'toppushk' or 'patmat', got {other:?}"))),
-        };
-        let surrogate = match self.surrogate.as_str() {
-            "quadratic" => Surrogate::Quadratic,
-            "hinge" => Surrogate::Hinge,
-            other => return Err(invalid("surrogate", format!("must be 'quadratic' or 'hinge', got {other:?}"))),
-        };
-        Ok(AtTop { method, surrogate, scale: self.scale, c: self.c })
-    }
 }
 
 /// A TopPush/Pat&Mat solve, whatever the source of the kernel columns.
@@ -84,10 +67,11 @@ pub(crate) fn attop_fit<'py>(
     callback: Option<Py<PyAny>>,
 ) -> PyResult<AttopResult<'py>> {
     let threads = threads::resolve(n_jobs)?;
-    let problem = settings.problem()?;
+    let s = &settings;
+    let problem = AtTop::named(&s.method, &s.surrogate, s.k, s.tau, s.scale, s.c).map_err(to_py)?;
     let positive = array_in::<bool, Ix1>(positive, "y")?;
-    let job = AtTopFit { problem, positive: positive.as_slice()?, settings: &settings };
-    let (solution, report, cache) = with_kernel(x, settings.kernel.function()?, threads, callback, job)?;
+    let job = AtTopFit { problem, positive: positive.as_slice()?, settings: s };
+    let (solution, report, cache) = with_kernel(x, &s.kernel, threads, callback, job)?;
     let (n, py) = (solution.v.len(), x.py());
     let (v, f) = (to_numpy(py, solution.v, &[n])?, to_numpy(py, solution.f, &[n])?);
     Ok((v, f, report.objectives.threshold, FitReport::from(&report), cache))

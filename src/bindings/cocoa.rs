@@ -4,15 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use ndarray::{Ix2, IxDyn};
+use ndarray::{Ix1, Ix2, IxDyn};
 use numpy::{Element, IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-use super::arrays::{array_in, check_finite_small};
+use super::arrays::{array_in, indices};
 use super::design::{with_design, DesignJob};
 use super::errors::{invalid, to_py, InternalError};
 use super::monitor::PyMonitor;
-use super::sdca::{labels_of, make_loss, weights};
 use crate::data::Design;
 use crate::solvers::m3l::{local_round as m3l, M3lRoundOptions};
 use crate::solvers::sdca::{self, LinearModel, NamedArrays, PartitionRound, SdcaLoss};
@@ -129,7 +128,7 @@ macro_rules! partition_methods {
 #[pyclass(module = "toprank._core")]
 pub(crate) struct SvcPartition {
     x: Py<PyAny>,
-    loss: (String, usize, f64),
+    loss: Box<dyn SdcaLoss>,
     part: sdca::Partition,
 }
 
@@ -139,20 +138,20 @@ partition_methods!(
     /// X (dense or CSR), y (class indices), c (C times the examples' weights).
     #[new]
     fn new(x: &Obj<'_>, y: &Obj<'_>, c: &Obj<'_>, settings: SvcPartitionSettings, seed: u64) -> PyResult<Self> {
-        let (s, y, c) = (settings, labels_of(y)?, weights(c)?.as_slice()?.to_vec());
+        let (s, y, c) = (settings, indices(y, "y")?, array_in::<f64, Ix1>(c, "c")?.as_slice()?.to_vec());
         let (sigma, local_epochs, shrinking, line_search) = (s.sigma, s.local_epochs, s.shrinking, s.line_search);
         let opts = PartitionRound { sigma, local_epochs, seed, shrinking, line_search, bias: s.bias };
+        let loss = sdca::named_loss(&s.loss, s.k, s.smoothing).map_err(to_py)?;
         let sq_norms = with_design(x, None, None, NormsJob(s.bias))?;
-        let part = sdca::Partition::new(&*make_loss(&s.loss, s.k, s.smoothing)?, y, c, sq_norms, s.n_classes, opts);
-        Ok(Self { x: x.clone().unbind(), loss: (s.loss, s.k, s.smoothing), part: part.map_err(to_py)? })
+        let part = sdca::Partition::new(&*loss, y, c, sq_norms, s.n_classes, opts).map_err(to_py)?;
+        Ok(Self { x: x.clone().unbind(), loss, part })
     }
 );
 
 impl SvcPartition {
     fn call(&mut self, coef: &Obj<'_>, step: f64, round: bool) -> PyResult<(Vec<f64>, [f64; 3])> {
-        let loss = make_loss(&self.loss.0, self.loss.1, self.loss.2)?;
         self.part.commit(step).map_err(to_py)?;
-        on_rows(&self.x, coef, self.part.n_classes(), Part::Svc(&mut self.part, &*loss), round)
+        on_rows(&self.x, coef, self.part.n_classes(), Part::Svc(&mut self.part, &*self.loss), round)
     }
 }
 
@@ -177,8 +176,6 @@ partition_methods!(
     ) -> PyResult<Self> {
         let (s, labels, [plus, minus]) = (settings, array_in::<f64, Ix2>(y, "Y")?.shape()[1], &delta);
         let [y, r, plus, minus] = [(y, "Y"), (&s.r, "R"), (plus, "loss"), (minus, "loss")].map(|(a, n)| flat(a, n));
-        // The core's check of R reads its diagonal's sign, not whether it is finite.
-        let r = r.and_then(|r: Vec<f64>| check_finite_small(&r, "R").map(|()| r));
         let opts = M3lRoundOptions { sigma: s.sigma, first_epoch: 1, epochs: s.local_epochs, seed, bias: s.bias };
         let sq_norms = with_design(x, None, None, NormsJob(s.bias))?;
         let part = m3l::Partition::new(labels, [y?, r?, plus?, minus?], s.c, sq_norms, opts).map_err(to_py)?;

@@ -1,20 +1,41 @@
-//! The design matrix X from Python, whatever its storage: a float32/float64 NumPy array
-//! or a scipy CSR matrix (float32/float64 data, int32/int64 indices), taken through
+//! The design matrix X from Python, whatever its storage: a float32/float64 NumPy array,
+//! a scipy CSR matrix (float32/float64 data, int32/int64 indices) or product-quantized
+//! rows (an object with `codes` and `codebooks`, decoded row by row), taken through
 //! `arrays::array_in` (borrowed when C-ordered and aligned, else copied once) and handed
-//! to a solver job that runs without the GIL (Ctrl-C and progress as in `monitor.rs`).
-//! Every job checks X for NaN and infinity first, on the job's pool, unless it checks
-//! what it computes from X instead (`DesignJob::CHECKS_X_ITSELF`).
+//! to a solver job that runs without the GIL (Ctrl-C and progress as in `monitor.rs`);
+//! or the kernel of dense examples under a `toprank._options.KernelSettings` (or X as a
+//! precomputed Gram matrix). Every job checks X for NaN and infinity first, on the job's
+//! pool, unless it checks what it computes from X instead (`DesignJob::CHECKS_X_ITSELF`).
 
 use ndarray::{Ix1, Ix2};
-use numpy::{Element, PyArrayDescrMethods, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{Element, PyArrayDescrMethods, PyReadonlyArray2, PyReadonlyArray3, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-use super::arrays::{array_in, check_finite_rows, first_non_finite, with_float};
-use super::errors::invalid;
+use super::arrays::{array_in, check_finite_rows, first_non_finite, run_detached, to_numpy, with_float};
+use super::errors::{invalid, to_py};
 use super::monitor::{run_interruptible, PyMonitor};
+use super::threads;
 use crate::data::{CsrIndex, CsrRows, DenseRows, Design};
-use crate::kernels::{DataKernel, KernelFunction, KernelSource, PrecomputedKernel};
+use crate::kernels::{cross_kernel, DataKernel, KernelFunction, KernelSource, PrecomputedKernel};
+use crate::pq::{Codebooks, CodedRows};
 use crate::Real;
+
+/// `toprank._options.KernelSettings`.
+#[derive(FromPyObject)]
+pub(crate) struct KernelSettings {
+    kernel: String,
+    gamma: f64,
+    degree: u32,
+    coef0: f64,
+    pub(crate) cache_size: f64,
+}
+
+impl KernelSettings {
+    /// The core's kernel function, or None for a precomputed Gram matrix.
+    fn function(&self) -> PyResult<Option<KernelFunction>> {
+        KernelFunction::named(&self.kernel, self.gamma, self.degree, self.coef0).map_err(to_py)
+    }
+}
 
 /// Work that runs on X, generic over the design's type.
 pub(crate) trait DesignJob: Send {
@@ -35,6 +56,24 @@ pub(crate) trait KernelJob: Send {
 /// A dense X as the core reads it: (values, rows, columns).
 fn dense<'a, T: Element>(x: &'a PyReadonlyArray2<'_, T>) -> PyResult<(&'a [T], usize, usize)> {
     Ok((x.as_slice()?, x.shape()[0], x.shape()[1]))
+}
+
+/// The codes (n × M uint8) and codebooks (M × 2^bits × dsub float32) of product-quantized rows.
+pub(crate) type Coded<'py> = (PyReadonlyArray2<'py, u8>, PyReadonlyArray3<'py, f32>);
+
+/// X's codes and codebooks when it is product-quantized (an object with `codes` and
+/// `codebooks`, such as a `toprank.pq.CompressedMatrix`), else None.
+pub(crate) fn coded<'py>(x: &Bound<'py, PyAny>) -> PyResult<Option<Coded<'py>>> {
+    if !(x.hasattr("codes")? && x.hasattr("codebooks")?) {
+        return Ok(None);
+    }
+    Ok(Some((array_in(&x.getattr("codes")?, "X")?, array_in(&x.getattr("codebooks")?, "codebooks")?)))
+}
+
+/// The codebooks argument (M × 2^bits × dsub float32), read from its checked array.
+pub(crate) fn codebooks<'a>(books: &'a PyReadonlyArray3<'_, f32>) -> PyResult<Codebooks<'a>> {
+    let shape = books.shape();
+    Codebooks::new(books.as_slice()?, shape[0], shape[1], shape[2]).map_err(to_py)
 }
 
 /// The CSR index type of X: int64 if either of its index arrays is, else int32.
@@ -85,6 +124,13 @@ pub(crate) fn with_design<J: DesignJob>(
     callback: Option<Py<PyAny>>,
     job: J,
 ) -> PyResult<J::Output> {
+    if let Some((codes, books)) = coded(x)? {
+        // The codebooks are checked finite by `Codebooks::new`; the codes are indices.
+        let (codes, books) = (codes.as_slice()?, codebooks(&books)?);
+        return run_interruptible(x.py(), threads, callback, |monitor| {
+            job.run(&CodedRows::new(books, codes)?, monitor)
+        });
+    }
     if !x.hasattr("indptr")? {
         return with_float!(x, "X", |T| {
             let x_array = array_in::<T, Ix2>(x, "X")?;
@@ -105,25 +151,22 @@ pub(crate) fn with_design<J: DesignJob>(
     }
 }
 
-/// Runs `job` on the kernel of the dense examples `x` under `function`, or on `x` itself
-/// as a precomputed (checked finite and symmetric) Gram matrix when `function` is None.
+/// Runs `job` on the kernel of the dense examples `x` under `kernel`, or on `x` itself
+/// as a precomputed (checked finite and symmetric) Gram matrix for kernel="precomputed".
 /// `x` is a float32/float64 array (a C-ordered `np.memmap` is read in place).
 pub(crate) fn with_kernel<J: KernelJob>(
     x: &Bound<'_, PyAny>,
-    function: Option<KernelFunction>,
+    kernel: &KernelSettings,
     threads: Option<usize>,
     callback: Option<Py<PyAny>>,
     job: J,
 ) -> PyResult<J::Output> {
+    let function = kernel.function()?;
     with_float!(x, "X", |T| {
         let x_array = array_in::<T, Ix2>(x, "X")?;
         let (data, rows, cols) = dense(&x_array)?;
         run_interruptible(x.py(), threads, callback, |monitor| match function {
-            None => {
-                let gram = PrecomputedKernel::new(data, rows, cols)?;
-                gram.check_symmetric(1e-6)?;
-                job.run(&gram, monitor)
-            }
+            None => job.run(&PrecomputedKernel::checked(data, rows, cols)?, monitor),
             Some(f) => {
                 // The kernel's diagonal check misses non-finite features (an RBF's is 1).
                 check_finite_rows(data, cols, "X")?;
@@ -131,4 +174,39 @@ pub(crate) fn with_kernel<J: KernelJob>(
             }
         })
     })
+}
+
+/// Runs a job that fits either model on X: on the design ([`with_design`]) when `kernel`
+/// is None, else on the kernel ([`with_kernel`]).
+pub(crate) fn with_model<J, R>(
+    x: &Bound<'_, PyAny>,
+    kernel: Option<&KernelSettings>,
+    threads: Option<usize>,
+    callback: Option<Py<PyAny>>,
+    job: J,
+) -> PyResult<R>
+where
+    J: DesignJob<Output = R> + KernelJob<Output = R>,
+{
+    match kernel {
+        None => with_design(x, threads, callback, job),
+        Some(kernel) => with_kernel(x, kernel, threads, callback, job),
+    }
+}
+
+/// K(z_r, x_j) for all test rows r and training rows j (`x`, "X_fit"): the (n_z, n_x)
+/// cross kernel that kernel models predict with (`kernels::cross_kernel`).
+#[pyfunction]
+#[pyo3(signature = (z, x, kernel, *, n_jobs=None))]
+pub(crate) fn kernel_cross<'py>(
+    z: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    kernel: KernelSettings,
+    n_jobs: Option<i64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let f = kernel.function()?.ok_or_else(|| invalid("kernel", "a precomputed kernel has no cross kernel"))?;
+    let (z, x) = (array_in::<f64, Ix2>(z, "X")?, array_in::<f64, Ix2>(x, "X_fit")?);
+    let ((zs, nz, zd), (xs, nx, d)) = (dense(&z)?, dense(&x)?);
+    let out = run_detached(z.py(), threads::resolve(n_jobs)?, || cross_kernel(zs, zd, xs, d, f))?;
+    to_numpy(z.py(), out, &[nz, nx])
 }

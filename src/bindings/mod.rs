@@ -31,12 +31,9 @@ fn positive_count(value: i64, name: &str) -> PyResult<usize> {
         .ok_or_else(|| invalid(name, format!("must be a positive integer, got {value}")))
 }
 
-fn hinge_variant(value: &str, name: &str) -> PyResult<TopKVariant> {
-    match value {
-        "alpha" => Ok(TopKVariant::Alpha),
-        "beta" => Ok(TopKVariant::Beta),
-        other => Err(invalid(name, format!("must be 'alpha' or 'beta', got {other:?}"))),
-    }
+/// The core's top-k hinge variant named `value`.
+fn hinge_variant(value: &str, _name: &str) -> PyResult<TopKVariant> {
+    TopKVariant::new(value).map_err(errors::to_py)
 }
 
 /// Functions of a float32/float64 row or batch of rows, one line each:
@@ -102,29 +99,22 @@ row_functions! {
         = |i, scores, ws| losses::topk_hinge(scores, y[i], k, variant, ws);
 }
 
+/// Adds the solvers' functions and classes to the module.
+macro_rules! register {
+    ($m:ident: $($function:path),+; $($class:ty),+) => {
+        $($m.add_function(wrap_pyfunction!($function, $m)?)?;)+
+        $($m.add_class::<$class>()?;)+
+    };
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     register_row_functions(m)?;
-    m.add_function(wrap_pyfunction!(attop::attop_fit, m)?)?;
-    m.add_class::<cocoa::SvcPartition>()?;
-    m.add_class::<cocoa::M3lPartition>()?;
-    m.add_function(wrap_pyfunction!(cocoa::cocoa_step_length, m)?)?;
-    m.add_function(wrap_pyfunction!(cocoa::relative_gap, m)?)?;
-    m.add_function(wrap_pyfunction!(pq::pq_train, m)?)?;
-    m.add_function(wrap_pyfunction!(pq::pq_encode, m)?)?;
-    m.add_function(wrap_pyfunction!(pq::pq_decode, m)?)?;
-    m.add_function(wrap_pyfunction!(pq::pq_dot, m)?)?;
-    m.add_function(wrap_pyfunction!(m3l::m3l_fit_kernel, m)?)?;
-    m.add_function(wrap_pyfunction!(m3l::m3l_fit_linear, m)?)?;
-    m.add_function(wrap_pyfunction!(ranker::ranker_epoch, m)?)?;
-    m.add_function(wrap_pyfunction!(ranker::ranker_objective, m)?)?;
-    m.add_function(wrap_pyfunction!(sdca::sdca_fit_linear, m)?)?;
-    m.add_function(wrap_pyfunction!(sdca::sdca_fit_kernel, m)?)?;
-    m.add_function(wrap_pyfunction!(sdca::kernel_cross, m)?)?;
-    m.add_class::<report::FitReport>()?;
-    m.add_class::<tracenorm::TraceNormSolver>()?;
-    m.add_class::<tracenorm::TraceNormFit>()?;
+    register!(m: attop::attop_fit, cocoa::cocoa_step_length, cocoa::relative_gap, design::kernel_cross, m3l::m3l_fit,
+        pq::pq_train, pq::pq_encode, pq::pq_decode, pq::pq_dot, ranker::ranker_epoch, ranker::ranker_objective,
+        sdca::sdca_fit;
+        cocoa::SvcPartition, cocoa::M3lPartition, report::FitReport, tracenorm::TraceNormSolver, tracenorm::TraceNormFit);
     Ok(())
 }

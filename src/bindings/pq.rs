@@ -4,14 +4,14 @@
 //! and encoding, which can take minutes, stop on Ctrl-C (`monitor.rs`).
 
 use ndarray::{Ix2, Ix3};
-use numpy::{PyReadonlyArray3, PyUntypedArrayMethods};
+use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 
 use super::arrays::{array_in, check_finite_rows, run_detached, to_numpy, with_float_rows};
-use super::errors::{invalid, to_py, InternalError};
+use super::errors::{invalid, InternalError};
 use super::monitor::run_interruptible;
 use super::threads;
-use crate::pq::{self, Codebooks, TrainOptions};
+use crate::pq::{self, TrainOptions};
 use crate::solvers::Monitor;
 
 /// The settings of `pq_train`: `toprank.pq.PqSettings`, read by attribute name.
@@ -28,12 +28,6 @@ pub(crate) struct PqSettings {
 /// then `run_interruptible` has already returned the signal's exception.
 fn finished<R>(result: Option<R>) -> PyResult<R> {
     result.ok_or_else(|| InternalError::new_err("product quantization stopped without a pending signal"))
-}
-
-/// The codebooks argument (M × 2^bits × dsub float32), read from its checked array.
-fn codebooks<'a>(books: &'a PyReadonlyArray3<'_, f32>) -> PyResult<Codebooks<'a>> {
-    let shape = books.shape();
-    Codebooks::new(books.as_slice()?, shape[0], shape[1], shape[2]).map_err(to_py)
 }
 
 /// k-means codebooks of the rows of `x`: (codebooks M × 2^n_bits × dsub float32, the
@@ -71,7 +65,7 @@ pub(crate) fn pq_encode<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let threads = threads::resolve(n_jobs)?;
     let books = array_in::<f32, Ix3>(codebooks, "codebooks")?;
-    let books = self::codebooks(&books)?;
+    let books = super::design::codebooks(&books)?;
     with_float_rows!(x, "X", |x: T| {
         if x.row_len != books.dim() {
             return Err(invalid("X", format!("has {} features, the codebooks {}", x.row_len, books.dim())));
@@ -94,7 +88,7 @@ fn decoded<'py>(
     let py = codes.py();
     let threads = threads::resolve(n_jobs)?;
     let books = array_in::<f32, Ix3>(codebooks, "codebooks")?;
-    let books = self::codebooks(&books)?;
+    let books = super::design::codebooks(&books)?;
     let codes = array_in::<u8, Ix2>(codes, "codes")?;
     let (n, m) = (codes.shape()[0], books.n_subspaces());
     if codes.shape()[1] != m {

@@ -1,9 +1,12 @@
 //! What every fit returns besides its arrays: one report type with the solvers' one
 //! status vocabulary (`crate::solvers::Status`) and one history record, built here from
-//! the core's reports.
+//! the core's reports; and the dual fits' warm start in and arrays out.
 
+use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 
+use super::arrays::{array_in, to_numpy};
+use super::errors::to_py;
 use crate::solvers::attop::AtTopReport;
 use crate::solvers::m3l::M3lReport;
 use crate::solvers::sdca::SdcaReport;
@@ -46,4 +49,32 @@ impl From<&M3lReport> for FitReport {
     fn from(r: &M3lReport) -> Self {
         Self::new(r.status, r.iterations, r.primal, r.dual, &r.history)
     }
+}
+
+/// The dual rows a fit starts from (`solvers::initial_dual`): zeros, or `dual_coef`,
+/// which the core checks to be n × m and finite.
+pub(crate) fn initial_dual(dual_coef: Option<&Bound<'_, PyAny>>, n: usize, m: usize) -> PyResult<Vec<f64>> {
+    let given = dual_coef.map(|a| array_in::<f64, ndarray::IxDyn>(a, "dual_coef")).transpose()?;
+    let given = given.as_ref().map(|a| Ok::<_, PyErr>((a.as_slice()?, a.shape()))).transpose()?;
+    crate::solvers::initial_dual(given, n, m).map_err(to_py)
+}
+
+/// A dual fit's result for Python: the weights (m × width: one row per class or label;
+/// None for a kernel fit), the dual rows (n × m) and the report.
+pub(crate) type Fitted<'py> = (Option<Bound<'py, PyAny>>, Bound<'py, PyAny>, FitReport);
+
+pub(crate) fn fitted<'py, R>(
+    py: Python<'py>,
+    (coef, dual, report): (Option<Vec<f64>>, Vec<f64>, R),
+    m: usize,
+) -> PyResult<Fitted<'py>>
+where
+    for<'r> FitReport: From<&'r R>,
+{
+    let matrix = |values: Vec<f64>, rows_are_m: bool| {
+        let other = values.len().checked_div(m).unwrap_or(0);
+        to_numpy(py, values, &if rows_are_m { [m, other] } else { [other, m] })
+    };
+    let coef = coef.map(|w| matrix(w, true)).transpose()?;
+    Ok((coef, matrix(dual, false)?, FitReport::from(&report)))
 }

@@ -3,12 +3,12 @@
 //! progress to a callback, `monitor.rs`) on a dense or CSR X (`design.rs`) or a
 //! product-quantized one (an object with `codebooks` and `codes`), and a fit object.
 
-use ndarray::{Array, Dimension, Ix1, Ix2, Ix3};
-use numpy::{IntoPyArray, PyArray, PyUntypedArrayMethods, ToPyArray};
+use ndarray::{Array, Dimension, Ix1, Ix2};
+use numpy::{IntoPyArray, PyArray, ToPyArray};
 use pyo3::prelude::*;
 
 use super::arrays::array_in;
-use super::design::{with_design, DesignJob};
+use super::design::{codebooks, coded, with_design, DesignJob};
 use super::errors::{invalid, to_py};
 use super::monitor::{run_interruptible, PyMonitor};
 use crate::solvers::tracenorm::{self as tn, Start};
@@ -93,17 +93,14 @@ impl TraceNormSolver {
         let threads = super::threads::resolve(n_jobs)?;
         let labels = array_in::<u32, Ix1>(y, "y")?;
         let job = FitJob(labels.as_slice()?, self.options, start.map(start_of).transpose()?);
-        let fit = if x.hasattr("codebooks")? && x.hasattr("codes")? {
-            let codes = array_in::<u8, Ix2>(&x.getattr("codes")?, "X")?;
-            let books = array_in::<f32, Ix3>(&x.getattr("codebooks")?, "codebooks")?;
-            let [m, ksub, dsub] = [0, 1, 2].map(|axis| books.shape()[axis]);
-            let (codes, books) = (codes.as_slice()?, books.as_slice()?);
-            run_interruptible(x.py(), threads, callback, |monitor| {
-                let x = tn::Coded::new(crate::pq::Codebooks::new(books, m, ksub, dsub)?, codes)?;
-                tn::fit_labels(&x, job.0, &job.1, job.2, monitor)
-            })?
-        } else {
-            with_design(x, threads, callback, job)?
+        let fit = match coded(x)? {
+            Some((codes, books)) => {
+                let (codes, books) = (codes.as_slice()?, codebooks(&books)?);
+                run_interruptible(x.py(), threads, callback, |monitor| {
+                    tn::fit_labels(&tn::Coded::new(books, codes)?, job.0, &job.1, job.2, monitor)
+                })?
+            }
+            None => with_design(x, threads, callback, job)?,
         };
         let history = fit.history.iter().map(|r| (r.iteration, r.objective, r.sigma, r.rank, r.seconds)).collect();
         let (rank, objective, n_iter, status) = (fit.rank(), fit.objective, fit.n_iter, fit.status.as_str());

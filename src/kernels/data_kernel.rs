@@ -24,7 +24,8 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::{KernelFunction, KernelSource};
-use crate::data::{Design, Row, RowBuf};
+use crate::batch::check_finite_rows;
+use crate::data::{DenseRows, Design, Row, RowBuf};
 use crate::linalg::{dot, dot4};
 use crate::{Error, Result};
 
@@ -278,6 +279,21 @@ fn block_len(d: usize) -> usize {
     (BLOCK_BYTES / (8 * d.max(1))).clamp(1, MAX_BLOCK)
 }
 
+/// The cross kernel K(Z, X) (n_z × n_x, row-major) that a kernel model fitted on the
+/// dense rows `x` (`x_features` wide) predicts the dense rows `z` with. Both are checked
+/// for NaN and infinity first: an RBF kernel's diagonal (always 1) would not show them.
+pub fn cross_kernel(z: &[f64], z_features: usize, x: &[f64], x_features: usize, f: KernelFunction) -> Result<Vec<f64>> {
+    check_finite_rows(z, z_features, "X")?;
+    check_finite_rows(x, x_features, "X_fit")?;
+    let rows = |data: &[f64], d: usize| data.len().checked_div(d).unwrap_or(0);
+    let (test, train) =
+        (DenseRows::new(z, rows(z, z_features), z_features)?, DenseRows::new(x, rows(x, x_features), x_features)?);
+    let kernel = DataKernel::new(&train, f)?;
+    let mut out = vec![0.0; test.n_rows() * train.n_rows()];
+    kernel.cross_into(&test, 0..test.n_rows(), &mut out)?;
+    Ok(out)
+}
+
 impl<D: Design> KernelSource for DataKernel<'_, D> {
     fn n(&self) -> usize {
         self.sq.len()
@@ -418,6 +434,25 @@ mod tests {
         KernelFunction::Rbf { gamma: 0.3 },
         KernelFunction::Poly { gamma: 0.7, degree: 3, coef0: 1.0 },
     ];
+
+    /// The cross kernel is the formula's, and refuses NaN or infinity in either matrix
+    /// (an RBF kernel would not show them otherwise).
+    #[test]
+    fn cross_kernel_checks_both_matrices() {
+        let (d, x, z) = (3, random_dense(7, 3, 0.8, 1), random_dense(4, 3, 0.8, 2));
+        let f = KernelFunction::Rbf { gamma: 0.3 };
+        let out = cross_kernel(&z, d, &x, d, f).unwrap();
+        for (r, zr) in z.chunks(d).enumerate() {
+            for (j, xj) in x.chunks(d).enumerate() {
+                assert!((out[r * 7 + j] - f.eval(zr, xj)).abs() < 1e-14);
+            }
+        }
+        let mut bad = x.clone();
+        bad[4] = f64::INFINITY;
+        assert!(cross_kernel(&z, d, &bad, d, f).unwrap_err().to_string().starts_with("X_fit: contains NaN"));
+        assert!(cross_kernel(&bad, d, &x, d, f).unwrap_err().to_string().starts_with("X: contains NaN"));
+        assert!(cross_kernel(&z[..8], 2, &x, d, f).unwrap_err().to_string().starts_with("X: has 2 features"));
+    }
 
     /// All access paths against the naive formula on `reference` rows, and against each
     /// other bit for bit.

@@ -24,6 +24,24 @@ pub enum KernelFunction {
 }
 
 impl KernelFunction {
+    /// The kernel named by the `kernel` option ("linear", "rbf", "poly") with
+    /// scikit-learn's parameters, checked; None for "precomputed" (the caller's Gram
+    /// matrix, no function).
+    pub fn named(name: &str, gamma: f64, degree: u32, coef0: f64) -> Result<Option<Self>> {
+        let f = match name {
+            "precomputed" => return Ok(None),
+            "linear" => KernelFunction::Linear,
+            "rbf" => KernelFunction::Rbf { gamma },
+            "poly" => KernelFunction::Poly { gamma, degree, coef0 },
+            other => {
+                let expected = "must be 'linear', 'rbf', 'poly' or 'precomputed'";
+                return Err(Error::param("kernel", format!("{expected}, got {other:?}")));
+            }
+        };
+        f.check()?;
+        Ok(Some(f))
+    }
+
     /// Checks the parameters: γ finite and > 0, coef0 finite, degree ≤ i32::MAX.
     pub fn check(&self) -> Result<()> {
         let gamma_ok = |gamma: f64| {
@@ -115,6 +133,18 @@ mod tests {
         assert!(KernelFunction::Poly { gamma: 1.0, degree: 3, coef0: f64::NAN }.check().is_err());
         assert!(KernelFunction::Poly { gamma: 1.0, degree: u32::MAX, coef0: 0.0 }.check().is_err());
         assert!(KernelFunction::Poly { gamma: 1.0, degree: 0, coef0: 0.0 }.check().is_ok());
+    }
+
+    #[test]
+    fn kernels_are_named_and_checked() {
+        assert_eq!(KernelFunction::named("precomputed", f64::NAN, 0, 0.0), Ok(None));
+        assert_eq!(KernelFunction::named("linear", 0.0, 3, 1.0), Ok(Some(KernelFunction::Linear)));
+        assert_eq!(KernelFunction::named("rbf", 0.5, 3, 1.0), Ok(Some(KernelFunction::Rbf { gamma: 0.5 })));
+        let poly = KernelFunction::Poly { gamma: 2.0, degree: 4, coef0: 0.5 };
+        assert_eq!(KernelFunction::named("poly", 2.0, 4, 0.5), Ok(Some(poly)));
+        let err = KernelFunction::named("gaussian", 1.0, 3, 1.0).unwrap_err().to_string();
+        assert!(err.starts_with("kernel: must be 'linear', 'rbf', 'poly' or 'precomputed'"), "{err}");
+        assert!(KernelFunction::named("rbf", -1.0, 3, 1.0).unwrap_err().to_string().starts_with("gamma:"));
     }
 
     #[test]

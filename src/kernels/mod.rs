@@ -22,7 +22,7 @@ mod source;
 pub(crate) mod vexp;
 
 pub use cache::{ColumnCache, Stored};
-pub use data_kernel::DataKernel;
+pub use data_kernel::{cross_kernel, DataKernel};
 pub use function::KernelFunction;
 pub use precomputed::PrecomputedKernel;
 pub use shifted::ShiftedKernel;

@@ -4,8 +4,8 @@
 //!
 //! Symmetry is assumed, not enforced: "column" i is read as row i (contiguous, one
 //! sequential read), i.e. `column_into(i)` returns K[i, :] = K[:, i]ᵀ only when K is
-//! symmetric. The bindings call [`PrecomputedKernel::check_symmetric`] once (one pass
-//! over K) unless the user opts out.
+//! symmetric. The fits build it with [`PrecomputedKernel::checked`], which checks that
+//! once (one pass over K).
 
 use rayon::prelude::*;
 
@@ -54,6 +54,14 @@ impl<'a, T: Real> PrecomputedKernel<'a, T> {
     /// Row i of K (= column i when K is symmetric).
     pub fn row(&self, i: usize) -> &'a [T] {
         &self.k[i * self.n..(i + 1) * self.n]
+    }
+
+    /// [`Self::new`], then [`Self::check_symmetric`] at the fits' tolerance, 1e-6 relative
+    /// to the largest diagonal entry (the one place it is chosen).
+    pub fn checked(k: &'a [T], n_rows: usize, n_cols: usize) -> Result<Self> {
+        let kernel = Self::new(k, n_rows, n_cols)?;
+        kernel.check_symmetric(1e-6)?;
+        Ok(kernel)
     }
 
     /// Checks that every entry is finite and |K[i, j] − K[j, i]| ≤ tol · max_i |K[i, i]|
@@ -172,6 +180,9 @@ mod tests {
         assert!(k.check_symmetric(1e-8).is_ok());
         let err = k.check_symmetric(1e-12).unwrap_err().to_string();
         assert!(err.contains("K[3, 100]"), "{err}");
+        assert!(PrecomputedKernel::checked(&g, n, n).is_ok());
+        g[100 * n + 3] += 1e-3;
+        assert!(PrecomputedKernel::checked(&g, n, n).unwrap_err().to_string().contains("K[3, 100]"));
         g[100 * n + 3] = f64::NAN;
         let k = PrecomputedKernel::new(&g, n, n).unwrap();
         assert!(k.check_symmetric(1.0).unwrap_err().to_string().contains("non-finite"));

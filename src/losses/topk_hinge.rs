@@ -16,6 +16,17 @@ pub enum TopKVariant {
     Beta,
 }
 
+impl TopKVariant {
+    /// The variant named by the `variant` option: "alpha" or "beta".
+    pub fn new(name: &str) -> Result<Self> {
+        match name {
+            "alpha" => Ok(TopKVariant::Alpha),
+            "beta" => Ok(TopKVariant::Beta),
+            other => Err(Error::param("variant", format!("must be 'alpha' or 'beta', got {other:?}"))),
+        }
+    }
+}
+
 /// The top-k hinge loss of one score row with true class `y`.
 pub fn topk_hinge<T: Real>(scores: &[T], y: usize, k: usize, variant: TopKVariant, ws: &mut Workspace) -> Result<f64> {
     let m = scores.len();
@@ -40,4 +51,19 @@ pub fn topk_hinge<T: Real>(scores: &[T], y: usize, k: usize, variant: TopKVarian
         TopKVariant::Beta => top.iter().map(|v| v.max(0.0)).sum::<f64>(),
     };
     Ok(total / k as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_variants_are_named_exactly() {
+        assert_eq!(TopKVariant::new("alpha"), Ok(TopKVariant::Alpha));
+        assert_eq!(TopKVariant::new("beta"), Ok(TopKVariant::Beta));
+        for bad in ["gamma", "Alpha", " alpha", ""] {
+            let err = TopKVariant::new(bad).unwrap_err().to_string();
+            assert!(err.starts_with("variant: must be 'alpha' or 'beta', got"), "{err}");
+        }
+    }
 }

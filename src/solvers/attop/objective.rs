@@ -76,6 +76,23 @@ impl AtTopObjectives {
 }
 
 impl AtTop {
+    /// The problem named by the estimators' options: `method` "toppushk" (TopPushK with
+    /// `k`; K = 1 is TopPush) or "patmat" (Pat&Mat with `tau`), `surrogate` "quadratic" or
+    /// "hinge", the scale θ and C (checked with the data by [`AtTop::check`]).
+    pub fn named(method: &str, surrogate: &str, k: usize, tau: f64, scale: f64, c: f64) -> Result<Self> {
+        let method = match method {
+            "toppushk" => Method::TopPushK { k },
+            "patmat" => Method::PatMat { tau },
+            other => return Err(Error::param("method", format!("must be 'toppushk' or 'patmat', got {other:?}"))),
+        };
+        let surrogate = match surrogate {
+            "quadratic" => Surrogate::Quadratic,
+            "hinge" => Surrogate::Hinge,
+            other => return Err(Error::param("surrogate", format!("must be 'quadratic' or 'hinge', got {other:?}"))),
+        };
+        Ok(AtTop { method, surrogate, scale, c })
+    }
+
     /// Parameter and class-count checks (names as the estimators spell them).
     pub fn check(&self, n_pos: usize, n_neg: usize) -> Result<()> {
         if !(self.c > 0.0 && self.c.is_finite()) {
@@ -207,6 +224,17 @@ pub(crate) fn surrogate_quantile(u: &[f64], surrogate: Surrogate, theta: f64, ma
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn problems_are_named() {
+        let top = AtTop::named("toppushk", "hinge", 3, 0.2, 1.5, 2.0).unwrap();
+        assert_eq!(top, AtTop { method: Method::TopPushK { k: 3 }, surrogate: Surrogate::Hinge, scale: 1.5, c: 2.0 });
+        let pat = AtTop::named("patmat", "quadratic", 3, 0.2, 1.0, 1.0).unwrap();
+        assert_eq!((pat.method, pat.surrogate), (Method::PatMat { tau: 0.2 }, Surrogate::Quadratic));
+        let err = |m, s| AtTop::named(m, s, 1, 0.1, 1.0, 1.0).unwrap_err().to_string();
+        assert!(err("toppush", "hinge").starts_with("method: must be 'toppushk' or 'patmat', got"));
+        assert!(err("patmat", "square").starts_with("surrogate: must be 'quadratic' or 'hinge', got"));
+    }
 
     /// The quantile solves its equation for both surrogates, whatever the mass.
     #[test]

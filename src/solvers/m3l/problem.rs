@@ -63,8 +63,9 @@ impl<'a> M3l<'a> {
             return Err(Error::input("R", format!("must be {labels} x {labels}")));
         }
         for l in 0..labels {
-            if r[l * labels + l].is_nan() || r[l * labels + l] <= 0.0 {
-                return Err(Error::input("R", "must have a positive diagonal (positive definite)"));
+            // An infinite diagonal entry would pass a test of the sign alone.
+            if !(r[l * labels + l] > 0.0 && r[l * labels + l].is_finite()) {
+                return Err(Error::input("R", "must be finite with a positive diagonal (positive definite)"));
             }
             for k in 0..l {
                 let (a, b) = (r[l * labels + k], r[k * labels + l]);
@@ -157,7 +158,21 @@ pub(crate) fn row_major(t: &[f64], n: usize, labels: usize) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::projected;
+    use super::{projected, M3l};
+
+    /// R is checked finite by the problem itself (a binding checked it for the CoCoA+
+    /// partitions, and an infinite diagonal passed `M3l::new`).
+    #[test]
+    fn r_must_be_finite() {
+        let (y, losses) = ([1.0, -1.0, -1.0, 1.0], [0.0; 4]);
+        let plus_two = [2.0; 4];
+        let ok = M3l::new(2, 2, &y, &[1.0, 0.5, 0.5, 1.0], 1.0, &losses, &plus_two);
+        assert!(ok.is_ok());
+        for r in [[f64::INFINITY, 0.0, 0.0, 1.0], [1.0, f64::NAN, f64::NAN, 1.0], [1.0, 0.0, f64::INFINITY, 1.0]] {
+            let err = M3l::new(2, 2, &y, &r, 1.0, &losses, &plus_two).unwrap_err().to_string();
+            assert!(err.starts_with("R: must be finite"), "{r:?}: {err}");
+        }
+    }
 
     #[test]
     fn projected_gradient_is_the_clamp_of_31() {

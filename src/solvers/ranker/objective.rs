@@ -312,6 +312,23 @@ pub fn add_data_gradient<T: Param, D: Design>(
     Ok(total)
 }
 
+/// The checks of θ and the rows that an epoch and the objective share: θ holds the
+/// shape's parameters, all finite (training would only spread NaN or infinity), and
+/// every row lies in X's `n_rows`.
+pub(super) fn check_theta_rows<T: Real>(theta: &[T], shape: Shape, rows: &[usize], n_rows: usize) -> Result<()> {
+    let len = shape.parameters();
+    if theta.len() != len {
+        return Err(Error::input("theta", format!("must hold {len} values, got {}", theta.len())));
+    }
+    if let Some(at) = crate::batch::first_non_finite(theta) {
+        return Err(Error::input("theta", format!("contains NaN or infinity (entry {at})")));
+    }
+    if let Some(&bad) = rows.iter().find(|&&i| i >= n_rows) {
+        return Err(Error::input("rows", format!("row {bad} out of range [0, {n_rows})")));
+    }
+    Ok(())
+}
+
 /// F(θ) and ∇F(θ) over `rows` (the whole objective of the module docs), evaluated in
 /// minibatches of `batch_size` rows.
 #[allow(clippy::too_many_arguments)]
@@ -325,6 +342,8 @@ pub fn objective<T: Param, D: Design>(
     alpha: f64,
     batch_size: usize,
 ) -> Result<(f64, Vec<T>)> {
+    loss.check_labels(shape.labels)?;
+    check_theta_rows(theta, shape, rows, x.n_rows())?;
     let mut grad = vec![T::from_f64(0.0); shape.parameters()];
     let mut scratch = Scratch::default();
     let mut data = 0.0;
@@ -385,6 +404,26 @@ mod tests {
             LabelLoss::Rankmax { k: 1, eta: 1.0 },
             LabelLoss::Rankmax { k: n / 2, eta: 0.5 },
         ]
+    }
+
+    /// θ, the rows and the loss are checked by the objective itself (the binding checked
+    /// them before).
+    #[test]
+    fn the_objective_checks_its_arguments() {
+        let (rows, d, n, r) = (4, 3, 5, 2);
+        let p = problem(rows, d, n, r, 1);
+        let x = DenseRows::new(&p.x, rows, d).unwrap();
+        let labels = Labels::new(&p.indptr, &p.indices, rows, n).unwrap();
+        let all: Vec<usize> = (0..rows).collect();
+        let value = |theta: &[f64], rows: &[usize], loss| objective(&x, &labels, rows, p.shape, theta, loss, 0.1, 2);
+        assert!(value(&p.theta, &all, LabelLoss::Softmax).is_ok());
+        let error = |result: Result<(f64, Vec<f64>)>| result.unwrap_err().to_string();
+        assert!(error(value(&p.theta[1..], &all, LabelLoss::Softmax)).starts_with("theta: must hold"));
+        let mut nan = p.theta.clone();
+        nan[3] = f64::NAN;
+        assert!(error(value(&nan, &all, LabelLoss::Softmax)).starts_with("theta: contains NaN or infinity (entry 3)"));
+        assert!(error(value(&p.theta, &[0, 4], LabelLoss::Softmax)).starts_with("rows: row 4 out of range"));
+        assert!(error(value(&p.theta, &all, LabelLoss::Rankmax { k: n, eta: 1.0 })).starts_with("k: must satisfy"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! per `batch_size` rows. Deterministic for a given seed, whatever the thread count.
 
 use super::label_loss::LabelLoss;
-use super::objective::{add_data_gradient, Labels, Param, Scratch, Shape, SCORES_OVERFLOW};
+use super::objective::{add_data_gradient, check_theta_rows, Labels, Param, Scratch, Shape, SCORES_OVERFLOW};
 use super::optimizer::{apply_update, Optimizer, OptimizerState};
 use crate::data::Design;
 use crate::rng::SplitMix64;
@@ -67,9 +67,7 @@ pub fn train_epoch<T: Param, D: Design>(
     if theta.len() != len || state.first.len() != len || state.second.len() != len {
         return Err(Error::input("theta", format!("parameters and optimiser state must each hold {len} values")));
     }
-    if let Some(&bad) = rows.iter().find(|&&i| i >= x.n_rows()) {
-        return Err(Error::input("rows", format!("row {bad} out of range [0, {})", x.n_rows())));
-    }
+    check_theta_rows(theta, shape, rows, x.n_rows())?;
     let mut order = rows.to_vec();
     SplitMix64::new(seed).shuffle(&mut order);
     let mut grad = vec![T::from_f64(0.0); len];
@@ -108,4 +106,37 @@ pub fn train_epoch<T: Param, D: Design>(
         }
     }
     Ok(EpochReport { mean_loss: total / pairs.max(1) as f64, steps, interrupted: false })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::DenseRows;
+    use crate::solvers::Silent;
+
+    /// An epoch refuses parameters with NaN or infinity before its first step (the
+    /// binding checked them before).
+    #[test]
+    fn an_epoch_refuses_non_finite_parameters() {
+        let x = [1.0, 0.0, 0.0, 1.0];
+        let design = DenseRows::new(&x, 2, 2).unwrap();
+        let (indptr, indices) = ([0, 1, 2], [0, 1]);
+        let labels = Labels::new(&indptr, &indices, 2, 2).unwrap();
+        let shape = Shape::new(2, 2, 1).unwrap();
+        let options = TrainOptions {
+            loss: LabelLoss::Softmax,
+            optimizer: Optimizer::Adagrad,
+            learning_rate: 0.1,
+            alpha: 0.0,
+            batch_size: 1,
+        };
+        let len = shape.parameters();
+        let (mut first, mut second) = (vec![0.0; len], vec![0.0; len]);
+        let mut theta = vec![0.1; len];
+        theta[len - 1] = f64::INFINITY;
+        let mut state = OptimizerState { first: &mut first, second: &mut second, steps: 0 };
+        let err = train_epoch(&design, &labels, &[0, 1], shape, &mut theta, &mut state, &options, 0, &mut Silent);
+        assert!(err.unwrap_err().to_string().starts_with("theta: contains NaN or infinity"));
+        assert_eq!(state.steps, 0);
+    }
 }

@@ -10,8 +10,10 @@
 //! set of the loss (so ⟨1, a_i⟩ = 0). A loss provides its primal value, the dual term
 //! −c L*(x/c), and the exact maximiser of D over a_i with every other a_j fixed.
 
+use super::{Softmax, TopKEntropy, TopKHinge};
+use crate::losses::TopKVariant;
 use crate::projections::Workspace;
-use crate::Result;
+use crate::{Error, Result};
 
 /// Scratch vectors of length m − 1 (and the projection workspace) for one thread.
 #[derive(Debug, Default, Clone)]
@@ -77,6 +79,23 @@ pub trait SdcaLoss: Send + Sync {
     }
 }
 
+/// The loss named by `TopKSVC`'s `loss` option: top-k hinge α or β (Moreau-smoothed by
+/// `smoothing`), softmax, or top-k entropy. The one list of the losses' names: a new
+/// loss is added here (and to `TopKLoss` in `python/toprank/_options.py`).
+pub fn named_loss(name: &str, k: usize, smoothing: f64) -> Result<Box<dyn SdcaLoss>> {
+    let hinge = |variant| -> Box<dyn SdcaLoss> { Box::new(TopKHinge { k, variant, smoothing }) };
+    Ok(match name {
+        "alpha" => hinge(TopKVariant::Alpha),
+        "beta" => hinge(TopKVariant::Beta),
+        "softmax" => Box::new(Softmax),
+        "entropy" => Box::new(TopKEntropy { k }),
+        other => {
+            let expected = "must be 'alpha', 'beta', 'softmax' or 'entropy'";
+            return Err(Error::param("loss", format!("{expected}, got {other:?}")));
+        }
+    })
+}
+
 /// Writes the dual row from the reduced vector x over the classes j ≠ y.
 pub(crate) fn write_dual_row(x: &[f64], y: usize, a: &mut [f64]) {
     let mut total = 0.0;
@@ -97,4 +116,20 @@ pub(crate) fn reduced(q: &[f64], y: usize, out: &mut Vec<f64>, f: impl Fn(f64, f
     let qy = q[y];
     out.clear();
     out.extend(q.iter().enumerate().filter(|&(j, _)| j != y).map(|(_, &qj)| f(qj, qy)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_losses_are_named_once() {
+        let names = |name| named_loss(name, 2, 0.0).map(|loss| loss.name());
+        assert_eq!(names("alpha"), Ok(TopKHinge { k: 2, variant: TopKVariant::Alpha, smoothing: 0.0 }.name()));
+        assert_eq!(names("beta"), Ok(TopKHinge { k: 2, variant: TopKVariant::Beta, smoothing: 0.0 }.name()));
+        assert_eq!(names("softmax"), Ok(Softmax.name()));
+        assert_eq!(names("entropy"), Ok(TopKEntropy { k: 2 }.name()));
+        let err = names("alhpa").unwrap_err().to_string();
+        assert!(err.starts_with("loss: must be 'alpha', 'beta', 'softmax' or 'entropy', got \"alhpa\""), "{err}");
+    }
 }

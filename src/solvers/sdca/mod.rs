@@ -21,7 +21,7 @@ pub use kernel_model::KernelModel;
 pub use local_round::{
     dual_change, local_round, partition_terms, Cursor, NamedArrays, Partition, PartitionRound, Round, RoundOptions,
 };
-pub use loss::{LossWorkspace, SdcaLoss};
+pub use loss::{named_loss, LossWorkspace, SdcaLoss};
 pub use model::{LinearModel, ScoreModel};
 pub use problem::{objectives, ActiveSet, Examples, Objectives};
 pub use softmax::Softmax;

@@ -41,13 +41,14 @@ impl Examples<'_> {
             return Err(Error::input("y", format!("has {} labels for {n} examples", self.y.len())));
         }
         if self.c.len() != n {
-            return Err(Error::input("sample_weight", format!("has {} weights for {n} examples", self.c.len())));
+            return Err(Error::input("c", format!("has {} weights for {n} examples", self.c.len())));
         }
         if let Some(&bad) = self.y.iter().find(|&&y| y >= m) {
             return Err(Error::input("y", format!("label {bad} out of range for {m} classes")));
         }
-        if self.c.iter().any(|c| !(c.is_finite() && *c >= 0.0)) {
-            return Err(Error::input("sample_weight", "weights times C must be finite and >= 0"));
+        if let Some(at) = self.c.iter().position(|c| !(c.is_finite() && *c >= 0.0)) {
+            let why = "C times the sample and class weights must be finite and >= 0";
+            return Err(Error::input("c", format!("{why}, got {} (entry {at})", self.c[at])));
         }
         Ok(())
     }
@@ -255,4 +256,25 @@ pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
         }
     }
     Ok(Some(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Examples;
+
+    /// The weights are the core's to check (the bindings checked them finite before).
+    #[test]
+    fn weights_must_be_finite_and_nonnegative() {
+        let y = [0, 1, 2];
+        assert!(Examples { y: &y, c: &[1.0, 0.0, 2.0] }.check(3, 3).is_ok());
+        for bad in [f64::NAN, f64::INFINITY, -1.0] {
+            let err = Examples { y: &y, c: &[1.0, bad, 2.0] }.check(3, 3).unwrap_err().to_string();
+            assert!(
+                err.starts_with("c: C times the sample and class weights must be finite") && err.ends_with("(entry 1)")
+            );
+        }
+        let err = Examples { y: &y, c: &[0.0; 3] }.check(3, 3).unwrap_err().to_string();
+        assert!(err.starts_with("X: no example with a positive weight"), "{err}");
+        assert!(Examples { y: &y, c: &[1.0; 3] }.check(3, 2).unwrap_err().to_string().starts_with("y: label 2"));
+    }
 }

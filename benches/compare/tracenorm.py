@@ -20,7 +20,7 @@ rank-5 W* (d × m), seeded. Both sides single-threaded (BLAS pools pinned to one
 * **(b) Path** — ``tracenorm_path`` over 10 geometric λ1 from the λ1 that makes W = 0
   (the spectral norm of the gradient at W = 0) down to the smallest, against one cold fit
   at the smallest λ1 with the same tol, best of ``--repeats`` each, at the estimator's
-  default tol (1e-4) and at ``tol``. Target: path / cold ≤ 3 at the default tol.
+  default tol (1e-4) and at ``tol``. Target: path / cold < 2.5 at the default tol (issue 35).
 
 The section between ``<!-- tracenorm:begin -->`` and ``<!-- tracenorm:end -->`` of the
 given file is replaced (appended if absent); it is always printed.
@@ -45,6 +45,8 @@ from toprank.tracenorm import TraceNormLogisticRegression, tracenorm_path  # noq
 BEGIN, END = "<!-- tracenorm:begin -->", "<!-- tracenorm:end -->"
 # TraceNormLogisticRegression's default tol.
 DEFAULT_TOL = 1e-4
+# Path time / cold-fit time at DEFAULT_TOL must stay below this (issue 35, acceptance 3).
+PATH_TARGET = 2.5
 
 
 def data(n: int, d: int, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -174,7 +176,7 @@ def main() -> int:
                 f"fit's {cold.objective_}"
             )
         judged = tol == DEFAULT_TOL
-        if judged and path_ratio > 3:
+        if judged and path_ratio >= PATH_TARGET:
             failures.append(f"(b) path / cold = {path_ratio:.2f} at tol {tol:g}")
         ranks = ", ".join(str(p.rank) for p in path)
         iters = ", ".join(str(p.n_iter) for p in path)
@@ -182,7 +184,7 @@ def main() -> int:
             f"| 10 λ1 from {lam_max:.3g} to {lam1:g}, tol {tol:g}{' (default)' if judged else ''} | "
             f"{t_path:.2f} s (ranks {ranks}; iterations {iters}) | {t_cold:.2f} s ({cold.n_iter_} "
             "iterations) | "
-            f"{path_ratio:.2f} | {verdict(path_ratio <= 3, '<= 3x') if judged else 'shown, not judged'} |"
+            f"{path_ratio:.2f} | {verdict(path_ratio < PATH_TARGET, f'< {PATH_TARGET:g}x') if judged else 'shown, not judged'} |"
         )
 
     text = (

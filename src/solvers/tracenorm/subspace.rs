@@ -30,7 +30,10 @@
 //!    gradient mapping is below gtol: it sets exactly to zero the singular values that
 //!    should vanish (the factorised problem only shrinks them) and certifies the result,
 //!    as stage 1 is non-convex and could stop short. The prox of λ1‖·‖_σ,1 is the
-//!    soft-thresholded SVD of the small k × k' matrix (`small.rs`).
+//!    soft-thresholded SVD of the small k × k' matrix (`small.rs`). Its first iteration is at
+//!    stage 1's result, where stage 1's last evaluation (its accepted step) already left ∇f:
+//!    that gradient is taken over, one evaluation fewer per step (of about 11 per point of
+//!    the benchmark's path, whose stage 2 usually stops at its first iteration).
 //!
 //! With an intercept, both stages run on the centred Z̃ = Z − 1z̄ᵀ: Z C Q_vᵀ + 1bᵀ =
 //! Z̃ C Q_vᵀ + 1(b + Q_v Cᵀz̄)ᵀ, the same problem with the mean moved into the unpenalised
@@ -248,8 +251,8 @@ pub fn span_step<M: Monitor + ?Sized>(
     // The coefficients of the atoms in the bases, and the start's intercept on the centred Z.
     let (a_u, a_v) = (bases.qu.t().dot(&atoms.u), bases.qv.t().dot(&atoms.v));
     let shift = (&mean.dot(&a_u) * &atoms.theta).dot(&atoms.v.t());
-    let (c, b) = factored_descent(&span, (&a_u, &a_v), &atoms.theta, &(&atoms.b + &shift), options, monitor)?;
-    let (c, b) = proximal_descent(&span, &centred, c, b, options, monitor)?;
+    let stage1 = factored_descent(&span, (&a_u, &a_v), &atoms.theta, &(&atoms.b + &shift), options, monitor)?;
+    let (c, b) = proximal_descent(&span, &centred, stage1, options, monitor)?;
     let b = &b - &mean.dot(&c).dot(&bases.qv.t());
     if c.iter().chain(b.iter()).any(|v| !v.is_finite()) {
         return Err(Error::no_solution("subspace step", "non-finite weights"));
@@ -268,8 +271,12 @@ pub fn span_step<M: Monitor + ?Sized>(
     })
 }
 
+/// (∇_C f, ∇_b f) at a point (C, b) of a subspace step.
+type SpanGradient = (Vec<f64>, Vec<f64>);
+
 /// Stage 1: L-BFGS on ½λ1(‖A‖² + ‖B‖²) + f(A Bᵀ, b) from A = a_u diag√θ, B = a_v diag√θ;
-/// returns (C, b).
+/// returns (C, b) and, when the last evaluation was at that point (the usual end: a line
+/// search's accepted step), ∇f there, which stage 2's first iteration would recompute.
 fn factored_descent<M: Monitor + ?Sized>(
     span: &Span<'_>,
     (a_u, a_v): (&Array2<f64>, &Array2<f64>),
@@ -277,7 +284,7 @@ fn factored_descent<M: Monitor + ?Sized>(
     b: &Array1<f64>,
     options: &StepOptions,
     monitor: &mut M,
-) -> Result<(Array2<f64>, Array1<f64>)> {
+) -> Result<(Array2<f64>, Array1<f64>, Option<SpanGradient>)> {
     let (k, kp, r, m) = (span.k, span.k_prime, theta.len(), span.m);
     let root = theta.mapv(f64::sqrt);
     let (sizes_a, sizes_b) = (k * r, kp * r);
@@ -289,6 +296,8 @@ fn factored_descent<M: Monitor + ?Sized>(
         (a, bb, intercept)
     };
     let lambda_trace = options.penalties.trace;
+    // The last point evaluated, with ∇_C f and ∇_b f there.
+    let mut last: Option<(Vec<f64>, SpanGradient)> = None;
     let value_and_gradient = |x: &[f64]| -> Result<lbfgs::Evaluation> {
         if monitor.should_stop() {
             return Ok(None);
@@ -305,6 +314,7 @@ fn factored_descent<M: Monitor + ?Sized>(
         if options.fit_intercept {
             gradient.extend_from_slice(&g_b);
         }
+        last = Some((x.to_vec(), (g_c.into_raw_vec_and_offset().0, g_b)));
         Ok(Some((value, gradient)))
     };
     let start_a = a_u * &root;
@@ -318,7 +328,9 @@ fn factored_descent<M: Monitor + ?Sized>(
         lbfgs::Options { memory: 20, gtol: options.gtol / 10.0, max_iter: options.max_steps, max_evals: 15_000 };
     let result = lbfgs::minimize(value_and_gradient, x0, &lbfgs_options)?;
     let (a, bb, intercept) = split(&result.x);
-    Ok((a.dot(&bb.t()), intercept))
+    // The same x gives the same C and b bit for bit, so the gradient is exactly stage 2's.
+    let gradient = last.and_then(|(x, gradient)| (x == result.x).then_some(gradient));
+    Ok((a.dot(&bb.t()), intercept, gradient))
 }
 
 /// The prox of t‖·‖_σ,1: the singular values of `a` soft-thresholded by t.
@@ -329,12 +341,12 @@ fn shrink(a: &Array2<f64>, threshold: f64) -> Result<Array2<f64>> {
 }
 
 /// Stage 2: FISTA with gradient-based restart on C (prox: the soft-thresholded SVD) and b,
-/// until the gradient mapping is below gtol (or max_steps steps); returns (C, b).
+/// until the gradient mapping is below gtol (or max_steps steps); returns (C, b). `known`
+/// is ∇f at the start (C, b), if stage 1 computed it.
 fn proximal_descent<M: Monitor + ?Sized>(
     span: &Span<'_>,
     centred: &Array2<f64>,
-    mut c: Array2<f64>,
-    mut b: Array1<f64>,
+    (mut c, mut b, mut known): (Array2<f64>, Array1<f64>, Option<SpanGradient>),
     options: &StepOptions,
     monitor: &mut M,
 ) -> Result<(Array2<f64>, Array1<f64>)> {
@@ -350,8 +362,16 @@ fn proximal_descent<M: Monitor + ?Sized>(
         if monitor.should_stop() {
             break;
         }
-        let y_c_rows = y_c.as_standard_layout();
-        let (_, g_c, g_b) = span_objective(span, y_c_rows.as_slice().unwrap_or(&[]), y_b.as_slice().unwrap_or(&[]))?;
+        // The first iteration is at the start, where stage 1 may have left ∇f.
+        let (g_c, g_b) = match known.take() {
+            Some(gradient) => gradient,
+            None => {
+                let y_c_rows = y_c.as_standard_layout();
+                let (_, g_c, g_b) =
+                    span_objective(span, y_c_rows.as_slice().unwrap_or(&[]), y_b.as_slice().unwrap_or(&[]))?;
+                (g_c, g_b)
+            }
+        };
         let g_c = Array2::from_shape_vec(y_c.dim(), g_c).map_err(|e| Error::input("span", e.to_string()))?;
         let c_new = shrink(&(&y_c - &(&g_c * step_c)), lambda_trace * step_c)?;
         let b_new = if options.fit_intercept { &y_b - &(Array1::from(g_b) * step_b) } else { y_b.clone() };
@@ -381,6 +401,7 @@ mod tests {
     use crate::rng::SplitMix64;
     use crate::solvers::tracenorm::products::Rows;
     use crate::solvers::tracenorm::small::thin_qr;
+    use crate::solvers::Silent;
 
     #[test]
     fn bases_around_known_atoms_reuse_their_z_and_span_what_bases_of_spans() {
@@ -415,6 +436,33 @@ mod tests {
         let all_u = join(&skewed.u, &new_u);
         let of = Bases::of(&x, (all_u.view(), all_v.view()), rotations).unwrap();
         assert_eq!((around.qu, around.qv, around.z), (of.qu, of.qv, of.z));
+    }
+
+    #[test]
+    fn stage_two_starts_from_the_gradient_stage_one_left_at_its_result() {
+        let (n, m, k, kp) = (200, 4, 3, 3);
+        let mut rng = SplitMix64::new(12);
+        let z: Vec<f64> = (0..n * k).map(|_| rng.next_f64() - 0.5).collect();
+        let v = thin_qr(Array2::from_shape_fn((m, kp), |_| rng.next_f64() - 0.5).view()).0;
+        let v_rows = v.as_standard_layout().into_owned().into_raw_vec_and_offset().0;
+        let labels: Vec<u32> = (0..n).map(|i| (i * 5 % m) as u32).collect();
+        let span = Span { z: &z, v: &v_rows, k, k_prime: kp, labels: &labels, m, lambda_fro: 0.01 };
+        let penalties = Penalties { trace: 0.02, fro: 0.01 };
+        let options = StepOptions { penalties, fit_intercept: true, gtol: 1e-6, max_steps: 200 };
+        let a_u = Array2::from_shape_fn((k, 2), |(i, j)| if i == j { 1.0 } else { 0.0 });
+        let a_v = a_u.clone();
+        let (theta, b) = (Array1::from(vec![0.5, 0.2]), Array1::zeros(m));
+        let (c, b, known) = factored_descent(&span, (&a_u, &a_v), &theta, &b, &options, &mut Silent).unwrap();
+        // The gradient handed over is ∇f at the (C, b) returned, exactly.
+        let c_rows = c.as_standard_layout().into_owned();
+        let (_, g_c, g_b) = span_objective(&span, c_rows.as_slice().unwrap(), b.as_slice().unwrap()).unwrap();
+        assert_eq!(known, Some((g_c, g_b)));
+        // Stage 2 from it ends where it ends recomputing it.
+        let centred = Array2::from_shape_vec((n, k), z.clone()).unwrap();
+        let from_known =
+            proximal_descent(&span, &centred, (c.clone(), b.clone(), known), &options, &mut Silent).unwrap();
+        let recomputed = proximal_descent(&span, &centred, (c, b, None), &options, &mut Silent).unwrap();
+        assert_eq!(from_known, recomputed);
     }
 
     #[test]

@@ -30,7 +30,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use rayon::prelude::*;
 use toprank::data::{DenseRows, RowBuf};
 use toprank::kernels::{ColumnCache, DataKernel, KernelFunction, KernelSource};
-use toprank::solvers::sdca::{KernelModel, ScoreModel};
+use toprank::solvers::topk_svm::{KernelModel, ScoreModel};
 
 const NS: [usize; 2] = [2_000, 20_000];
 const DS: [usize; 2] = [16, 784];

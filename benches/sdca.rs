@@ -29,7 +29,7 @@ use common::Rng;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use toprank::data::{CsrRows, DenseRows, Design};
 use toprank::losses::TopKVariant;
-use toprank::solvers::sdca::{objectives, solve, ActiveSet, Examples, LinearModel, SdcaOptions, TopKHinge};
+use toprank::solvers::topk_svm::{objectives, solve, ActiveSet, Examples, LinearModel, SdcaOptions, TopKHinge};
 use toprank::solvers::Silent;
 
 const N: usize = 5000;

@@ -211,12 +211,12 @@ RANKER = dict(n_labels=M, n_components=2, loss="softmax", k=1, eta=1.0)
 # The fits take their settings (and M3L its problem, the ranker its label sets and
 # optimiser state) as objects: these adapters, named as the core's functions, take
 # every array by keyword so that each can be given in any layout.
-def sdca_fit(
+def topk_svm_fit(
     x, y, c, codebooks=None, dual_coef=None, kernel=None, gamma=1.0, degree=3, coef0=1.0, cache_size=200.0, **settings
 ):
     x = x if codebooks is None else SimpleNamespace(codes=x, codebooks=codebooks)
     kernel_settings = None if kernel is None else KernelSettings(kernel, gamma, degree, coef0, cache_size)
-    return _core.sdca_fit(x, y, c, SdcaSettings(**settings, kernel=kernel_settings), dual_coef=dual_coef)
+    return _core.topk_svm_fit(x, y, c, SdcaSettings(**settings, kernel=kernel_settings), dual_coef=dual_coef)
 
 
 def kernel_cross(z, x, **kernel):
@@ -271,29 +271,29 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
     "topk_simplex": (_core.topk_simplex, dict(x=SCORES), dict(k=2), (), True),
     "rankmax_loss": (_core.rankmax_loss, dict(z=SCORES, y=YC), dict(k=2), (), True),
     "topk_hinge": (_core.topk_hinge, dict(scores=SCORES, y=YC), dict(k=2), (), True),
-    "sdca_fit_linear": (
-        sdca_fit,
+    "topk_svm_fit_linear": (
+        topk_svm_fit,
         dict(x=XC, y=YC, c=C),
         dict(n_classes=M, bias=1.0, **LOSS, **SDCA),
         (),
         True,
     ),
-    "sdca_fit_linear_csr": (
-        sdca_fit,
+    "topk_svm_fit_linear_csr": (
+        topk_svm_fit,
         dict(x=sp.csr_matrix(XC), y=YC, c=C),
         dict(n_classes=M, bias=None, **LOSS, **SDCA),
         (),
         True,
     ),
-    "sdca_fit_linear_codes": (
-        sdca_fit,
+    "topk_svm_fit_linear_codes": (
+        topk_svm_fit,
         dict(x=CODES, y=YC, c=C, codebooks=BOOKS),
         dict(n_classes=M, bias=None, **LOSS, **SDCA),
         (),
         False,
     ),
-    "sdca_fit_kernel": (
-        sdca_fit,
+    "topk_svm_fit_kernel": (
+        topk_svm_fit,
         dict(x=XC, y=YC, c=C, dual_coef=np.zeros((N, M))),
         dict(n_classes=M, cache_size=10.0, **KERNEL, **LOSS, **SDCA),
         (),
@@ -506,10 +506,10 @@ def test_the_epoch_returns_its_state_and_writes_no_argument():
 # name -> the float arguments whose NaN or infinity the function must refuse by name
 # (not B of pq_decode's codebooks: the core's own check names them too).
 FINITE: dict[str, tuple[str, ...]] = {
-    "sdca_fit_linear": ("x", "c"),
-    "sdca_fit_linear_csr": ("x", "c"),
-    "sdca_fit_linear_codes": ("codebooks",),
-    "sdca_fit_kernel": ("x", "c", "dual_coef"),
+    "topk_svm_fit_linear": ("x", "c"),
+    "topk_svm_fit_linear_csr": ("x", "c"),
+    "topk_svm_fit_linear_codes": ("codebooks",),
+    "topk_svm_fit_kernel": ("x", "c", "dual_coef"),
     "kernel_cross": ("z", "x"),
     "attop_fit": ("x",),
     "m3l_fit_linear": ("x", "r", "delta_minus"),

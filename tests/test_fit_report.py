@@ -67,7 +67,7 @@ def test_a_budget_that_runs_out_is_max_iter_for_every_solver(name):
 def test_the_core_fits_return_a_typed_report():
     y = Y_CLASS.astype(np.int64)
     settings = SdcaSettings(3, "alpha", k=1, smoothing=0.0, tol=1e-6, max_epochs=200, check_every=5, seed=0)
-    coef, dual, report = _core.sdca_fit(X, y, np.ones(80), settings)
+    coef, dual, report = _core.topk_svm_fit(X, y, np.ones(80), settings)
     assert isinstance(report, _core.FitReport) and report.status == "converged"
     assert coef.shape == (3, 5) and dual.shape == (80, 3)
     assert report.history[-1][:4] == (report.n_iter, report.primal, report.dual, report.gap)
@@ -79,11 +79,11 @@ def test_settings_options_are_refused_naming_the_option():
     y, c = Y_CLASS.astype(np.int64), np.ones(80)
     settings = SdcaSettings(3, "alpha", k=1, smoothing=0.0, tol=1e-6, max_epochs=10, check_every=5, seed=0)
     with pytest.raises(InvalidInputError, match="^loss: must be 'alpha', 'beta', 'softmax' or 'entropy'"):
-        _core.sdca_fit(X, y, c, replace(settings, loss="alhpa"))
+        _core.topk_svm_fit(X, y, c, replace(settings, loss="alhpa"))
     with pytest.raises(InvalidInputError, match="^kernel: must be 'linear', 'rbf', 'poly' or 'precomputed'"):
-        _core.sdca_fit(X, y, c, replace(settings, kernel=KernelSettings("gaussian")))
+        _core.topk_svm_fit(X, y, c, replace(settings, kernel=KernelSettings("gaussian")))
     with pytest.raises(InvalidInputError, match=r"^dual_coef: must have shape \(80, 3\)"):
-        _core.sdca_fit(X, y, c, settings, dual_coef=np.zeros((79, 3)))
+        _core.topk_svm_fit(X, y, c, settings, dual_coef=np.zeros((79, 3)))
     # The core owns the M3L tolerance check (it was the binding's).
     signs = np.where(Y_MULTI > 0, 1.0, -1.0)
     problem = M3lProblem(signs, np.eye(3), np.zeros_like(signs), np.full_like(signs, 2.0))
@@ -96,7 +96,7 @@ def test_settings_options_are_refused_naming_the_option():
 
 def test_a_warm_start_gives_the_fit_of_its_dual_rows():
     # The warm-start rebuild of W from the dual rows moved from the binding into the core
-    # (solvers::sdca::fit_linear): a restart from a fit's own dual rows is that fit.
+    # (solvers::topk_svm::fit_linear): a restart from a fit's own dual rows is that fit.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model = TopKSVC(k=1, tol=1e-12, max_epochs=5, check_every=5, warm_start=True, random_state=0).fit(X, Y_CLASS)

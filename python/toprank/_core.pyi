@@ -47,7 +47,7 @@ __all__ = [
     "rankmax",
     "rankmax_loss",
     "relative_gap",
-    "sdca_fit",
+    "topk_svm_fit",
     "simplex",
     "softmax_loss",
     "sparsemax",
@@ -153,7 +153,7 @@ def ranker_objective(
     *,
     n_jobs: int | None = None,
 ) -> tuple[float, NDArray[np.floating[Any]]]: ...
-def sdca_fit(
+def topk_svm_fit(
     x: Any,
     y: NDArray[np.int64],
     c: NDArray[np.float64],

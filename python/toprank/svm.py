@@ -277,7 +277,7 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
             settings = replace(settings, bias=bias)
         else:
             settings = replace(settings, kernel=self._kernel_params(Xv, params["cache_size"]))
-        W, dual, report = _core.sdca_fit(Xv, y64, c, settings, **run)
+        W, dual, report = _core.topk_svm_fit(Xv, y64, c, settings, **run)
         finite_fit("TopKSVC", primal=report.primal, dual=report.dual, gap=report.gap)
         if W is not None:
             forget(self, "support_", "support_vectors_")

@@ -1,5 +1,5 @@
 //! CoCoA+ where the data lives (`toprank.distributed`): `SvcPartition`, `M3lPartition` (the
-//! core's `sdca::Partition`, `m3l::local_round::Partition`), built once where the rows are
+//! core's `topk_svm::Partition`, `m3l::local_round::Partition`), built once where the rows are
 //! (X checked once, then read in place without the GIL); the core's step and relative gap.
 
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ use super::errors::{invalid, to_py, InternalError};
 use super::monitor::PyMonitor;
 use crate::data::Design;
 use crate::solvers::m3l::{local_round as m3l, M3lRoundOptions};
-use crate::solvers::sdca::{self, LinearModel, NamedArrays, PartitionRound, SdcaLoss};
+use crate::solvers::topk_svm::{self, LinearModel, NamedArrays, PartitionRound, SdcaLoss};
 
 type Obj<'py> = Bound<'py, PyAny>;
 type Rows<'py> = Bound<'py, PyArray2<f64>>;
@@ -58,7 +58,7 @@ impl DesignJob for NormsJob {
 }
 
 enum Part<'a> {
-    Svc(&'a mut sdca::Partition, &'a dyn SdcaLoss),
+    Svc(&'a mut topk_svm::Partition, &'a dyn SdcaLoss),
     M3l(&'a mut m3l::Partition),
 }
 
@@ -129,7 +129,7 @@ macro_rules! partition_methods {
 pub(crate) struct SvcPartition {
     x: Py<PyAny>,
     loss: Box<dyn SdcaLoss>,
-    part: sdca::Partition,
+    part: topk_svm::Partition,
 }
 
 partition_methods!(
@@ -141,9 +141,9 @@ partition_methods!(
         let (s, y, c) = (settings, indices(y, "y")?, array_in::<f64, Ix1>(c, "c")?.as_slice()?.to_vec());
         let (sigma, local_epochs, shrinking, line_search) = (s.sigma, s.local_epochs, s.shrinking, s.line_search);
         let opts = PartitionRound { sigma, local_epochs, seed, shrinking, line_search, bias: s.bias };
-        let loss = sdca::named_loss(&s.loss, s.k, s.smoothing).map_err(to_py)?;
+        let loss = topk_svm::named_loss(&s.loss, s.k, s.smoothing).map_err(to_py)?;
         let sq_norms = with_design(x, None, None, NormsJob(s.bias))?;
-        let part = sdca::Partition::new(&*loss, y, c, sq_norms, s.n_classes, opts).map_err(to_py)?;
+        let part = topk_svm::Partition::new(&*loss, y, c, sq_norms, s.n_classes, opts).map_err(to_py)?;
         Ok(Self { x: x.clone().unbind(), loss, part })
     }
 );
@@ -210,10 +210,10 @@ fn arrays_in<T: Element + Copy>(named: Given<'_>) -> PyResult<BTreeMap<String, V
 }
 
 /// The line search's step t ∈ [0, 1] from the partitions' summed dual changes at t = ½
-/// and 1 and ⟨W, ΔW⟩, ‖ΔW‖² (`solvers::sdca::step_length`).
+/// and 1 and ⟨W, ΔW⟩, ‖ΔW‖² (`solvers::topk_svm::step_length`).
 #[pyfunction]
 pub(crate) fn cocoa_step_length(dual_half: f64, dual_one: f64, w_dw: f64, dw_dw: f64) -> f64 {
-    sdca::step_length(dual_half, dual_one, w_dw, dw_dw)
+    topk_svm::step_length(dual_half, dual_one, w_dw, dw_dw)
 }
 
 /// (P − D) / max(|P|, |D|), every dual solver's stopping measure (`solvers::relative_gap`).

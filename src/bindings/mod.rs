@@ -12,8 +12,8 @@ mod monitor;
 mod pq;
 mod ranker;
 mod report;
-mod sdca;
 mod threads;
+mod topk_svm;
 mod tracenorm;
 
 use pyo3::prelude::*;
@@ -114,7 +114,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     register_row_functions(m)?;
     register!(m: attop::attop_fit, cocoa::cocoa_step_length, cocoa::relative_gap, design::kernel_cross, m3l::m3l_fit,
         pq::pq_train, pq::pq_encode, pq::pq_decode, pq::pq_dot, ranker::ranker_epoch, ranker::ranker_objective,
-        sdca::sdca_fit;
+        topk_svm::topk_svm_fit;
         cocoa::SvcPartition, cocoa::M3lPartition, report::FitReport, tracenorm::TraceNormSolver, tracenorm::TraceNormFit);
     Ok(())
 }

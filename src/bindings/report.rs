@@ -9,7 +9,7 @@ use super::arrays::{array_in, to_numpy};
 use super::errors::to_py;
 use crate::solvers::attop::AtTopReport;
 use crate::solvers::m3l::M3lReport;
-use crate::solvers::sdca::SdcaReport;
+use crate::solvers::topk_svm::SdcaReport;
 use crate::solvers::{relative_gap, Progress, Status};
 
 /// The end of a solve: why it stopped, the iterations (epochs) run, the objectives and

@@ -6,7 +6,7 @@ pub mod attop;
 pub mod m3l;
 mod monitor;
 pub mod ranker;
-pub mod sdca;
+pub mod topk_svm;
 pub mod tracenorm;
 
 pub use monitor::{relative_gap, Monitor, Progress, Silent, Status};

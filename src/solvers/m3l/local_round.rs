@@ -1,6 +1,6 @@
 //! One CoCoA+ round of linear M3L on one partition of the examples (Ma, Smith, Jaggi et
 //! al. 2015, "adding" with σ'; the local solver is H epochs of the dual coordinate
-//! descent of `dcd.rs`): the M3L counterpart of `sdca/local_round.rs`, driven by
+//! descent of `dcd.rs`): the M3L counterpart of `topk_svm/local_round.rs`, driven by
 //! `toprank.distributed.fit_cocoa`.
 //!
 //! Problem: the dual D2 (25) of [`super::problem`] with K = X Xᵀ, whose quadratic term is
@@ -20,7 +20,7 @@
 use super::dcd::{primal_width, sq_norms_of, training_scores, LabelMajor, Sweep};
 use super::problem::{label_major, projected, row_major, M3l};
 use crate::data::Design;
-use crate::solvers::sdca::NamedArrays;
+use crate::solvers::topk_svm::NamedArrays;
 use crate::solvers::Monitor;
 use crate::{Error, Result};
 
@@ -170,7 +170,7 @@ impl Partition {
         self.labels
     }
 
-    /// The state as named arrays (`sdca::Partition::to_named`'s layout): `dual` (α_k, rows
+    /// The state as named arrays (`topk_svm::Partition::to_named`'s layout): `dual` (α_k, rows
     /// of L values) and `epoch` (the next round's first).
     pub fn to_named(&self) -> NamedArrays {
         let mut named = NamedArrays::default();

@@ -534,7 +534,7 @@ mod tests {
     use crate::data::DenseRows;
     use crate::losses::TopKVariant;
     use crate::rng::SplitMix64;
-    use crate::solvers::sdca::{objectives, solve, TopKHinge};
+    use crate::solvers::topk_svm::{objectives, solve, TopKHinge};
     use crate::solvers::Silent;
 
     fn problem(n: usize, d: usize, m: usize, seed: u64) -> (Vec<f64>, Vec<usize>) {

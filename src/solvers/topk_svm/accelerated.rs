@@ -302,7 +302,7 @@ mod tests {
     use crate::data::DenseRows;
     use crate::losses::TopKVariant;
     use crate::rng::SplitMix64;
-    use crate::solvers::sdca::{objectives, solve, TopKHinge};
+    use crate::solvers::topk_svm::{objectives, solve, TopKHinge};
     use crate::solvers::Silent;
 
     /// Overlapping Gaussian classes with unscaled features: κ_max = max ‖x_i‖² ≈ 2d at C = 1.

@@ -256,7 +256,7 @@ pub(super) fn softmax_step(v: &[f64], kappa: f64, zeta: &mut [f64]) -> Result<f6
 pub(super) mod tests {
     use super::*;
 
-    pub(in crate::solvers::sdca) fn objective<L: SdcaLoss>(
+    pub(in crate::solvers::topk_svm) fn objective<L: SdcaLoss>(
         loss: &L,
         q: &[f64],
         kii: f64,
@@ -268,14 +268,14 @@ pub(super) mod tests {
         loss.dual(a, y, c) - qa - 0.5 * kii * a.iter().map(|v| v * v).sum::<f64>()
     }
 
-    pub(in crate::solvers::sdca) fn uniform(rng: &mut crate::rng::SplitMix64) -> f64 {
+    pub(in crate::solvers::topk_svm) fn uniform(rng: &mut crate::rng::SplitMix64) -> f64 {
         (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// An independent solve of the step in x = ζ^{\y} (ζ_y = 1 − Σx eliminated):
     /// max H(x) + ⟨v, x⟩ − (κ/2)(‖x‖² + (Σx)²) [s.t. x_j ≤ Σx/k] by damped Newton on the
     /// log-barrier problem, barrier weight 1e-1 → 1e-13. k = n: x_j = s/n, bisection on s.
-    pub(in crate::solvers::sdca) fn reference_step(v: &[f64], kappa: f64, k: Option<usize>) -> Vec<f64> {
+    pub(in crate::solvers::topk_svm) fn reference_step(v: &[f64], kappa: f64, k: Option<usize>) -> Vec<f64> {
         let n = v.len();
         let nf = n as f64;
         if k == Some(n) {

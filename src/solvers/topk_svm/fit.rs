@@ -49,7 +49,7 @@ mod tests {
     use super::*;
     use crate::data::DenseRows;
     use crate::losses::TopKVariant;
-    use crate::solvers::sdca::TopKHinge;
+    use crate::solvers::topk_svm::TopKHinge;
     use crate::solvers::Silent;
 
     fn problem(n: usize, d: usize) -> (Vec<f64>, Vec<usize>) {

@@ -362,7 +362,7 @@ mod tests {
     use super::*;
     use crate::data::DenseRows;
     use crate::losses::TopKVariant;
-    use crate::solvers::sdca::{solve_cocoa, LinearModel, TopKHinge};
+    use crate::solvers::topk_svm::{solve_cocoa, LinearModel, TopKHinge};
     use crate::solvers::{Silent, Status};
 
     /// A stop asked for during an epoch, or between an epoch and its gap check, returns

@@ -1,6 +1,6 @@
 //! Binding of the Prox-SDCA fit: the design matrix (dense, CSR or product-quantized
 //! codes), or the kernel when the settings have one, in; one core call without the GIL
-//! (`solvers::sdca::fit_linear` or `solvers::sdca::solve`); the arrays and a `FitReport`
+//! (`solvers::topk_svm::fit_linear` or `solvers::topk_svm::solve`); the arrays and a `FitReport`
 //! out.
 
 use ndarray::Ix1;
@@ -14,7 +14,7 @@ use super::report::{fitted, initial_dual, Fitted};
 use super::threads;
 use crate::data::Design;
 use crate::kernels::{ColumnCache, KernelSource};
-use crate::solvers::sdca::{self, Examples, KernelModel, LinearModel, SdcaLoss, SdcaOptions, SdcaReport};
+use crate::solvers::topk_svm::{self, Examples, KernelModel, LinearModel, SdcaLoss, SdcaOptions, SdcaReport};
 
 /// `toprank._options.SdcaSettings`.
 #[derive(FromPyObject)]
@@ -62,7 +62,7 @@ impl DesignJob for Problem<'_> {
         let (s, options) = (self.settings, self.options());
         let mut model = LinearModel::new(x, s.n_classes, s.bias);
         let (loss, ex) = (&*self.loss, &self.examples);
-        let report = sdca::fit_linear(&mut model, loss, ex, &mut self.dual, &options, s.parallel, monitor)?;
+        let report = topk_svm::fit_linear(&mut model, loss, ex, &mut self.dual, &options, s.parallel, monitor)?;
         Ok((Some(model.weights().to_vec()), self.dual, report))
     }
 }
@@ -76,7 +76,7 @@ impl KernelJob for Problem<'_> {
         // `bias` is a linear fit's setting (`SdcaSettings`): kernel scores have no intercept.
         let mut model = KernelModel::new(source, s.n_classes, None, cache)?;
         model.sync_dual(&self.dual)?;
-        let report = sdca::solve(&mut model, &*self.loss, &self.examples, &mut self.dual, &options, monitor)?;
+        let report = topk_svm::solve(&mut model, &*self.loss, &self.examples, &mut self.dual, &options, monitor)?;
         Ok((None, self.dual, report))
     }
 }
@@ -89,7 +89,7 @@ impl KernelJob for Problem<'_> {
 /// dual_coef; report).
 #[pyfunction]
 #[pyo3(signature = (x, y, c, settings, *, dual_coef=None, n_jobs=None, callback=None))]
-pub(crate) fn sdca_fit<'py>(
+pub(crate) fn topk_svm_fit<'py>(
     x: &Bound<'py, PyAny>,
     y: &Bound<'py, PyAny>,
     c: &Bound<'py, PyAny>,
@@ -101,7 +101,7 @@ pub(crate) fn sdca_fit<'py>(
     let threads = threads::resolve(n_jobs)?;
     let (y, c) = (indices::<usize>(y, "y")?, array_in::<f64, Ix1>(c, "c")?);
     let (s, m) = (&settings, settings.n_classes);
-    let loss = sdca::named_loss(&s.loss, s.k, s.smoothing).map_err(to_py)?;
+    let loss = topk_svm::named_loss(&s.loss, s.k, s.smoothing).map_err(to_py)?;
     let dual = initial_dual(dual_coef, y.len(), m)?;
     let job = Problem { loss, examples: Examples { y: &y, c: c.as_slice()? }, dual, settings: s };
     fitted(x.py(), with_model(x, s.kernel.as_ref(), threads, callback, job)?, m)

@@ -259,7 +259,7 @@ mod tests {
     use crate::kernels::{DataKernel, KernelFunction, PrecomputedKernel};
     use crate::losses::TopKVariant;
     use crate::rng::SplitMix64;
-    use crate::solvers::sdca::{solve, Examples, LinearModel, SdcaOptions, SdcaReport, TopKHinge};
+    use crate::solvers::topk_svm::{solve, Examples, LinearModel, SdcaOptions, SdcaReport, TopKHinge};
     use crate::solvers::{Silent, Status};
 
     fn uniform(rng: &mut SplitMix64) -> f64 {

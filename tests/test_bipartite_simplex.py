@@ -217,6 +217,8 @@ def test_entries_spanning_many_orders_of_magnitude() -> None:
 BAD: list[tuple[dict[str, Any], str]] = [
     ({"x": np.array([1.0, np.nan, 0.0])}, r"^x: contains NaN"),
     ({"x": np.array([[1.0, 2.0, 0.0], [1.0, 2.0, np.inf]]), "positive": np.eye(2, 3, dtype=bool)}, r"^x: .*row 1"),
+    ({"x": np.array([np.inf, 1.0, 0.0])}, r"^x: contains NaN or infinity \(row 0, column 0\)"),
+    ({"x": np.array([np.nan, np.nan, 1.0]), "positive": np.array([False, True, True])}, r"^x: contains NaN"),
     ({"r": -1.0}, r"^r: must be >= 0"),
     ({"r": math.nan}, r"^r: must be >= 0"),
     ({"rho": -0.5}, r"^rho: must be finite and >= 0"),

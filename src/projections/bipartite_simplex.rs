@@ -21,14 +21,17 @@
 //!   * s = r iff g(r) ≥ 0 (the multiplier of Σ ≤ r is g(r) ≥ 0);
 //!   * otherwise s is the root of g in (0, r).
 //!
-//! Algorithm (sorting-based, O(m log m)): with x_Y sorted descending, d_i = x_i − x_1
+//! Algorithm (sorting-based, O(m log m) at worst): with x_Y sorted descending, d_i = x_i − x_1
 //! and D_j = Σ_{i≤j} d_i, the support of a has j entries for s in [S_j, S_{j+1}],
 //! S_j = Σ_{i≤j}(d_i − d_j) = D_j − j·d_j (non-decreasing), where
 //! t_Y(s) = x_1 + (D_j − s)/j; likewise for x_N (e, E_k, k). Between consecutive
 //! breakpoints of the merged lists g is linear and its root is
 //!     s = (x_1 + y_1 + D_j/j + E_k/k) / (1/j + 1/k + ρ).
 //! We walk the merged breakpoints upward until that root falls inside its segment,
-//! or the segment reaches r (then s = r). Each part is then written as a simplex
+//! or the segment reaches r (then s = r). Only entries within `reach` (a bound on s)
+//! of their part's maximum can be in a support, so only those are sorted: one pass
+//! over the row plus a sort of a few entries when s is small next to the spread of x.
+//! Each part is then written as a simplex
 //! projection with sum s, its threshold taken relative to the smallest support entry
 //! (as `simplex_threshold` does), and both parts go through the output check of every
 //! projection: a sum off its constraint by more than its proved rounding bound raises.
@@ -80,19 +83,41 @@ pub fn bipartite_simplex<T: Real>(
         let th = super::write_zero(out);
         return Ok(BipartiteThresholds { sum: 0.0, positive: th, negative: th });
     }
-    // Both parts, each sorted descending: positives in front, negatives after them.
-    let values = &mut ws.values;
-    values.clear();
-    values.extend(x.iter().zip(positive).filter(|(_, &p)| p).map(|(v, _)| v.to_f64()));
-    values.extend(x.iter().zip(positive).filter(|(_, &p)| !p).map(|(v, _)| v.to_f64()));
-    let (pos, neg) = values.split_at_mut(n_pos);
-    pos.sort_unstable_by(|a, b| b.total_cmp(a));
-    neg.sort_unstable_by(|a, b| b.total_cmp(a));
-    let (pos, neg) = (&*pos, &*neg);
-    let top = pos[0] + neg[0];
+    let (mut max_pos, mut max_neg) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for (v, &p) in x.iter().zip(positive) {
+        let slot = if p { &mut max_pos } else { &mut max_neg };
+        *slot = slot.max(v.to_f64());
+    }
+    let top = max_pos + max_neg;
+    if !top.is_finite() {
+        // The caller reports the NaN or infinity (`batch::finite_row`).
+        return Err(Error::input("x", "contains NaN or infinity"));
+    }
     if top <= 0.0 {
         let th = super::write_zero(out);
         return Ok(BipartiteThresholds { sum: 0.0, positive: th, negative: th });
+    }
+    // g(s) ≤ top − s·(1/|Y| + 1/|N| + ρ) (each part's largest entry holds at least
+    // s/|part|), so s ≤ reach; and the largest entry of a part holds at most s, so
+    // t_part ≥ max − reach: entries at or below it are zero and their breakpoints lie
+    // beyond reach. Only the others are sorted (a few ulps of slack keep rounding from
+    // dropping a support entry; keeping one too many changes nothing).
+    let reach = r.min(top / (1.0 / n_pos as f64 + 1.0 / (x.len() - n_pos) as f64 + rho));
+    let bound = |max: f64| (max - reach) - 4.0 * f64::EPSILON * (max.abs() + reach);
+    let (bound_pos, bound_neg) = (bound(max_pos), bound(max_neg));
+    // Both parts, each sorted descending: positives in front, negatives after them.
+    let values = &mut ws.values;
+    values.clear();
+    values.extend(x.iter().zip(positive).filter(|(v, &p)| p && v.to_f64() > bound_pos).map(|(v, _)| v.to_f64()));
+    let kept_pos = values.len();
+    values.extend(x.iter().zip(positive).filter(|(v, &p)| !p && v.to_f64() > bound_neg).map(|(v, _)| v.to_f64()));
+    let (pos, neg) = values.split_at_mut(kept_pos);
+    pos.sort_unstable_by(|a, b| b.total_cmp(a));
+    neg.sort_unstable_by(|a, b| b.total_cmp(a));
+    let (pos, neg) = (&*pos, &*neg);
+    if pos.is_empty() || neg.is_empty() {
+        // Each part keeps its maximum (reach > 0), unless x holds NaN.
+        return Err(Error::input("x", "contains NaN or infinity"));
     }
     let (s, j, k) = common_sum(pos, neg, top, r, rho);
     let th_pos = part_threshold(pos, j, s);
@@ -142,10 +167,13 @@ fn common_sum(pos: &[f64], neg: &[f64], top: f64, r: f64, rho: f64) -> (f64, usi
         let hi = next_pos.min(next_neg);
         // g is linear on [lo, hi]: its root lies in the segment, or g(hi) > 0 and the
         // walk goes on (unless the radius ends it first: then g(r) > 0 and s = r).
-        if root <= hi || hi >= r {
+        // A NaN (a row whose differences overflow) ends the walk too; the output check
+        // then refuses the answer.
+        let (more_pos, more_neg) = (j < pos.len(), k < neg.len());
+        if !(root > hi) || hi >= r || !(more_pos || more_neg) {
             return (root.max(0.0).min(r), j, k);
         }
-        if next_pos <= next_neg {
+        if more_pos && !(more_neg && next_pos > next_neg) {
             sum_d += pos[j] - pos[0];
             j += 1;
         } else {
@@ -314,6 +342,31 @@ mod tests {
         assert!(err(&[true, false, false], -1.0, 0.0, &mut ws, &mut out).starts_with("r: must be >= 0"));
         assert!(err(&[true, false, false], f64::NAN, 0.0, &mut ws, &mut out).starts_with("r: must be >= 0"));
         assert!(err(&[true, false, false], 1.0, -1.0, &mut ws, &mut out).starts_with("rho: must be finite"));
+    }
+
+    /// NaN, infinities and overflowing differences give an error (the batch names the
+    /// entry) or an answer that passed the output check, never a panic.
+    #[test]
+    fn non_finite_and_overflowing_rows_do_not_panic() {
+        let mut ws = Workspace::new();
+        let mut out = [0.0; 4];
+        let positive = [true, false, true, false];
+        for x in [
+            [f64::NAN, 1.0, 2.0, 3.0],
+            [f64::INFINITY, 1.0, 2.0, 3.0],
+            [f64::NEG_INFINITY, 1.0, f64::INFINITY, 3.0],
+            [f64::NAN, 1.0, f64::NAN, 3.0],
+        ] {
+            // An input NaN may be passed over (max ignores it): the batch check reports it.
+            let result = bipartite_simplex(&x, &positive, f64::INFINITY, 0.0, &mut out, &mut ws);
+            assert!(result.is_err() || out.iter().all(|v| v.is_finite()), "{x:?}");
+        }
+        let x = [1e308, -1e308, -1e308, 1e308];
+        for r in [1.0, f64::INFINITY] {
+            if let Ok(th) = bipartite_simplex(&x, &positive, r, 0.0, &mut out, &mut ws) {
+                check_kkt(&x, &positive, r, 0.0, &out, &th);
+            }
+        }
     }
 
     /// One label: the problem is Crammer–Singer's (a single a_y = Σb), solved here from

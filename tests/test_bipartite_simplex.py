@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from toprank.exceptions import InvalidInputError
-from toprank.projections import bipartite_simplex
+from toprank.projections import bipartite_simplex, topk_simplex
 
 AGREE = 1e-9  # agreement with the NumPy reference, relative to the row's scale
 KKT = 1e-10  # KKT residuals, relative to the row's scale
@@ -187,6 +187,23 @@ def test_known_answers() -> None:
     # g(s) = 2 − s/2 − s/3 − s = 0 at s = 12/11 (rho = 1).
     p = bipartite_simplex(np.ones(5), np.array([True, True, False, False, False]), math.inf, 1.0)
     np.testing.assert_allclose(p, [6 / 11, 6 / 11, 4 / 11, 4 / 11, 4 / 11], rtol=1e-15)
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.5, 1.0])
+def test_one_label_is_the_top_1_simplex(rho: float) -> None:
+    """|Y| = 1: a = s and (s − x_y)² = s² − 2⟨x_y·1, b⟩ + const, so the negative part is
+    the top-1 simplex projection of x_N + x_y with bias 1 + rho (issue 37's multiclass
+    consistency check, against an independent implementation)."""
+    rng = np.random.default_rng(11)
+    x = np.round(rng.normal(size=(300, 9)) * 4) / 4
+    y = rng.integers(0, 9, size=300)
+    positive = np.arange(9) == y[:, None]
+    for r in [0.5, 2.0, math.inf]:
+        p = bipartite_simplex(x, positive, r, rho)
+        x_neg = x[~positive].reshape(300, 8) + x[positive][:, None]
+        b = topk_simplex(x_neg, 1, min(r, 1e300), 1.0 + rho)
+        np.testing.assert_allclose(p[~positive].reshape(300, 8), b, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(p[positive], b.sum(1), rtol=0, atol=1e-12)
 
 
 def test_float32_homogeneity_and_batches() -> None:

@@ -78,8 +78,10 @@ def bipartite_simplex(
     """argmin ‖a − x_Y‖² + ‖b − x_N‖² + rho·s² s.t. a ≥ 0, b ≥ 0, Σa = Σb = s ≤ r.
 
     The bipartite ("two") simplex, the dual set of the multi-label hinge loss
-    max{0, 1 + max_{l∈N} s_l − min_{j∈Y} s_j} (Lapin, Hein & Schiele, TPAMI 2018);
-    ``rho=1`` is its Prox-SDCA step, as for :func:`topk_simplex`.
+    max{0, 1 + max_{l∈N} s_l − min_{j∈Y} s_j} (Lapin, Hein & Schiele, TPAMI 2018).
+    Both parts are free variables, so the loss's Prox-SDCA step is ``rho=0``; with one
+    label y the positive part is a = s and b is ``topk_simplex(x_N + x_y, 1, r, 1 + rho)``
+    (the top-k simplex eliminates the label's coordinate, hence its ``rho=1``).
 
     Parameters
     ----------

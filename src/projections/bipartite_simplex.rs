@@ -1,8 +1,11 @@
 //! Biased projection onto the bipartite ("two") simplex: the dual set of the
 //! multi-label hinge loss max{0, 1 + max_{l∈N} s_l − min_{j∈Y} s_j} (Lapin, Hein,
 //! Schiele, "Analysis and Optimization of Loss Functions for Multiclass, Top-k, and
-//! Multilabel Classification", TPAMI 2018), whose Prox-SDCA step is this projection
-//! with ρ = 1, as for the top-k simplex (`topk_simplex.rs`).
+//! Multilabel Classification", TPAMI 2018), whose Prox-SDCA step is this projection.
+//! Unlike the top-k simplex (`topk_simplex.rs`, where the label's coordinate is
+//! eliminated and returns as ρ(Σp)² with ρ = 1), both parts here are free variables,
+//! so the plain step has ρ = 0. With |Y| = 1 the two coincide: a = s, and
+//! (s − x_y)² = s² − 2⟨x_y·1, b⟩ + const, so b = topk_simplex(x_N + x_y, 1, r, 1 + ρ).
 //!
 //! Problem: a row x split by a mask into x_Y (the positive entries, |Y| ≥ 1) and x_N
 //! (the others, |N| ≥ 1):

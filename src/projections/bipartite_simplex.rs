@@ -78,7 +78,7 @@ pub fn bipartite_simplex<T: Real>(
         ));
     }
     check_rho(rho)?;
-    if !(r >= 0.0) {
+    if r.is_nan() || r < 0.0 {
         return Err(Error::param("r", format!("must be >= 0 (or inf), got {r}")));
     }
     check_resolved("bipartite_simplex", "r", r)?;
@@ -173,7 +173,7 @@ fn common_sum(pos: &[f64], neg: &[f64], top: f64, r: f64, rho: f64) -> (f64, usi
         // A NaN (a row whose differences overflow) ends the walk too; the output check
         // then refuses the answer.
         let (more_pos, more_neg) = (j < pos.len(), k < neg.len());
-        if !(root > hi) || hi >= r || !(more_pos || more_neg) {
+        if root.is_nan() || hi.is_nan() || root <= hi || hi >= r || !(more_pos || more_neg) {
             return (root.max(0.0).min(r), j, k);
         }
         if more_pos && !(more_neg && next_pos > next_neg) {

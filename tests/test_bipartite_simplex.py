@@ -247,6 +247,8 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"x": np.array([1, 2, 3])}, r"^x: expected dtype float32 or float64"),
     ({"x": np.zeros((0, 3)), "positive": np.zeros((0, 3), dtype=bool)}, r"^x: is empty"),
     ({"r": "1"}, r"^r: expected a real number"),
+    ({"x": np.ones((1, 1, 3)), "positive": np.ones((1, 1, 3), dtype=bool)}, r"^x: expected a 1-D array or a 2-D"),
+    ({"positive": [True, False, False, True]}, r"^positive: has shape \[4\] but x has shape \[3\]"),
 ]
 
 

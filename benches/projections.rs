@@ -24,8 +24,8 @@ use common::Rng;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use toprank::losses::{rankmax_loss, softmax_loss, sparsemax_loss};
 use toprank::projections::{
-    box_simplex, capped_simplex, capped_simplex_entropy, knapsack, rankmax, simplex, sparsemax, topk_cone,
-    topk_simplex, Workspace,
+    bipartite_simplex, box_simplex, capped_simplex, capped_simplex_entropy, knapsack, rankmax, simplex, sparsemax,
+    topk_cone, topk_simplex, Workspace,
 };
 
 const SIZES: [usize; 4] = [100, 1_000, 10_000, 100_000];
@@ -34,10 +34,12 @@ const KS: [usize; 3] = [1, 5, 50];
 const POOL_ROWS: usize = 8;
 const SEED: u64 = 0x746f_7072_616e_6b21;
 
-/// One input row and its label (the index of the row's middle-ranked entry).
+/// One input row, its label (the index of the row's middle-ranked entry) and a label
+/// set for the multi-label kernels (every 20th entry: 5 labels of 100).
 struct Row {
     x: Vec<f64>,
     y: usize,
+    positive: Vec<bool>,
 }
 
 fn rows(m: usize) -> Vec<Row> {
@@ -47,7 +49,7 @@ fn rows(m: usize) -> Vec<Row> {
             let x: Vec<f64> = (0..m).map(|_| rng.normal()).collect();
             let mut order: Vec<usize> = (0..m).collect();
             order.select_nth_unstable_by(m / 2, |&a, &b| x[b].total_cmp(&x[a]));
-            Row { y: order[m / 2], x }
+            Row { y: order[m / 2], x, positive: (0..m).map(|i| i % 20 == 0).collect() }
         })
         .collect()
 }
@@ -98,6 +100,9 @@ fn projections(c: &mut Criterion) {
     bench_kernel(c, "capped_simplex_entropy", true, |row, k, out, ws| {
         capped_simplex_entropy(&row.x, k as f64, out, ws).expect("capped_simplex_entropy").lower
     });
+    bench_kernel(c, "bipartite_simplex", false, |row, _, out, ws| {
+        bipartite_simplex(&row.x, &row.positive, 1.0, 1.0, out, ws).expect("bipartite_simplex").sum
+    });
     bench_kernel(c, "sparsemax", false, |row, _, out, ws| sparsemax(&row.x, out, ws).expect("sparsemax").lower);
     bench_kernel(c, "simplex", false, |row, _, out, ws| simplex(&row.x, 1.0, false, out, ws).expect("simplex").lower);
     // Feasible for every k < m: m·0 ≤ 1 ≤ m/k.
@@ -119,7 +124,7 @@ fn losses(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // ~112 benchmarks × (0.5 s warm-up + 2 s measurement + analysis) ≈ 5–6 minutes.
+    // ~116 benchmarks × (0.5 s warm-up + 2 s measurement + analysis) ≈ 5–6 minutes.
     // Command-line flags (--warm-up-time, --measurement-time, --sample-size) override.
     config = Criterion::default()
         .sample_size(30)

@@ -269,6 +269,13 @@ def m3l_partition(x: Any, y: Any, r: Any, delta_plus: Any, delta_minus: Any, coe
 # arguments it updates in place, whether the float arrays may be float32).
 CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[str, ...], bool]] = {
     "topk_simplex": (_core.topk_simplex, dict(x=SCORES), dict(k=2), (), True),
+    "bipartite_simplex": (
+        _core.bipartite_simplex,
+        dict(x=SCORES, positive=np.arange(M) == YC[:, None]),
+        dict(r=1.0, rho=0.5),
+        (),
+        True,
+    ),
     "rankmax_loss": (_core.rankmax_loss, dict(z=SCORES, y=YC), dict(k=2), (), True),
     "topk_hinge": (_core.topk_hinge, dict(scores=SCORES, y=YC), dict(k=2), (), True),
     "topk_svm_fit_linear": (

@@ -29,6 +29,7 @@ __all__ = [
     "knapsack",
     "topk_cone",
     "topk_simplex",
+    "bipartite_simplex",
     "box_simplex",
     "capped_simplex",
     "capped_simplex_entropy",
@@ -68,6 +69,51 @@ def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jo
     """
     return _core.topk_simplex(
         as_array(x, "x"), as_count(k, "k"), as_real(r, "r"), as_real(rho, "rho"), n_jobs=as_jobs(n_jobs)
+    )
+
+
+def bipartite_simplex(
+    x: ArrayLike, positive: ArrayLike, r: float = 1.0, rho: float = 0.0, *, n_jobs: int | None = None
+) -> FloatArray:
+    """argmin ‖a − x_Y‖² + ‖b − x_N‖² + rho·s² s.t. a ≥ 0, b ≥ 0, Σa = Σb = s ≤ r.
+
+    The bipartite ("two") simplex, the dual set of the multi-label hinge loss
+    max{0, 1 + max_{l∈N} s_l − min_{j∈Y} s_j} (Lapin, Hein & Schiele, TPAMI 2018).
+    Both parts are free variables, so the loss's Prox-SDCA step is ``rho=0``; with one
+    label y the positive part is a = s and b is ``topk_simplex(x_N + x_y, 1, r, 1 + rho)``
+    (the top-k simplex eliminates the label's coordinate, hence its ``rho=1``).
+
+    Parameters
+    ----------
+    x : array_like of float32 or float64, shape (m,) or (n, m)
+        The row(s) to project.
+    positive : array_like of bool, the shape of ``x``
+        Marks the entries of Y (an example's labels) in each row; the others are N.
+        Every row needs at least one ``True`` and one ``False``.
+    r : float, default 1.0
+        The bound on the common sum s, ``>= 0``; ``math.inf`` for none.
+    rho : float, default 0.0
+        The weight of the bias term rho·s², ``>= 0``.
+    n_jobs : int or None, default None
+        Threads for a 2-D ``x`` (see the module docs).
+
+    Returns
+    -------
+    ndarray
+        ``x``'s shape and dtype: a at the positive positions, b at the others.
+
+    Notes
+    -----
+    Exact and sorting-based, O(m log m) per row: for a fixed s each part is a simplex
+    projection with threshold t_Y(s), t_N(s), and s is 0 when max x_Y + max x_N ≤ 0,
+    r when t_Y(r) + t_N(r) ≥ rho·r, else the root of t_Y(s) + t_N(s) = rho·s.
+    """
+    return _core.bipartite_simplex(
+        as_array(x, "x"),
+        as_array(positive, "positive"),
+        as_real(r, "r"),
+        as_real(rho, "rho"),
+        n_jobs=as_jobs(n_jobs),
     )
 
 

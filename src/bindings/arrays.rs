@@ -221,6 +221,19 @@ pub(crate) fn rows<'a, T: Element>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &'s
     Ok(Rows { data: arr.as_slice()?, n_rows, row_len, shape, name })
 }
 
+/// A boolean mask with one row per row of an array: `mask[i]` is row i's.
+pub(crate) struct RowMask {
+    data: Vec<bool>,
+    row_len: usize,
+}
+
+impl std::ops::Index<usize> for RowMask {
+    type Output = [bool];
+    fn index(&self, row: usize) -> &[bool] {
+        &self.data[row * self.row_len..(row + 1) * self.row_len]
+    }
+}
+
 impl<T: Real + Element> Rows<'_, T> {
     /// Labels for these rows: an int for a 1-D array, an int64 array with one label per
     /// row for a batch; each in [0, row_len).
@@ -245,6 +258,18 @@ impl<T: Real + Element> Rows<'_, T> {
             })
         };
         raw.iter().enumerate().map(in_range).collect()
+    }
+
+    /// A boolean mask of these rows' shape (`positive` of the bipartite simplex), read
+    /// like any array argument and copied once (a byte per entry) so that it outlives
+    /// the borrow.
+    pub(crate) fn mask(&self, obj: &Bound<'_, PyAny>) -> PyResult<RowMask> {
+        let arr = array_in::<bool, IxDyn>(obj, "positive")?;
+        if arr.shape() != self.shape {
+            let (have, name, want) = (arr.shape(), self.name, self.shape);
+            return Err(invalid("positive", format!("has shape {have:?} but {name} has shape {want:?}")));
+        }
+        Ok(RowMask { data: arr.as_slice()?.to_vec(), row_len: self.row_len })
     }
 
     /// Runs `work(parallel)` without the GIL: in parallel on the requested pool, or

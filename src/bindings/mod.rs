@@ -36,18 +36,30 @@ fn hinge_variant(value: &str, _name: &str) -> PyResult<TopKVariant> {
     TopKVariant::new(value).map_err(errors::to_py)
 }
 
+/// The second argument of a [`row_functions!`] line: labels, or what the named reader
+/// of `Rows` makes of it.
+macro_rules! second_argument {
+    ($rows:ident, $y:ident) => {
+        $rows.labels($y)?
+    };
+    ($rows:ident, $y:ident, $reader:ident) => {
+        $rows.$reader($y)?
+    };
+}
+
 /// Functions of a float32/float64 row or batch of rows, one line each:
-/// `kind name(array[, labels][; parameter: type [= default] [=> check], ...]) = kernel;`.
+/// `kind name(array[, labels [as reader]][; parameter: type [= default] [=> check], ...]) = kernel;`.
 ///
 /// Each line makes the `#[pyfunction]` `name(array[, labels], parameters..., *,
 /// n_jobs=None)`: every `check(value, name)` converts its parameter, `n_jobs` is resolved,
-/// the labels (an int for a row, one per row for a batch) are checked against the array,
+/// the labels (an int for a row, one per row for a batch; or what `Rows::reader` reads,
+/// e.g. `as mask`: a boolean mask of the array's shape) are checked against the array,
 /// and `kernel` runs on every row through `arrays::{kind}` — `map_rows` (an output row:
 /// `|i, row, out, ws|`), `loss_rows` (the loss, writing the gradient row) or `value_rows`
 /// (a value: `|i, row, ws|`). `register_row_functions` adds them all to the module.
 macro_rules! row_functions {
     ($(
-        $kind:ident $name:ident($x:ident $(, $y:ident)? $(; $($p:ident: $ty:ty $(= $d:tt)? $(=> $check:ident)?),+)?)
+        $kind:ident $name:ident($x:ident $(, $y:ident $(as $reader:ident)?)? $(; $($p:ident: $ty:ty $(= $d:tt)? $(=> $check:ident)?),+)?)
             = $kernel:expr;
     )*) => {
         $(
@@ -63,7 +75,7 @@ macro_rules! row_functions {
                 $($($(let $p = $check($p, stringify!($p))?;)?)+)?
                 let n_jobs = threads::resolve(n_jobs)?;
                 with_float_rows!($x, stringify!($x), |rows: T| {
-                    $(let $y = rows.labels($y)?;)?
+                    $(let $y = second_argument!(rows, $y $(, $reader)?);)?
                     arrays::$kind(py, &rows, n_jobs, $kernel)
                 })
             }
@@ -84,6 +96,8 @@ row_functions! {
         = |_, x, out, ws| proj::topk_cone(x, k, rho, out, ws);
     map_rows topk_simplex(x; k: i64 => positive_count, r: f64 = 1.0, rho: f64 = 0.0)
         = |_, x, out, ws| proj::topk_simplex(x, k, r, rho, out, ws);
+    map_rows bipartite_simplex(x, positive as mask; r: f64 = 1.0, rho: f64 = 0.0)
+        = |i, x, out, ws| proj::bipartite_simplex(x, &positive[i], r, rho, out, ws);
     map_rows box_simplex(x; hi: f64, r: f64 = 1.0, rho: f64 = 0.0)
         = |_, x, out, ws| proj::box_simplex(x, hi, r, rho, out, ws);
     map_rows capped_simplex(x; k: f64) = |_, x, out, ws| proj::capped_simplex(x, k, out, ws);

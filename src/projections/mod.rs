@@ -6,6 +6,7 @@
 //! assumed finite (the Python bindings check); parameters are checked here and bad
 //! ones return [`crate::Error`]. Row-batched, parallel versions live in [`crate::batch`].
 
+mod bipartite_simplex;
 mod box_simplex;
 mod capped_simplex;
 mod capped_simplex_entropy;
@@ -16,6 +17,7 @@ mod simplex;
 mod topk_cone;
 mod topk_simplex;
 
+pub use bipartite_simplex::{bipartite_simplex, BipartiteThresholds};
 pub use box_simplex::box_simplex;
 pub use capped_simplex::capped_simplex;
 pub use capped_simplex_entropy::capped_simplex_entropy;

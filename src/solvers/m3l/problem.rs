@@ -232,6 +232,26 @@ mod tests {
         }
     }
 
+    /// Weights are checked and name `sample_weight`; example i's cost is C·w_i, in the box
+    /// and in the primal's loss term.
+    #[test]
+    fn weights_make_the_cost_per_example() {
+        let (y, plus, minus, r) = ([1.0, -1.0, -1.0, 1.0], [0.0; 4], [2.0; 4], [1.0, 0.0, 0.0, 1.0]);
+        let plain = M3l::new(2, 2, &y, &r, 0.5, &plus, &minus).unwrap();
+        for bad in [&[1.0, -1.0][..], &[1.0, f64::NAN], &[0.0, 0.0], &[1.0], &[1.0, f64::INFINITY]] {
+            let err = plain.with_weights(bad).unwrap_err().to_string();
+            assert!(err.starts_with("sample_weight:"), "{bad:?}: {err}");
+        }
+        let weights = [3.0, 0.0];
+        let weighted = plain.with_weights(&weights).unwrap();
+        assert_eq!((weighted.cost(0), weighted.cost(1), plain.cost(1)), (1.5, 0.0, 0.5));
+        assert!(weighted.check_dual(&[1.5, 0.2, 0.0, 0.0]).is_ok());
+        assert!(weighted.check_dual(&[0.0, 0.0, 0.1, 0.0]).is_err());
+        // At F = 0 every hinge is 2: P = Σ_i C w_i · 2 L.
+        let (primal, _) = weighted.objectives(&[0.0; 4], &[0.0; 4]);
+        assert_eq!(primal, 0.5 * 3.0 * 2.0 * 2.0);
+    }
+
     #[test]
     fn projected_gradient_is_the_clamp_of_31() {
         let c = 0.7;

@@ -298,7 +298,21 @@ def test_verbose_reports_progress(capsys):
 
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
+_SW_REASON = (
+    "compares decision_function at rtol=1e-7 after fits with the default tol=1e-3 (projected "
+    "gradients); tests/test_sample_weight.py proves the two fits differ by no more than their "
+    "duality gaps allow (test_m3l_sample_weight_equivalence_holds_to_the_certified_accuracy) and "
+    "runs the check itself at tol=1e-10 (test_sklearn_sample_weight_equivalence_tight)"
+)
 
-@parametrize_with_checks([M3L(), M3L(solver="smo"), M3L(kernel="rbf", R=None)])
+
+def _expected_failed(est):
+    return {
+        "check_sample_weight_equivalence_on_dense_data": _SW_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _SW_REASON,
+    }
+
+
+@parametrize_with_checks([M3L(), M3L(solver="smo"), M3L(kernel="rbf", R=None)], expected_failed_checks=_expected_failed)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

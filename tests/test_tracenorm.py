@@ -308,7 +308,26 @@ def test_predicting_on_wrong_features_raises():
 
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
+_SW_REASON = (
+    "compares predict_proba at rtol=1e-7 after a fit with the default tol=1e-4, whose stopping rule "
+    "(C1)-(C2) bounds the gradient between an atom and the directions off the atoms only to "
+    "sqrt(2 lambda_trace tol); tests/test_sample_weight.py checks weights against duplicated rows "
+    "at tol=1e-10 and runs the check itself at a tight tol"
+)
 
-@parametrize_with_checks([TraceNormLogisticRegression(), TraceNormLogisticRegression(0.1, 0.0, fit_intercept=False)])
+
+def _expected_failed(est):
+    if est.lambda_fro == 0.0:
+        return {}  # passes as it is
+    return {
+        "check_sample_weight_equivalence_on_dense_data": _SW_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _SW_REASON,
+    }
+
+
+@parametrize_with_checks(
+    [TraceNormLogisticRegression(), TraceNormLogisticRegression(0.1, 0.0, fit_intercept=False)],
+    expected_failed_checks=_expected_failed,
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

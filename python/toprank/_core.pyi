@@ -136,6 +136,7 @@ def m3l_fit(
     problem: M3lProblem,
     settings: M3lSettings,
     *,
+    sample_weight: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> tuple[NDArray[np.float64] | None, NDArray[np.float64], FitReport, float]: ...
@@ -238,6 +239,7 @@ class TraceNormSolver:
         x: Any,
         y: NDArray[np.uint32],
         *,
+        sample_weight: NDArray[np.float64] | None = None,
         start: TraceNormFit | _TraceNormAtoms | None = None,
         n_jobs: int | None = None,
         callback: _Progress | None = None,

@@ -106,14 +106,23 @@ def choice(value: Any, name: str, options: tuple[_Option, ...]) -> _Option:
     return value
 
 
-def kernel_gamma(kernel: Kernel, gamma: Any, X: Any) -> float:
+def kernel_gamma(kernel: Kernel, gamma: Any, X: Any, sample_weight: NDArray[np.float64] | None = None) -> float:
     """The kernel coefficient: ``gamma`` validated, or for ``None`` scikit-learn's
-    ``gamma="scale"``, 1 / (n_features · X.var()) (1 for linear/precomputed kernels)."""
+    ``gamma="scale"``, 1 / (n_features · X.var()) (1 for linear/precomputed kernels). With
+    sample weights (not all equal) the variance is the weighted one, each row counted w_i
+    times: the value of X with its rows repeated, so that weight 2 stays the row duplicated."""
     if kernel in ("precomputed", "linear"):
         return 1.0
     if gamma is None:
         with np.errstate(over="ignore"):
-            var = float(np.asarray(X, dtype=np.float64).var())
+            values = np.asarray(X, dtype=np.float64)
+            # Weights out of range (negative, NaN, all 0) are refused by the solver, naming them.
+            usable = sample_weight is not None and bool(np.all(sample_weight >= 0) and np.sum(sample_weight) > 0)
+            if sample_weight is None or not usable or np.all(sample_weight == sample_weight[0]):
+                var = float(values.var())
+            else:
+                mean = float(np.average(values.mean(axis=1), weights=sample_weight))
+                var = float(np.average(((values - mean) ** 2).mean(axis=1), weights=sample_weight))
         if not math.isfinite(var):
             raise InvalidInputError(
                 "X: its variance overflows float64, so gamma=None ('scale') cannot be computed; rescale X or set gamma"
@@ -175,13 +184,16 @@ class DualSolverModel:
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
-    def _kernel_params(self, X: Any, cache_size: float) -> KernelSettings:
-        """The kernel of a fit on ``X``, validated, with a column cache of ``cache_size``
-        MB; the resolved gamma is kept as ``_gamma`` for prediction. A precomputed ``X``
-        must be the square Gram matrix of the training set."""
+    def _kernel_params(
+        self, X: Any, cache_size: float, sample_weight: NDArray[np.float64] | None = None
+    ) -> KernelSettings:
+        """The kernel of a fit on ``X`` (weighted by ``sample_weight``, see
+        :func:`kernel_gamma`), validated, with a column cache of ``cache_size`` MB; the
+        resolved gamma is kept as ``_gamma`` for prediction. A precomputed ``X`` must be
+        the square Gram matrix of the training set."""
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise InvalidInputError(f"X: a precomputed kernel must be square, got shape {X.shape}")
-        self._gamma = kernel_gamma(self.kernel, self.gamma, X)
+        self._gamma = kernel_gamma(self.kernel, self.gamma, X, sample_weight)
         return KernelSettings(
             kernel=self.kernel,
             gamma=self._gamma,

@@ -23,7 +23,13 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_array,
+    check_consistent_length,
+    column_or_1d,
+    validate_data,
+)
 
 from toprank.exceptions import InvalidInputError
 
@@ -166,6 +172,19 @@ def indicator_matrix(x: Any, name: str, shape: tuple[int, int] | None = None) ->
 INT_MAX = 2**63 - 1
 # The kernels' polynomial degree is a 32-bit signed integer in the core (powi).
 DEGREE_MAX = 2**31 - 1
+
+
+def sample_weights(sample_weight: Any, n: int) -> NDArray[np.float64] | None:
+    """``sample_weight`` as n contiguous float64 values (None stays None: the unweighted
+    fit); shape and type errors name it. Its range (finite, >= 0, not all 0) is the core's
+    to check."""
+    if sample_weight is None:
+        return None
+    try:
+        weights = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise InvalidInputError(f"sample_weight: {error}") from None
+    return np.ascontiguousarray(weights, dtype=np.float64)
 
 
 def bounded_real(value: Any, name: str, *, low: float, strict: bool) -> float:

@@ -11,6 +11,9 @@ correlations (R = I: one-vs-all linear SVMs with penalty 2C, paper §3.1). The d
 is solved by SMO along one label at a time with a kernel-column cache shared by all
 labels (paper §5.1, Appendix A); labels are predicted where f_l(x) > 0.
 
+Sample weights w_i make the cost per example: C w_i in place of C in P2 (the dual box
+0 ≤ α_il ≤ C w_i), so weight 2 is the example duplicated and weight 0 ignores it.
+
 Intercept: like the paper, ``fit_intercept=True`` appends a constant feature
 ``intercept_scaling`` to φ(x) (the kernel gains intercept_scaling²), so the
 intercepts are regularised and correlated through R as the weights are.
@@ -40,6 +43,7 @@ from toprank._validation import (
     indicator_matrix,
     intercept_scaling,
     restores_on_failure,
+    sample_weights,
     sparse_structure,
     validate_input,
 )
@@ -133,7 +137,8 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples, n_labels)
-        α of the dual (25), in [0, C]; only with ``keep_dual=True``.
+        α of the dual (25), in [0, C] ([0, C w_i] with sample weights); only with
+        ``keep_dual=True``.
     coef_ : ndarray of shape (n_labels, n_features)
         Z with the linear kernel.
     intercept_ : ndarray of shape (n_labels,)
@@ -214,9 +219,26 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         return tags
 
     @restores_on_failure
-    def fit(self, X: ArrayLike, y: Any) -> M3L:
-        """Train on examples ``X`` and targets ``y``: an n_samples × n_labels 0/1 indicator
-        (dense or sparse), or 1-D class labels (binary: one label; multiclass: one-hot)."""
+    def fit(self, X: ArrayLike, y: Any, sample_weight: ArrayLike | None = None) -> M3L:
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training examples (CSR with the linear kernel and solver "dcd" or "auto"), or
+            the Gram matrix for ``kernel="precomputed"``.
+        y : array-like or sparse matrix
+            An n_samples × n_labels 0/1 indicator (dense or sparse), or 1-D class labels
+            (binary: one label; multiclass: one-hot).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-example multipliers w_i ≥ 0 of C: example i's hinge losses cost C w_i
+            (an integer weight is the example repeated that many times; weight 0
+            ignores it), both solvers. Uniform weights 1 give the unweighted fit exactly.
+
+        Returns
+        -------
+        self : M3L
+        """
         C = _real(self.C, "C", low=0.0, strict=True)
         kernel = choice(self.kernel, "kernel", KERNELS)
         tol = _real(self.tol, "tol", low=0.0, strict=True)
@@ -244,13 +266,14 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
             # solver an all-zero model and the kernel's float32 cache NaN.
             check_row_norms(Xv, np.float64, "the dual's coordinate steps divide by them")
         Y = self._encode_targets(y, Xv.shape[0])
+        sw = sample_weights(sample_weight, Xv.shape[0])
         on = Y.sum(axis=0)
         constant = np.flatnonzero((on == 0) | (on == Y.shape[0]))
         if constant.size:
             raise InvalidInputError(
                 f"Y: labels {constant.tolist()} are never or always on (one class only): nothing to learn"
             )
-        kernel_settings = self._kernel_params(Xv, cache)
+        kernel_settings = self._kernel_params(Xv, cache, sw)
         n_labels = Y.shape[1]
         R = label_prior(self.R, n_labels)
         signs = np.ascontiguousarray(2.0 * Y - 1.0)
@@ -265,7 +288,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         # Hamming: Δ⁺ = 0, Δ⁻ = 2.
         problem = M3lProblem(signs, R, np.zeros_like(signs), np.full_like(signs, 2.0))
         settings = M3lSettings(c=C, tol=tol, max_iter=max_iter, bias=scaling if fit_intercept else None)
-        run: dict[str, Any] = dict(n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration"))
+        run: dict[str, Any] = dict(sample_weight=sw, n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration"))
         self.solver_ = solver
         if solver == "dcd":
             settings = replace(settings, seed=self._seed(), shrinking=_flag(self.shrinking, "shrinking"))

@@ -6,6 +6,9 @@ product-quantized features.
 
     J(W, b) = λ1 ‖W‖_σ,1 + λ2 ‖W‖²_F + (1/n) Σ_i log Σ_l exp(s_il − s_iy_i),   S = X W + 1 bᵀ,
 
+or, with sample weights w_i, the weighted mean (1/Σw) Σ_i w_i log Σ_l exp(s_il − s_iy_i)
+as the data term (weight 2 is the row duplicated, weight 0 the row ignored),
+
 over W (d × m) and, with ``fit_intercept``, an unpenalised intercept b. The trace norm
 ‖W‖_σ,1 (the sum of the singular values) makes W low-rank: the classes share a few
 directions of the feature space.
@@ -64,7 +67,15 @@ from toprank import _core
 from toprank._estimator import LinePace, TraceNormProgress
 from toprank._limits import check_row_norms
 from toprank._validation import as_flag as _flag
-from toprank._validation import as_jobs, as_real, canonical_csr, restores_on_failure, validate_input, warn_not_converged
+from toprank._validation import (
+    as_jobs,
+    as_real,
+    canonical_csr,
+    restores_on_failure,
+    sample_weights,
+    validate_input,
+    warn_not_converged,
+)
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank.exceptions import InvalidInputError
@@ -172,11 +183,30 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         return Xv, np.ascontiguousarray(y_enc, dtype=np.uint32)
 
     @restores_on_failure
-    def fit(self, X: Any, y: ArrayLike) -> TraceNormLogisticRegression:
-        """Fit on X (dense, CSR, or a :class:`toprank.pq.CompressedMatrix`) and labels y."""
+    def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> TraceNormLogisticRegression:
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
+            Training data: dense, CSR, or a :class:`toprank.pq.CompressedMatrix` (trained
+            on its codes).
+        y : array-like of shape (n_samples,)
+            Class labels (at least two distinct).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-example weights w_i ≥ 0 of the loss: the data term becomes
+            (1/Σw) Σ_i w_i loss_i (an integer weight is the example repeated that many
+            times; weight 0 ignores it). Uniform weights give the unweighted fit exactly.
+            With ``fit_intercept``, every class present in y needs some positive weight.
+
+        Returns
+        -------
+        self : TraceNormLogisticRegression
+        """
         previous = getattr(self, "_atoms", None) if _flag(self.warm_start, "warm_start") else None
         previous_classes = getattr(self, "classes_", None)
         Xv, y_enc = self._validate(X, y)
+        sw = sample_weights(sample_weight, len(y_enc))
         if previous is not None:
             # (Validation has set classes_ and n_features_in_ from the new data; the
             # refusal restores the previous model, as every failed fit does.)
@@ -186,15 +216,19 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
                 or previous[0].shape[0] != self.n_features_in_
             ):
                 raise InvalidInputError("warm_start: the previous fit has other classes or features; refit without it")
-        self._fit_design(Xv, y_enc, previous)
+        self._fit_design(Xv, y_enc, sw, previous)
         return self
 
     def _fit_design(
-        self, X: Any, y_enc: NDArray[np.uint32], start: _core.TraceNormFit | _AtomArrays | None
+        self,
+        X: Any,
+        y_enc: NDArray[np.uint32],
+        sample_weight: NDArray[np.float64] | None,
+        start: _core.TraceNormFit | _AtomArrays | None,
     ) -> _core.TraceNormFit:
-        """R1D in the core on validated data from `start` (a previous fit on the same data, or
-        the atoms of any fit); sets the fitted attributes and returns the core's fit, which
-        can start the next point of a path."""
+        """R1D in the core on validated data from `start` (a previous fit on the same data
+        and weights, or the atoms of any fit); sets the fitted attributes and returns the
+        core's fit, which can start the next point of a path."""
         # Types here, ranges in the core (which names the setting): a count only has to be
         # one the core can take (unsigned).
         lambda_trace, tol = as_real(self.lambda_trace, "lambda_trace"), as_real(self.tol, "tol")
@@ -220,7 +254,14 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
                     flush=True,
                 )
 
-        fit = solver.fit(X, y_enc, start=start, n_jobs=as_jobs(self.n_jobs), callback=progress if verbose else None)
+        fit = solver.fit(
+            X,
+            y_enc,
+            sample_weight=sample_weight,
+            start=start,
+            n_jobs=as_jobs(self.n_jobs),
+            callback=progress if verbose else None,
+        )
         # Kept for warm starts without Z (n × rank: it would make the pickled model grow with n).
         self._atoms = fit.atoms
         self.coef_ = np.ascontiguousarray(fit.coef.T)
@@ -317,6 +358,7 @@ def tracenorm_path(
     *,
     validation_data: tuple[Any, ArrayLike] | None = None,
     topk: Sequence[int] = (1, 5),
+    sample_weight: ArrayLike | None = None,
     **params: Any,
 ) -> list[PathPoint]:
     """Fit :class:`TraceNormLogisticRegression` along ``lambdas_trace`` (taken from the
@@ -324,7 +366,9 @@ def tracenorm_path(
 
     Returns one :class:`PathPoint` per λ1 (in decreasing order) with the fitted model, its
     objective, rank, iterations and seconds, and — with ``validation_data=(X_val,
-    y_val)`` — its top-k accuracies on that data for each k in ``topk``.
+    y_val)`` — its top-k accuracies on that data for each k in ``topk``. ``sample_weight``
+    weighs the examples of (X, y) at every point, as in
+    :meth:`TraceNormLogisticRegression.fit`.
     """
     if "lambda_trace" in params:
         raise InvalidInputError("lambda_trace: a path takes its values from lambdas_trace, not lambda_trace")
@@ -343,6 +387,7 @@ def tracenorm_path(
         raise InvalidInputError("lambdas_trace: needs at least one value")
     model = TraceNormLogisticRegression(lambda_fro=lambda_fro, warm_start=True, **params)
     Xv, y_enc = model._validate(X, y)
+    sw = sample_weights(sample_weight, len(y_enc))
     if validation_data is not None:
         if not (isinstance(validation_data, (tuple, list)) and len(validation_data) == 2):
             raise InvalidInputError("validation_data: must be a pair (X_val, y_val)")
@@ -356,7 +401,7 @@ def tracenorm_path(
         started = time.perf_counter()
         # Each point starts from the last one's atoms and, if it converged, from its
         # gradient, which does not depend on λ1 (so the first iteration needs no pass over X).
-        fit = model.set_params(lambda_trace=lam)._fit_design(Xv, y_enc, fit)
+        fit = model.set_params(lambda_trace=lam)._fit_design(Xv, y_enc, sw, fit)
         seconds = time.perf_counter() - started
         point = PathPoint(lam, float(lambda_fro), _copy(model), model.objective_, model.rank_, model.n_iter_, seconds)
         if validation_data is not None:

@@ -4,7 +4,7 @@
 //! DCD (`solvers::m3l::solve_dcd`) on a dense or CSR design — and the arrays, a
 //! `FitReport` and the largest |projected gradient| out.
 
-use ndarray::Ix2;
+use ndarray::{Ix1, Ix2};
 use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 
@@ -66,17 +66,19 @@ impl DesignJob for Fit<'_> {
 /// A fit's arrays and report (`report::Fitted`) and the largest |projected gradient|.
 type M3lFitted<'py> = (Option<Bound<'py, PyAny>>, Bound<'py, PyAny>, FitReport, f64);
 
-/// M3L from α = 0; `problem` is a `toprank._options.M3lProblem`.
+/// M3L from α = 0; `problem` is a `toprank._options.M3lProblem`, `sample_weight` the
+/// examples' weights of C (checked by the core, `M3l::with_weights`).
 /// With `settings.kernel`, kernel SMO on `x`'s kernel (or `x` as the Gram matrix for
 /// kernel="precomputed"); without, linear DCD with shrinking on `x` (dense or CSR).
 /// Returns (Z: n_labels × (n_features [+ 1]), None for SMO; dual_coef; report; the
 /// largest |projected gradient|).
 #[pyfunction]
-#[pyo3(signature = (x, problem, settings, *, n_jobs=None, callback=None))]
+#[pyo3(signature = (x, problem, settings, *, sample_weight=None, n_jobs=None, callback=None))]
 pub(crate) fn m3l_fit<'py>(
     x: &Bound<'py, PyAny>,
     problem: &Bound<'py, PyAny>,
     settings: M3lSettings,
+    sample_weight: Option<&Bound<'py, PyAny>>,
     n_jobs: Option<i64>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<M3lFitted<'py>> {
@@ -87,6 +89,11 @@ pub(crate) fn m3l_fit<'py>(
     let (n, labels) = (y.shape()[0], y.shape()[1]);
     let (y, r, plus, minus) = (y.as_slice()?, r.as_slice()?, plus.as_slice()?, minus.as_slice()?);
     let problem = M3l::new(n, labels, y, r, settings.c, plus, minus).map_err(to_py)?;
+    let weights = sample_weight.map(|w| array_in::<f64, Ix1>(w, "sample_weight")).transpose()?;
+    let problem = match &weights {
+        Some(w) => problem.with_weights(w.as_slice()?).map_err(to_py)?,
+        None => problem,
+    };
     let alpha = crate::solvers::initial_dual(None, n, labels).map_err(to_py)?;
     let job = Fit { problem, alpha, settings: &settings };
     let out = with_model(x, settings.kernel.as_ref(), threads, callback, job)?;

@@ -35,15 +35,15 @@ pub(crate) struct TraceNormFit {
     history: Vec<(usize, f64, f64, usize, f64)>,
 }
 
-/// The descent on X: the labels, the settings and the start.
-struct FitJob<'a>(&'a [u32], tn::Options, Option<Start>);
+/// The descent on X: the labels, the sample weights, the settings and the start.
+struct FitJob<'a>(&'a [u32], Option<&'a [f64]>, tn::Options, Option<Start>);
 
 impl DesignJob for FitJob<'_> {
     type Output = tn::Fit;
     // Every product with X is checked finite by the core, which names X.
     const CHECKS_X_ITSELF: bool = true;
     fn run<D: crate::data::Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<tn::Fit> {
-        tn::fit_labels(&tn::Rows(x), self.0, &self.1, self.2, monitor)
+        tn::fit_labels(&tn::Rows(x), self.0, self.1, &self.2, self.3, monitor)
     }
 }
 
@@ -80,24 +80,29 @@ impl TraceNormSolver {
         Ok(Self { options })
     }
 
-    /// R1D on X and labels y in 0..max(y), from `start` if given.
-    #[pyo3(signature = (x, y, *, start=None, n_jobs=None, callback=None))]
+    /// R1D on X and labels y in 0..max(y), weighted by `sample_weight` if given, from
+    /// `start` if given.
+    #[pyo3(signature = (x, y, *, sample_weight=None, start=None, n_jobs=None, callback=None))]
+    #[allow(clippy::too_many_arguments)]
     fn fit(
         &self,
         x: &Bound<'_, PyAny>,
         y: &Bound<'_, PyAny>,
+        sample_weight: Option<&Bound<'_, PyAny>>,
         start: Option<&Bound<'_, PyAny>>,
         n_jobs: Option<i64>,
         callback: Option<Py<PyAny>>,
     ) -> PyResult<TraceNormFit> {
         let threads = super::threads::resolve(n_jobs)?;
         let labels = array_in::<u32, Ix1>(y, "y")?;
-        let job = FitJob(labels.as_slice()?, self.options, start.map(start_of).transpose()?);
+        let weights = sample_weight.map(|w| array_in::<f64, Ix1>(w, "sample_weight")).transpose()?;
+        let weights = weights.as_ref().map(|w| w.as_slice()).transpose()?;
+        let job = FitJob(labels.as_slice()?, weights, self.options, start.map(start_of).transpose()?);
         let fit = match coded(x)? {
             Some((codes, books)) => {
                 let (codes, books) = (codes.as_slice()?, codebooks(&books)?);
                 run_interruptible(x.py(), threads, callback, |monitor| {
-                    tn::fit_labels(&tn::Coded::new(books, codes)?, job.0, &job.1, job.2, monitor)
+                    tn::fit_labels(&tn::Coded::new(books, codes)?, job.0, job.1, &job.2, job.3, monitor)
                 })?
             }
             None => with_design(x, threads, callback, job)?,

@@ -5,7 +5,8 @@
 //! constant feature `bias` when an intercept is fitted). The primal Z = 2 Xᵀ A R is kept
 //! explicitly, one row z_l per label, so the dual gradient of one variable is
 //!   g_pl = b_pl − 2 y_pl z_l·x_p                                   (39)
-//! and its exact coordinate step is α_pl ← clip(α_pl + g_pl / (4 R_ll ‖x_p‖²), 0, C) (37).
+//! and its exact coordinate step is α_pl ← clip(α_pl + g_pl / (4 R_ll ‖x_p‖²), 0, C_p) (37)
+//! (C_p = C·w_p with sample weights).
 //! Optimal when every projected gradient (31) vanishes; the solver stops when all are
 //! below `tol` in magnitude, checked on every variable (shrunk or not) before it stops.
 //!
@@ -116,13 +117,11 @@ fn solve_dcd_pass<D: Design>(
     options: &DcdOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<(M3lReport, Vec<f64>)> {
-    let (n, labels, c) = (problem.n, problem.labels, problem.c);
+    let (n, labels) = (problem.n, problem.labels);
     if x.n_rows() != n {
         return Err(Error::input("X", format!("has {} rows, Y has {n}", x.n_rows())));
     }
-    if alpha.len() != n * labels || alpha.iter().any(|&a| !(0.0..=c).contains(&a)) {
-        return Err(Error::input("dual_coef", format!("must hold {n} x {labels} values in [0, C]")));
-    }
+    problem.check_dual(alpha)?;
     let bias = options.bias;
     let sq_norms = sq_norms_of(x, bias);
     let mut z = primal_of(problem, x, alpha, bias);
@@ -162,7 +161,9 @@ fn solve_dcd_pass<D: Design>(
     let scores = training_scores(problem, x, &z, width, bias);
     let (primal, dual) = problem.objectives(alpha, &scores);
     let max_violation = (0..n * labels)
-        .map(|idx| projected(alpha[idx], problem.b(idx) - 2.0 * problem.y[idx] * scores[idx], c).abs())
+        .map(|idx| {
+            projected(alpha[idx], problem.b(idx) - 2.0 * problem.y[idx] * scores[idx], problem.cost(idx / labels)).abs()
+        })
         .fold(0.0, f64::max);
     let gap = crate::solvers::relative_gap(primal, dual);
     let progress = Progress { epoch: epochs, primal, dual, gap, elapsed: started.elapsed() };
@@ -409,7 +410,7 @@ impl<D: Design> Sweep<'_, D> {
         (0..n)
             .map(|p| {
                 let g = b_l[p] - 2.0 * y_l[p] * dot(z_l, &self.x.row(p, &mut buf), self.bias);
-                projected(alpha_l[p], g, self.problem.c).abs()
+                projected(alpha_l[p], g, self.problem.cost(p)).abs()
             })
             .fold(0.0, f64::max)
     }
@@ -428,7 +429,7 @@ impl<D: Design> Sweep<'_, D> {
         mut pending: Option<&mut [f64]>,
     ) -> LabelSweep {
         let (problem, bias, sigma) = (self.problem, self.bias, self.sigma);
-        let (n, c) = (problem.n, problem.c);
+        let n = problem.n;
         let (y_l, b_l) = (&self.y[l * n..(l + 1) * n], &self.b[l * n..(l + 1) * n]);
         let r_ll = problem.r(l, l);
         let mut buf = RowBuf::new();
@@ -445,7 +446,7 @@ impl<D: Design> Sweep<'_, D> {
                 crate::vector_code::prefetch_entry(self.sq_norms, next);
             }
             let row = self.x.row(p, &mut buf);
-            let (yp, bp) = (y_l[p], b_l[p]);
+            let (yp, bp, c) = (y_l[p], b_l[p], problem.cost(p));
             let g = bp - 2.0 * yp * dot(z_l, &row, bias);
             let a = alpha_l[p];
             // Shrink a variable stuck at a bound beyond the label's extremal gradients.

@@ -18,6 +18,11 @@
 //!
 //! With R = I and the Hamming loss the problem splits into L binary SVMs with penalty
 //! 2C (§3.1): one-vs-all.
+//!
+//! Sample weights w_i make the cost per example, C_i = C·w_i in place of C everywhere
+//! above: the loss term C Σ_i w_i Σ_l max(…), the dual box 0 ≤ α_il ≤ C_i and its
+//! projected gradients (so weight 2 is the example duplicated, weight 0 forces α_i = 0:
+//! the example is ignored). [`M3l::cost`] gives C_i.
 
 use crate::{Error, Result};
 
@@ -35,6 +40,8 @@ pub struct M3l<'a> {
     pub delta_plus: &'a [f64],
     /// Δ⁻_il.
     pub delta_minus: &'a [f64],
+    /// The examples' weights w_i (None: all 1), checked by [`M3l::with_weights`].
+    pub weights: Option<&'a [f64]>,
 }
 
 impl<'a> M3l<'a> {
@@ -82,7 +89,53 @@ impl<'a> M3l<'a> {
         {
             return Err(Error::input("loss", "Δ must be finite with Δ(y_i, −y_il) ≥ Δ(y_i, y_il)"));
         }
-        Ok(Self { n, labels, y, r, c, delta_plus, delta_minus })
+        Ok(Self { n, labels, y, r, c, delta_plus, delta_minus, weights: None })
+    }
+
+    /// The problem with example i's cost C·w_i (n weights, finite, ≥ 0, not all 0).
+    pub fn with_weights(self, weights: &'a [f64]) -> Result<Self> {
+        if weights.len() != self.n {
+            return Err(Error::input(
+                "sample_weight",
+                format!("must hold one weight per example ({}), got {}", self.n, weights.len()),
+            ));
+        }
+        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
+            return Err(Error::input("sample_weight", "must be finite and >= 0"));
+        }
+        if !weights.iter().any(|&w| w > 0.0) {
+            return Err(Error::input("sample_weight", "every example has weight 0"));
+        }
+        if weights.iter().any(|&w| !(self.c * w).is_finite()) {
+            return Err(Error::input("sample_weight", "C times a weight overflows"));
+        }
+        Ok(Self { weights: Some(weights), ..self })
+    }
+
+    /// C_i, the upper bound of example i's dual variables (C without weights).
+    #[inline]
+    pub fn cost(&self, i: usize) -> f64 {
+        match self.weights {
+            None => self.c,
+            Some(w) => self.c * w[i],
+        }
+    }
+
+    /// C_i of every example.
+    pub fn costs(&self) -> Vec<f64> {
+        (0..self.n).map(|i| self.cost(i)).collect()
+    }
+
+    /// α (N × L) within its box 0 ≤ α_il ≤ C_i (C times the weight), named `dual_coef`
+    /// otherwise.
+    pub(crate) fn check_dual(&self, alpha: &[f64]) -> Result<()> {
+        let labels = self.labels;
+        if alpha.len() != self.n * labels
+            || alpha.iter().enumerate().any(|(idx, &a)| !(0.0..=self.cost(idx / labels)).contains(&a))
+        {
+            return Err(Error::input("dual_coef", format!("must hold {} x {labels} values in [0, C]", self.n)));
+        }
+        Ok(())
     }
 
     #[inline]
@@ -103,7 +156,12 @@ impl<'a> M3l<'a> {
             let yf = self.y[idx] * scores[idx];
             fit += alpha[idx] * yf;
             linear += self.b(idx) * alpha[idx];
-            loss += self.delta_plus[idx].max(self.delta_minus[idx] - 2.0 * yf);
+            let hinge = self.delta_plus[idx].max(self.delta_minus[idx] - 2.0 * yf);
+            // Without weights C multiplies the sum once, as ever (the same rounding).
+            loss += match self.weights {
+                None => hinge,
+                Some(w) => w[idx / self.labels] * hinge,
+            };
         }
         (fit + self.c * loss, linear - fit)
     }
@@ -172,6 +230,26 @@ mod tests {
             let err = M3l::new(2, 2, &y, &r, 1.0, &losses, &plus_two).unwrap_err().to_string();
             assert!(err.starts_with("R: must be finite"), "{r:?}: {err}");
         }
+    }
+
+    /// Weights are checked and name `sample_weight`; example i's cost is C·w_i, in the box
+    /// and in the primal's loss term.
+    #[test]
+    fn weights_make_the_cost_per_example() {
+        let (y, plus, minus, r) = ([1.0, -1.0, -1.0, 1.0], [0.0; 4], [2.0; 4], [1.0, 0.0, 0.0, 1.0]);
+        let plain = M3l::new(2, 2, &y, &r, 0.5, &plus, &minus).unwrap();
+        for bad in [&[1.0, -1.0][..], &[1.0, f64::NAN], &[0.0, 0.0], &[1.0], &[1.0, f64::INFINITY]] {
+            let err = plain.with_weights(bad).unwrap_err().to_string();
+            assert!(err.starts_with("sample_weight:"), "{bad:?}: {err}");
+        }
+        let weights = [3.0, 0.0];
+        let weighted = plain.with_weights(&weights).unwrap();
+        assert_eq!((weighted.cost(0), weighted.cost(1), plain.cost(1)), (1.5, 0.0, 0.5));
+        assert!(weighted.check_dual(&[1.5, 0.2, 0.0, 0.0]).is_ok());
+        assert!(weighted.check_dual(&[0.0, 0.0, 0.1, 0.0]).is_err());
+        // At F = 0 every hinge is 2: P = Σ_i C w_i · 2 L.
+        let (primal, _) = weighted.objectives(&[0.0; 4], &[0.0; 4]);
+        assert_eq!(primal, 0.5 * 3.0 * 2.0 * 2.0);
     }
 
     #[test]

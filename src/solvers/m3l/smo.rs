@@ -2,7 +2,8 @@
 //!
 //! Problem: the dual D2 (25) of [`super::problem`], a box-constrained concave QP over
 //! the N·L variables α_il; optimal when every projected gradient (31) is zero, and the
-//! solver stops when all are below `tol` in magnitude.
+//! solver stops when all are below `tol` in magnitude. Each variable's box is
+//! [0, C_i] (C_i = C·w_i with sample weights, `M3l::cost`).
 //!
 //! One outer iteration: pick the label l of the largest projected gradient (32) over
 //! all N·L variables (or keep the previous label, for up to 32 iterations in a row,
@@ -137,6 +138,8 @@ struct SearchSet {
     g: Vec<f64>,
     y: Vec<f64>,
     diag: Vec<f64>,
+    /// The upper bounds C_i of the searched variables.
+    cap: Vec<f64>,
     /// The projected gradients (31) of `g`.
     projected: Vec<f64>,
     /// u = Σ K_:i y_il δ_il of this iteration's steps, at the searched positions.
@@ -162,6 +165,7 @@ impl SearchSet {
             g: v(),
             y: v(),
             diag: v(),
+            cap: v(),
             projected: v(),
             u: v(),
             net: v(),
@@ -174,15 +178,16 @@ impl SearchSet {
     }
 
     /// Keeps the variables of one label (α, g, y over its N examples) that are free, or
-    /// at a bound with a gradient that does not point out of the box.
-    fn shrink_to_label(&mut self, a: &[f64], g: &[f64], y: &[f64], diag: &[f64], c: f64) {
+    /// at a bound with a gradient that does not point out of the box (bounds [0, caps_i]).
+    fn shrink_to_label(&mut self, a: &[f64], g: &[f64], y: &[f64], diag: &[f64], caps: &[f64]) {
         self.index.clear();
         self.a.clear();
         self.g_start.clear();
         self.y.clear();
         self.diag.clear();
+        self.cap.clear();
         for i in 0..a.len() {
-            let (ai, gi) = (a[i], g[i]);
+            let (ai, gi, c) = (a[i], g[i], caps[i]);
             if (ai <= 0.0 && gi < 0.0) || (ai >= c && gi > 0.0) {
                 continue;
             }
@@ -191,6 +196,7 @@ impl SearchSet {
             self.g_start.push(gi);
             self.y.push(y[i]);
             self.diag.push(diag[i]);
+            self.cap.push(c);
         }
         self.g.clone_from(&self.g_start);
         let searched = self.index.len();
@@ -202,7 +208,7 @@ impl SearchSet {
         self.has_moved.clear();
         self.has_moved.resize(searched, false);
         self.projected.clear();
-        self.projected.extend(self.a.iter().zip(&self.g).map(|(&a, &g)| projected(a, g, c)));
+        self.projected.extend(self.a.iter().zip(&self.g).zip(&self.cap).map(|((&a, &g), &c)| projected(a, g, c)));
     }
 
     /// (position, |projected gradient|) of the most violating searched variable.
@@ -236,7 +242,6 @@ impl SearchSet {
         (jp, step_p): (usize, f64),
         second: Option<(usize, &[f32], f64)>,
         coef: f64,
-        c: f64,
     ) -> (f64, Option<usize>) {
         self.record(jp, step_p);
         let step_q = match second {
@@ -249,7 +254,7 @@ impl SearchSet {
         };
         // Without a second variable K_q is whatever the last step left, times 0.
         self.k_q.resize(self.index.len(), 0.0);
-        move_and_follow(self, [step_p, step_q, coef, c]);
+        move_and_follow(self, [step_p, step_q, coef]);
         self.most_violating()
     }
 
@@ -297,31 +302,34 @@ fn gather_at(column: &[f32], index: &[usize], out: &mut Vec<f64>) {
 }
 
 widest_vector_code! {
-    /// g −= coef·y∘u (35) on one label's N variables, for [coef, C]; returns the largest
-    /// |projected gradient| (31) of the label. With a dense R every label catches up after
-    /// every outer iteration, so this is the O(N·L) part of an iteration; the maximum is
-    /// kept in lanes so that the loop vectorises.
-    fn catch_up(g: &mut [f64], a: &[f64], y: &[f64], u: &[f64], scale: [f64; 2]) -> f64 {
-        let [coef, c] = scale;
+    /// g −= coef·y∘u (35) on one label's N variables, with their upper bounds `caps`;
+    /// returns the largest |projected gradient| (31) of the label. With a dense R every
+    /// label catches up after every outer iteration, so this is the O(N·L) part of an
+    /// iteration; the maximum is kept in lanes so that the loop vectorises.
+    fn catch_up(g: &mut [f64], a: &[f64], y: &[f64], u: &[f64], caps: &[f64], coef: f64) -> f64 {
         // Whole chunks of LANES zipped together, so that the loop has no bounds checks and
         // vectorises (indexed, it ran scalar at 3.6 ns a variable: two thirds of a dense-R fit).
-        let follow = |g: &mut f64, a: f64, y: f64, u: f64| {
+        let follow = |g: &mut f64, a: f64, y: f64, u: f64, c: f64| {
             *g -= coef * y * u;
             projected(a, *g, c).abs()
         };
         let mut lanes = [0.0f64; LANES];
         let mut g_chunks = g.chunks_exact_mut(LANES);
         let (a_chunks, y_chunks, u_chunks) = (a.chunks_exact(LANES), y.chunks_exact(LANES), u.chunks_exact(LANES));
-        let (a_rest, y_rest, u_rest) = (a_chunks.remainder(), y_chunks.remainder(), u_chunks.remainder());
-        for (((g, a), y), u) in (&mut g_chunks).zip(a_chunks).zip(y_chunks).zip(u_chunks) {
+        let c_chunks = caps.chunks_exact(LANES);
+        let (a_rest, y_rest, u_rest, c_rest) =
+            (a_chunks.remainder(), y_chunks.remainder(), u_chunks.remainder(), c_chunks.remainder());
+        for ((((g, a), y), u), c) in (&mut g_chunks).zip(a_chunks).zip(y_chunks).zip(u_chunks).zip(c_chunks) {
             for t in 0..LANES {
-                let v = follow(&mut g[t], a[t], y[t], u[t]);
+                let v = follow(&mut g[t], a[t], y[t], u[t], c[t]);
                 lanes[t] = if v > lanes[t] { v } else { lanes[t] };
             }
         }
         let mut worst = lanes.iter().copied().fold(0.0, f64::max);
-        for (((g, &a), &y), &u) in g_chunks.into_remainder().iter_mut().zip(a_rest).zip(y_rest).zip(u_rest) {
-            worst = worst.max(follow(g, a, y, u));
+        for ((((g, &a), &y), &u), &c) in
+            g_chunks.into_remainder().iter_mut().zip(a_rest).zip(y_rest).zip(u_rest).zip(c_rest)
+        {
+            worst = worst.max(follow(g, a, y, u, c));
         }
         worst
     }
@@ -392,16 +400,16 @@ widest_vector_code! {
 
 widest_vector_code! {
     /// u += K_p s_p + K_q s_q, g = g_start − coef·y∘u and its projected gradient (31), for
-    /// [s_p, s_q, coef, C], over the searched positions.
-    fn move_and_follow(search: &mut SearchSet, steps: [f64; 4]) -> () {
-        let [step_p, step_q, coef, c] = steps;
-        let SearchSet { u, g, projected: pg, g_start, y, a, k_p, k_q, .. } = search;
+    /// [s_p, s_q, coef], over the searched positions (each within its own bounds).
+    fn move_and_follow(search: &mut SearchSet, steps: [f64; 3]) -> () {
+        let [step_p, step_q, coef] = steps;
+        let SearchSet { u, g, projected: pg, g_start, y, a, k_p, k_q, cap, .. } = search;
         let len = u.len();
-        let (g, pg, g_start, y, a, k_p, k_q) = (&mut g[..len], &mut pg[..len], &g_start[..len], &y[..len], &a[..len], &k_p[..len], &k_q[..len]);
+        let (g, pg, g_start, y, a, k_p, k_q, cap) = (&mut g[..len], &mut pg[..len], &g_start[..len], &y[..len], &a[..len], &k_p[..len], &k_q[..len], &cap[..len]);
         for j in 0..len {
             u[j] += k_p[j] * step_p + k_q[j] * step_q;
             g[j] = g_start[j] - coef * y[j] * u[j];
-            pg[j] = projected(a[j], g[j], c);
+            pg[j] = projected(a[j], g[j], cap[j]);
         }
     }
 }
@@ -493,13 +501,13 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
     options: &SmoOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<M3lReport> {
-    let (n, labels, c) = (problem.n, problem.labels, problem.c);
+    let (n, labels) = (problem.n, problem.labels);
     if kernel.n() != n || cache.n() != n {
         return Err(Error::input("kernel", format!("must be {n} x {n}")));
     }
-    if alpha.len() != n * labels || alpha.iter().any(|&a| !(0.0..=c).contains(&a)) {
-        return Err(Error::input("dual_coef", format!("must hold {n} x {labels} values in [0, C]")));
-    }
+    problem.check_dual(alpha)?;
+    // Every example's upper bound C_i, shared by its L variables.
+    let caps = problem.costs();
     let y = problem.y;
     // g = b − 2 y∘F with F = 2 K A R: start from the warm α by whole columns.
     let mut grad: Vec<f64> = (0..n * labels).map(|idx| problem.b(idx)).collect();
@@ -546,7 +554,8 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             a[k * n..(k + 1) * n]
                 .iter()
                 .zip(&g[k * n..(k + 1) * n])
-                .map(|(&a, &g)| projected(a, g, c).abs())
+                .zip(&caps)
+                .map(|((&a, &g), &c)| projected(a, g, c).abs())
                 .fold(0.0, f64::max)
         })
         .collect();
@@ -584,7 +593,7 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
         previous = Some(l);
         iterations += 1;
         let r_ll = problem.r(l, l);
-        search.shrink_to_label(&a[l * n..(l + 1) * n], &g[l * n..(l + 1) * n], &yt[l * n..(l + 1) * n], &diag, c);
+        search.shrink_to_label(&a[l * n..(l + 1) * n], &g[l * n..(l + 1) * n], &yt[l * n..(l + 1) * n], &diag, &caps);
         lookahead.load(None, &search, cache, kernel);
         let (mut gp_abs, mut first) = search.most_violating();
         for _ in 0..labels {
@@ -600,29 +609,29 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             let second = search.best_partner(jp, column_p, gp, yp, kpp, r_ll);
             // The step: the pair's exact 2-variable box QP, or the 1-variable one (58);
             // then u and the searched gradients follow it (33), which gives the next p.
-            let old_p = search.a[jp];
+            let (old_p, cap_p) = (search.a[jp], search.cap[jp]);
             let coef = 4.0 * r_ll;
             match second {
                 None => {
-                    let delta = solve_box_1d(4.0 * kpp * r_ll, gp, -old_p, c - old_p);
-                    search.a[jp] = (old_p + delta).clamp(0.0, c);
-                    (gp_abs, first) = search.follow((jp, yp * (search.a[jp] - old_p)), None, coef, c);
+                    let delta = solve_box_1d(4.0 * kpp * r_ll, gp, -old_p, cap_p - old_p);
+                    search.a[jp] = (old_p + delta).clamp(0.0, cap_p);
+                    (gp_abs, first) = search.follow((jp, yp * (search.a[jp] - old_p)), None, coef);
                 }
                 Some(jq) => {
                     let q = search.index[jq];
                     lookahead.load(Some(q), &search, cache, kernel);
                     let column_q = cache.get(q, kernel);
-                    let (old_q, yq) = (search.a[jq], search.y[jq]);
+                    let (old_q, yq, cap_q) = (search.a[jq], search.y[jq], search.cap[jq]);
                     let delta = solve_box_2d(
                         [4.0 * kpp * r_ll, 4.0 * search.k_p[jq] * r_ll * yp * yq, 4.0 * search.diag[jq] * r_ll],
                         [gp, search.g[jq]],
                         [-old_p, -old_q],
-                        [c - old_p, c - old_q],
+                        [cap_p - old_p, cap_q - old_q],
                     );
-                    search.a[jp] = (old_p + delta[0]).clamp(0.0, c);
-                    search.a[jq] = (old_q + delta[1]).clamp(0.0, c);
+                    search.a[jp] = (old_p + delta[0]).clamp(0.0, cap_p);
+                    search.a[jq] = (old_q + delta[1]).clamp(0.0, cap_q);
                     let (step_p, step_q) = (yp * (search.a[jp] - old_p), yq * (search.a[jq] - old_q));
-                    (gp_abs, first) = search.follow((jp, step_p), Some((jq, column_q, step_q)), coef, c);
+                    (gp_abs, first) = search.follow((jp, step_p), Some((jq, column_q, step_q)), coef);
                 }
             }
         }
@@ -634,7 +643,7 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
             let r_kl = problem.r(k, l);
             if r_kl != 0.0 {
                 let (gk, ak, yk) = (&mut g[k * n..(k + 1) * n], &a[k * n..(k + 1) * n], &yt[k * n..(k + 1) * n]);
-                violation[k] = catch_up(gk, ak, yk, &accumulated, [4.0 * r_kl, c]);
+                violation[k] = catch_up(gk, ak, yk, &accumulated, &caps, 4.0 * r_kl);
             }
         }
         if options.report_every > 0 && iterations % options.report_every == 0 {
@@ -657,7 +666,8 @@ pub fn solve_smo<S: KernelSource + ?Sized>(
         monitor.report(&progress);
         history.push(progress);
     }
-    let max_violation = grad.iter().zip(alpha.iter()).map(|(&g, &a)| projected(a, g, c).abs()).fold(0.0, f64::max);
+    let max_violation =
+        (0..n * labels).map(|idx| projected(alpha[idx], grad[idx], caps[idx / labels]).abs()).fold(0.0, f64::max);
     Ok(M3lReport { status, iterations, primal, dual, max_violation, history })
 }
 

@@ -3,7 +3,9 @@
 //!
 //! Problem (4): over W (d × m) and, with `fit_intercept`, an unpenalised intercept b,
 //!   min J(W, b) = λ1 ‖W‖_σ,1 + λ2 ‖W‖²_F + R_n(X W + 1 bᵀ),
-//!   R_n(S) = (1/n) Σ_i log Σ_l exp(s_il − s_iy_i).
+//!   R_n(S) = (1/n) Σ_i log Σ_l exp(s_il − s_iy_i),
+//! or with sample weights the weighted mean Σ_i c_i log Σ_l exp(s_il − s_iy_i),
+//! c_i = w_i / Σ_j w_j (`multinomial.rs`; every 1/n below is then c_i).
 //! W is a non-negative combination Σ_j θ_j u_j v_jᵀ of unit rank-one atoms (Proposition 1
 //! turns the trace norm into Σ_j θ_j); write R̃ = λ2‖W‖²_F + R_n and G = ∇R̃(W) =
 //! Xᵀ(P − Y)/n + 2λ2 W. The fit stops at ε-optimality (ε = `tol`):
@@ -40,9 +42,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use ndarray::{concatenate, Array1, Array2, Axis};
+use ndarray::{concatenate, Array1, Array2, ArrayView1, Axis};
 
-use super::multinomial::{armijo_rank_one, check_labels, loss_and_residual, Direction, Penalties, Scores};
+use super::multinomial::{armijo_rank_one, check_labels, loss_and_residual, row_weights, Direction, Penalties, Scores};
 use super::products::Products;
 use super::singular::top_singular_pair;
 use super::small::{columns, thin_qr, thin_svd};
@@ -223,7 +225,7 @@ fn matrix(rows: usize, cols: usize, data: Vec<f64>, name: &'static str) -> Resul
 /// R_n, the residual and G at the scores `s` and weights `w`.
 fn gradient_at<P: Products + ?Sized>(
     x: &P,
-    labels: &[u32],
+    (labels, weights): Examples<'_>,
     s: &Array2<f64>,
     w: &Array2<f64>,
     lambda_fro: f64,
@@ -231,7 +233,7 @@ fn gradient_at<P: Products + ?Sized>(
     let (n, m) = s.dim();
     let mut residual = vec![0.0; n * m];
     let values = s.as_slice().ok_or_else(|| Error::input("scores", "must be contiguous"))?;
-    let loss = loss_and_residual(&Scores::new(values, m, labels)?, &mut residual)?;
+    let loss = loss_and_residual(&Scores::weighted(values, m, labels, weights)?, &mut residual)?;
     let g = matrix(x.n_features(), m, x.t_times(&residual, m)?, "X")? + &(w * (2.0 * lambda_fro));
     Ok(Gradient { loss, residual: matrix(n, m, residual, "residual")?, g })
 }
@@ -270,12 +272,35 @@ fn outside_pairs(
 
 /// The curvature of R̃ along each atom u_j v_jᵀ (z = X U, p the softmax probabilities):
 /// (1/n) Σ_i z_ij² (Σ_c p_ic v_jc² − (Σ_c p_ic v_jc)²) + 2λ2 (the multinomial Hessian
-/// diag(p) − ppᵀ in the direction v_j, per example).
-fn curvatures(z: &Array2<f64>, v: &Array2<f64>, p: &Array2<f64>, lambda_fro: f64) -> Array1<f64> {
+/// diag(p) − ppᵀ in the direction v_j, per example; Σ_i c_i … with weights).
+fn curvatures(
+    z: &Array2<f64>,
+    v: &Array2<f64>,
+    p: &Array2<f64>,
+    weights: Option<&[f64]>,
+    lambda_fro: f64,
+) -> Array1<f64> {
     let pv = p.dot(v);
     let spread = p.dot(&(v * v)) - &pv * &pv;
-    let h = ((z * z) * spread).sum_axis(Axis(0)) / p.nrows() as f64 + 2.0 * lambda_fro;
+    let h = match weights {
+        None => ((z * z) * spread).sum_axis(Axis(0)) / p.nrows() as f64,
+        Some(c) => ((z * z) * spread * ArrayView1::from(c).insert_axis(Axis(1))).sum_axis(Axis(0)),
+    } + 2.0 * lambda_fro;
     h.mapv(|h| h.max(f64::MIN_POSITIVE))
+}
+
+/// The softmax probabilities P from the residual (P − Y)/n (c_i (p_i − y_i) with weights;
+/// a row of weight 0 has none, and gets p_i = y_i, which its weight 0 ignores).
+fn probabilities(residual: &Array2<f64>, (labels, weights): Examples<'_>) -> Array2<f64> {
+    let mut p = match weights {
+        None => residual * residual.nrows() as f64,
+        Some(c) => {
+            let inverse = c.iter().map(|&c| if c > 0.0 { 1.0 / c } else { 0.0 }).collect::<Array1<f64>>();
+            residual * &inverse.insert_axis(Axis(1))
+        }
+    };
+    labels.iter().enumerate().for_each(|(i, &y)| p[[i, y as usize]] += 1.0);
+    p
 }
 
 /// The start's atoms, checked against the problem's shape, with Z = X U if not given.
@@ -299,11 +324,18 @@ fn start_atoms<P: Products + ?Sized>(x: &P, m: usize, atoms: Atoms) -> Result<At
     Ok(Atoms { z, ..atoms })
 }
 
-/// log class priors, the intercept that fits the labels alone.
-fn log_priors(labels: &[u32], m: usize) -> Array1<f64> {
+/// The labels and the normalised row weights c_i of the data term (None: the plain mean).
+type Examples<'a> = (&'a [u32], Option<&'a [f64]>);
+
+/// log class priors, the intercept that fits the labels alone (weighted: the classes'
+/// shares of the total weight).
+fn log_priors((labels, weights): Examples<'_>, m: usize) -> Array1<f64> {
     let mut counts = Array1::<f64>::zeros(m);
-    labels.iter().for_each(|&y| counts[y as usize] += 1.0);
     let total = labels.len() as f64;
+    match weights {
+        None => labels.iter().for_each(|&y| counts[y as usize] += 1.0),
+        Some(c) => labels.iter().zip(c).for_each(|(&y, &c)| counts[y as usize] += c * total),
+    }
     counts.mapv(|c| (c.max(0.5) / total).ln())
 }
 
@@ -311,19 +343,22 @@ fn log_priors(labels: &[u32], m: usize) -> Array1<f64> {
 pub fn fit_labels<P: Products + ?Sized, M: Monitor + ?Sized>(
     x: &P,
     labels: &[u32],
+    sample_weight: Option<&[f64]>,
     options: &Options,
     start: Option<Start>,
     monitor: &mut M,
 ) -> Result<Fit> {
     let m = labels.iter().max().map_or(0, |&top| top as usize + 1);
-    rank_one_descent(x, labels, m, options, start, monitor)
+    rank_one_descent(x, labels, sample_weight, m, options, start, monitor)
 }
 
-/// Algorithm R1D on X and labels (< m) from `start` (or W = 0 and b = the log class
-/// priors); see the module docs.
+/// Algorithm R1D on X and labels (< m), with the rows' `sample_weight` if given (finite,
+/// ≥ 0, not all 0), from `start` (or W = 0 and b = the log class priors); see the module
+/// docs. A start's gradient must be that of the same data and weights (a path's).
 pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
     x: &P,
     labels: &[u32],
+    sample_weight: Option<&[f64]>,
     m: usize,
     options: &Options,
     start: Option<Start>,
@@ -335,11 +370,31 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
     if labels.len() != n {
         return Err(Error::input("y", format!("must hold one label per row of X ({n}), got {}", labels.len())));
     }
+    let normalised = sample_weight.map(|w| row_weights(w, n)).transpose()?.flatten();
+    let weights = normalised.as_deref();
+    if options.fit_intercept {
+        if let Some(c) = weights {
+            // A class whose examples all weigh 0 pulls its intercept to −∞: no minimum.
+            let mut class_weight = vec![0.0; m];
+            labels.iter().zip(c).for_each(|(&y, &c)| class_weight[y as usize] += c);
+            let present = labels.iter().fold(vec![false; m], |mut seen, &y| {
+                seen[y as usize] = true;
+                seen
+            });
+            if let Some(l) = (0..m).find(|&l| present[l] && class_weight[l] == 0.0) {
+                return Err(Error::input(
+                    "sample_weight",
+                    format!("every example of class {l} has weight 0: its intercept would have no minimum"),
+                ));
+            }
+        }
+    }
+    let examples = (labels, weights);
     let Options { penalties, fit_intercept, tol, max_iter, subspace_every, seed } = *options;
     let Penalties { trace: lambda_trace, fro: lambda_fro } = penalties;
     let (mut atoms, start_gradient, mut ritz) = match start {
         None => {
-            let b = if fit_intercept { log_priors(labels, m) } else { Array1::zeros(m) };
+            let b = if fit_intercept { log_priors(examples, m) } else { Array1::zeros(m) };
             (
                 Atoms {
                     u: Array2::zeros((d, 0)),
@@ -393,8 +448,8 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
         let current = match gradient.take() {
             Some(current) => current,
             None => Arc::new(match &scores {
-                Some(s) => gradient_at(x, labels, s, &w, lambda_fro)?,
-                None => gradient_at(x, labels, &atoms.scores(), &w, lambda_fro)?,
+                Some(s) => gradient_at(x, examples, s, &w, lambda_fro)?,
+                None => gradient_at(x, examples, &atoms.scores(), &w, lambda_fro)?,
             }),
         };
         let g = &current.g;
@@ -445,13 +500,13 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
                     gradient: Some(current),
                     ritz,
                 };
-                return finish(x, labels, options, fit);
+                return finish(x, examples, options, fit);
             }
             // (C2) on the atoms found is not (C2) on W's own singular pairs: near-parallel
             // atoms can leave a tiny singular pair that should carry no weight. Solve the
             // subspace step precisely (it returns W's singular pairs) and check again.
             let bases = Bases::of(x, (atoms.u.view(), atoms.v.view()), rotations)?;
-            atoms = span_step(&atoms, &bases, labels, &step_options(tol / 10.0, 5000), monitor)?;
+            atoms = span_step(&atoms, &bases, examples, &step_options(tol / 10.0, 5000), monitor)?;
             (w, scores, steps_since_subspace, canonical) = (atoms.w(), Some(atoms.scores()), 0, true);
             continue;
         }
@@ -465,20 +520,19 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
             // then slow the subspace step), the atoms take a diagonal Newton step on their
             // weights and only the Ritz pairs outside their span join, weighted the same way;
             // the subspace step then solves from there.
-            let mut p = &current.residual * n as f64;
-            labels.iter().enumerate().for_each(|(i, &y)| p[[i, y as usize]] += 1.0);
+            let p = probabilities(&current.residual, examples);
             let (new_u, new_v, new_sigma) = outside_pairs(&atoms, g, &ritz, lambda_trace + tol / 2.0)?;
             let found = Bases::around(x, &atoms, (new_u.view(), new_v.view()), rotations)?;
             let new_z = found.z.dot(&found.qu.t().dot(&new_u));
-            let theta = &atoms.theta - &(&atom_grad / &curvatures(&atoms.z, &atoms.v, &p, lambda_fro));
-            let new_theta = (&new_sigma - lambda_trace) / &curvatures(&new_z, &new_v, &p, lambda_fro);
+            let theta = &atoms.theta - &(&atom_grad / &curvatures(&atoms.z, &atoms.v, &p, weights, lambda_fro));
+            let new_theta = (&new_sigma - lambda_trace) / &curvatures(&new_z, &new_v, &p, weights, lambda_fro);
             let weights = concatenate(Axis(0), &[theta.view(), new_theta.view()])
                 .map_err(|e| Error::input("atoms", e.to_string()))?;
             atoms = atoms.joined((&new_u, &new_v, &new_z), weights.mapv(|t| t.max(0.0)))?;
             // To a third of the descent (a tenth for the steps below): the next iteration's
             // gradient certifies the result or refines it at the final precision (measured
             // on the benchmark: 15 → 11 evaluations per point, still 2 iterations).
-            atoms = span_step(&atoms, &found, labels, &step_options((tol / 10.0).max(0.3 * -slope), 200), monitor)?;
+            atoms = span_step(&atoms, &found, examples, &step_options((tol / 10.0).max(0.3 * -slope), 200), monitor)?;
             (w, scores, steps_since_subspace, canonical) = (atoms.w(), Some(atoms.scores()), 0, true);
             continue;
         }
@@ -511,8 +565,14 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
             let direction =
                 Direction { z: z0.as_slice().unwrap_or(&[]), v: v.as_slice().unwrap_or(&[]), u_w_v: u.dot(&w.dot(&v)) };
             let values = s.as_slice().ok_or_else(|| Error::input("scores", "must be contiguous"))?;
-            let delta =
-                armijo_rank_one(&Scores::new(values, m, labels)?, &direction, penalties, current.loss, slope)?.delta;
+            let delta = armijo_rank_one(
+                &Scores::weighted(values, m, labels, weights)?,
+                &direction,
+                penalties,
+                current.loss,
+                slope,
+            )?
+            .delta;
             // The other pairs' first weights scale the line search's by their descent.
             let weights = std::iter::once(delta)
                 .chain(ritz_sigma.iter().map(|&rs| delta * (rs - lambda_trace) / (sigma - lambda_trace)))
@@ -540,19 +600,19 @@ pub fn rank_one_descent<P: Products + ?Sized, M: Monitor + ?Sized>(
             };
             let step =
                 if last { step_options(tol / 10.0, 5000) } else { step_options((tol / 10.0).max(0.1 * -slope), 200) };
-            atoms = span_step(&atoms, &bases, labels, &step, monitor)?;
+            atoms = span_step(&atoms, &bases, examples, &step, monitor)?;
             (w, scores, steps_since_subspace, canonical) = (atoms.w(), Some(atoms.scores()), 0, true);
         }
     }
     let fit =
         Fit { atoms, objective: f64::NAN, loss: f64::NAN, n_iter: iteration, status, history, gradient: None, ritz };
-    finish(x, labels, options, fit)
+    finish(x, examples, options, fit)
 }
 
 /// The fit's result from `fit`'s atoms, iterations, status, history and gradient: when
 /// stopped early, the atoms (which may overlap) rewritten as W's singular pairs; J(W, b)
 /// with weights that sum to the trace norm exactly.
-fn finish<P: Products + ?Sized>(x: &P, labels: &[u32], options: &Options, fit: Fit) -> Result<Fit> {
+fn finish<P: Products + ?Sized>(x: &P, (labels, weights): Examples<'_>, options: &Options, fit: Fit) -> Result<Fit> {
     let Fit { atoms, n_iter, status, history, gradient, ritz, .. } = fit;
     let (atoms, loss) = match &gradient {
         Some(g) => (atoms, g.loss),
@@ -562,7 +622,7 @@ fn finish<P: Products + ?Sized>(x: &P, labels: &[u32], options: &Options, fit: F
             let m = s.ncols();
             let mut residual = vec![0.0; s.len()];
             let values = s.as_slice().ok_or_else(|| Error::input("scores", "must be contiguous"))?;
-            let loss = loss_and_residual(&Scores::new(values, m, labels)?, &mut residual)?;
+            let loss = loss_and_residual(&Scores::weighted(values, m, labels, weights)?, &mut residual)?;
             (atoms, loss)
         }
     };
@@ -605,7 +665,7 @@ mod tests {
         let w = atoms.w();
         let mut s = times(x, w.view()).unwrap() + &atoms.b;
         s = s.as_standard_layout().into_owned();
-        let gradient = gradient_at(x, labels, &s, &w, options.penalties.fro).unwrap();
+        let gradient = gradient_at(x, (labels, None), &s, &w, options.penalties.fro).unwrap();
         let g = gradient.g;
         let top = thin_svd(g.view()).unwrap().s[0];
         let lambda = options.penalties.trace;
@@ -632,7 +692,7 @@ mod tests {
         let x = Rows(&DenseRows::new(&data, n, d).unwrap());
         for (trace, fro, fit_intercept) in [(0.05, 0.01, true), (0.05, 0.01, false), (0.2, 0.0, true)] {
             let opts = options(trace, fro, fit_intercept, 1e-7);
-            let fit = rank_one_descent(&x, &labels, m, &opts, None, &mut Silent).unwrap();
+            let fit = rank_one_descent(&x, &labels, None, m, &opts, None, &mut Silent).unwrap();
             assert_eq!(fit.status, Status::Converged);
             let (c1, c2) = violations(&x, &labels, &fit.atoms, &opts);
             assert!(c1 <= 1.01e-7 && c2 <= 1.01e-7, "{trace} {fro} {fit_intercept}: {c1:e} {c2:e}");
@@ -652,12 +712,12 @@ mod tests {
         let (n, d, m) = (150, 8, 7);
         let (data, labels) = problem(n, d, m, 5);
         let x = Rows(&DenseRows::new(&data, n, d).unwrap());
-        let first = rank_one_descent(&x, &labels, m, &options(0.1, 1e-3, true, 1e-6), None, &mut Silent).unwrap();
+        let first = rank_one_descent(&x, &labels, None, m, &options(0.1, 1e-3, true, 1e-6), None, &mut Silent).unwrap();
         assert!(first.gradient.is_some());
         let opts = options(0.02, 1e-3, true, 1e-6);
         let start = first.next_start();
-        let warm = rank_one_descent(&x, &labels, m, &opts, Some(start), &mut Silent).unwrap();
-        let cold = rank_one_descent(&x, &labels, m, &opts, None, &mut Silent).unwrap();
+        let warm = rank_one_descent(&x, &labels, None, m, &opts, Some(start), &mut Silent).unwrap();
+        let cold = rank_one_descent(&x, &labels, None, m, &opts, None, &mut Silent).unwrap();
         assert_eq!(warm.status, Status::Converged);
         let (c1, c2) = violations(&x, &labels, &warm.atoms, &opts);
         assert!(c1 <= 1.01e-6 && c2 <= 1.01e-6, "{c1:e} {c2:e}");
@@ -672,6 +732,7 @@ mod tests {
         let again = rank_one_descent(
             &x,
             &labels,
+            None,
             m,
             &opts,
             Some(Start { atoms: bare, gradient: None, ritz: Vec::new() }),
@@ -682,13 +743,13 @@ mod tests {
         // Bad settings and starts are named.
         let bad = Options { tol: 0.0, ..opts };
         assert!(matches!(
-            rank_one_descent(&x, &labels, m, &bad, None, &mut Silent),
+            rank_one_descent(&x, &labels, None, m, &bad, None, &mut Silent),
             Err(Error::InvalidParameter { name: "tol", .. })
         ));
         let wrong = Atoms { u: Array2::zeros((d + 1, first.atoms.theta.len())), ..first.atoms };
         let start = Some(Start { atoms: wrong, gradient: None, ritz: Vec::new() });
         assert!(matches!(
-            rank_one_descent(&x, &labels, m, &opts, start, &mut Silent),
+            rank_one_descent(&x, &labels, None, m, &opts, start, &mut Silent),
             Err(Error::InvalidInput { name: "warm_start", .. })
         ));
     }
@@ -709,7 +770,7 @@ mod tests {
             Atoms { z: times(&x, u.view()).unwrap(), u, v, theta: Array1::from(vec![0.5]), b: Array1::zeros(m) };
         let bases = Bases { qu: Array2::eye(d), qv: Array2::eye(m), z: times(&x, Array2::eye(d).view()).unwrap() };
         let step = StepOptions { penalties: opts.penalties, fit_intercept: true, gtol: 1e-9, max_steps: 5000 };
-        let solved = span_step(&atoms, &bases, &labels, &step, &mut Silent).unwrap();
+        let solved = span_step(&atoms, &bases, (&labels, None), &step, &mut Silent).unwrap();
         let (c1, c2) = violations(&x, &labels, &solved, &opts);
         assert!(c1 <= 1e-7 && c2 <= 1e-7, "{c1:e} {c2:e}");
         // The atoms returned are W's singular pairs, with their Z = X U.

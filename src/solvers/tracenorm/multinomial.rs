@@ -5,6 +5,11 @@
 //! and ∇_b R_n = 1ᵀ(P − Y)/n), and the line search of rank-one descent along a direction
 //! δ·u vᵀ, whose scores move by δ·z vᵀ with z = X u.
 //!
+//! With sample weights w_i the mean becomes the weighted mean, R_n = Σ_i c_i loss_i with
+//! c_i = w_i / Σ_j w_j (so weight 2 is the row duplicated, and the residual is
+//! c_i (p_i − y_i)); [`row_weights`] checks and normalises them, and keeps no weights when
+//! they are all equal, so that uniform weights run the unweighted code bit for bit.
+//!
 //! Rows are processed in parallel in fixed blocks and the block sums added in order, so
 //! values do not depend on the thread count.
 
@@ -17,21 +22,29 @@ use crate::{Error, Result};
 
 pub(crate) const BLOCK_ROWS: usize = 512;
 
-/// Scores and labels of one evaluation: S (n × m, row-major) and y_i < m.
+/// Scores and labels of one evaluation: S (n × m, row-major) and y_i < m, with the rows'
+/// normalised weights c_i (None: the plain mean, c_i = 1/n).
 #[derive(Debug, Clone, Copy)]
 pub struct Scores<'a> {
     pub values: &'a [f64],
     pub m: usize,
     pub labels: &'a [u32],
+    pub weights: Option<&'a [f64]>,
 }
 
 impl<'a> Scores<'a> {
     pub fn new(values: &'a [f64], m: usize, labels: &'a [u32]) -> Result<Self> {
+        Self::weighted(values, m, labels, None)
+    }
+
+    /// With the normalised weights c_i of [`row_weights`].
+    pub fn weighted(values: &'a [f64], m: usize, labels: &'a [u32], weights: Option<&'a [f64]>) -> Result<Self> {
         check_labels(labels, m)?;
         if labels.len().checked_mul(m) != Some(values.len()) {
             return Err(Error::input("scores", format!("must hold {} x {m} values", labels.len())));
         }
-        Ok(Self { values, m, labels })
+        check_weights_len(weights, labels.len())?;
+        Ok(Self { values, m, labels, weights })
     }
 
     fn n(&self) -> usize {
@@ -39,8 +52,56 @@ impl<'a> Scores<'a> {
     }
 
     /// Sum over the rows of f(s_i, y_i, i).
+    #[cfg(test)]
     fn block_sum(&self, f: impl Fn(&[f64], usize, usize) -> f64 + Sync) -> f64 {
         row_sum(self.values, self.m, self.labels, f)
+    }
+}
+
+/// Σ_i c_i f(row_i, y_i, i) over the rows: (1/n) Σ_i f without weights (the division
+/// after the sum, as ever), the weighted sum with them.
+fn mean_over_rows(
+    values: &[f64],
+    m: usize,
+    labels: &[u32],
+    weights: Option<&[f64]>,
+    f: impl Fn(&[f64], usize, usize) -> f64 + Sync,
+) -> f64 {
+    match weights {
+        None => row_sum(values, m, labels, f) / labels.len() as f64,
+        Some(c) => row_sum(values, m, labels, |row, y, i| if c[i] == 0.0 { 0.0 } else { c[i] * f(row, y, i) }),
+    }
+}
+
+/// The normalised weights c_i = w_i / Σ_j w_j of the sample weights w (n values, finite,
+/// ≥ 0, not all 0), or None when they are all equal (the plain mean: uniform weights leave
+/// every computation unchanged bit for bit).
+pub fn row_weights(sample_weight: &[f64], n: usize) -> Result<Option<Vec<f64>>> {
+    if sample_weight.len() != n {
+        return Err(Error::input(
+            "sample_weight",
+            format!("must hold one weight per example ({n}), got {}", sample_weight.len()),
+        ));
+    }
+    if sample_weight.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
+        return Err(Error::input("sample_weight", "must be finite and >= 0"));
+    }
+    let total: f64 = sample_weight.iter().sum();
+    if !(total > 0.0 && total.is_finite()) {
+        return Err(Error::input("sample_weight", "every example has weight 0 (or the weights' sum overflows)"));
+    }
+    if sample_weight.iter().all(|&w| w == sample_weight[0]) {
+        return Ok(None);
+    }
+    Ok(Some(sample_weight.iter().map(|&w| w / total).collect()))
+}
+
+pub(crate) fn check_weights_len(weights: Option<&[f64]>, n: usize) -> Result<()> {
+    match weights {
+        Some(c) if c.len() != n => {
+            Err(Error::input("sample_weight", format!("must hold one weight per example ({n}), got {}", c.len())))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -97,11 +158,12 @@ pub(crate) fn finite(value: f64, what: &str) -> Result<f64> {
 
 /// R_n(S).
 pub fn loss(scores: &Scores<'_>) -> Result<f64> {
-    let total = scores.block_sum(|s, y, _| log_sum_exp(s) - s[y]);
-    finite(total / scores.n() as f64, "loss")
+    let Scores { values, m, labels, weights } = *scores;
+    finite(mean_over_rows(values, m, labels, weights, |s, y, _| log_sum_exp(s) - s[y]), "loss")
 }
 
-/// R_n(S) and the residual (P − Y)/n written into `residual` (n × m).
+/// R_n(S) and the residual (P − Y)/n (c_i (p_i − y_i) with weights) written into
+/// `residual` (n × m).
 pub fn loss_and_residual(scores: &Scores<'_>, residual: &mut [f64]) -> Result<f64> {
     let (n, m) = (scores.n(), scores.m);
     if residual.len() != n * m {
@@ -114,11 +176,22 @@ pub fn loss_and_residual(scores: &Scores<'_>, residual: &mut [f64]) -> Result<f6
         .zip(residual.par_chunks_mut(BLOCK_ROWS * m))
         .enumerate()
         .map(|(block, (rows, out))| {
-            let first = block * BLOCK_ROWS;
-            block_loss_and_residual(rows, &scores.labels[first..first + rows.len() / m], m, inv_n, out)
+            let (first, count) = (block * BLOCK_ROWS, rows.len() / m);
+            let weights = scores.weights.map(|c| &c[first..first + count]);
+            block_loss_and_residual(rows, &scores.labels[first..first + count], m, (inv_n, weights), out)
         })
         .collect();
-    finite(sums.iter().sum::<f64>() * inv_n, "loss")
+    finite(scale_total(sums.iter().sum::<f64>(), inv_n, scores.weights), "loss")
+}
+
+/// The data term from the sum of [`block_loss_and_residual`]'s block totals: times 1/n
+/// without weights, already weighted with them.
+pub(crate) fn scale_total(total: f64, inv_n: f64, weights: Option<&[f64]>) -> f64 {
+    if weights.is_some() {
+        total
+    } else {
+        total * inv_n
+    }
 }
 
 /// Lanes of the row reductions below: independent partial maxima and sums, so that the
@@ -175,18 +248,36 @@ fn shifted_exp(rows: &[f64], m: usize, out: &mut [f64]) -> (Vec<f64>, Vec<f64>) 
 }
 
 /// Σ over a block of rows of (logsumexp(s_i) − s_iy_i), and (P − Y)/n of those rows
-/// written into `out` (same shape as `rows`).
-pub(crate) fn block_loss_and_residual(rows: &[f64], labels: &[u32], m: usize, inv_n: f64, out: &mut [f64]) -> f64 {
+/// written into `out` (same shape as `rows`); with the block's weights c_i (`scale`'s
+/// second part), Σ c_i (logsumexp(s_i) − s_iy_i) and c_i (p_i − y_i) instead.
+pub(crate) fn block_loss_and_residual(
+    rows: &[f64],
+    labels: &[u32],
+    m: usize,
+    (inv_n, weights): (f64, Option<&[f64]>),
+    out: &mut [f64],
+) -> f64 {
     let (tops, sums) = shifted_exp(rows, m, out);
     let mut total = 0.0;
-    for ((((s, o), &top), &sum), &y) in
-        rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops).zip(&sums).zip(labels)
+    for (i, ((((s, o), &top), &sum), &y)) in
+        rows.chunks_exact(m).zip(out.chunks_exact_mut(m)).zip(&tops).zip(&sums).zip(labels).enumerate()
     {
         let y = y as usize;
-        total += top + sum.ln() - s[y];
-        let scale = inv_n / sum;
+        let c = match weights {
+            None => {
+                total += top + sum.ln() - s[y];
+                inv_n
+            }
+            // A zero weight ignores its row, whatever it holds.
+            Some(c) if c[i] == 0.0 => 0.0,
+            Some(c) => {
+                total += c[i] * (top + sum.ln() - s[y]);
+                c[i]
+            }
+        };
+        let scale = c / sum;
         o.iter_mut().for_each(|o| *o *= scale);
-        o[y] -= inv_n;
+        o[y] -= c;
     }
     total
 }
@@ -199,6 +290,7 @@ pub struct Softmax<'a> {
     probabilities: Vec<f64>,
     m: usize,
     labels: &'a [u32],
+    weights: Option<&'a [f64]>,
 }
 
 impl<'a> Softmax<'a> {
@@ -214,12 +306,12 @@ impl<'a> Softmax<'a> {
                 }
             },
         );
-        Self { probabilities, m, labels: scores.labels }
+        Self { probabilities, m, labels: scores.labels, weights: scores.weights }
     }
 
-    /// Sum over the rows of f(p_i, y_i, i).
-    fn block_sum(&self, f: impl Fn(&[f64], usize, usize) -> f64 + Sync) -> f64 {
-        row_sum(&self.probabilities, self.m, self.labels, f)
+    /// Σ_i c_i f(p_i, y_i, i) over the rows (the mean without weights).
+    fn mean(&self, f: impl Fn(&[f64], usize, usize) -> f64 + Sync) -> f64 {
+        mean_over_rows(&self.probabilities, self.m, self.labels, self.weights, f)
     }
 
     /// R_n(S + δ z vᵀ) − R_n(S), accurate to its own relative precision however small: per
@@ -227,25 +319,25 @@ impl<'a> Softmax<'a> {
     /// instead of a difference of two O(1) losses (which loses every digit once the change
     /// is below 1e-16 of the loss, as it is near the optimum).
     pub fn loss_change_along(&self, z: &[f64], v: &[f64], delta: f64) -> Result<f64> {
-        let total = self.block_sum(|p, y, i| {
+        let change = self.mean(|p, y, i| {
             let step = delta * z[i];
             let moved: f64 = p.iter().zip(v).map(|(&p, &v)| p * (step * v).exp_m1()).sum();
             moved.ln_1p() - step * v[y]
         });
-        finite(total / self.labels.len() as f64, "loss change")
+        finite(change, "loss change")
     }
 
-    /// d²/dδ² R_n(S + δ z vᵀ) at δ = 0: (1/n) Σ_i z_i² (Σ_l p_il v_l² − (Σ_l p_il v_l)²).
+    /// d²/dδ² R_n(S + δ z vᵀ) at δ = 0: (1/n) Σ_i z_i² (Σ_l p_il v_l² − (Σ_l p_il v_l)²)
+    /// (Σ_i c_i … with weights).
     pub fn curvature_along(&self, z: &[f64], v: &[f64]) -> f64 {
-        let total = self.block_sum(|p, _, i| {
+        self.mean(|p, _, i| {
             let (mut mean, mut second) = (0.0, 0.0);
             for (&p, &v) in p.iter().zip(v) {
                 mean += p * v;
                 second += p * v * v;
             }
             z[i] * z[i] * (second - mean * mean).max(0.0)
-        });
-        total / self.labels.len() as f64
+        })
     }
 }
 
@@ -380,6 +472,48 @@ mod tests {
                 - loss(&Scores::new(&down, m, &y).unwrap()).unwrap())
                 / (2.0 * h);
             assert!((fd - r[idx]).abs() < 1e-9, "{idx}: {fd} vs {}", r[idx]);
+        }
+    }
+
+    #[test]
+    fn weight_two_is_the_row_duplicated_and_weights_are_checked() {
+        let (n, m) = (600, 4);
+        let (s, y, z, v) = problem(n, m, 4);
+        let w: Vec<f64> = (0..n).map(|i| (i % 3) as f64).collect();
+        let c = row_weights(&w, n).unwrap().unwrap();
+        // The duplicated problem: row i repeated w_i times.
+        let (mut sd, mut yd, mut zd) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..n {
+            for _ in 0..w[i] as usize {
+                sd.extend_from_slice(&s[i * m..(i + 1) * m]);
+                yd.push(y[i]);
+                zd.push(z[i]);
+            }
+        }
+        let weighted = Scores::weighted(&s, m, &y, Some(&c)).unwrap();
+        let duplicated = Scores::new(&sd, m, &yd).unwrap();
+        let (mut r, mut rd) = (vec![0.0; n * m], vec![0.0; sd.len()]);
+        let f = loss_and_residual(&weighted, &mut r).unwrap();
+        assert!((f - loss_and_residual(&duplicated, &mut rd).unwrap()).abs() < 1e-13);
+        assert!((f - loss(&weighted).unwrap()).abs() < 1e-14);
+        // Residual rows: c_i (p_i − y_i), which sum over the copies to the duplicated ones.
+        let mut at = 0;
+        for i in 0..n {
+            for l in 0..m {
+                let copies: f64 = (0..w[i] as usize).map(|k| rd[(at + k) * m + l]).sum();
+                assert!((r[i * m + l] - copies).abs() < 1e-15, "row {i}");
+            }
+            at += w[i] as usize;
+        }
+        let (soft, soft_d) = (Softmax::of(&weighted), Softmax::of(&duplicated));
+        assert!((soft.curvature_along(&z, &v) - soft_d.curvature_along(&zd, &v)).abs() < 1e-13);
+        let change = soft.loss_change_along(&z, &v, 0.2).unwrap();
+        assert!((change - soft_d.loss_change_along(&zd, &v, 0.2).unwrap()).abs() < 1e-13);
+        // Uniform weights are no weights; bad ones are refused naming sample_weight.
+        assert!(row_weights(&[0.3; 5], 5).unwrap().is_none());
+        for bad in [vec![1.0, -1.0], vec![1.0, f64::NAN], vec![0.0, 0.0], vec![1.0]] {
+            let err = row_weights(&bad, 2).unwrap_err().to_string();
+            assert!(err.starts_with("sample_weight:"), "{bad:?}: {err}");
         }
     }
 

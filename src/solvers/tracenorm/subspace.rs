@@ -11,7 +11,8 @@
 //!   min_{C, b} λ1 ‖C‖_σ,1 + λ2 ‖C‖²_F + R_n(Z C Q_vᵀ + 1 bᵀ),    Z = X Q_u (n × k),
 //! without touching X again. [`span_objective`] evaluates the smooth part
 //!   f(C, b) = λ2 ‖C‖²_F + R_n(Z C Q_vᵀ + 1 bᵀ)
-//! and its gradient, with Res = (P − Y)/n the residual of the scores:
+//! and its gradient, with Res = (P − Y)/n the residual of the scores (rows c_i (p_i − y_i)
+//! with sample weights, `multinomial.rs`):
 //!   ∇_C f = 2λ2 C + Zᵀ Res Q_v,    ∇_b f = Resᵀ 1.
 //! An evaluation is one fused pass over blocks of rows that stay in cache (the block's
 //! scores Z_B (C Q_vᵀ) + 1bᵀ, its softmax residual, and its Z_Bᵀ Res_B and Res_Bᵀ 1):
@@ -48,7 +49,9 @@ use rayon::prelude::*;
 
 use super::descent::Atoms;
 use super::lbfgs;
-use super::multinomial::{block_loss_and_residual, check_labels, finite, Penalties, BLOCK_ROWS};
+use super::multinomial::{
+    block_loss_and_residual, check_labels, check_weights_len, finite, scale_total, Penalties, BLOCK_ROWS,
+};
 use super::products::Products;
 use super::small::{columns, orthonormal_basis, orthonormal_extension, spectral_norm, thin_svd};
 use crate::solvers::Monitor;
@@ -64,6 +67,8 @@ pub struct Span<'a> {
     pub k: usize,
     pub k_prime: usize,
     pub labels: &'a [u32],
+    /// The rows' normalised weights c_i (None: the plain mean).
+    pub weights: Option<&'a [f64]>,
     pub m: usize,
     pub lambda_fro: f64,
 }
@@ -81,6 +86,7 @@ pub fn span_objective(span: &Span<'_>, c: &[f64], b: &[f64]) -> Result<(f64, Vec
         return Err(Error::input("span", "the bases must hold at least one vector each"));
     }
     check_labels(span.labels, m)?;
+    check_weights_len(span.weights, n)?;
     if c.iter().chain(b).any(|v| !v.is_finite()) {
         return Err(Error::no_solution("subspace step", "non-finite weights or intercept"));
     }
@@ -97,8 +103,11 @@ pub fn span_objective(span: &Span<'_>, c: &[f64], b: &[f64]) -> Result<(f64, Vec
         .z
         .par_chunks(BLOCK_ROWS * k)
         .zip(span.labels.par_chunks(BLOCK_ROWS))
-        .map(|(z_rows, labels)| -> Result<(f64, Vec<f64>)> {
+        .enumerate()
+        .map(|(block, (z_rows, labels))| -> Result<(f64, Vec<f64>)> {
             let rows = labels.len();
+            let first = block * BLOCK_ROWS;
+            let row_weights = span.weights.map(|c| &c[first..first + rows]);
             let z_block = ArrayView2::from_shape((rows, k), z_rows).map_err(shape)?;
             let mut scores = Array2::from_shape_fn((rows, m), |(_, l)| b[l]);
             general_mat_mul(1.0, &z_block, &weights, 1.0, &mut scores);
@@ -107,7 +116,7 @@ pub fn span_objective(span: &Span<'_>, c: &[f64], b: &[f64]) -> Result<(f64, Vec
             let (Some(scores), Some(residual_rows)) = (scores, residual_rows) else {
                 return Err(Error::input("span", "block arrays must be contiguous"));
             };
-            let loss = block_loss_and_residual(scores, labels, m, inv_n, residual_rows);
+            let loss = block_loss_and_residual(scores, labels, m, (inv_n, row_weights), residual_rows);
             // [Z_Bᵀ Res_B (k × m) ; Res_Bᵀ 1 (1 × m)]
             let mut sums = Array2::zeros((k + 1, m));
             general_mat_mul(1.0, &z_block.t(), &residual, 0.0, &mut sums.slice_mut(ndarray::s![..k, ..]));
@@ -121,7 +130,7 @@ pub fn span_objective(span: &Span<'_>, c: &[f64], b: &[f64]) -> Result<(f64, Vec
         loss += block_loss;
         sums.iter_mut().zip(block_sums).for_each(|(s, &v)| *s += v);
     }
-    let loss = finite(loss * inv_n, "loss")?;
+    let loss = finite(scale_total(loss, inv_n, span.weights), "loss")?;
     // ∇_C f = 2λ2 C + (Zᵀ Res) Q_v.
     let z_res = ArrayView2::from_shape((k, m), &sums[..k * m]).map_err(shape)?;
     let mut grad_c = c_view.to_owned() * (2.0 * span.lambda_fro);
@@ -223,7 +232,7 @@ pub struct StepOptions {
 pub fn span_step<M: Monitor + ?Sized>(
     atoms: &Atoms,
     bases: &Bases,
-    labels: &[u32],
+    (labels, weights): (&[u32], Option<&[f64]>),
     options: &StepOptions,
     monitor: &mut M,
 ) -> Result<Atoms> {
@@ -245,6 +254,7 @@ pub fn span_step<M: Monitor + ?Sized>(
         k,
         k_prime: qv.ncols(),
         labels,
+        weights,
         m,
         lambda_fro: options.penalties.fro,
     };
@@ -350,11 +360,18 @@ fn proximal_descent<M: Monitor + ?Sized>(
     options: &StepOptions,
     monitor: &mut M,
 ) -> Result<(Array2<f64>, Array1<f64>)> {
-    let n = span.labels.len() as f64;
     let Penalties { trace: lambda_trace, fro: lambda_fro } = options.penalties;
     // Step sizes from Lipschitz bounds: the softmax Hessian is ≤ I/2, and scaling the
-    // blocks by twice their own bounds covers the cross terms.
-    let step_c = 1.0 / (2.0 * lambda_fro + spectral_norm(centred.view())?.powi(2) / n);
+    // blocks by twice their own bounds covers the cross terms. The data term's curvature
+    // in C is that of Z̃ with its rows scaled by √c_i (c_i = 1/n without weights).
+    let z_curvature = match span.weights {
+        None => spectral_norm(centred.view())?.powi(2) / span.labels.len() as f64,
+        Some(c) => {
+            let root = c.iter().map(|c| c.sqrt()).collect::<Array1<f64>>();
+            spectral_norm((centred * &root.insert_axis(Axis(1))).view())?.powi(2)
+        }
+    };
+    let step_c = 1.0 / (2.0 * lambda_fro + z_curvature);
     let step_b = 1.0;
     let (mut y_c, mut y_b, mut t) = (c.clone(), b.clone(), 1.0f64);
     let max_abs = |a: &mut dyn Iterator<Item = f64>| a.fold(0.0f64, |m, v| m.max(v.abs()));
@@ -446,7 +463,7 @@ mod tests {
         let v = thin_qr(Array2::from_shape_fn((m, kp), |_| rng.next_f64() - 0.5).view()).0;
         let v_rows = v.as_standard_layout().into_owned().into_raw_vec_and_offset().0;
         let labels: Vec<u32> = (0..n).map(|i| (i * 5 % m) as u32).collect();
-        let span = Span { z: &z, v: &v_rows, k, k_prime: kp, labels: &labels, m, lambda_fro: 0.01 };
+        let span = Span { z: &z, v: &v_rows, k, k_prime: kp, labels: &labels, weights: None, m, lambda_fro: 0.01 };
         let penalties = Penalties { trace: 0.02, fro: 0.01 };
         let options = StepOptions { penalties, fit_intercept: true, gtol: 1e-6, max_steps: 200 };
         let a_u = Array2::from_shape_fn((k, 2), |(i, j)| if i == j { 1.0 } else { 0.0 });
@@ -472,7 +489,7 @@ mod tests {
         let z: Vec<f64> = (0..n * k).map(|_| rng.next_f64() - 0.5).collect();
         let v: Vec<f64> = (0..m * kp).map(|_| rng.next_f64() - 0.5).collect();
         let labels: Vec<u32> = (0..n).map(|i| (i * 7 % m) as u32).collect();
-        let span = Span { z: &z, v: &v, k, k_prime: kp, labels: &labels, m, lambda_fro: 0.1 };
+        let span = Span { z: &z, v: &v, k, k_prime: kp, labels: &labels, weights: None, m, lambda_fro: 0.1 };
         let c: Vec<f64> = (0..k * kp).map(|_| 2.0 * rng.next_f64() - 1.0).collect();
         let b = vec![0.1, -0.2, 0.0, 0.3];
         let (_, g_c, g_b) = span_objective(&span, &c, &b).unwrap();

@@ -373,3 +373,34 @@ def test_m3l_sample_weight_equivalence_holds_to_the_certified_accuracy(estimator
     assert np.all(np.abs(scores[0] - scores[1]) <= bound * (1 + 1e-9))
     # ... and the check's tolerance is indeed beyond the default tol's reach.
     assert not np.allclose(scores[0], scores[1], rtol=1e-7, atol=1e-9)
+
+
+def test_tracenorm_sample_weight_equivalence_fails_at_the_default_tol_only_by_its_precision():
+    # Why scikit-learn's check fails for TraceNormLogisticRegression() at the default
+    # tol (1e-4), shown on the check's own data: the weighted fit and the fit on the
+    # repeated rows approach the same model as tol shrinks — their probabilities differ
+    # by about √tol (the stopping rule (C1)–(C2) bounds the gradient's components off the
+    # atoms only to √(2 λ1 tol)), and their objectives agree to tol — so no weighting
+    # error is hidden behind the tolerance; the check's rtol of 1e-7 would need tol near
+    # 1e-16, beyond the objective's float64 resolution.
+    from sklearn.utils import shuffle
+
+    rng = np.random.RandomState(42)  # the check's data (sklearn.utils.estimator_checks)
+    X = rng.rand(15, 30)
+    y = rng.randint(0, 3, size=15)
+    sw = rng.randint(0, 5, size=15)
+    X_repeated, y_repeated = X.repeat(sw, axis=0), y.repeat(sw)
+    X_weighted, y_weighted, sw = shuffle(X, y, sw, random_state=0)
+    gaps, objectives = {}, {}
+    for tol in (1e-4, 1e-8, 1e-12):
+        model = TraceNormLogisticRegression(tol=tol, max_iter=10_000)
+        a = model.fit(X_repeated, y_repeated)
+        pa, ja = a.predict_proba(X), a.objective_
+        b = TraceNormLogisticRegression(tol=tol, max_iter=10_000).fit(X_weighted, y_weighted, sample_weight=sw)
+        assert a.status_ == b.status_ == "converged"
+        gaps[tol] = np.abs(pa - b.predict_proba(X)).max()
+        objectives[tol] = abs(ja - b.objective_) / ja
+    assert gaps[1e-4] > 1e-7  # what the check sees at the default tol
+    assert gaps[1e-12] < gaps[1e-8] / 30 < gaps[1e-4] / 1000  # ~√tol: both reach one model
+    assert all(gaps[tol] <= 10 * np.sqrt(tol) for tol in gaps)
+    assert objectives[1e-12] < 1e-10

@@ -311,8 +311,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 _SW_REASON = (
     "compares predict_proba at rtol=1e-7 after a fit with the default tol=1e-4, whose stopping rule "
     "(C1)-(C2) bounds the gradient between an atom and the directions off the atoms only to "
-    "sqrt(2 lambda_trace tol); tests/test_sample_weight.py checks weights against duplicated rows "
-    "at tol=1e-10 and runs the check itself at a tight tol"
+    "sqrt(2 lambda_trace tol); tests/test_sample_weight.py shows on the check's data that the two fits "
+    "differ by about sqrt(tol) and reach one model as tol shrinks "
+    "(test_tracenorm_sample_weight_equivalence_fails_at_the_default_tol_only_by_its_precision), "
+    "checks weights against duplicated rows at tol=1e-10 and runs the check itself at a tight tol"
 )
 
 

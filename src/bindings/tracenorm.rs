@@ -83,7 +83,6 @@ impl TraceNormSolver {
     /// R1D on X and labels y in 0..max(y), weighted by `sample_weight` if given, from
     /// `start` if given.
     #[pyo3(signature = (x, y, *, sample_weight=None, start=None, n_jobs=None, callback=None))]
-    #[allow(clippy::too_many_arguments)]
     fn fit(
         &self,
         x: &Bound<'_, PyAny>,

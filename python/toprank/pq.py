@@ -26,6 +26,7 @@ import math
 import operator
 import sys
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -337,7 +338,7 @@ def _size(nbytes: int) -> str:
     raise AssertionError("unreachable")
 
 
-class _Decodable:
+class _Decodable(ABC):
     """NumPy's protocols for a matrix known by its codes: ``np.asarray`` decodes it (into
     a new float32 array; the dtype asked for is honoured), ``@`` multiplies from the
     codes — an ndarray on the left too, since NumPy hands ``A @ X`` to
@@ -347,18 +348,19 @@ class _Decodable:
     ndim = 2
     dtype = np.dtype(np.float32)
 
+    # What each such matrix defines: its shape, its decoded array and its products.
     @property
-    def shape(self) -> tuple[int, int]:
-        raise NotImplementedError
+    @abstractmethod
+    def shape(self) -> tuple[int, int]: ...
 
-    def toarray(self) -> NDArray[np.float32]:
-        raise NotImplementedError
+    @abstractmethod
+    def toarray(self) -> NDArray[np.float32]: ...
 
-    def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
-        raise NotImplementedError
+    @abstractmethod
+    def __matmul__(self, B: ArrayLike) -> NDArray[Any]: ...
 
-    def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]:
-        raise NotImplementedError
+    @abstractmethod
+    def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]: ...
 
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         if copy is False:

@@ -260,17 +260,23 @@ mod tests {
         Data { x, y, r, plus: vec![0.0; n * labels], minus: vec![2.0; n * labels] }
     }
 
+    /// α and Z after six epochs of `solve_dcd` without shrinking (seed 4): what rounds of
+    /// one partition with σ' = 1 must reproduce bit for bit.
+    fn six_serial_epochs(problem: &M3l<'_>, x: &DenseRows<'_, f64>, bias: Option<f64>) -> (Vec<f64>, Vec<f64>) {
+        let mut alpha = vec![0.0; problem.n * problem.labels];
+        let options = DcdOptions { tol: 1e-300, max_iter: 6, seed: 4, bias, shrinking: false };
+        let (_, z) = solve_dcd(problem, x, &mut alpha, &options, &mut Silent).unwrap();
+        (alpha, z)
+    }
+
     /// One partition, σ' = 1: rounds are the epochs of `solve_dcd` without shrinking.
     #[test]
     fn one_partition_is_the_serial_solver() {
-        let (n, d, labels) = (50, 3, 4);
+        let (n, d, labels, bias) = (50, 3, 4, Some(1.0));
         let v = data(n, d, labels, 2);
         let problem = M3l::new(n, labels, &v.y, &v.r, 0.7, &v.plus, &v.minus).unwrap();
         let x = DenseRows::new(&v.x, n, d).unwrap();
-        let bias = Some(1.0);
-        let mut serial = vec![0.0; n * labels];
-        let options = DcdOptions { tol: 1e-300, max_iter: 6, seed: 4, bias, shrinking: false };
-        let (_, z_serial) = solve_dcd(&problem, &x, &mut serial, &options, &mut Silent).unwrap();
+        let (serial, z_serial) = six_serial_epochs(&problem, &x, bias);
         let norms = partition_sq_norms(&x, bias);
         let (mut alpha, mut z) = (vec![0.0; n * labels], vec![0.0; labels * (d + 1)]);
         for epoch in 1..=6 {
@@ -285,14 +291,11 @@ mod tests {
     /// restores into a new partition that continues bit for bit.
     #[test]
     fn partition_rounds_are_the_serial_solver_and_restore() {
-        let (n, d, labels) = (50, 3, 4);
+        let (n, d, labels, bias) = (50, 3, 4, Some(1.0));
         let v = data(n, d, labels, 2);
         let problem = M3l::new(n, labels, &v.y, &v.r, 0.7, &v.plus, &v.minus).unwrap();
         let x = DenseRows::new(&v.x, n, d).unwrap();
-        let bias = Some(1.0);
-        let mut serial = vec![0.0; n * labels];
-        let options = DcdOptions { tol: 1e-300, max_iter: 6, seed: 4, bias, shrinking: false };
-        let (_, z_serial) = solve_dcd(&problem, &x, &mut serial, &options, &mut Silent).unwrap();
+        let (serial, z_serial) = six_serial_epochs(&problem, &x, bias);
         let arrays = [&v.y, &v.r, &v.plus, &v.minus].map(|a| a.to_vec());
         let opts = M3lRoundOptions { sigma: 1.0, first_epoch: 1, epochs: 2, seed: 4, bias };
         let new = || Partition::new(labels, arrays.clone(), 0.7, partition_sq_norms(&x, bias), opts).unwrap();

@@ -109,7 +109,7 @@ fn bench_design<X: Design>(c: &mut Criterion, name: &str, x: &X, ex: &Examples) 
 
 fn bench_sdca(c: &mut Criterion) {
     let p = problem();
-    let ex = Examples { y: &p.y, c: &p.c };
+    let ex = Examples::new(&p.y, &p.c);
     // Serial: the gap evaluation would otherwise use every core. (An error only means
     // the global pool already exists.)
     let _ = rayon::ThreadPoolBuilder::new().num_threads(1).build_global();

@@ -178,7 +178,7 @@ impl<D: Design> Stages<'_, '_, D> {
         let mut stage = 0u64;
         let last = loop {
             stage += 1;
-            let ex = Examples { y: self.ex.y, c: &stage_c };
+            let ex = self.ex.with_weights(&stage_c);
             let epochs = STAGE_EPOCHS.min(self.opts.max_epochs - self.epochs);
             let seed = self.opts.seed ^ stage.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let inner = SdcaOptions { max_epochs: epochs, check_every: epochs, seed, ..*self.opts };
@@ -327,7 +327,7 @@ mod tests {
         let (x, y) = badly_scaled(n, d, m);
         let design = DenseRows::new(&x, n, d).unwrap();
         let c = vec![1.0; n];
-        let ex = Examples { y: &y, c: &c };
+        let ex = Examples::new(&y, &c);
         let loss = TopKHinge { k: 2, variant: TopKVariant::Alpha, smoothing: 0.0 };
         let opts = SdcaOptions { tol: 1e-3, max_epochs: 60, check_every: 5, seed: 3, shrinking: true };
         for blocks in [None, Some(2)] {
@@ -363,7 +363,7 @@ mod tests {
         x.iter_mut().for_each(|v| *v /= 10.0);
         let design = DenseRows::new(&x, n, d).unwrap();
         let c = vec![1.0; n];
-        let ex = Examples { y: &y, c: &c };
+        let ex = Examples::new(&y, &c);
         let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
         let opts = SdcaOptions { tol: 1e-12, max_epochs: 40, check_every: 5, seed: 1, shrinking: true };
         let (mut m1, mut m2) = (LinearModel::new(&design, m, None), LinearModel::new(&design, m, None));

@@ -278,7 +278,7 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
         if restricted_step(self.loss, ex, i, classes, kii, self.sigma, ai, step)? {
             model.apply_with(&mut block.u, i, &step.delta, self.sigma, &mut step.buf);
             if self.line_search {
-                let (y, c) = (ex.y[i], ex.c[i]);
+                let (y, c) = (ex.labels(i), ex.c[i]);
                 block.mid.iter_mut().zip(a_old.iter().zip(ai.iter())).for_each(|(h, (&o, &v))| *h = 0.5 * (o + v));
                 let d0 = self.loss.dual(a_old, y, c);
                 block.dual_half += self.loss.dual(&block.mid, y, c) - d0;

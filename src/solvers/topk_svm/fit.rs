@@ -5,10 +5,10 @@ use super::accelerated::solve_linear;
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::Examples;
-use super::solver::{SdcaOptions, SdcaReport};
+use super::solver::{check_problem, SdcaOptions, SdcaReport};
 use crate::data::{Design, RowBuf};
 use crate::solvers::Monitor;
-use crate::{Error, Result};
+use crate::Result;
 
 /// Below this many examples a parallel (CoCoA+) solve does not pay for its rounds.
 const PARALLEL_MIN_ROWS: usize = 10_000;
@@ -29,9 +29,9 @@ pub fn fit_linear<D: Design, L: SdcaLoss + ?Sized>(
     monitor: &mut dyn Monitor,
 ) -> Result<SdcaReport> {
     let (n, m) = (model.n_rows(), model.n_classes());
-    if a.len() != n * m {
-        return Err(Error::input("dual_coef", format!("must hold {n} x {m} values, got {}", a.len())));
-    }
+    // The problem's checks before W is rebuilt from `a`: a dual of the wrong shape is
+    // most often the sign of labels (or label offsets) that do not fit X.
+    check_problem(loss, ex, a, n, m)?;
     model.weights_mut().fill(0.0);
     let mut buf = RowBuf::new();
     for (i, ai) in a.chunks(m).enumerate() {
@@ -65,7 +65,7 @@ mod tests {
         let (x, y) = problem(n, d);
         let design = DenseRows::new(&x, n, d).unwrap();
         let c = vec![1.0; n];
-        let ex = Examples { y: &y, c: &c };
+        let ex = Examples::new(&y, &c);
         let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
         let opts = SdcaOptions { tol: 1e-12, max_epochs: 10, check_every: 10, seed: 1, shrinking: false };
         let mut a = vec![0.0; n * m];
@@ -91,7 +91,7 @@ mod tests {
         let (x, y) = problem(n, d);
         let design = DenseRows::new(&x, n, d).unwrap();
         let c = vec![0.5; n];
-        let ex = Examples { y: &y, c: &c };
+        let ex = Examples::new(&y, &c);
         let loss = TopKHinge { k: 2, variant: TopKVariant::Beta, smoothing: 0.0 };
         let opts = SdcaOptions { tol: 1e-9, max_epochs: 20, check_every: 5, seed: 2, shrinking: true };
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();

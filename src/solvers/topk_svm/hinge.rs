@@ -15,7 +15,7 @@
 //! i.e. the biased projection of the foundation (ρ = 1 when γ = 0). Optimality of the
 //! whole problem: the duality gap P − D = ‖W‖² + Σ_i c_i L_i − dual_i is 0.
 
-use super::loss::{reduced, write_dual_row, LossWorkspace, SdcaLoss};
+use super::loss::{reduced, single, write_dual_row, LossWorkspace, SdcaLoss};
 use crate::losses::{topk_hinge, TopKVariant};
 use crate::projections::{box_simplex, topk_simplex};
 use crate::{Error, Result};
@@ -70,7 +70,8 @@ impl SdcaLoss for TopKHinge {
         true
     }
 
-    fn primal(&self, scores: &[f64], y: usize, ws: &mut LossWorkspace) -> Result<f64> {
+    fn primal(&self, scores: &[f64], y: &[usize], ws: &mut LossWorkspace) -> Result<f64> {
+        let y = single(y);
         let gamma = self.smoothing;
         // L_γ ≤ L ≤ L_γ + γ/2 (‖p‖ ≤ 1 on S): a γ below the rounding of the scores leaves
         // L itself, and h/γ would be beyond what a projection of radius 1 resolves.
@@ -86,7 +87,8 @@ impl SdcaLoss for TopKHinge {
         Ok(hp - 0.5 * gamma * pp)
     }
 
-    fn dual(&self, a: &[f64], y: usize, c: f64) -> f64 {
+    fn dual(&self, a: &[f64], y: &[usize], c: f64) -> f64 {
+        let y = single(y);
         if c == 0.0 {
             return 0.0;
         }
@@ -97,7 +99,8 @@ impl SdcaLoss for TopKHinge {
         a[y] - self.smoothing / (2.0 * c) * sq
     }
 
-    fn update(&self, q: &[f64], kii: f64, y: usize, c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()> {
+    fn update(&self, q: &[f64], kii: f64, y: &[usize], c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()> {
+        let y = single(y);
         let LossWorkspace { b, p, projection, .. } = ws;
         reduced(q, y, b, |qj, qy| qj + (1.0 - qy));
         p.resize(b.len(), 0.0);
@@ -139,19 +142,19 @@ impl SdcaLoss for TopKHinge {
         &self,
         s: &[f64],
         kii: f64,
-        y: usize,
+        labels: &[usize],
         c: f64,
         a: &[f64],
         out: &mut Vec<u32>,
         ws: &mut LossWorkspace,
     ) -> Result<bool> {
-        let m = s.len();
+        let (m, y) = (s.len(), single(labels));
         let mut scratch = std::mem::take(&mut ws.extra);
         scratch.resize(2 * m, 0.0);
         let (q, stepped) = scratch.split_at_mut(m);
         q.iter_mut().zip(s.iter().zip(a)).for_each(|(qj, (&sj, &aj))| *qj = sj - kii * aj);
         stepped.copy_from_slice(a);
-        let result = self.update(q, kii, y, c, stepped, ws);
+        let result = self.update(q, kii, labels, c, stepped, ws);
         // Only differences of v matter: compare q directly.
         let top_zero = (0..m).filter(|&j| j != y && stepped[j] == 0.0).map(|j| q[j]).fold(f64::NEG_INFINITY, f64::max);
         let cut = top_zero - CLASS_MARGIN;
@@ -167,7 +170,7 @@ impl SdcaLoss for TopKHinge {
 /// How far (in score units: the hinge margin is 1) below the step's threshold a class
 /// may lie and still be kept by class shrinking. Late in a solve score differences move
 /// by ~0.01–0.1 per epoch; a class that rises faster is re-admitted at the next check.
-const CLASS_MARGIN: f64 = 0.5;
+pub(super) const CLASS_MARGIN: f64 = 0.5;
 
 /// A maximiser of the linear ⟨v, x⟩ over c·S (S the alpha or beta dual set).
 fn top_k_vertex(v: &[f64], k: usize, variant: TopKVariant, c: f64, out: &mut [f64]) {
@@ -192,7 +195,7 @@ mod tests {
     fn objective(loss: &TopKHinge, q: &[f64], kii: f64, y: usize, c: f64, a: &[f64]) -> f64 {
         let qa: f64 = q.iter().zip(a).map(|(q, a)| q * a).sum();
         let aa: f64 = a.iter().map(|v| v * v).sum();
-        loss.dual(a, y, c) - qa - 0.5 * kii * aa
+        loss.dual(a, &[y], c) - qa - 0.5 * kii * aa
     }
 
     /// The step is the exact maximiser: no feasible random perturbation does better.
@@ -208,7 +211,7 @@ mod tests {
                     let (m, y, c, kii) = (5, 2, 1.3, 0.8);
                     let q: Vec<f64> = (0..m).map(|_| 2.0 * unif() - 1.0).collect();
                     let mut a = vec![0.0; m];
-                    loss.update(&q, kii, y, c, &mut a, &mut ws).unwrap();
+                    loss.update(&q, kii, &[y], c, &mut a, &mut ws).unwrap();
                     let best = objective(&loss, &q, kii, y, c, &a);
                     for _ in 0..2000 {
                         // A random feasible point: scale a random nonnegative x into c·S.

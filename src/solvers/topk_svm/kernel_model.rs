@@ -356,7 +356,7 @@ mod tests {
     }
 
     fn run<M: ScoreModel>(model: &mut M, y: &[usize], c: &[f64], smoothing: f64) -> SdcaReport {
-        let ex = Examples { y, c };
+        let ex = Examples::new(y, c);
         let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing };
         let opts = SdcaOptions { tol: 1e-9, max_epochs: 5000, check_every: 5, seed: 1, shrinking: true };
         let mut a = vec![0.0; model.n_rows() * model.n_classes()];

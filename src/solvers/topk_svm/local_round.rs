@@ -88,7 +88,7 @@ fn check_partition<D: Design, L: SdcaLoss + ?Sized>(
 ) -> Result<()> {
     let (n, m) = (model.design().n_rows(), model.all_classes().len());
     loss.check(m)?;
-    ex.check_entries(n, m)?;
+    ex.check_entries(n, m, loss.multi_label())?;
     if a.len() != n * m {
         return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {}", a.len())));
     }
@@ -217,8 +217,8 @@ pub fn dual_change<L: SdcaLoss + ?Sized>(
     a: &[f64],
     m: usize,
 ) -> Result<(f64, f64)> {
-    let n = ex.y.len();
-    ex.check_entries(n, m)?;
+    let n = ex.c.len();
+    ex.check_entries(n, m, loss.multi_label())?;
     if a.len() != n * m || before.len() != changed.len() * m || changed.iter().any(|&i| i >= n) {
         return Err(Error::input("changed", format!("rows must be < {n}, with {m} values each before the round")));
     }
@@ -226,7 +226,7 @@ pub fn dual_change<L: SdcaLoss + ?Sized>(
     let mut mid = vec![0.0; m];
     for (&i, a0) in changed.iter().zip(before.chunks_exact(m.max(1))) {
         let a1 = &a[i * m..(i + 1) * m];
-        let (y, c) = (ex.y[i], ex.c[i]);
+        let (y, c) = (ex.labels(i), ex.c[i]);
         mid.iter_mut().zip(a0.iter().zip(a1)).for_each(|(h, (&o, &v))| *h = 0.5 * (o + v));
         let d0 = loss.dual(a0, y, c);
         half += loss.dual(&mid, y, c) - d0;
@@ -313,20 +313,20 @@ impl NamedArrays {
 
     /// The active set `{name}_0` (examples as 0/1), `_1` (starts), `_2` (classes), if
     /// there is one (checked by [`ActiveSet::from_parts`]).
-    fn take_active(&mut self, name: &str, y: &[usize], m: usize) -> Result<Option<ActiveSet>> {
+    fn take_active(&mut self, name: &str, ex: &Examples, m: usize) -> Result<Option<ActiveSet>> {
         let Some(examples) = self.ints.remove(&format!("{name}_0")) else { return Ok(None) };
         let starts = self.take_indices(&format!("{name}_1"), "active")?;
         let classes = self.take_indices(&format!("{name}_2"), "active")?;
         let classes =
             classes.into_iter().map(|c| u32::try_from(c).map_err(|_| Error::input("active", "class too large")));
         let examples = examples.iter().map(|&v| v != 0).collect();
-        ActiveSet::from_parts(examples, starts, classes.collect::<Result<_>>()?, y, m).map(Some)
+        ActiveSet::from_parts(examples, starts, classes.collect::<Result<_>>()?, ex, m).map(Some)
     }
 }
 
 /// A partition of a CoCoA+ fit where its rows live (`toprank.distributed` keeps one on
-/// the worker that holds them): its labels, weights and ‖x_i‖², how its rounds run, and
-/// its state. Each call takes the partition's X (the rows of those norms) and the loss.
+/// the worker that holds them): its labels (one per example: the distributed fit has no
+/// label sets yet), weights and ‖x_i‖², how its rounds run, and its state. Each call takes the partition's X (the rows of those norms) and the loss.
 #[derive(Debug, Clone)]
 pub struct Partition {
     y: Vec<usize>,
@@ -349,7 +349,7 @@ impl Partition {
     ) -> Result<Self> {
         let n = sq_norms.len();
         loss.check(m)?;
-        Examples { y: &y, c: &c }.check_entries(n, m)?;
+        Examples::new(&y, &c).check_entries(n, m, loss.multi_label())?;
         if !(opts.local_epochs > 0.0 && opts.local_epochs.is_finite()) {
             return Err(Error::param("local_epochs", format!("must be finite and > 0, got {}", opts.local_epochs)));
         }
@@ -405,8 +405,9 @@ impl Partition {
         let [epoch, offset] = named.take_indices("cursor", "cursor")?[..] else {
             return Err(Error::input("cursor", "must hold (epoch, offset)"));
         };
-        let active = named.take_active("active", &self.y, m)?.unwrap_or_else(|| ActiveSet::new(n));
-        let next_active = named.take_active("next_active", &self.y, m)?;
+        let ex = Examples::new(&self.y, &self.c);
+        let active = named.take_active("active", &ex, m)?.unwrap_or_else(|| ActiveSet::new(n));
+        let next_active = named.take_active("next_active", &ex, m)?;
         let changed = named.take_indices("changed", "changed")?;
         let [dual, before] = ["dual", "before"].map(|name| named.floats.remove(name).unwrap_or_default());
         if dual.len() != n * m || dual.iter().any(|v| !v.is_finite()) {
@@ -458,7 +459,7 @@ impl Partition {
         monitor: &mut dyn Monitor,
     ) -> Result<Option<Outcome>> {
         let model = LinearModel::with_sq_norms(x, self.m, self.opts.bias, &self.sq_norms)?;
-        let (ex, opts, m, state) = (Examples { y: &self.y, c: &self.c }, &self.opts, self.m, &mut self.state);
+        let (ex, opts, m, state) = (Examples::new(&self.y, &self.c), &self.opts, self.m, &mut self.state);
         state.at_epoch_start();
         let eligible = state.visited(&ex, opts.shrinking);
         let mut remaining =
@@ -501,7 +502,7 @@ impl Partition {
     /// shrinking, the active set their scores give takes over at the next epoch's start.
     pub fn terms<D: Design, L: SdcaLoss + ?Sized>(&mut self, x: &D, loss: &L, w: &[f64]) -> Result<(f64, f64)> {
         let mut model = LinearModel::with_sq_norms(x, self.m, self.opts.bias, &self.sq_norms)?;
-        let ex = Examples { y: &self.y, c: &self.c };
+        let ex = Examples::new(&self.y, &self.c);
         let (loss_sum, dual_sum, active) =
             partition_terms(&mut model, loss, &ex, &self.state.dual, w, self.opts.shrinking)?;
         if self.opts.shrinking {
@@ -606,7 +607,7 @@ mod tests {
         let (n, d, m) = (120, 4, 5);
         let (x, y) = problem(n, d, m, 3);
         let c = vec![0.8; n];
-        let ex = Examples { y: &y, c: &c };
+        let ex = Examples::new(&y, &c);
         let rows = DenseRows::new(&x, n, d).unwrap();
         let epochs = 7;
         for (k, shrinking) in [(2, false), (1, true), (2, true)] {
@@ -666,7 +667,7 @@ mod tests {
         let mut serial = LinearModel::new(&rows, m, None);
         let mut a_serial = vec![0.0; n * m];
         let opts = SdcaOptions { tol: 1e-12, max_epochs: 5000, check_every: 5, seed: 1, shrinking: false };
-        let optimum = solve(&mut serial, &loss, &Examples { y: &y, c: &c }, &mut a_serial, &opts, &mut Silent).unwrap();
+        let optimum = solve(&mut serial, &loss, &Examples::new(&y, &c), &mut a_serial, &opts, &mut Silent).unwrap();
 
         let cuts = [0, 40, 41, 150]; // a tiny partition among them
         let parts: Vec<(Vec<f64>, usize)> =
@@ -679,7 +680,7 @@ mod tests {
             let (mut loss_total, mut dual_total) = (0.0, 0.0);
             for (k, ((xk, rows), a)) in parts.iter().zip(duals.iter_mut()).enumerate() {
                 let design = DenseRows::new(xk, *rows, d).unwrap();
-                let ex = Examples { y: &y[cuts[k]..cuts[k + 1]], c: &c[cuts[k]..cuts[k + 1]] };
+                let ex = Examples::new(&y[cuts[k]..cuts[k + 1]], &c[cuts[k]..cuts[k + 1]]);
                 let mut model = LinearModel::new(&design, m, None);
                 let (l, dl, _) = partition_terms(&mut model, &loss, &ex, a, &w, false).unwrap();
                 (loss_total, dual_total) = (loss_total + l, dual_total + dl);
@@ -716,7 +717,7 @@ mod tests {
         let (n, d, m) = (60, 3, 4);
         let (x, y) = problem(n, d, m, 5);
         let c = vec![1.0; n];
-        let ex = Examples { y: &y, c: &c };
+        let ex = Examples::new(&y, &c);
         let rows = DenseRows::new(&x, n, d).unwrap();
         let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
         let all = ActiveSet::new(n);
@@ -745,7 +746,7 @@ mod tests {
         let rows = DenseRows::new(&[] as &[f64], 0, 3).unwrap();
         let model = LinearModel::new(&rows, 4, Some(1.0));
         let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
-        let ex = Examples { y: &[], c: &[] };
+        let ex = Examples::new(&[], &[]);
         let w: Vec<f64> = (0..16).map(f64::from).collect();
         let ro = RoundOptions { sigma: 2.0, steps: 10, seed: 0, shrinking: true, record: true };
         let (all, from) = (ActiveSet::new(0), Cursor { epoch: 1, offset: 0 });
@@ -778,7 +779,7 @@ mod tests {
             let opts = SdcaOptions { tol: 1e-300, max_epochs: 7, check_every: 2, seed: 9, shrinking };
             let mut serial = LinearModel::new(&rows, m, Some(1.0));
             let mut a = vec![0.0; n * m];
-            solve(&mut serial, &loss, &Examples { y: &y, c: &c }, &mut a, &opts, &mut Silent).unwrap();
+            solve(&mut serial, &loss, &Examples::new(&y, &c), &mut a, &opts, &mut Silent).unwrap();
 
             let round =
                 PartitionRound { sigma: 1.0, local_epochs, seed: 9, shrinking, line_search: false, bias: Some(1.0) };

@@ -9,8 +9,15 @@
 //! where a_i ∈ ℝ^m has a_{y_i,i} = ⟨1, x⟩ and a_i^{\y} = −x for x in c_i times the dual
 //! set of the loss (so ⟨1, a_i⟩ = 0). A loss provides its primal value, the dual term
 //! −c L*(x/c), and the exact maximiser of D over a_i with every other a_j fixed.
+//!
+//! Every method takes the example's labels `y` as an ascending slice of positions in
+//! the score row it is given: one label for the multiclass losses ([`single`] reads
+//! it), a label set Y ⊂ {0..m−1} with 1 ≤ |Y| ≤ m − 1 for the multi-label ones
+//! (`multi_label`; conventions in `multilabel_hinge.rs`, `multilabel_softmax.rs`: there
+//! a_i is c_i times the negated gradient of the loss at its maximiser, so ⟨1, a_i⟩ = 0
+//! and c L(s) = max_a −c L*(−a/c) − ⟨s, a⟩ as above).
 
-use super::{Softmax, TopKEntropy, TopKHinge};
+use super::{MultiLabelHinge, MultiLabelSoftmax, Softmax, TopKEntropy, TopKHinge};
 use crate::losses::TopKVariant;
 use crate::projections::Workspace;
 use crate::{Error, Result};
@@ -21,6 +28,8 @@ pub struct LossWorkspace {
     pub(crate) b: Vec<f64>,
     pub(crate) p: Vec<f64>,
     pub(crate) extra: Vec<f64>,
+    /// Which entries of a row are labels (the multi-label hinge's projection).
+    pub(crate) mask: Vec<bool>,
     pub(crate) projection: Workspace,
 }
 
@@ -38,6 +47,12 @@ pub trait SdcaLoss: Send + Sync {
     /// Checks the loss parameters against the number of classes m.
     fn check(&self, m: usize) -> Result<()>;
 
+    /// Whether an example may have several labels (1 ≤ |Y_i| ≤ m − 1); otherwise each
+    /// has exactly one. The solvers check the labels against it (`Examples::check`).
+    fn multi_label(&self) -> bool {
+        false
+    }
+
     /// Whether the dual term is (at most) quadratic in a, so the parallel solver may use
     /// an exact line search (see `cocoa.rs`).
     fn dual_is_quadratic(&self) -> bool {
@@ -45,20 +60,20 @@ pub trait SdcaLoss: Send + Sync {
     }
 
     /// The primal loss L(s; y) of one score row (without the weight c_i).
-    fn primal(&self, scores: &[f64], y: usize, ws: &mut LossWorkspace) -> Result<f64>;
+    fn primal(&self, scores: &[f64], y: &[usize], ws: &mut LossWorkspace) -> Result<f64>;
 
     /// The dual term −c · L*(x / c) of a feasible dual row `a` (a_y = ⟨1, x⟩, a^{\y} = −x).
-    fn dual(&self, a: &[f64], y: usize, c: f64) -> f64;
+    fn dual(&self, a: &[f64], y: &[usize], c: f64) -> f64;
 
     /// Maximises D(A) over the row a_i = `a` with every other row fixed:
     ///   max_a  −c L*(x/c) − ⟨q, a⟩ − (kii/2)‖a‖²
     /// where q = Wᵀx_i − kii·a_i^{old} are the scores without example i's own
     /// contribution and kii = ⟨x_i, x_i⟩ (> 0, or ≥ 0 for smooth losses). Overwrites `a`.
-    fn update(&self, q: &[f64], kii: f64, y: usize, c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()>;
+    fn update(&self, q: &[f64], kii: f64, y: &[usize], c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()>;
 
     /// Class shrinking (see `problem::ActiveSet`): appends to `out`, in ascending order,
-    /// the classes the next steps of an example should score and may change — y, every
-    /// class with a_j ≠ 0, and those close enough to enter the dual support — given its
+    /// the classes the next steps of an example should score and may change — its labels,
+    /// every class with a_j ≠ 0, and those close enough to enter the dual support — given its
     /// full scores s = Wᵀx_i, kii, c and dual row a; returns Ok(false) (after appending
     /// anything) when every class must stay. The rest keep a_j = 0 until the next
     /// check, so a loss may shrink only if its update, restricted to any class subset
@@ -69,7 +84,7 @@ pub trait SdcaLoss: Send + Sync {
         &self,
         _s: &[f64],
         _kii: f64,
-        _y: usize,
+        _y: &[usize],
         _c: f64,
         _a: &[f64],
         _out: &mut Vec<u32>,
@@ -80,8 +95,10 @@ pub trait SdcaLoss: Send + Sync {
 }
 
 /// The loss named by `TopKSVC`'s `loss` option: top-k hinge α or β (Moreau-smoothed by
-/// `smoothing`), softmax, or top-k entropy. The one list of the losses' names: a new
-/// loss is added here (and to `TopKLoss` in `python/toprank/_options.py`).
+/// `smoothing`), softmax, or top-k entropy; for label sets the multi-label hinge
+/// (smoothed likewise) or the multi-label softmax, which have no k (it is ignored). The
+/// one list of the losses' names: a new loss is added here (and to `SdcaLossName` in
+/// `python/toprank/_options.py`, and `TopKLoss` there if `TopKSVC` offers it).
 pub fn named_loss(name: &str, k: usize, smoothing: f64) -> Result<Box<dyn SdcaLoss>> {
     let hinge = |variant| -> Box<dyn SdcaLoss> { Box::new(TopKHinge { k, variant, smoothing }) };
     Ok(match name {
@@ -89,11 +106,20 @@ pub fn named_loss(name: &str, k: usize, smoothing: f64) -> Result<Box<dyn SdcaLo
         "beta" => hinge(TopKVariant::Beta),
         "softmax" => Box::new(Softmax),
         "entropy" => Box::new(TopKEntropy { k }),
+        "multilabel_hinge" => Box::new(MultiLabelHinge { smoothing }),
+        "multilabel_softmax" => Box::new(MultiLabelSoftmax),
         other => {
-            let expected = "must be 'alpha', 'beta', 'softmax' or 'entropy'";
+            let expected = "must be 'alpha', 'beta', 'softmax', 'entropy', 'multilabel_hinge' or 'multilabel_softmax'";
             return Err(Error::param("loss", format!("{expected}, got {other:?}")));
         }
     })
+}
+
+/// The label of a multiclass loss's example (the solvers checked it has exactly one).
+#[inline]
+pub(crate) fn single(y: &[usize]) -> usize {
+    debug_assert_eq!(y.len(), 1, "a multiclass loss gets one label per example");
+    y[0]
 }
 
 /// Writes the dual row from the reduced vector x over the classes j ≠ y.
@@ -129,7 +155,13 @@ mod tests {
         assert_eq!(names("beta"), Ok(TopKHinge { k: 2, variant: TopKVariant::Beta, smoothing: 0.0 }.name()));
         assert_eq!(names("softmax"), Ok(Softmax.name()));
         assert_eq!(names("entropy"), Ok(TopKEntropy { k: 2 }.name()));
+        assert_eq!(names("multilabel_hinge"), Ok(MultiLabelHinge { smoothing: 0.0 }.name()));
+        assert_eq!(names("multilabel_softmax"), Ok(MultiLabelSoftmax.name()));
+        let multi = |name| named_loss(name, 2, 0.0).unwrap().multi_label();
+        assert!(multi("multilabel_hinge") && multi("multilabel_softmax"));
+        assert!(["alpha", "beta", "softmax", "entropy"].iter().all(|&name| !multi(name)));
         let err = names("alhpa").unwrap_err().to_string();
-        assert!(err.starts_with("loss: must be 'alpha', 'beta', 'softmax' or 'entropy', got \"alhpa\""), "{err}");
+        let expected = "must be 'alpha', 'beta', 'softmax', 'entropy', 'multilabel_hinge' or 'multilabel_softmax'";
+        assert!(err.starts_with(&format!("loss: {expected}, got \"alhpa\"")), "{err}");
     }
 }

@@ -1,4 +1,5 @@
-//! Prox-SDCA for top-k multiclass SVMs and related losses (Lapin, Hein, Schiele 2015; conventions in `loss.rs`).
+//! Prox-SDCA for top-k multiclass SVMs and related losses, and their multi-label
+//! counterparts (Lapin, Hein, Schiele 2015 and 2018; conventions in `loss.rs`).
 
 mod accelerated;
 mod cocoa;
@@ -8,6 +9,8 @@ mod kernel_model;
 mod local_round;
 mod loss;
 mod model;
+mod multilabel_hinge;
+mod multilabel_softmax;
 mod problem;
 mod softmax;
 mod solver;
@@ -23,6 +26,8 @@ pub use local_round::{
 };
 pub use loss::{named_loss, LossWorkspace, SdcaLoss};
 pub use model::{LinearModel, ScoreModel};
+pub use multilabel_hinge::MultiLabelHinge;
+pub use multilabel_softmax::MultiLabelSoftmax;
 pub use problem::{objectives, ActiveSet, Examples, Objectives};
 pub use softmax::Softmax;
 pub use solver::{solve, SdcaOptions, SdcaReport};

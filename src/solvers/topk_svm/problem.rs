@@ -13,42 +13,128 @@ use crate::{Error, Result};
 
 /// Labels and weights c_i = C · sample_weight_i · class_weight_{y_i} (c_i = 0 drops
 /// example i).
+///
+/// Each example has a label set Y_i, ascending: one label for the multiclass losses
+/// (`starts` None, `y[i]` example i's label), or any nonempty proper subset of the
+/// classes for the multi-label ones (`SdcaLoss::multi_label`), given as the flat labels
+/// `y` and n + 1 offsets `starts`: example i's labels are `y[starts[i]..starts[i + 1]]`.
 #[derive(Debug, Clone)]
 pub struct Examples<'a> {
+    /// The labels, one per example or flat (see `starts`).
     pub y: &'a [usize],
+    /// Offsets of each example's labels in `y`; None: one label per example.
+    pub starts: Option<&'a [usize]>,
     pub c: &'a [f64],
 }
 
-impl Examples<'_> {
+impl<'a> Examples<'a> {
+    /// One label per example: example i's label is `y[i]`.
+    pub fn new(y: &'a [usize], c: &'a [f64]) -> Self {
+        Self { y, starts: None, c }
+    }
+
+    /// Label sets: example i's labels are `y[starts[i]..starts[i + 1]]` (checked by the
+    /// solvers: ascending, in range, and as many as the loss allows).
+    pub fn with_label_sets(y: &'a [usize], starts: &'a [usize], c: &'a [f64]) -> Self {
+        Self { y, starts: Some(starts), c }
+    }
+
+    /// The same labels with other weights.
+    pub(crate) fn with_weights<'b>(&self, c: &'b [f64]) -> Examples<'b>
+    where
+        'a: 'b,
+    {
+        Examples { y: self.y, starts: self.starts, c }
+    }
+
+    /// Example i's labels, ascending.
+    #[inline]
+    pub fn labels(&self, i: usize) -> &'a [usize] {
+        match self.starts {
+            None => std::slice::from_ref(&self.y[i]),
+            Some(starts) => &self.y[starts[i]..starts[i + 1]],
+        }
+    }
+
     /// Starts loading example i's label and weight (a hint).
     pub(crate) fn prefetch(&self, i: usize) {
-        prefetch_entry(self.y, i);
+        prefetch_entry(self.starts.unwrap_or(self.y), i);
         prefetch_entry(self.c, i);
     }
 
     /// Shapes, labels and weights of a whole problem, which needs an example with c_i > 0.
-    pub(crate) fn check(&self, n: usize, m: usize) -> Result<()> {
-        self.check_entries(n, m)?;
+    pub(crate) fn check(&self, n: usize, m: usize, multi_label: bool) -> Result<()> {
+        self.check_entries(n, m, multi_label)?;
         if n == 0 || self.c.iter().all(|&c| c == 0.0) {
             return Err(Error::input("X", "no example with a positive weight"));
         }
         Ok(())
     }
 
-    /// Shapes, labels and weights, for any part of a problem (possibly empty).
-    pub(crate) fn check_entries(&self, n: usize, m: usize) -> Result<()> {
-        if self.y.len() != n {
-            return Err(Error::input("y", format!("has {} labels for {n} examples", self.y.len())));
+    /// Shapes, labels and weights, for any part of a problem (possibly empty). A
+    /// multiclass loss (`multi_label` false) takes exactly one label per example; a
+    /// multi-label one 1 ≤ |Y_i| ≤ m − 1 labels, strictly ascending: an example needs
+    /// a label to rank on top and a class to rank below it.
+    pub(crate) fn check_entries(&self, n: usize, m: usize, multi_label: bool) -> Result<()> {
+        match self.starts {
+            None if self.y.len() != n => {
+                return Err(Error::input("y", format!("has {} labels for {n} examples", self.y.len())));
+            }
+            None => {
+                if let Some(&bad) = self.y.iter().find(|&&y| y >= m) {
+                    return Err(Error::input("y", format!("label {bad} out of range for {m} classes")));
+                }
+            }
+            Some(starts) => self.check_label_sets(starts, n, m, multi_label)?,
         }
         if self.c.len() != n {
             return Err(Error::input("c", format!("has {} weights for {n} examples", self.c.len())));
         }
-        if let Some(&bad) = self.y.iter().find(|&&y| y >= m) {
-            return Err(Error::input("y", format!("label {bad} out of range for {m} classes")));
-        }
         if let Some(at) = self.c.iter().position(|c| !(c.is_finite() && *c >= 0.0)) {
             let why = "C times the sample and class weights must be finite and >= 0";
             return Err(Error::input("c", format!("{why}, got {} (entry {at})", self.c[at])));
+        }
+        Ok(())
+    }
+
+    /// The offsets and every example's label set (see [`Examples::check_entries`]).
+    fn check_label_sets(&self, starts: &[usize], n: usize, m: usize, multi_label: bool) -> Result<()> {
+        if starts.len() != n + 1 {
+            return Err(Error::input(
+                "label_starts",
+                format!("must hold n + 1 = {} offsets, got {}", n + 1, starts.len()),
+            ));
+        }
+        if starts[0] != 0 || starts[n] != self.y.len() {
+            let why = format!("must start at 0 and end at the number of labels {}", self.y.len());
+            return Err(Error::input("label_starts", format!("{why}, got {} and {}", starts[0], starts[n])));
+        }
+        if let Some(i) = starts.windows(2).position(|w| w[1] < w[0]) {
+            return Err(Error::input("label_starts", format!("must not decrease, but entry {} < entry {i}", i + 1)));
+        }
+        for i in 0..n {
+            let labels = &self.y[starts[i]..starts[i + 1]];
+            if let Some(&bad) = labels.iter().find(|&&l| l >= m) {
+                return Err(Error::input("y", format!("label {bad} of example {i} out of range for {m} classes")));
+            }
+            if let Some(w) = labels.windows(2).find(|w| w[1] <= w[0]) {
+                let why = if w[0] == w[1] { format!("lists label {} twice", w[0]) } else { "is not ascending".into() };
+                return Err(Error::input(
+                    "y",
+                    format!("example {i}'s label set {why}; labels must be strictly ascending"),
+                ));
+            }
+            let count = labels.len();
+            if !multi_label && count != 1 {
+                let why = "a multiclass loss takes exactly one label per example";
+                return Err(Error::input("y", format!("example {i} has {count} labels; {why}")));
+            }
+            if count == 0 {
+                return Err(Error::input("y", format!("example {i} has no label")));
+            }
+            if count == m {
+                return Err(Error::input("y", format!("example {i} has all {m} labels: nothing ranks below them")));
+            }
         }
         Ok(())
     }
@@ -92,7 +178,7 @@ const SCORE_BLOCK: usize = 64;
 pub struct ActiveSet {
     pub(crate) examples: Vec<bool>,
     /// Example i's classes are `classes[starts[i]..starts[i + 1]]`; an empty range
-    /// means all of them (y is always listed, so a real list is never empty).
+    /// means all of them (the labels are always listed, so a real list is never empty).
     starts: Vec<usize>,
     classes: Vec<u32>,
 }
@@ -105,25 +191,25 @@ impl ActiveSet {
 
     /// Rebuilt from [`ActiveSet::parts`] (a CoCoA+ partition keeps its set between
     /// calls): every list must be strictly ascending, below `m` and hold its example's
-    /// label, as a step relies on.
+    /// labels (those of `ex`, already checked), as a step relies on.
     pub fn from_parts(
         examples: Vec<bool>,
         starts: Vec<usize>,
         classes: Vec<u32>,
-        y: &[usize],
+        ex: &Examples,
         m: usize,
     ) -> Result<Self> {
         let n = examples.len();
         let bad = |why: &str| Err(Error::input("active", why.to_string()));
-        if y.len() != n || starts.len() != n + 1 || starts[0] != 0 || starts[n] != classes.len() {
+        if ex.c.len() != n || starts.len() != n + 1 || starts[0] != 0 || starts[n] != classes.len() {
             return bad("examples, starts and classes do not fit together");
         }
         for i in 0..n {
             let Some(list) = classes.get(starts[i]..starts[i + 1]) else { return bad("starts must not decrease") };
             let sorted = list.windows(2).all(|w| w[0] < w[1]) && list.iter().all(|&c| (c as usize) < m);
-            let holds_label = sorted && list.binary_search(&(y[i] as u32)).is_ok();
-            if !list.is_empty() && !holds_label {
-                return bad("a class list must be ascending, below the class count and hold its label");
+            let holds_labels = sorted && ex.labels(i).iter().all(|&l| list.binary_search(&(l as u32)).is_ok());
+            if !list.is_empty() && !holds_labels {
+                return bad("a class list must be ascending, below the class count and hold its labels");
             }
         }
         Ok(Self { examples, starts, classes })
@@ -218,16 +304,17 @@ pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
                         *flag = false;
                         if c > 0.0 {
                             let ai = &a[i * m..(i + 1) * m];
-                            let li = loss.primal(s, ex.y[i], ws)?;
+                            let labels = ex.labels(i);
+                            let li = loss.primal(s, labels, ws)?;
                             sums[0] += c * li;
-                            sums[1] += loss.dual(ai, ex.y[i], c);
+                            sums[1] += loss.dual(ai, labels, c);
                             sums[2] += crate::linalg::dot(ai, s);
                             *flag = li > 0.0 || ai.iter().any(|&v| v != 0.0);
                             // A list longer than m/2 saves little scoring and costs memory
                             // (at most a quarter of A's this way): use all classes then.
                             if *flag
                                 && shrink_classes
-                                && (!loss.active_classes(s, model.sq_norm(i), ex.y[i], c, ai, &mut classes, ws)?
+                                && (!loss.active_classes(s, model.sq_norm(i), labels, c, ai, &mut classes, ws)?
                                     || 2 * (classes.len() - before) > m)
                             {
                                 classes.truncate(before);
@@ -266,15 +353,15 @@ mod tests {
     #[test]
     fn weights_must_be_finite_and_nonnegative() {
         let y = [0, 1, 2];
-        assert!(Examples { y: &y, c: &[1.0, 0.0, 2.0] }.check(3, 3).is_ok());
+        assert!(Examples::new(&y, &[1.0, 0.0, 2.0]).check(3, 3, false).is_ok());
         for bad in [f64::NAN, f64::INFINITY, -1.0] {
-            let err = Examples { y: &y, c: &[1.0, bad, 2.0] }.check(3, 3).unwrap_err().to_string();
+            let err = Examples::new(&y, &[1.0, bad, 2.0]).check(3, 3, false).unwrap_err().to_string();
             assert!(
                 err.starts_with("c: C times the sample and class weights must be finite") && err.ends_with("(entry 1)")
             );
         }
-        let err = Examples { y: &y, c: &[0.0; 3] }.check(3, 3).unwrap_err().to_string();
+        let err = Examples::new(&y, &[0.0; 3]).check(3, 3, false).unwrap_err().to_string();
         assert!(err.starts_with("X: no example with a positive weight"), "{err}");
-        assert!(Examples { y: &y, c: &[1.0; 3] }.check(3, 2).unwrap_err().to_string().starts_with("y: label 2"));
+        assert!(Examples::new(&y, &[1.0; 3]).check(3, 2, false).unwrap_err().to_string().starts_with("y: label 2"));
     }
 }

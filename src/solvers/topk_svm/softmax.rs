@@ -25,7 +25,7 @@
 //! κ < 1e-17 (including kii = 0): the quadratic moves every log ζ_j by at most 2κ, below
 //! half an ulp, so the step is the closed form ζ = softmax(w') with w'_j = v_j, w'_y = 0.
 
-use super::loss::{reduced, write_dual_row, LossWorkspace, SdcaLoss};
+use super::loss::{reduced, single, write_dual_row, LossWorkspace, SdcaLoss};
 use crate::{Error, Result};
 
 /// Below this κ = kii·c the step is the closed-form softmax (see the module comment).
@@ -50,7 +50,8 @@ impl SdcaLoss for Softmax {
         Ok(())
     }
 
-    fn primal(&self, scores: &[f64], y: usize, _ws: &mut LossWorkspace) -> Result<f64> {
+    fn primal(&self, scores: &[f64], y: &[usize], _ws: &mut LossWorkspace) -> Result<f64> {
+        let y = single(y);
         check_finite(scores)?;
         let (jmax, top) = scores
             .iter()
@@ -60,11 +61,12 @@ impl SdcaLoss for Softmax {
         Ok((top - scores[y]) + rest.ln_1p())
     }
 
-    fn dual(&self, a: &[f64], y: usize, c: f64) -> f64 {
+    fn dual(&self, a: &[f64], y: &[usize], c: f64) -> f64 {
         entropy_dual(a, y, c)
     }
 
-    fn update(&self, q: &[f64], kii: f64, y: usize, c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()> {
+    fn update(&self, q: &[f64], kii: f64, y: &[usize], c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()> {
+        let y = single(y);
         let LossWorkspace { b, p, .. } = ws;
         reduced(q, y, b, |qj, qy| qj - qy);
         p.resize(b.len(), 0.0);
@@ -83,14 +85,18 @@ pub(super) fn check_finite(v: &[f64]) -> Result<()> {
     }
 }
 
-/// −Σ_j z_j log(z_j/c) of a dual row (z_j = −a_j for j ≠ y, z_y = c − a_y). A z/c that
-/// underflows to 0 contributes 0 (|z log(z/c)| < 1e-300 there), never −0·∞.
-pub(super) fn entropy_dual(a: &[f64], y: usize, c: f64) -> f64 {
+/// −Σ_j z_j log(z_j/c) of a dual row a = c·u − z over the label set y (ascending),
+/// u = 1_y/|y|: z_j = c/|y| − a_j on the labels, −a_j elsewhere (multiclass: z_y = c −
+/// a_y). A z/c that underflows to 0 contributes 0 (|z log(z/c)| < 1e-300 there), never
+/// −0·∞.
+pub(super) fn entropy_dual(a: &[f64], y: &[usize], c: f64) -> f64 {
     if c <= 0.0 {
         return 0.0;
     }
+    let share = c / y.len() as f64;
+    let mut labels = y.iter().peekable();
     a.iter().enumerate().fold(0.0, |h, (j, &aj)| {
-        let z = if j == y { c - aj } else { -aj };
+        let z = if labels.next_if_eq(&&j).is_some() { share - aj } else { -aj };
         let r = z / c;
         if r > 0.0 {
             h - z * r.ln()
@@ -164,8 +170,14 @@ pub(super) fn max_lse(v: &[f64]) -> (f64, f64) {
 /// safeguarded Newton; while no point with f > 0 is known, steps left are taken as they
 /// come (doubling if Newton fails), then bisection whenever Newton leaves the bracket or
 /// |f| does not halve. Stops when the Newton step is below 4 ulps of σ.
-pub(super) fn decreasing_root(mut f: impl FnMut(f64) -> Result<(f64, f64)>, hi: f64) -> Result<f64> {
-    let (mut lo, mut hi, mut x) = (f64::NEG_INFINITY, hi, hi);
+pub(super) fn decreasing_root(f: impl FnMut(f64) -> Result<(f64, f64)>, hi: f64) -> Result<f64> {
+    root_between(f, f64::NEG_INFINITY, hi, hi)
+}
+
+/// [`decreasing_root`] from `start` in a known bracket [lo, hi] (f(lo) ≥ 0 ≥ f(hi); lo
+/// may be −∞).
+pub(super) fn root_between(mut f: impl FnMut(f64) -> Result<(f64, f64)>, lo: f64, hi: f64, start: f64) -> Result<f64> {
+    let (mut lo, mut hi, mut x) = (lo, hi, start);
     let (mut step, mut prev) = (1.0, f64::INFINITY);
     for _ in 0..MAX_ITER {
         let (fx, dfx) = f(x)?;
@@ -252,6 +264,100 @@ pub(super) fn softmax_step(v: &[f64], kappa: f64, zeta: &mut [f64]) -> Result<f6
     Ok((-softplus(sigma)).exp())
 }
 
+/// The entropic step of a label set (`multilabel_softmax.rs`; with one label, the step
+/// of [`softmax_step`] computed another way): the p in the simplex maximising
+///   H(p) + ⟨v, p⟩ − (κ/2)‖u − p‖²,   u = 1_Y/|Y| (Y: the entries `label` marks),
+/// written as d = u − p into `d` (so d_j = −p_j off the labels). KKT (multiplier τ):
+/// log p_j + κ p_j = w_j − τ, w_j = v_j + κ u_j, so κ p_j = ω(w_j − θ) with θ = τ − log κ,
+/// and θ is the root of the mass condition Σ_j ω(w_j − θ) = κ. Unknown θ; per entry,
+/// e_j = κ(u_j − p_j) = κu_j − ω_j, which for a label is also (ω + log ω = t)
+///   e_j = (θ − v_j) + log ω_j,
+/// the form without cancellation when κu_j is large (p_j ≈ u_j, where κu_j − ω_j would
+/// lose the difference); the smaller of the two error bounds picks the form. The mass
+/// condition is G(θ) = log(κ / Σω) = log1p(Σ_j e_j / Σ_j ω_j) = 0, G' = Σω'/Σω > 0
+/// (ω' = ω/(1 + ω)): linear in θ where every ω ≈ e^t, nearly so where the labels' ω ≈
+/// t. Bracket: ω(t) < e^t gives G > 0 at θ_A = lse(w) − log κ; the label of least v, at
+/// θ_L = min_Y v − log(κ/|Y|), has ω = κ/|Y| and the other labels more, so G ≤ 0 there.
+/// Safeguarded Newton ([`root_between`]) from θ_A (exact in the exponential regime) when
+/// κ/|Y| ≤ 1, else from θ_L (close when p ≈ u). Then p off the labels is ω_j/κ and
+/// d_j = e_j/κ ≤ u_j on them, and the labels' part of the rounding residual
+/// Σd = Σ_Y d − Σ_N p is moved onto their p in proportion (it keeps p ≥ 0 and the d_j
+/// accurate). κ below [`KAPPA_NEGLIGIBLE`]: p = softmax(v), as in [`softmax_step`].
+pub(super) fn label_set_step(v: &[f64], label: &[bool], n_labels: usize, kappa: f64, d: &mut [f64]) -> Result<()> {
+    check_finite(v)?;
+    if !(kappa >= 0.0 && kappa.is_finite()) {
+        return Err(Error::no_solution("multilabel softmax step", format!("kii·c = {kappa}")));
+    }
+    let share = 1.0 / n_labels as f64;
+    if kappa < KAPPA_NEGLIGIBLE {
+        let top = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let total: f64 = v.iter().map(|&vj| (vj - top).exp()).sum();
+        for ((dj, &vj), &is_label) in d.iter_mut().zip(v).zip(label) {
+            let p = (vj - top).exp() / total;
+            *dj = if is_label { share - p } else { -p };
+        }
+        return Ok(());
+    }
+    let ku = kappa * share;
+    // (e_j, ω_j) of an entry at θ.
+    let entry = |vj: f64, is_label: bool, theta: f64| -> (f64, f64) {
+        if !is_label {
+            let o = omega(vj - theta);
+            return (-o, o);
+        }
+        let o = omega((vj + ku) - theta);
+        let (direct, log_o) = (ku - o, o.ln());
+        let e = if ku.max(o) <= (theta - vj).abs() + log_o.abs() { direct } else { (theta - vj) + log_o };
+        (e, o)
+    };
+    let ln_kappa = kappa.ln();
+    let mass = |theta: f64| -> Result<(f64, f64)> {
+        let (mut e, mut total, mut slope) = (0.0, 0.0, 0.0);
+        for (&vj, &is_label) in v.iter().zip(label) {
+            let (ej, o) = entry(vj, is_label, theta);
+            e += ej;
+            total += o;
+            slope += o / (1.0 + o);
+        }
+        let ratio = e / total;
+        // log1p is exact near the root; far below it (Σω ≫ κ) the quotient is safe.
+        let g = if ratio > -0.5 { ratio.ln_1p() } else { ln_kappa - total.ln() };
+        Ok((-g, -slope / total))
+    };
+    let (_, lse) = max_lse_shifted(v, label, ku);
+    let hi = lse - ln_kappa;
+    let lowest = v.iter().zip(label).filter(|(_, &l)| l).map(|(&vj, _)| vj).fold(f64::INFINITY, f64::min);
+    let lo = (lowest - ku.ln()).min(hi);
+    let theta = root_between(mass, lo, hi, if ku <= 1.0 { hi } else { lo })?;
+    let (mut labels_d, mut others_p, mut labels_p) = (0.0, 0.0, 0.0);
+    for ((dj, &vj), &is_label) in d.iter_mut().zip(v).zip(label) {
+        let (e, o) = entry(vj, is_label, theta);
+        if is_label {
+            *dj = (e / kappa).min(share);
+            labels_d += *dj;
+            labels_p += share - *dj;
+        } else {
+            *dj = -(o / kappa);
+            others_p += o / kappa;
+        }
+    }
+    // Σ_Y d = Σ_N p exactly up to rounding: the labels' p absorbs the residual.
+    let residual = labels_d - others_p;
+    if labels_p > 0.0 && residual != 0.0 {
+        for (dj, _) in d.iter_mut().zip(label).filter(|(_, &l)| l) {
+            *dj -= residual * (share - *dj) / labels_p;
+        }
+    }
+    Ok(())
+}
+
+/// (max w, log Σ e^{w_j}) of w_j = v_j + `ku` on the labels, v_j elsewhere.
+fn max_lse_shifted(v: &[f64], label: &[bool], ku: f64) -> (f64, f64) {
+    let w = |(&vj, &l): (&f64, &bool)| if l { vj + ku } else { vj };
+    let wmax = v.iter().zip(label).map(w).fold(f64::NEG_INFINITY, f64::max);
+    (wmax, wmax + v.iter().zip(label).map(|pair| (w(pair) - wmax).exp()).sum::<f64>().ln())
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
@@ -260,7 +366,7 @@ pub(super) mod tests {
         loss: &L,
         q: &[f64],
         kii: f64,
-        y: usize,
+        y: &[usize],
         c: f64,
         a: &[f64],
     ) -> f64 {
@@ -409,15 +515,15 @@ pub(super) mod tests {
                         let (y, spread) = (trial % m, [1.0, 3.0, 8.0][trial]);
                         let q: Vec<f64> = (0..m).map(|_| spread * (2.0 * uniform(&mut rng) - 1.0)).collect();
                         let mut a = vec![0.0; m];
-                        Softmax.update(&q, kii, y, c, &mut a, &mut ws).unwrap();
-                        let best = objective(&Softmax, &q, kii, y, c, &a);
+                        Softmax.update(&q, kii, &[y], c, &mut a, &mut ws).unwrap();
+                        let best = objective(&Softmax, &q, kii, &[y], c, &a);
                         let scale = best.abs() + c;
                         let mut v = Vec::new();
                         reduced(&q, y, &mut v, |qj, qy| qj - qy);
                         let x: Vec<f64> = reference_step(&v, kii * c, None).iter().map(|t| c * t).collect();
                         let mut r = vec![0.0; m];
                         write_dual_row(&x, y, &mut r);
-                        let generic = objective(&Softmax, &q, kii, y, c, &r);
+                        let generic = objective(&Softmax, &q, kii, &[y], c, &r);
                         assert!((generic - best).abs() <= 1e-9 * scale, "m {m} K {kii} c {c}: {best} vs {generic}");
                         for i in 0..200 {
                             let mut x: Vec<f64> = (0..m - 1).map(|_| uniform(&mut rng)).collect();
@@ -428,7 +534,7 @@ pub(super) mod tests {
                             // Every other point also moves only slightly away from the step.
                             let w = if i % 2 == 0 { 1e-4 } else { 1.0 };
                             b.iter_mut().zip(&a).for_each(|(bj, aj)| *bj = w * *bj + (1.0 - w) * aj);
-                            assert!(objective(&Softmax, &q, kii, y, c, &b) <= best + 1e-13 * scale);
+                            assert!(objective(&Softmax, &q, kii, &[y], c, &b) <= best + 1e-13 * scale);
                         }
                     }
                 }
@@ -442,17 +548,17 @@ pub(super) mod tests {
         let s = [0.3f64, -1.2, 2.5, 0.0];
         for y in 0..4 {
             let direct = s.iter().map(|v| (v - s[y]).exp()).sum::<f64>().ln();
-            let l = Softmax.primal(&s, y, &mut ws).unwrap();
+            let l = Softmax.primal(&s, &[y], &mut ws).unwrap();
             assert!((l - direct).abs() <= 1e-15 * direct.abs().max(1.0));
             // q = s, K = 0, c = 1: the step attains L(s) = max_x −L*(x) − ⟨s, a⟩.
             let mut a = vec![0.0; 4];
-            Softmax.update(&s, 0.0, y, 1.0, &mut a, &mut ws).unwrap();
-            let fy = objective(&Softmax, &s, 0.0, y, 1.0, &a);
+            Softmax.update(&s, 0.0, &[y], 1.0, &mut a, &mut ws).unwrap();
+            let fy = objective(&Softmax, &s, 0.0, &[y], 1.0, &a);
             assert!((fy - l).abs() <= 1e-14 * l.max(1.0), "{fy} vs {l}");
         }
-        let tiny = Softmax.primal(&[40.0, 0.0], 0, &mut ws).unwrap();
+        let tiny = Softmax.primal(&[40.0, 0.0], &[0], &mut ws).unwrap();
         assert!((tiny / (-40.0f64).exp() - 1.0).abs() < 1e-14);
-        assert!(Softmax.primal(&[f64::NAN, 0.0], 0, &mut ws).is_err());
+        assert!(Softmax.primal(&[f64::NAN, 0.0], &[0], &mut ws).is_err());
     }
 
     #[test]
@@ -463,21 +569,21 @@ pub(super) mod tests {
         for q in rows {
             let m = q.len();
             for y in [0, m - 1] {
-                assert!(Softmax.primal(q, y, &mut ws).unwrap().is_finite());
+                assert!(Softmax.primal(q, &[y], &mut ws).unwrap().is_finite());
                 for kii in [0.0, 1e-20, 1e-12, 0.3, 1e6] {
                     for c in [1e-6, 1.0, 1e6] {
                         let mut a = vec![0.0; m];
-                        Softmax.update(q, kii, y, c, &mut a, &mut ws).unwrap();
+                        Softmax.update(q, kii, &[y], c, &mut a, &mut ws).unwrap();
                         assert!(a.iter().all(|v| v.is_finite()), "{q:?} {kii} {c}: {a:?}");
                         assert!(a[y] <= c * (1.0 + 1e-15) && a.iter().enumerate().all(|(j, &v)| j == y || v <= 0.0));
-                        assert!(Softmax.dual(&a, y, c).is_finite());
-                        let best = objective(&Softmax, q, kii, y, c, &a);
+                        assert!(Softmax.dual(&a, &[y], c).is_finite());
+                        let best = objective(&Softmax, q, kii, &[y], c, &a);
                         let tol = 1e-12 * (best.abs() + c + q.iter().zip(&a).map(|(q, a)| (q * a).abs()).sum::<f64>());
                         let mut b = vec![0.0; m];
                         for w in [1e-6, 1e-3, 0.5] {
                             // Towards the vertex x = 0 (a = 0), which is feasible.
                             b.iter_mut().zip(&a).for_each(|(bj, aj)| *bj = (1.0 - w) * aj);
-                            assert!(objective(&Softmax, q, kii, y, c, &b) <= best + tol);
+                            assert!(objective(&Softmax, q, kii, &[y], c, &b) <= best + tol);
                         }
                         if q.iter().all(|&v| v == q[0]) {
                             let x0 = a[if y == 0 { 1 } else { 0 }];
@@ -487,8 +593,8 @@ pub(super) mod tests {
                 }
             }
         }
-        assert!(Softmax.update(&[f64::NAN, 0.0], 1.0, 0, 1.0, &mut [0.0; 2], &mut ws).is_err());
+        assert!(Softmax.update(&[f64::NAN, 0.0], 1.0, &[0], 1.0, &mut [0.0; 2], &mut ws).is_err());
         // A subnormal z with z/c underflowing to 0 must not give −0·∞.
-        assert!(Softmax.dual(&[50.0, -5e-323, -50.0], 0, 1e6).is_finite());
+        assert!(Softmax.dual(&[50.0, -5e-323, -50.0], &[0], 1e6).is_finite());
     }
 }

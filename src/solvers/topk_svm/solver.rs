@@ -151,7 +151,7 @@ pub(crate) fn check_problem<L: SdcaLoss + ?Sized>(
     m: usize,
 ) -> Result<()> {
     loss.check(m)?;
-    ex.check(n, m)?;
+    ex.check(n, m, loss.multi_label())?;
     if a.len() != n * m {
         return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {}", a.len())));
     }
@@ -278,11 +278,13 @@ pub(crate) fn prefetch_step<M: ScoreModel + ?Sized>(
 }
 
 /// Per-thread buffers of one SDCA step: scores, the restricted dual row, the change
-/// of a_i (full length, zero outside the step's classes between steps).
+/// of a_i (full length, zero outside the step's classes between steps), the labels'
+/// positions in the step's class list.
 pub(crate) struct StepScratch {
     pub(crate) s: Vec<f64>,
     pub(crate) row: Vec<f64>,
     pub(crate) delta: Vec<f64>,
+    labels: Vec<usize>,
     full: Vec<f64>,
     pub(crate) ws: LossWorkspace,
     pub(crate) buf: RowBuf,
@@ -294,6 +296,7 @@ impl StepScratch {
             s: vec![0.0; m],
             row: vec![0.0; m],
             delta: vec![0.0; m],
+            labels: Vec::new(),
             full: vec![0.0; m],
             ws: LossWorkspace::new(),
             buf: RowBuf::new(),
@@ -302,7 +305,7 @@ impl StepScratch {
 }
 
 /// One exact coordinate step on example i over the classes `classes` (ascending, with
-/// y_i; all m without class shrinking): returns after W and a_i are updated.
+/// its labels; all m without class shrinking): returns after W and a_i are updated.
 fn sdca_step<M: ScoreModel + ?Sized, L: SdcaLoss + ?Sized>(
     model: &mut M,
     loss: &L,
@@ -339,14 +342,22 @@ pub(crate) fn restricted_step<L: SdcaLoss + ?Sized>(
 ) -> Result<bool> {
     let k = classes.len();
     let (s, row) = (&mut t.s[..k], &mut t.row[..k]);
-    // Every class list holds the label (`SdcaLoss::active_classes`).
-    let y = classes.binary_search(&(ex.y[i] as u32)).expect("the class list holds y_i");
+    // The labels' positions in the list: the labels themselves when it has every class,
+    // else found in it (every class list holds the labels, `SdcaLoss::active_classes`).
+    let labels = ex.labels(i);
+    t.labels.clear();
+    if k == ai.len() {
+        t.labels.extend_from_slice(labels);
+    } else {
+        let position = |&l: &usize| classes.binary_search(&(l as u32)).expect("the class list holds the labels");
+        t.labels.extend(labels.iter().map(position));
+    }
     // q = s − σ'kii·a_i^old: the scores without example i's own contribution.
     for ((r, sj), &c) in row.iter_mut().zip(s.iter_mut()).zip(classes) {
         *r = ai[c as usize];
         *sj -= sigma * kii * *r;
     }
-    loss.update(s, sigma * kii, y, ex.c[i], row, &mut t.ws)?;
+    loss.update(s, sigma * kii, &t.labels, ex.c[i], row, &mut t.ws)?;
     let mut changed = false;
     for (&new, &c) in row.iter().zip(classes) {
         let old = &mut ai[c as usize];
@@ -360,9 +371,9 @@ pub(crate) fn restricted_step<L: SdcaLoss + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::DenseRows;
+    use crate::data::{DenseRows, Design};
     use crate::losses::TopKVariant;
-    use crate::solvers::topk_svm::{solve_cocoa, LinearModel, TopKHinge};
+    use crate::solvers::topk_svm::{solve_cocoa, LinearModel, MultiLabelHinge, MultiLabelSoftmax, Softmax, TopKHinge};
     use crate::solvers::{Silent, Status};
 
     /// A stop asked for during an epoch, or between an epoch and its gap check, returns
@@ -433,7 +444,7 @@ mod tests {
         let (n, d, m) = (600, 5, 4);
         let (x, y) = problem(n, d, m, 4);
         let c = vec![0.7; n];
-        let ex = Examples { y: &y, c: &c };
+        let ex = Examples::new(&y, &c);
         let rows = DenseRows::new(&x, n, d).unwrap();
         let loss = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
         let model = LinearModel::new(&rows, m, None);
@@ -458,33 +469,46 @@ mod tests {
         let (n, d, m) = (300, 5, 12);
         let (x, y) = problem(n, d, m, 4);
         let c = vec![0.7; n];
-        let ex = Examples { y: &y, c: &c };
+        let ex = Examples::new(&y, &c);
         let rows = DenseRows::new(&x, n, d).unwrap();
         for variant in [TopKVariant::Alpha, TopKVariant::Beta] {
             for (k, smoothing) in [(1, 0.0), (2, 0.0), (3, 0.5)] {
                 let loss = TopKHinge { k, variant, smoothing };
-                let mut model = LinearModel::new(&rows, m, None);
-                let mut a = vec![0.0; n * m];
-                let opts = SdcaOptions { tol: 1e-12, max_epochs: 3, check_every: 3, seed: 2, shrinking: true };
-                solve(&mut model, &loss, &ex, &mut a, &opts, &mut Silent).unwrap();
-                let mut active = ActiveSet::new(n);
-                objectives(&model, &loss, &ex, &a, &mut active, true, None).unwrap().unwrap();
-                assert!(active.mean_classes(m) < m as f64, "{variant:?} k={k}: nothing shrunk");
-                let all: Vec<u32> = (0..m as u32).collect();
-                let (mut full, mut part) = (StepScratch::new(m), StepScratch::new(m));
-                let mut buf = RowBuf::new();
-                for i in (0..n).filter(|&i| active.examples[i]) {
-                    let kii = model.sq_norm(i);
-                    let classes = active.classes(i).unwrap_or(&all);
-                    let (mut a_full, mut a_part) = (a[i * m..(i + 1) * m].to_vec(), a[i * m..(i + 1) * m].to_vec());
-                    model.scores_with(model.weights(), i, &all, &mut full.s, &mut buf);
-                    model.scores_with(model.weights(), i, classes, &mut part.s[..classes.len()], &mut buf);
-                    restricted_step(&loss, &ex, i, &all, kii, 1.0, &mut a_full, &mut full).unwrap();
-                    restricted_step(&loss, &ex, i, classes, kii, 1.0, &mut a_part, &mut part).unwrap();
-                    for (u, v) in a_full.iter().zip(&a_part) {
-                        assert!((u - v).abs() <= 1e-12, "{variant:?} k={k} example {i}: {a_full:?} vs {a_part:?}");
-                    }
-                }
+                assert_restricted_steps_are_exact(&loss, &ex, &rows, m, &format!("{variant:?} k={k}"));
+            }
+        }
+    }
+
+    /// After three epochs, the class lists of a gap check shrink something, and the
+    /// step restricted to each example's list equals its full step.
+    fn assert_restricted_steps_are_exact<L: SdcaLoss>(
+        loss: &L,
+        ex: &Examples,
+        rows: &DenseRows<f64>,
+        m: usize,
+        what: &str,
+    ) {
+        let n = rows.n_rows();
+        let mut model = LinearModel::new(rows, m, None);
+        let mut a = vec![0.0; n * m];
+        let opts = SdcaOptions { tol: 1e-12, max_epochs: 3, check_every: 3, seed: 2, shrinking: true };
+        solve(&mut model, loss, ex, &mut a, &opts, &mut Silent).unwrap();
+        let mut active = ActiveSet::new(n);
+        objectives(&model, loss, ex, &a, &mut active, true, None).unwrap().unwrap();
+        assert!(active.mean_classes(m) < m as f64, "{what}: nothing shrunk");
+        let all: Vec<u32> = (0..m as u32).collect();
+        let (mut full, mut part) = (StepScratch::new(m), StepScratch::new(m));
+        let mut buf = RowBuf::new();
+        for i in (0..n).filter(|&i| active.examples[i]) {
+            let kii = model.sq_norm(i);
+            let classes = active.classes(i).unwrap_or(&all);
+            let (mut a_full, mut a_part) = (a[i * m..(i + 1) * m].to_vec(), a[i * m..(i + 1) * m].to_vec());
+            model.scores_with(model.weights(), i, &all, &mut full.s, &mut buf);
+            model.scores_with(model.weights(), i, classes, &mut part.s[..classes.len()], &mut buf);
+            restricted_step(loss, ex, i, &all, kii, 1.0, &mut a_full, &mut full).unwrap();
+            restricted_step(loss, ex, i, classes, kii, 1.0, &mut a_part, &mut part).unwrap();
+            for (u, v) in a_full.iter().zip(&a_part) {
+                assert!((u - v).abs() <= 1e-12, "{what} example {i}: {a_full:?} vs {a_part:?}");
             }
         }
     }
@@ -496,7 +520,7 @@ mod tests {
         let (n, d, m) = (150, 5, 10);
         let (x, y) = problem(n, d, m, 11);
         let c = vec![0.5; n];
-        let ex = Examples { y: &y, c: &c };
+        let ex = Examples::new(&y, &c);
         let rows = DenseRows::new(&x, n, d).unwrap();
         for (k, variant, smoothing) in [(1, TopKVariant::Alpha, 0.0), (3, TopKVariant::Beta, 0.3)] {
             let loss = TopKHinge { k, variant, smoothing };
@@ -522,5 +546,217 @@ mod tests {
                 assert!((p - primal[0]).abs() <= 2e-7 * primal[0], "{primal:?}");
             }
         }
+    }
+
+    /// n examples with label sets of 1 to 4 of m classes (flat labels and offsets), each
+    /// around the sum of its labels' random centres in d dimensions.
+    fn label_set_problem(n: usize, d: usize, m: usize, seed: u64) -> (Vec<f64>, Vec<usize>, Vec<usize>) {
+        let mut rng = SplitMix64::new(seed);
+        let centres: Vec<f64> = (0..m * d).map(|_| 2.0 * uniform(&mut rng) - 1.0).collect();
+        let (mut x, mut y, mut starts) = (Vec::with_capacity(n * d), Vec::new(), vec![0]);
+        for _ in 0..n {
+            let mut labels: Vec<usize> = (0..1 + rng.below(4)).map(|_| rng.below(m)).collect();
+            labels.sort_unstable();
+            labels.dedup();
+            x.extend((0..d).map(|t| labels.iter().map(|&l| centres[l * d + t]).sum::<f64>() + uniform(&mut rng) - 0.5));
+            y.extend_from_slice(&labels);
+            starts.push(y.len());
+        }
+        (x, y, starts)
+    }
+
+    /// Serial (without and with shrinking) and CoCoA over 2 and 3 blocks.
+    fn solve_all_ways<L: SdcaLoss>(
+        loss: &L,
+        ex: &Examples,
+        rows: &DenseRows<f64>,
+        m: usize,
+        opts: SdcaOptions,
+    ) -> Vec<(SdcaReport, Vec<f64>)> {
+        let n = rows.n_rows();
+        [(false, 1), (true, 1), (true, 2), (true, 3)]
+            .into_iter()
+            .map(|(shrinking, blocks)| {
+                let opts = SdcaOptions { shrinking, ..opts };
+                let mut model = LinearModel::new(rows, m, Some(1.0));
+                let mut a = vec![0.0; n * m];
+                let report = if blocks == 1 {
+                    solve(&mut model, loss, ex, &mut a, &opts, &mut Silent).unwrap()
+                } else {
+                    solve_cocoa(&mut model, loss, ex, &mut a, &opts, blocks, &mut ActiveSet::new(n), &mut Silent)
+                        .unwrap()
+                };
+                (report, a)
+            })
+            .collect()
+    }
+
+    /// With one label per example, given as label sets, the multi-label hinge (γ = 0) and
+    /// softmax take the steps of Crammer–Singer (the top-k hinge, k = 1) and of the
+    /// softmax loss: the same iterates, to rounding, serially and by CoCoA.
+    #[test]
+    fn one_label_fits_are_the_multiclass_fits() {
+        let (n, d, m) = (150, 5, 6);
+        let (x, y) = problem(n, d, m, 21);
+        let (c, starts): (Vec<f64>, Vec<usize>) = (vec![0.8; n], (0..=n).collect());
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let (single, sets) = (Examples::new(&y, &c), Examples::with_label_sets(&y, &starts, &c));
+        let opts = SdcaOptions { tol: 1e-14, max_epochs: 12, check_every: 4, seed: 3, shrinking: true };
+        let cs = TopKHinge { k: 1, variant: TopKVariant::Alpha, smoothing: 0.0 };
+        let pairs = [
+            (
+                solve_all_ways(&cs, &single, &rows, m, opts),
+                solve_all_ways(&MultiLabelHinge { smoothing: 0.0 }, &sets, &rows, m, opts),
+            ),
+            (
+                solve_all_ways(&Softmax, &single, &rows, m, opts),
+                solve_all_ways(&MultiLabelSoftmax, &sets, &rows, m, opts),
+            ),
+        ];
+        for (loss, (multiclass, multilabel)) in ["hinge", "softmax"].iter().zip(pairs) {
+            for (way, ((r1, a1), (r2, a2))) in multiclass.iter().zip(&multilabel).enumerate() {
+                assert_eq!(r1.epochs, r2.epochs, "{loss} way {way}");
+                assert!(a1.iter().any(|&v| v != 0.0));
+                for (u, v) in a1.iter().zip(a2) {
+                    assert!((u - v).abs() <= 1e-10, "{loss} way {way}: {u} vs {v}");
+                }
+                let (p1, p2) = (r1.objectives.primal, r2.objectives.primal);
+                assert!((p1 - p2).abs() <= 1e-10 * p1, "{loss} way {way}: {p1} vs {p2}");
+            }
+        }
+    }
+
+    /// Label sets: both losses (the hinge also smoothed) converge to a relative gap of
+    /// 1e-9 (see below) serially, with shrinking and by CoCoA, to the same optimum, the dual never
+    /// decreasing; the hinge's dual rows are α ≥ 0 on the labels, −β ≤ 0 elsewhere,
+    /// Σα = Σβ ≤ c, and its shrunk steps are exact.
+    #[test]
+    fn label_set_fits_converge_every_way() {
+        let (n, d, m) = (160, 6, 8);
+        let (x, y, starts) = label_set_problem(n, d, m, 5);
+        let c: Vec<f64> = (0..n).map(|i| 0.3 + 0.1 * (i % 5) as f64).collect();
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let ex = Examples::with_label_sets(&y, &starts, &c);
+        // The hinge to 1e-7 (as the multiclass hinges in `shrinking_and_cocoa_reach_the_same_optimum`):
+        // its dual reaches its optimum to the rounding of its evaluation (1e-15) while
+        // P, not smooth, is then still ~1e-9 above it; the smooth losses to 1e-9.
+        let losses: [(&dyn SdcaLoss, &str, f64); 3] = [
+            (&MultiLabelHinge { smoothing: 0.0 }, "hinge", 1e-7),
+            (&MultiLabelHinge { smoothing: 0.4 }, "smoothed hinge", 1e-9),
+            (&MultiLabelSoftmax, "softmax", 1e-9),
+        ];
+        for (loss, what, tol) in losses {
+            let opts = SdcaOptions { tol, max_epochs: 20_000, check_every: 2, seed: 7, shrinking: true };
+            let fits = solve_all_ways(&Dyn(loss), &ex, &rows, m, opts);
+            let primal = fits[0].0.objectives.primal;
+            for (way, (report, a)) in fits.iter().enumerate() {
+                let tail: Vec<_> = report.history.iter().rev().take(3).map(|p| (p.epoch, p.gap)).collect();
+                assert_eq!(report.status, Status::Converged, "{what} way {way}: {tail:?}");
+                let duals: Vec<f64> = report.history.iter().map(|p| p.dual).collect();
+                assert!(duals.windows(2).all(|w| w[1] >= w[0] - 1e-9 * w[0].abs()), "{what} way {way}: {duals:?}");
+                let p = report.objectives.primal;
+                assert!((p - primal).abs() <= 3.0 * tol * primal, "{what} way {way}: {p} vs {primal}");
+                if what != "softmax" {
+                    for (i, ai) in a.chunks(m).enumerate() {
+                        let labels = ex.labels(i);
+                        let t: f64 = labels.iter().map(|&j| ai[j]).sum();
+                        let signs = (0..m).all(|j| if labels.contains(&j) { ai[j] >= 0.0 } else { ai[j] <= 0.0 });
+                        assert!(signs && t <= c[i] * (1.0 + 1e-12) && ai.iter().sum::<f64>().abs() <= 1e-12, "{ai:?}");
+                    }
+                }
+            }
+        }
+        assert_restricted_steps_are_exact(&MultiLabelHinge { smoothing: 0.0 }, &ex, &rows, m, "multi-label hinge");
+        assert_restricted_steps_are_exact(&MultiLabelHinge { smoothing: 0.4 }, &ex, &rows, m, "smoothed");
+    }
+
+    /// A `&dyn SdcaLoss` as a sized loss (the helpers above are generic).
+    struct Dyn<'a>(&'a dyn SdcaLoss);
+
+    impl SdcaLoss for Dyn<'_> {
+        fn name(&self) -> &'static str {
+            self.0.name()
+        }
+        fn check(&self, m: usize) -> Result<()> {
+            self.0.check(m)
+        }
+        fn multi_label(&self) -> bool {
+            self.0.multi_label()
+        }
+        fn dual_is_quadratic(&self) -> bool {
+            self.0.dual_is_quadratic()
+        }
+        fn primal(&self, s: &[f64], y: &[usize], ws: &mut LossWorkspace) -> Result<f64> {
+            self.0.primal(s, y, ws)
+        }
+        fn dual(&self, a: &[f64], y: &[usize], c: f64) -> f64 {
+            self.0.dual(a, y, c)
+        }
+        fn update(
+            &self,
+            q: &[f64],
+            kii: f64,
+            y: &[usize],
+            c: f64,
+            a: &mut [f64],
+            ws: &mut LossWorkspace,
+        ) -> Result<()> {
+            self.0.update(q, kii, y, c, a, ws)
+        }
+        fn active_classes(
+            &self,
+            s: &[f64],
+            kii: f64,
+            y: &[usize],
+            c: f64,
+            a: &[f64],
+            out: &mut Vec<u32>,
+            ws: &mut LossWorkspace,
+        ) -> Result<bool> {
+            self.0.active_classes(s, kii, y, c, a, out, ws)
+        }
+    }
+
+    /// Bad label sets are refused naming `y` (or `label_starts`) and the example; a
+    /// multiclass loss takes one label each.
+    #[test]
+    fn bad_label_sets_are_refused() {
+        let (n, d, m) = (4, 2, 5);
+        let x = vec![0.5; n * d];
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let c = vec![1.0; n];
+        let opts = SdcaOptions { tol: 1e-6, max_epochs: 2, check_every: 1, seed: 0, shrinking: true };
+        let fit = |loss: &dyn SdcaLoss, y: &[usize], starts: &[usize]| {
+            let mut model = LinearModel::new(&rows, m, None);
+            let mut a = vec![0.0; n * m];
+            let ex = Examples::with_label_sets(y, starts, &c);
+            solve(&mut model, &Dyn(loss), &ex, &mut a, &opts, &mut Silent).map(|_| ()).map_err(|e| e.to_string())
+        };
+        let hinge = MultiLabelHinge { smoothing: 0.0 };
+        let cases: [(&[usize], &[usize], &str); 8] = [
+            (&[0, 1, 2, 3, 4], &[0, 1, 2, 4, 5], ""),
+            (&[0, 1, 2, 4], &[0, 1, 2, 2, 4], "y: example 2 has no label"),
+            (&[0, 0, 1, 2, 3, 4, 1], &[0, 1, 6, 6, 7], "y: example 1 has all 5 labels: nothing ranks below them"),
+            (&[0, 2, 2, 3], &[0, 1, 3, 3, 4], "y: example 1's label set lists label 2 twice"),
+            (&[0, 3, 2, 3], &[0, 1, 3, 3, 4], "y: example 1's label set is not ascending"),
+            (&[0, 1, 5, 3], &[0, 1, 3, 3, 4], "y: label 5 of example 1 out of range for 5 classes"),
+            (&[0, 1, 2], &[0, 1, 2, 3], "label_starts: must hold n + 1 = 5 offsets, got 4"),
+            (&[0, 1, 2, 3], &[0, 2, 1, 3, 4], "label_starts: must not decrease, but entry 2 < entry 1"),
+        ];
+        for (y, starts, expected) in cases {
+            match fit(&hinge, y, starts) {
+                Ok(()) => assert!(expected.is_empty(), "{y:?} {starts:?} passed"),
+                Err(err) => assert!(!expected.is_empty() && err.starts_with(expected), "{err}"),
+            }
+        }
+        let err = fit(&hinge, &[0, 1, 2, 3], &[1, 2, 3, 4, 4]).unwrap_err();
+        assert!(err.starts_with("label_starts: must start at 0 and end at the number of labels 4"), "{err}");
+        let err = fit(&Softmax, &[0, 1, 2, 3, 4], &[0, 1, 2, 4, 5]).unwrap_err();
+        assert!(err.starts_with("y: example 2 has 2 labels; a multiclass loss takes exactly one"), "{err}");
+        assert!(fit(&Softmax, &[0, 1, 2, 3], &[0, 1, 2, 3, 4]).is_ok());
+        // One label each (no offsets) is a valid multi-label problem.
+        let mut model = LinearModel::new(&rows, m, None);
+        let (y, mut a) = ([0, 4, 2, 1], vec![0.0; n * m]);
+        assert!(solve(&mut model, &hinge, &Examples::new(&y, &c), &mut a, &opts, &mut Silent).is_ok());
     }
 }

@@ -39,7 +39,7 @@
 //! Primal: the same problem with κ = 0, c = 1, v = u. At its maximiser ⟨u, ζ⟩ + H(ζ) =
 //! τ + M/k = −log ζ_y (sum the KKT equations), so L(s; y) = softplus(σ*).
 
-use super::loss::{reduced, write_dual_row, LossWorkspace, SdcaLoss};
+use super::loss::{reduced, single, write_dual_row, LossWorkspace, SdcaLoss};
 use super::softmax::{
     check_finite, decreasing_root, entropy_dual, exp_regime_root, log_mass, max_lse, omega, softplus, KAPPA_NEGLIGIBLE,
 };
@@ -66,7 +66,8 @@ impl SdcaLoss for TopKEntropy {
         Ok(())
     }
 
-    fn primal(&self, scores: &[f64], y: usize, ws: &mut LossWorkspace) -> Result<f64> {
+    fn primal(&self, scores: &[f64], y: &[usize], ws: &mut LossWorkspace) -> Result<f64> {
+        let y = single(y);
         check_finite(scores)?;
         let LossWorkspace { b, p, extra, .. } = ws;
         reduced(scores, y, b, |sj, sy| sj - sy);
@@ -74,11 +75,12 @@ impl SdcaLoss for TopKEntropy {
         Ok(softplus(sigma))
     }
 
-    fn dual(&self, a: &[f64], y: usize, c: f64) -> f64 {
+    fn dual(&self, a: &[f64], y: &[usize], c: f64) -> f64 {
         entropy_dual(a, y, c)
     }
 
-    fn update(&self, q: &[f64], kii: f64, y: usize, c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()> {
+    fn update(&self, q: &[f64], kii: f64, y: &[usize], c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()> {
+        let y = single(y);
         let LossWorkspace { b, p, extra, .. } = ws;
         reduced(q, y, b, |qj, qy| qj - qy);
         check_finite(b)?;
@@ -333,18 +335,18 @@ mod tests {
                             let y = trial % m;
                             let q: Vec<f64> = (0..m).map(|_| spread * (2.0 * uniform(&mut rng) - 1.0)).collect();
                             let mut a = vec![0.0; m];
-                            loss.update(&q, kii, y, c, &mut a, &mut ws).unwrap();
+                            loss.update(&q, kii, &[y], c, &mut a, &mut ws).unwrap();
                             assert_feasible(&a, y, c, k);
                             let capped = (0..m).filter(|&j| j != y && -a[j] >= a[y] / k as f64 * (1.0 - 1e-9)).count();
                             capped_cases += usize::from(k > 1 && capped > 0 && k < m - 1);
-                            let best = objective(&loss, &q, kii, y, c, &a);
+                            let best = objective(&loss, &q, kii, &[y], c, &a);
                             let scale = best.abs() + c;
                             let mut v = Vec::new();
                             reduced(&q, y, &mut v, |qj, qy| qj - qy);
                             let x: Vec<f64> = reference_step(&v, kii * c, Some(k)).iter().map(|t| c * t).collect();
                             let mut r = vec![0.0; m];
                             write_dual_row(&x, y, &mut r);
-                            let generic = objective(&loss, &q, kii, y, c, &r);
+                            let generic = objective(&loss, &q, kii, &[y], c, &r);
                             assert!(
                                 (generic - best).abs() <= 1e-9 * scale,
                                 "m {m} k {k} K {kii} c {c} q {q:?}: {best} vs {generic}"
@@ -355,7 +357,7 @@ mod tests {
                                 write_dual_row(&x, y, &mut b);
                                 let w = [1.0, 1e-3, 1e-6][i % 3];
                                 b.iter_mut().zip(&a).for_each(|(bj, aj)| *bj = w * *bj + (1.0 - w) * aj);
-                                assert!(objective(&loss, &q, kii, y, c, &b) <= best + 1e-13 * scale);
+                                assert!(objective(&loss, &q, kii, &[y], c, &b) <= best + 1e-13 * scale);
                             }
                         }
                     }
@@ -373,22 +375,24 @@ mod tests {
             for trial in 0..20 {
                 let y = trial % m;
                 let s: Vec<f64> = (0..m).map(|_| 6.0 * (2.0 * uniform(&mut rng) - 1.0)).collect();
-                let soft = Softmax.primal(&s, y, &mut ws).unwrap();
-                assert!((TopKEntropy { k: 1 }.primal(&s, y, &mut ws).unwrap() - soft).abs() <= 1e-14 * soft.max(1.0));
+                let soft = Softmax.primal(&s, &[y], &mut ws).unwrap();
+                assert!(
+                    (TopKEntropy { k: 1 }.primal(&s, &[y], &mut ws).unwrap() - soft).abs() <= 1e-14 * soft.max(1.0)
+                );
                 for kii in [0.0, 2.0] {
                     let (mut a1, mut a2) = (vec![0.0; m], vec![0.0; m]);
-                    TopKEntropy { k: 1 }.update(&s, kii, y, 0.7, &mut a1, &mut ws).unwrap();
-                    Softmax.update(&s, kii, y, 0.7, &mut a2, &mut ws).unwrap();
+                    TopKEntropy { k: 1 }.update(&s, kii, &[y], 0.7, &mut a1, &mut ws).unwrap();
+                    Softmax.update(&s, kii, &[y], 0.7, &mut a2, &mut ws).unwrap();
                     assert!(a1.iter().zip(&a2).all(|(p, q)| (p - q).abs() <= 1e-14), "{a1:?} vs {a2:?}");
                 }
                 let u: Vec<f64> = s.iter().enumerate().filter(|&(j, _)| j != y).map(|(_, v)| v - s[y]).collect();
                 for k in 1..m {
                     let loss = TopKEntropy { k };
-                    let l = loss.primal(&s, y, &mut ws).unwrap();
+                    let l = loss.primal(&s, &[y], &mut ws).unwrap();
                     // Fenchel–Young equality at the maximiser (the step with q = s, K = 0, c = 1).
                     let mut a = vec![0.0; m];
-                    loss.update(&s, 0.0, y, 1.0, &mut a, &mut ws).unwrap();
-                    let fy = objective(&loss, &s, 0.0, y, 1.0, &a);
+                    loss.update(&s, 0.0, &[y], 1.0, &mut a, &mut ws).unwrap();
+                    let fy = objective(&loss, &s, 0.0, &[y], 1.0, &a);
                     assert!((fy - l).abs() <= 1e-13 * l.max(1.0), "m {m} k {k}: {fy} vs {l}");
                     let x = reference_step(&u, 0.0, Some(k));
                     let h = |x: &[f64]| {
@@ -426,18 +430,18 @@ mod tests {
             for k in 1..m {
                 let loss = TopKEntropy { k };
                 for y in [0, m - 1] {
-                    assert!(loss.primal(q, y, &mut ws).unwrap().is_finite());
+                    assert!(loss.primal(q, &[y], &mut ws).unwrap().is_finite());
                     for kii in [0.0, 1e-20, 1e-12, 0.3, 1e6] {
                         for c in [1e-6, 1.0, 1e6] {
                             let mut a = vec![0.0; m];
-                            loss.update(q, kii, y, c, &mut a, &mut ws)
+                            loss.update(q, kii, &[y], c, &mut a, &mut ws)
                                 .unwrap_or_else(|e| panic!("{q:?} k {k} y {y} K {kii} c {c}: {e}"));
                             assert_feasible(&a, y, c, k);
-                            assert!(loss.dual(&a, y, c).is_finite());
-                            let best = objective(&loss, q, kii, y, c, &a);
+                            assert!(loss.dual(&a, &[y], c).is_finite());
+                            let best = objective(&loss, q, kii, &[y], c, &a);
                             for w in [1e-6, 1e-3, 0.5] {
                                 let b: Vec<f64> = a.iter().map(|aj| (1.0 - w) * aj).collect();
-                                let other = objective(&loss, q, kii, y, c, &b);
+                                let other = objective(&loss, q, kii, &[y], c, &b);
                                 // Rounding of ⟨q, a⟩ (|q| up to 1e6) bounds what can be resolved.
                                 let tol = 1e-12
                                     * (best.abs() + c + q.iter().zip(&a).map(|(q, a)| (q * a).abs()).sum::<f64>());
@@ -450,12 +454,12 @@ mod tests {
                     }
                     // The closed form (K = 0) and the general path (tiny K c) agree.
                     let (mut a0, mut a1) = (vec![0.0; m], vec![0.0; m]);
-                    loss.update(q, 0.0, y, 1.0, &mut a0, &mut ws).unwrap();
-                    loss.update(q, 1e-12, y, 1.0, &mut a1, &mut ws).unwrap();
+                    loss.update(q, 0.0, &[y], 1.0, &mut a0, &mut ws).unwrap();
+                    loss.update(q, 1e-12, &[y], 1.0, &mut a1, &mut ws).unwrap();
                     assert!(a0.iter().zip(&a1).all(|(p, r)| (p - r).abs() <= 1e-10), "{q:?} k {k}: {a0:?} vs {a1:?}");
                 }
             }
         }
-        assert!(TopKEntropy { k: 1 }.update(&[f64::INFINITY, 0.0], 1.0, 0, 1.0, &mut [0.0; 2], &mut ws).is_err());
+        assert!(TopKEntropy { k: 1 }.update(&[f64::INFINITY, 0.0], 1.0, &[0], 1.0, &mut [0.0; 2], &mut ws).is_err());
     }
 }

@@ -30,6 +30,7 @@ __all__ = [
     "M3lProblem",
     "M3lSettings",
     "RankerSettings",
+    "SdcaLossName",
     "SdcaSettings",
     "HINGE_VARIANTS",
     "KERNELS",
@@ -52,6 +53,9 @@ __all__ = [
 Kernel = Literal["linear", "rbf", "poly", "precomputed"]
 #: TopKSVC's losses: top-k hinge α and β, smoothed top-k hinge (softmax) and top-k entropy.
 TopKLoss = Literal["alpha", "beta", "softmax", "entropy"]
+#: The losses of the Prox-SDCA core (``SdcaSettings.loss``): TopKSVC's, and the multi-label
+#: hinge and softmax of label sets (``label_starts`` of ``_core.topk_svm_fit``; k unused).
+SdcaLossName = Literal["alpha", "beta", "softmax", "entropy", "multilabel_hinge", "multilabel_softmax"]
 #: The top-k hinge variants of ``toprank.losses.topk_hinge``.
 HingeVariant = Literal["alpha", "beta"]
 #: The surrogate of the ranking-at-top estimators.
@@ -105,7 +109,7 @@ class SdcaSettings:
     core from the problem size and the threads). Kernel fits: ``kernel``."""
 
     n_classes: int
-    loss: TopKLoss
+    loss: SdcaLossName
     k: int
     smoothing: float
     tol: float

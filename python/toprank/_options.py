@@ -42,8 +42,11 @@ __all__ = [
     "HingeVariant",
     "Kernel",
     "M3LSolver",
+    "MULTILABEL_LOSSES",
+    "MultiLabelLoss",
     "Optimizer",
     "RankerLoss",
+    "SdcaLossName",
     "Surrogate",
     "TopKLoss",
 ]
@@ -52,6 +55,11 @@ __all__ = [
 Kernel = Literal["linear", "rbf", "poly", "precomputed"]
 #: TopKSVC's losses: top-k hinge α and β, smoothed top-k hinge (softmax) and top-k entropy.
 TopKLoss = Literal["alpha", "beta", "softmax", "entropy"]
+#: MultiLabelSVC's losses: the multi-label hinge (smoothed by ``smoothing``) and softmax.
+MultiLabelLoss = Literal["hinge", "softmax"]
+#: The losses the core's Prox-SDCA fit knows by name (``SdcaSettings.loss``): TopKSVC's,
+#: and MultiLabelSVC's as ``"multilabel_<loss>"``.
+SdcaLossName = Literal["alpha", "beta", "softmax", "entropy", "multilabel_hinge", "multilabel_softmax"]
 #: The top-k hinge variants of ``toprank.losses.topk_hinge``.
 HingeVariant = Literal["alpha", "beta"]
 #: The surrogate of the ranking-at-top estimators.
@@ -75,6 +83,7 @@ FitStatus = Literal["converged", "max_iter", "no_progress", "interrupted"]
 # value keeps its Literal type).
 KERNELS: tuple[Kernel, ...] = get_args(Kernel)
 TOPK_LOSSES: tuple[TopKLoss, ...] = get_args(TopKLoss)
+MULTILABEL_LOSSES: tuple[MultiLabelLoss, ...] = get_args(MultiLabelLoss)
 HINGE_VARIANTS: tuple[HingeVariant, ...] = get_args(HingeVariant)
 SURROGATES: tuple[Surrogate, ...] = get_args(Surrogate)
 M3L_SOLVERS: tuple[M3LSolver, ...] = get_args(M3LSolver)
@@ -98,14 +107,15 @@ class KernelSettings:
 
 @dataclass(frozen=True)
 class SdcaSettings:
-    """Prox-SDCA's settings (``toprank.TopKSVC`` documents each): the number of classes
-    (labels lie below it), the loss and its k and smoothing, the stopping rule (relative duality gap ``tol``, ``max_epochs``, a check
+    """Prox-SDCA's settings (``toprank.TopKSVC`` and ``toprank.MultiLabelSVC`` document
+    each): the number of classes (labels lie below it), the loss and its k (ignored by
+    the multi-label losses) and smoothing, the stopping rule (relative duality gap ``tol``, ``max_epochs``, a check
     every ``check_every`` epochs) and the epochs' ``seed``. Linear fits: the constant
     feature ``bias`` (None: no intercept) and ``parallel`` (None: CoCoA+ chosen by the
     core from the problem size and the threads). Kernel fits: ``kernel``."""
 
     n_classes: int
-    loss: TopKLoss
+    loss: SdcaLossName
     k: int
     smoothing: float
     tol: float

@@ -642,14 +642,15 @@ def _row_rank_losses(s: NDArray[Any], rel: BoolArray) -> NDArray[np.float64]:
     ss = np.take_along_axis(s, order, axis=1)
     rs = np.take_along_axis(rel, order, axis=1)
     irrelevant = ~rs
-    below = np.cumsum(irrelevant, axis=1) - irrelevant  # irrelevant labels before q
+    below: IntArray = np.cumsum(irrelevant, axis=1, dtype=np.int64) - irrelevant  # irrelevant labels before q
     positions = np.broadcast_to(np.arange(m), (b, m))
     new_block = np.ones((b, m), dtype=np.bool_)
     new_block[:, 1:] = ss[:, 1:] != ss[:, :-1]
     block_start = np.maximum.accumulate(np.where(new_block, positions, 0), axis=1)
-    strictly_below = np.take_along_axis(below, block_start, axis=1)
+    strictly_below: IntArray = np.take_along_axis(below, block_start, axis=1)
     n_neg = np.count_nonzero(irrelevant, axis=1)
     n_pos = m - n_neg
     wrong = np.sum(np.where(rs, n_neg[:, None] - strictly_below, 0), axis=1)
     pairs = n_pos * n_neg
-    return np.divide(wrong, pairs, out=np.zeros(b), where=pairs > 0)
+    losses: NDArray[np.float64] = np.divide(wrong, pairs, out=np.zeros(b), where=pairs > 0)
+    return losses

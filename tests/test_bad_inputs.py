@@ -791,7 +791,7 @@ def _sparse_estimators() -> dict[str, tuple[Any, Callable[[Any], Any]]]:
 
     return {
         "TopKSVC": (TopKSVC(k=2, tol=1e-8, random_state=0), lambda m: (m.coef_, m.n_iter_)),
-        "MultiLabelSVC": (MultiLabelSVC(tol=1e-8, random_state=0), lambda m: (m.coef_, m.n_iter_)),
+        "MultiLabelSVC": (MultiLabelSVC(smoothing=0.5, tol=1e-8, random_state=0), lambda m: (m.coef_, m.n_iter_)),
         "M3L": (M3L(tol=1e-8, random_state=0), lambda m: (m.coef_, m.n_iter_)),
         "TraceNormLogisticRegression": (
             TraceNormLogisticRegression(tol=1e-8, random_state=0),

@@ -83,7 +83,10 @@ def test_the_core_fits_return_a_typed_report():
 def test_settings_options_are_refused_naming_the_option():
     y, c = Y_CLASS.astype(np.int64), np.ones(80)
     settings = SdcaSettings(3, "alpha", k=1, smoothing=0.0, tol=1e-6, max_epochs=10, check_every=5, seed=0)
-    with pytest.raises(InvalidInputError, match="^loss: must be 'alpha', 'beta', 'softmax' or 'entropy'"):
+    with pytest.raises(
+        InvalidInputError,
+        match="^loss: must be 'alpha', 'beta', 'softmax', 'entropy', 'multilabel_hinge' or 'multilabel_softmax'",
+    ):
         _core.topk_svm_fit(X, y, c, replace(settings, loss="alhpa"))
     with pytest.raises(InvalidInputError, match="^kernel: must be 'linear', 'rbf', 'poly' or 'precomputed'"):
         _core.topk_svm_fit(X, y, c, replace(settings, kernel=KernelSettings("gaussian")))

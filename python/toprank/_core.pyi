@@ -164,6 +164,7 @@ def topk_svm_fit(
     c: NDArray[np.float64],
     settings: SdcaSettings,
     *,
+    label_starts: NDArray[np.int64] | None = None,
     dual_coef: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
     callback: _Progress | None = None,

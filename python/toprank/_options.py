@@ -30,6 +30,7 @@ __all__ = [
     "M3lProblem",
     "M3lSettings",
     "RankerSettings",
+    "SdcaLossName",
     "SdcaSettings",
     "HINGE_VARIANTS",
     "KERNELS",
@@ -46,7 +47,6 @@ __all__ = [
     "MultiLabelLoss",
     "Optimizer",
     "RankerLoss",
-    "SdcaLossName",
     "Surrogate",
     "TopKLoss",
 ]
@@ -55,11 +55,12 @@ __all__ = [
 Kernel = Literal["linear", "rbf", "poly", "precomputed"]
 #: TopKSVC's losses: top-k hinge α and β, smoothed top-k hinge (softmax) and top-k entropy.
 TopKLoss = Literal["alpha", "beta", "softmax", "entropy"]
-#: MultiLabelSVC's losses: the multi-label hinge (smoothed by ``smoothing``) and softmax.
-MultiLabelLoss = Literal["hinge", "softmax"]
-#: The losses the core's Prox-SDCA fit knows by name (``SdcaSettings.loss``): TopKSVC's,
-#: and MultiLabelSVC's as ``"multilabel_<loss>"``.
+#: The losses of the Prox-SDCA core (``SdcaSettings.loss``): TopKSVC's, and the multi-label
+#: hinge and softmax of label sets (``label_starts`` of ``_core.topk_svm_fit``; k unused).
 SdcaLossName = Literal["alpha", "beta", "softmax", "entropy", "multilabel_hinge", "multilabel_softmax"]
+#: MultiLabelSVC's losses: the multi-label hinge (smoothed by ``smoothing``) and softmax,
+#: ``"multilabel_<loss>"`` in ``SdcaLossName``.
+MultiLabelLoss = Literal["hinge", "softmax"]
 #: The top-k hinge variants of ``toprank.losses.topk_hinge``.
 HingeVariant = Literal["alpha", "beta"]
 #: The surrogate of the ranking-at-top estimators.
@@ -107,9 +108,8 @@ class KernelSettings:
 
 @dataclass(frozen=True)
 class SdcaSettings:
-    """Prox-SDCA's settings (``toprank.TopKSVC`` and ``toprank.MultiLabelSVC`` document
-    each): the number of classes (labels lie below it), the loss and its k (ignored by
-    the multi-label losses) and smoothing, the stopping rule (relative duality gap ``tol``, ``max_epochs``, a check
+    """Prox-SDCA's settings (``toprank.TopKSVC`` documents each): the number of classes
+    (labels lie below it), the loss and its k and smoothing, the stopping rule (relative duality gap ``tol``, ``max_epochs``, a check
     every ``check_every`` epochs) and the epochs' ``seed``. Linear fits: the constant
     feature ``bias`` (None: no intercept) and ``parallel`` (None: CoCoA+ chosen by the
     core from the problem size and the threads). Kernel fits: ``kernel``."""

@@ -319,13 +319,16 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
     --------
     >>> import numpy as np
     >>> from toprank import MultiLabelSVC
-    >>> X = np.array([[1.0, 0.0], [0.9, 0.2], [0.0, 1.0], [0.1, 0.9], [0.7, 0.7], [0.6, 0.8]])
-    >>> Y = [{"sport"}, {"sport"}, {"news"}, {"news"}, {"sport", "news"}, {"news", "sport"}]
-    >>> model = MultiLabelSVC(C=10.0, random_state=0).fit(X, Y)
+    >>> angles = np.radians([0, 60, 120, 180, 240, 300])  # six examples on a circle
+    >>> X = np.c_[np.cos(angles), np.sin(angles)]
+    >>> y = [{"sport"}, {"sport", "news"}, {"news"}, {"news", "tech"}, {"tech"}, {"tech", "sport"}]
+    >>> model = MultiLabelSVC(C=10.0, random_state=0).fit(X, y)
     >>> model.classes_.tolist()
-    ['news', 'sport']
-    >>> model.predict_topk(X[:1], k=1).tolist()
-    [['sport']]
+    ['news', 'sport', 'tech']
+    >>> model.predict_topk(X[[0, 2, 4]], k=1).tolist()
+    [['sport'], ['news'], ['tech']]
+    >>> model.predict(X).tolist()  # the training label sets; columns in the order of classes_
+    [[0, 1, 0], [1, 1, 0], [1, 0, 0], [1, 0, 1], [0, 0, 1], [0, 1, 1]]
     """
 
     # Linear only; DualSolverModel reads the kernel (no precomputed Gram matrix here).

@@ -81,7 +81,14 @@ def test_optimum_matches_cvxpy(case):
     scaling = float(rng.choice([1.0, 2.0])) if fi else 1.0
     sw = rng.uniform(0.0, 2.0, size=n) if weighted else None
     est = MultiLabelSVC(
-        loss=loss, C=C, smoothing=gamma, fit_intercept=fi, intercept_scaling=scaling, random_state=seed, **TIGHT
+        loss=loss,
+        C=C,
+        smoothing=gamma,
+        fit_intercept=fi,
+        intercept_scaling=scaling,
+        random_state=seed,
+        keep_dual=True,
+        **TIGHT,
     )
     quiet_fit(est, X, Y, sample_weight=sw)
     # Non-smooth hinge: D reaches its optimum to round-off while P(W(A)) may stay a
@@ -95,6 +102,11 @@ def test_optimum_matches_cvxpy(case):
     P = ref.primal_objective(est.coef_, est.intercept_, X, Y, c, loss, gamma, scaling)
     assert rel(P, est.primal_objective_) < 1e-7, (P, est.primal_objective_)
     assert est.dual_objective_ <= opt * (1 + 1e-8) + 1e-10  # weak duality
+    # The certificate: the returned dual is feasible and its D (recomputed) is within the
+    # gap of P, so (W, A) satisfy the optimality conditions up to that gap.
+    assert ref.dual_feasibility_violation(est.dual_coef_, Y, c, loss) < 1e-9
+    D = ref.dual_objective(est.dual_coef_, ref.augment(X, fi, scaling), Y, c, loss, gamma)
+    assert rel(D, est.dual_objective_) < 1e-9 and (P - D) / P < 1e-7
     # ½‖W‖² makes P 1-strongly convex: ‖W − W*‖² ≤ 2 (P(W) − P*).
     W = np.c_[est.coef_, est.intercept_ / scaling] if fi else est.coef_
     radius = np.sqrt(2 * max(P - opt, 0.0) + 2e-9 * abs(opt))

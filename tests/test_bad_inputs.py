@@ -787,10 +787,11 @@ def _stored_twice(dense: np.ndarray) -> Any:
 
 def _sparse_estimators() -> dict[str, tuple[Any, Callable[[Any], Any]]]:
     """Every estimator that trains on CSR input: (estimator, what a fit gives)."""
-    from toprank import M3L, RankmaxRanker, TopKSVC, TraceNormLogisticRegression  # noqa: PLC0415
+    from toprank import M3L, MultiLabelSVC, RankmaxRanker, TopKSVC, TraceNormLogisticRegression  # noqa: PLC0415
 
     return {
         "TopKSVC": (TopKSVC(k=2, tol=1e-8, random_state=0), lambda m: (m.coef_, m.n_iter_)),
+        "MultiLabelSVC": (MultiLabelSVC(smoothing=0.5, tol=1e-8, random_state=0), lambda m: (m.coef_, m.n_iter_)),
         "M3L": (M3L(tol=1e-8, random_state=0), lambda m: (m.coef_, m.n_iter_)),
         "TraceNormLogisticRegression": (
             TraceNormLogisticRegression(tol=1e-8, random_state=0),
@@ -803,7 +804,7 @@ def _sparse_estimators() -> dict[str, tuple[Any, Callable[[Any], Any]]]:
     }
 
 
-@pytest.mark.parametrize("name", ["TopKSVC", "M3L", "TraceNormLogisticRegression", "RankmaxRanker"])
+@pytest.mark.parametrize("name", ["TopKSVC", "MultiLabelSVC", "M3L", "TraceNormLogisticRegression", "RankmaxRanker"])
 def test_duplicate_csr_entries_are_summed(name):
     # M3L took each stored entry as it was (its ‖x_i‖² and steps wrong): 12,823 epochs
     # instead of 1,206 to the same answer on the issue's data.
@@ -821,11 +822,21 @@ def test_duplicate_csr_entries_are_summed(name):
 
 
 def _all_estimators() -> dict[str, Any]:
-    from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPush, TopPushK, TraceNormLogisticRegression  # noqa: PLC0415
+    from toprank import (  # noqa: PLC0415
+        M3L,
+        MultiLabelSVC,
+        PatMat,
+        RankmaxRanker,
+        TopKSVC,
+        TopPush,
+        TopPushK,
+        TraceNormLogisticRegression,
+    )
     from toprank.pq import ProductQuantizer  # noqa: PLC0415
 
     return {
         "TopKSVC": TopKSVC(),
+        "MultiLabelSVC": MultiLabelSVC(),
         "M3L": M3L(),
         "TraceNormLogisticRegression": TraceNormLogisticRegression(),
         "RankmaxRanker": RankmaxRanker(n_epochs=1),
@@ -840,6 +851,7 @@ def _all_estimators() -> dict[str, Any]:
     "name",
     [
         "TopKSVC",
+        "MultiLabelSVC",
         "M3L",
         "TraceNormLogisticRegression",
         "RankmaxRanker",

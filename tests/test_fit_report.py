@@ -1,5 +1,5 @@
-"""One fit contract for the estimators fitted by a dual solver (TopKSVC, M3L, TopPush,
-TopPushK, PatMat): ``status_`` from one vocabulary, ``n_iter_`` and ``history_`` of
+"""One fit contract for the estimators fitted by a dual solver (TopKSVC, MultiLabelSVC,
+M3L, TopPush, TopPushK, PatMat): ``status_`` from one vocabulary, ``n_iter_`` and ``history_`` of
 :class:`toprank.FitProgress` records meaning the same everywhere; and the core's fits
 taking one settings object and returning a typed ``FitReport``."""
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from toprank import M3L, FitProgress, PatMat, TopKSVC, TopPushK, _core
+from toprank import M3L, FitProgress, MultiLabelSVC, PatMat, TopKSVC, TopPushK, _core
 from toprank._options import FitStatus, KernelSettings, M3lProblem, M3lSettings, SdcaSettings
 from toprank.exceptions import InvalidInputError
 
@@ -23,11 +23,16 @@ X = RNG.standard_normal((80, 5))
 Y_CLASS = np.argmax(X[:, :3] + 0.5 * RNG.standard_normal((80, 3)), axis=1)
 Y_MULTI = (X[:, :3] + 0.3 * RNG.standard_normal((80, 3)) > 0).astype(int)
 Y_BINARY = Y_CLASS == 0
+# Label sets with a label and a non-label in every row (MultiLabelSVC's losses need both).
+Y_SETS = Y_MULTI.copy()
+Y_SETS[np.arange(80), np.argmax(X[:, :3], axis=1)] = 1
+Y_SETS[np.arange(80), np.argmin(X[:, :3], axis=1)] = 0
 
 # name -> (the estimator, its targets, the parameter of its budget)
 ESTIMATORS = {
     "TopKSVC": (partial(TopKSVC, k=1, random_state=0), Y_CLASS, "max_epochs"),
     "TopKSVC_rbf": (partial(TopKSVC, kernel="rbf", random_state=0), Y_CLASS, "max_epochs"),
+    "MultiLabelSVC": (partial(MultiLabelSVC, random_state=0), Y_SETS, "max_epochs"),
     "M3L_dcd": (partial(M3L, random_state=0), Y_MULTI, "max_iter"),
     "M3L_smo": (partial(M3L, kernel="rbf"), Y_MULTI, "max_iter"),
     "TopPushK": (partial(TopPushK, K=2, check_every=5, random_state=0), Y_BINARY, "max_iter"),

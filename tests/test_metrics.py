@@ -523,6 +523,16 @@ BAD_CALLS: list[tuple[str, str, Any]] = [
     ("hl sparse not 0/1", "y_true", lambda: metrics.hamming_loss(sp.csr_matrix(Y3 * 3), Y3)),
     ("hl complex", "y_true", lambda: metrics.hamming_loss(Y3 + 0j, Y3)),
     ("hl ragged", "y_true", lambda: metrics.hamming_loss([[0, 1], [1]], Y3)),
+    # rank_loss
+    ("rl nan", "scores", lambda: metrics.rank_loss(Y3, NAN3)),
+    ("rl inf", "scores", lambda: metrics.rank_loss(Y3, INF3)),
+    ("rl 1d scores", "scores", lambda: metrics.rank_loss(Y3, S3[0])),
+    ("rl empty", "scores", lambda: metrics.rank_loss(np.zeros((0, 3)), np.zeros((0, 3)))),
+    ("rl shape mismatch", "y_true", lambda: metrics.rank_loss(Y3[:, :2], S3)),
+    ("rl sparse shape mismatch", "y_true", lambda: metrics.rank_loss(sp.csr_matrix(Y3[:1]), S3)),
+    ("rl not 0/1", "y_true", lambda: metrics.rank_loss(Y3 * 2, S3)),
+    ("rl label out of range", "y_true", lambda: metrics.rank_loss([{0}, {3}], S3)),
+    ("rl too few sets", "y_true", lambda: metrics.rank_loss([{0}], S3)),
 ]
 
 
@@ -532,6 +542,71 @@ def test_bad_input_raises_naming_argument(case: str, arg: str, call: Any) -> Non
         call()
     assert str(info.value).startswith(f"{arg}: "), str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+def _sk_rank_loss(Y: Any, S: Any) -> float:
+    from sklearn.metrics import label_ranking_loss
+
+    return float(label_ranking_loss(Y, S))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rank_loss_matches_sklearn_with_ties_and_degenerate_rows(dtype: Any) -> None:
+    # Integer-valued scores make ties common; rows with no and with all labels occur.
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        n, L = int(rng.integers(2, 25)), int(rng.integers(2, 12))
+        S = rng.integers(0, 4, (n, L)).astype(dtype)
+        Y = (rng.random((n, L)) < rng.random()).astype(np.int64)
+        Y[0], Y[1] = 0, 1  # no label, all labels: loss 0, counted in the mean
+        expected = _sk_rank_loss(Y, S)
+        assert metrics.rank_loss(Y, S) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        sets = [np.flatnonzero(r).tolist() for r in Y]
+        for y in (Y.astype(bool), sp.csr_matrix(Y), sets):
+            assert metrics.rank_loss(y, S) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_rank_loss_float32_ties_are_those_of_float32() -> None:
+    # Two float64 scores that round to the same float32: a tie (a wrong pair) in float32
+    # only, as sklearn compares them.
+    a, b = 1.0, 1.0 + 2.0**-30
+    S64 = np.array([[a, b]])
+    Y = np.array([[0, 1]])
+    assert metrics.rank_loss(Y, S64) == 0.0
+    assert metrics.rank_loss(Y, S64.astype(np.float32)) == 1.0 == _sk_rank_loss(Y, S64.astype(np.float32))
+
+
+def test_rank_loss_many_labels_multiblock(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(12)
+    n, L = 300, 1000
+    Y = rng.random((n, L)) < 0.01
+    Y[np.arange(n), rng.integers(0, L, n)] = True
+    S = rng.integers(0, 50, (n, L)).astype(np.float32)
+    expected = _sk_rank_loss(Y, S)
+    assert metrics.rank_loss(Y, S) == pytest.approx(expected, rel=1e-12)
+    monkeypatch.setattr(metrics, "_BLOCK_ELEMS", 7 * L)  # 7 rows per block, a partial last block
+    sets = [np.flatnonzero(r).tolist() for r in Y]
+    for y in (Y, sp.csr_matrix(Y), sets):
+        assert metrics.rank_loss(y, S) == pytest.approx(expected, rel=1e-12)
+
+
+def test_rank_loss_hand_examples() -> None:
+    S = np.array([[3.0, 1.0, 2.0, 0.0]])
+    assert metrics.rank_loss(np.array([[1, 0, 1, 0]]), S) == 0.0  # both relevant on top
+    assert metrics.rank_loss(np.array([[0, 1, 0, 1]]), S) == 1.0  # both at the bottom
+    assert metrics.rank_loss(np.array([[1, 1, 0, 0]]), S) == 0.25  # (1, 2) is the one wrong pair of 4
+    assert metrics.rank_loss([{0}], np.zeros((1, 4))) == 1.0  # all tied: every pair is wrong
+
+
+def test_rank_loss_docstring_examples_run() -> None:
+    # The repository runs no doctest collection; the Examples of rank_loss are checked here.
+    import doctest
+
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in doctest.DocTestFinder().find(metrics.rank_loss, "rank_loss", globs={}):
+        runner.run(test)
+    assert runner.summarize(verbose=False).attempted >= 3
+    assert runner.summarize(verbose=False).failed == 0
 
 
 def test_k_message_format() -> None:

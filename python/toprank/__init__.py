@@ -13,6 +13,8 @@ A Rust core with a typed Python facade:
   kernel classifiers for ranking at the top, trained in the dual;
 * :mod:`toprank.m3l` — :class:`M3L`, max-margin multi-label classification with a
   label-correlation prior (kernel SMO with a shared kernel cache);
+* :mod:`toprank.multilabel` — :class:`MultiLabelSVC`, the multi-label hinge and softmax
+  losses (label rankings) trained by TopKSVC's Prox-SDCA;
 * :mod:`toprank.tracenorm` — :class:`TraceNormLogisticRegression`, multinomial logistic
   regression with a trace-norm penalty (low-rank W) by rank-one descent, on raw, sparse
   or product-quantized features, and :func:`tracenorm_path`;
@@ -24,14 +26,14 @@ A Rust core with a typed Python facade:
 * :mod:`toprank.recsys` — the implicit-feedback protocol of the Rankmax paper (split,
   AP@k / accuracy / Recall@k with training items excluded);
 * :mod:`toprank.metrics` — top-k accuracy, precision/recall/AP at k, precision at a
-  recall level, the precision-recall curve, Hamming loss;
+  recall level, the precision-recall curve, Hamming loss, rank loss;
 * :mod:`toprank.scoring` — those metrics as ``scoring=`` scorers for ``GridSearchCV`` /
   ``cross_val_score``, and top-k predictions from a fitted pipeline;
 * :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use).
 
-The estimators fitted by a dual solver (TopKSVC, M3L, TopPush, TopPushK, PatMat) report
-the same way: ``status_`` (``"converged"``, ``"max_iter"``, ``"no_progress"`` or
-``"interrupted"``), ``n_iter_``, the objectives and ``history_``, a list of
+The estimators fitted by a dual solver (TopKSVC, MultiLabelSVC, M3L, TopPush, TopPushK,
+PatMat) report the same way: ``status_`` (``"converged"``, ``"max_iter"``,
+``"no_progress"`` or ``"interrupted"``), ``n_iter_``, the objectives and ``history_``, a list of
 :class:`FitProgress` records (n_iter, primal, dual, gap, seconds); RankmaxRanker's
 ``history_`` holds :class:`RankerProgress` records (n_iter, loss, the validation
 metrics, seconds), TraceNormLogisticRegression's :class:`TraceNormProgress` records
@@ -44,6 +46,7 @@ from toprank import (
     losses,
     m3l,
     metrics,
+    multilabel,
     plotting,
     pq,
     projections,
@@ -58,6 +61,7 @@ from toprank._estimator import FitProgress, RankerProgress, TraceNormProgress
 from toprank.attop import PatMat, TopPush, TopPushK
 from toprank.exceptions import InfeasibleError, InternalError, InvalidInputError, NoSolutionError
 from toprank.m3l import M3L
+from toprank.multilabel import MultiLabelSVC
 from toprank.ranker import RankmaxRanker
 from toprank.svm import TopKSVC
 from toprank.tracenorm import TraceNormLogisticRegression, tracenorm_path
@@ -78,6 +82,8 @@ __all__ = [
     "attop",
     "m3l",
     "M3L",
+    "multilabel",
+    "MultiLabelSVC",
     "ranker",
     "recsys",
     "RankmaxRanker",

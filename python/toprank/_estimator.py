@@ -10,6 +10,10 @@ another's private names:
   callback, and the fitted report (``status_``, ``n_iter_``, ``history_`` of
   :class:`FitProgress` records: the same for every such estimator) with its
   convergence warning;
+* :class:`SdcaModel` — for the linear and kernel Prox-SDCA estimators (TopKSVC,
+  MultiLabelSVC): their common parameters validated, the costs c_i, the warm start's
+  and the kept dual rows, the linear model from the core's W, and what to change when
+  a fit stops short;
 * :class:`ClassScores` — ``predict``, ``predict_topk`` and the probabilities of a
   multiclass estimator, from its class scores;
 * :class:`LinePace` — how often ``verbose`` prints (at most a line a second, or every
@@ -31,11 +35,21 @@ from typing import Any, NamedTuple, TypeVar, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import check_random_state
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.metaestimators import available_if
 
 from toprank import _core
+from toprank._limits import row_sq_norms
 from toprank._options import FitStatus, Kernel, KernelSettings
-from toprank._validation import DEGREE_MAX, as_jobs, bounded_int, bounded_real, warn_not_converged
+from toprank._validation import (
+    DEGREE_MAX,
+    as_flag,
+    as_jobs,
+    bounded_int,
+    bounded_real,
+    intercept_scaling,
+    warn_not_converged,
+)
 from toprank.exceptions import InvalidInputError, NoSolutionError
 
 # The statuses of a dual solver that stopped before its relative duality gap reached tol.
@@ -270,6 +284,153 @@ class DualSolverModel:
     def _solver_name(self) -> str:
         """What the convergence warning calls the fit (the estimator, or with its solver)."""
         return type(self).__name__
+
+
+class SdcaModel(DualSolverModel):
+    """What the Prox-SDCA estimators (:class:`~toprank.TopKSVC`,
+    :class:`~toprank.MultiLabelSVC`) share beyond :class:`DualSolverModel`: their common
+    parameters validated, the costs c_i of the examples, the dual rows a warm start
+    begins from and those a model keeps, the linear model from the core's W, and the
+    advice of a fit that stopped short. Each estimator says whether its loss is a
+    (smoothable) hinge loss, ``_is_hinge``."""
+
+    C: float
+    smoothing: float
+    fit_intercept: bool
+    intercept_scaling: float
+    tol: float
+    max_epochs: int
+    check_every: int
+    shrinking: bool
+    warm_start: bool
+    keep_dual: bool
+    classes_: NDArray[Any]
+    coef_: NDArray[np.float64]
+    intercept_: NDArray[np.float64]
+    dual_coef_: NDArray[np.float64]
+    _c: NDArray[np.float64]
+
+    def _is_hinge(self) -> bool:
+        raise NotImplementedError
+
+    def _sdca_params(self) -> dict[str, Any]:
+        """The parameters every Prox-SDCA estimator has, validated (each error names its
+        parameter)."""
+        return {
+            "C": bounded_real(self.C, "C", low=0.0, strict=True),
+            "smoothing": bounded_real(self.smoothing, "smoothing", low=0.0, strict=False),
+            "tol": bounded_real(self.tol, "tol", low=0.0, strict=True),
+            "max_epochs": bounded_int(self.max_epochs, "max_epochs", low=1),
+            "check_every": bounded_int(self.check_every, "check_every", low=1),
+            "shrinking": as_flag(self.shrinking, "shrinking"),
+            "fit_intercept": as_flag(self.fit_intercept, "fit_intercept"),
+            "warm_start": as_flag(self.warm_start, "warm_start"),
+            "keep_dual": as_flag(self.keep_dual, "keep_dual"),
+            "intercept_scaling": intercept_scaling(self.intercept_scaling),
+            "n_jobs": as_jobs(self.n_jobs),
+        }
+
+    @staticmethod
+    def _costs(
+        C: float, sample_weight: NDArray[np.float64], factor: NDArray[np.float64] | None = None
+    ) -> NDArray[np.float64]:
+        """c_i = C · sample_weight_i (· ``factor``_i, e.g. a class weight): each example's
+        weight in the primal. Negative weights, or none positive, are refused."""
+        if np.any(sample_weight < 0):
+            raise InvalidInputError("sample_weight: must be >= 0")
+        c = C * sample_weight if factor is None else C * sample_weight * factor
+        c = np.ascontiguousarray(c, dtype=np.float64)
+        if not np.any(c > 0):
+            raise InvalidInputError("sample_weight: every example has weight 0")
+        return c
+
+    def _linear_model(self, W: NDArray[np.float64], n_features: int, params: dict[str, Any]) -> None:
+        """``coef_`` and ``intercept_`` from the core's W (m × (d + 1) with the constant
+        feature, whose weights are the intercepts divided by ``intercept_scaling``)."""
+        self.coef_ = np.ascontiguousarray(W[:, :n_features])
+        if params["fit_intercept"]:
+            self.intercept_ = W[:, n_features] * params["intercept_scaling"]
+        else:
+            self.intercept_ = np.zeros(W.shape[0])
+
+    def _linear_scores(self, Xv: Any) -> NDArray[np.float64]:
+        """Wᵀx + b of the validated rows ``Xv``: dense, CSR, or a CompressedMatrix's X̂·Wᵀ
+        from its codes."""
+        return np.asarray(safe_sparse_dot(Xv, self.coef_.T, dense_output=True) + self.intercept_, dtype=np.float64)
+
+    def _advice(self, Xv: Any, c: NDArray[np.float64], params: dict[str, Any]) -> str:
+        """What to change when a fit stops short of tol, and why: SDCA's epochs grow with
+        max_i c_i·k(x_i, x_i) (each step moves W by up to c_i·‖x_i‖ along x_i), about 1
+        on well-scaled data."""
+        budget = f"raise max_epochs (now {params['max_epochs']}) or tol"
+        smooth = (
+            " or set smoothing > 0 (the smoothed hinge converges linearly)"
+            if self._is_hinge() and params["smoothing"] == 0
+            else ""
+        )
+        curvature = self._max_curvature(Xv, params)
+        if curvature is None or not math.isfinite(curvature):
+            return f"Otherwise {budget}; lower C{smooth}."
+        worst = float(np.max(c)) * curvature
+        if worst <= 10.0:
+            return f"C·max‖x_i‖² is {worst:.3g}, which is well scaled: {budget}{smooth}."
+        return (
+            f"The problem is badly scaled for the dual method: C·max‖x_i‖² reaches {worst:.3g}, and the "
+            "epochs SDCA needs grow in proportion to it (about 1 is well scaled). Scale X so that "
+            "‖x‖ ≈ 1 (e.g. StandardScaler, then divide by √n_features), lower C"
+            f"{smooth}; otherwise {budget}."
+        )
+
+    def _max_curvature(self, Xv: Any, params: dict[str, Any]) -> float | None:
+        """max_i k(x_i, x_i), the largest step curvature (None where it is not cheap to know)."""
+        if Xv is None:
+            return None
+        if self.kernel == "precomputed":
+            return float(np.max(np.diagonal(Xv)))
+        if self.kernel == "rbf":
+            return 1.0
+        with np.errstate(over="ignore"):
+            largest = float(np.max(row_sq_norms(Xv)))
+            if self.kernel == "poly":
+                return float((self._gamma * largest + abs(float(self.coef0))) ** int(self.degree))
+            if params["fit_intercept"]:
+                largest += params["intercept_scaling"] ** 2
+        return largest
+
+    def _keep_dual(
+        self, dual: NDArray[np.float64], c: NDArray[np.float64], params: dict[str, Any], targets: Any = None
+    ) -> None:
+        """Keeps the n × m dual, with the weights (and ``targets``) it was fitted for, only
+        where the next fit starts from it or it was asked for: a linear model predicts
+        with ``coef_`` alone, so its size is O(m·d), not O(n·m)."""
+        forget(self, "dual_coef_", "_c", "_dual_targets")
+        if params["warm_start"] or params["keep_dual"]:
+            self.dual_coef_ = dual
+            self._c = c
+            if targets is not None:
+                self._dual_targets = targets
+
+    def _warm_dual(
+        self, n: int, classes: NDArray[Any], c: NDArray[np.float64], targets: Any = None
+    ) -> NDArray[np.float64] | None:
+        """The previous fit's dual rows, rescaled to the new costs ``c``, where
+        ``warm_start`` is set and the fit has the same size and ``classes`` (and, where
+        given, ``targets``, compared with ``np.array_equal`` item by item); else None."""
+        if not (as_flag(self.warm_start, "warm_start") and hasattr(self, "dual_coef_")):
+            return None
+        old = self.dual_coef_
+        if old.shape != (n, len(classes)) or not np.array_equal(self.classes_, classes):
+            return None
+        if targets is not None:
+            kept = getattr(self, "_dual_targets", None)
+            if kept is None or len(kept) != len(targets):
+                return None
+            if not all(np.array_equal(a, b) for a, b in zip(kept, targets)):
+                return None
+        # The dual sets scale with c_i, so rescaling each row keeps it feasible.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(self._c > 0, c / self._c, 0.0)
+        return np.ascontiguousarray(old * ratio[:, None])
 
 
 class LinePace:

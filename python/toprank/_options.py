@@ -43,6 +43,8 @@ __all__ = [
     "HingeVariant",
     "Kernel",
     "M3LSolver",
+    "MULTILABEL_LOSSES",
+    "MultiLabelLoss",
     "Optimizer",
     "RankerLoss",
     "Surrogate",
@@ -56,6 +58,9 @@ TopKLoss = Literal["alpha", "beta", "softmax", "entropy"]
 #: The losses of the Prox-SDCA core (``SdcaSettings.loss``): TopKSVC's, and the multi-label
 #: hinge and softmax of label sets (``label_starts`` of ``_core.topk_svm_fit``; k unused).
 SdcaLossName = Literal["alpha", "beta", "softmax", "entropy", "multilabel_hinge", "multilabel_softmax"]
+#: MultiLabelSVC's losses: the multi-label hinge (smoothed by ``smoothing``) and softmax,
+#: ``"multilabel_<loss>"`` in ``SdcaLossName``.
+MultiLabelLoss = Literal["hinge", "softmax"]
 #: The top-k hinge variants of ``toprank.losses.topk_hinge``.
 HingeVariant = Literal["alpha", "beta"]
 #: The surrogate of the ranking-at-top estimators.
@@ -79,6 +84,7 @@ FitStatus = Literal["converged", "max_iter", "no_progress", "interrupted"]
 # value keeps its Literal type).
 KERNELS: tuple[Kernel, ...] = get_args(Kernel)
 TOPK_LOSSES: tuple[TopKLoss, ...] = get_args(TopKLoss)
+MULTILABEL_LOSSES: tuple[MultiLabelLoss, ...] = get_args(MultiLabelLoss)
 HINGE_VARIANTS: tuple[HingeVariant, ...] = get_args(HingeVariant)
 SURROGATES: tuple[Surrogate, ...] = get_args(Surrogate)
 M3L_SOLVERS: tuple[M3LSolver, ...] = get_args(M3LSolver)

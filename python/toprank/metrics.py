@@ -8,7 +8,10 @@
   level ("accuracy at the top", as in the TopPush and Pat&Mat papers);
 * :func:`precision_recall_curve` — the binary precision-recall curve, with the same
   values and output layout as :func:`sklearn.metrics.precision_recall_curve`;
-* :func:`hamming_loss` — fraction of wrong entries of a multi-label indicator matrix.
+* :func:`hamming_loss` — fraction of wrong entries of a multi-label indicator matrix;
+* :func:`rank_loss` — the label ranking loss, the fraction of (relevant, irrelevant)
+  label pairs a multi-label ranking orders wrongly, identical to
+  :func:`sklearn.metrics.label_ranking_loss`.
 
 Ranking convention for the multi-label metrics: in each row the labels are ordered by
 decreasing score, ties broken by the lower column index first, and the *top-k* are the
@@ -53,6 +56,7 @@ __all__ = [
     "precision_at_recall",
     "precision_recall_curve",
     "hamming_loss",
+    "rank_loss",
 ]
 
 IntArray = NDArray[np.int64]
@@ -559,3 +563,94 @@ def hamming_loss(y_true: object, y_pred: object) -> float:
         common = np.intersect1d(a, b2, assume_unique=True).size
         wrong = int(a.size + b2.size - 2 * common)
     return float(wrong) / (n * m)
+
+
+def rank_loss(y_true: object, scores: ArrayLike) -> float:
+    """The label ranking loss: the fraction of (relevant, irrelevant) label pairs that
+    each row's scores order wrongly, averaged over the rows.
+
+    For row i with relevant labels Y_i and irrelevant labels N_i (the others),
+
+        loss_i = #{(j, l) ∈ Y_i × N_i : s_il ≥ s_ij} / (|Y_i| · |N_i|),
+
+    and the result is the mean of loss_i over all n rows. A tie counts as a wrong pair
+    (an irrelevant label scored as high as a relevant one is not ranked below it), and a
+    row with no relevant or no irrelevant label has loss 0 (no pair can be misordered)
+    but still counts in the mean: both as in :func:`sklearn.metrics.label_ranking_loss`,
+    which this equals. It is the quantity the multi-label hinge loss of
+    :class:`toprank.MultiLabelSVC` bounds, and 0 exactly when every relevant label
+    outscores every irrelevant one.
+
+    Parameters
+    ----------
+    y_true : array-like, sparse matrix or list of label sets
+        The relevant labels of the n rows: an (n, L) 0/1 indicator (dense or
+        scipy.sparse) or a list of n label sets of column indices in [0, L) (see the
+        module docs).
+    scores : array-like of shape (n, L)
+        Finite real scores, higher ranking first (e.g. ``decision_function``); float32
+        scores are compared in float32, so ties are those of the given values.
+
+    Returns
+    -------
+    float
+        The mean of loss_i, in [0, 1]; lower is better.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.metrics import rank_loss
+    >>> scores = np.array([[0.9, 0.2, 0.5], [0.1, 0.8, 0.8]])
+    >>> rank_loss(np.array([[1, 0, 1], [1, 0, 0]]), scores)  # row 1: both pairs wrong
+    0.5
+    >>> rank_loss([{0, 2}, {1}], scores)  # label sets; row 1: its tie with label 2 is wrong
+    0.25
+    """
+    s = _scores(scores, 2)
+    n, m = (int(d) for d in s.shape)
+    keys = _positive_keys(y_true, n, m)
+    yb: BoolArray | None = None
+    if keys is None:
+        y = _as_array(y_true, "y_true")
+        if y.shape != (n, m):
+            raise InvalidInputError(f"y_true: expected shape {(n, m)} matching scores, got {y.shape}")
+        yb = _binary_values(y, "y_true")
+    total = 0.0
+    step = max(1, _BLOCK_ELEMS // m)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        if yb is not None:
+            rel = yb[start:stop]
+        else:
+            assert keys is not None
+            lo, hi = np.searchsorted(keys, [start * m, stop * m])
+            rel = np.zeros((stop - start) * m, dtype=np.bool_)
+            rel[keys[lo:hi] - start * m] = True
+            rel = rel.reshape(stop - start, m)
+        total += float(np.sum(_row_rank_losses(s[start:stop], rel)))
+    return total / n
+
+
+def _row_rank_losses(s: NDArray[Any], rel: BoolArray) -> NDArray[np.float64]:
+    """loss_i of :func:`rank_loss` for each row of the block ``s`` with relevance ``rel``.
+
+    Each row is sorted increasingly; a relevant label at sorted position q is misordered
+    with every irrelevant label at or above its score, that is every irrelevant label
+    except those strictly below it: those before the first position of q's tie block."""
+    b, m = s.shape
+    order = np.argsort(s, axis=1, kind="stable")
+    ss = np.take_along_axis(s, order, axis=1)
+    rs = np.take_along_axis(rel, order, axis=1)
+    irrelevant = ~rs
+    below: IntArray = np.cumsum(irrelevant, axis=1, dtype=np.int64) - irrelevant  # irrelevant labels before q
+    positions = np.broadcast_to(np.arange(m), (b, m))
+    new_block = np.ones((b, m), dtype=np.bool_)
+    new_block[:, 1:] = ss[:, 1:] != ss[:, :-1]
+    block_start = np.maximum.accumulate(np.where(new_block, positions, 0), axis=1)
+    strictly_below: IntArray = np.take_along_axis(below, block_start, axis=1)
+    n_neg = np.count_nonzero(irrelevant, axis=1)
+    n_pos = m - n_neg
+    wrong = np.sum(np.where(rs, n_neg[:, None] - strictly_below, 0), axis=1)
+    pairs = n_pos * n_neg
+    losses: NDArray[np.float64] = np.divide(wrong, pairs, out=np.zeros(b), where=pairs > 0)
+    return losses

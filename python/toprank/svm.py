@@ -26,7 +26,6 @@ Like LIBLINEAR's bias feature, the intercept is therefore regularised (a term
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -36,25 +35,22 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._tags import Tags
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from toprank import _core
-from toprank._estimator import ClassScores, DualSolverModel, choice, finite_fit, forget, keep_params
-from toprank._limits import row_sq_norms
+from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
 from toprank._options import KERNELS, TOPK_LOSSES, Kernel, SdcaSettings, TopKLoss
-from toprank._validation import as_flag as _flag
-from toprank._validation import as_jobs, canonical_csr, intercept_scaling, restores_on_failure, validate_input
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
+from toprank._validation import canonical_csr, restores_on_failure, validate_input
 from toprank.exceptions import InvalidInputError
 from toprank.pq import CompressedMatrix
 
 __all__ = ["TopKSVC"]
 
 
-class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Top-k multiclass SVM and top-k entropy / softmax classifiers, trained by Prox-SDCA.
 
     Parameters
@@ -183,20 +179,13 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         choice(self.kernel, "kernel", KERNELS)
         return {
             "k": _int(self.k, "k", low=1),
-            "C": _real(self.C, "C", low=0.0, strict=True),
-            "smoothing": _real(self.smoothing, "smoothing", low=0.0, strict=False),
-            "tol": _real(self.tol, "tol", low=0.0, strict=True),
-            "max_epochs": _int(self.max_epochs, "max_epochs", low=1),
-            "check_every": _int(self.check_every, "check_every", low=1),
-            "shrinking": _flag(self.shrinking, "shrinking"),
-            "fit_intercept": _flag(self.fit_intercept, "fit_intercept"),
-            "warm_start": _flag(self.warm_start, "warm_start"),
-            "keep_dual": _flag(self.keep_dual, "keep_dual"),
-            "intercept_scaling": intercept_scaling(self.intercept_scaling),
-            "n_jobs": as_jobs(self.n_jobs),
+            **self._sdca_params(),
             # Checked for every kernel: a bad value is a mistake even where it is unused.
             "cache_size": _real(self.cache_size, "cache_size", low=0.0, strict=True),
         }
+
+    def _is_hinge(self) -> bool:
+        return self.loss in ("alpha", "beta")
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
@@ -251,12 +240,8 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         if sp.issparse(Xv):
             Xv = canonical_csr(Xv)
         sw = _check_sample_weight(sample_weight, Xv, dtype=np.float64)
-        if np.any(sw < 0):
-            raise InvalidInputError("sample_weight: must be >= 0")
         cw = compute_class_weight(self.class_weight, classes=classes, y=y)
-        c = np.ascontiguousarray(params["C"] * sw * cw[y_enc], dtype=np.float64)
-        if not np.any(c > 0):
-            raise InvalidInputError("sample_weight: every example has weight 0")
+        c = self._costs(params["C"], sw, cw[y_enc])
 
         settings = SdcaSettings(
             n_classes=m,
@@ -281,9 +266,7 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         finite_fit("TopKSVC", primal=report.primal, dual=report.dual, gap=report.gap)
         if W is not None:
             forget(self, "support_", "support_vectors_")
-            d = Xv.shape[1]
-            self.coef_ = np.ascontiguousarray(W[:, :d])
-            self.intercept_ = W[:, d] * params["intercept_scaling"] if params["fit_intercept"] else np.zeros(m)
+            self._linear_model(W, Xv.shape[1], params)
         else:
             forget(self, "coef_", "support_vectors_")
             self.support_ = np.flatnonzero(np.any(dual != 0, axis=1))
@@ -292,70 +275,12 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
             self.intercept_ = np.zeros(m)
         self.classes_ = classes
         self._keep_dual(dual, c, params)
-        self._report(report, "epochs", params["tol"], lambda: self._advice(Xv if coded is None else None, c, params))
-        return self
-
-    def _advice(self, Xv: Any, c: NDArray[np.float64], params: dict[str, Any]) -> str:
-        """What to change when a fit stops short of tol, and why: SDCA's epochs grow with
-        max_i c_i·k(x_i, x_i) (each step moves W by up to c_i·‖x_i‖ along x_i), about 1
-        on well-scaled data."""
-        budget = f"raise max_epochs (now {params['max_epochs']}) or tol"
-        smooth = (
-            " or set smoothing > 0 (the smoothed hinge converges linearly)"
-            if self.loss in ("alpha", "beta") and params["smoothing"] == 0
-            else ""
-        )
-        curvature = self._max_curvature(Xv, params)
-        if curvature is None or not math.isfinite(curvature):
-            return f"Otherwise {budget}; lower C{smooth}."
-        worst = float(np.max(c)) * curvature
-        if worst <= 10.0:
-            return f"C·max‖x_i‖² is {worst:.3g}, which is well scaled: {budget}{smooth}."
-        return (
-            f"The problem is badly scaled for the dual method: C·max‖x_i‖² reaches {worst:.3g}, and the "
-            "epochs SDCA needs grow in proportion to it (about 1 is well scaled). Scale X so that "
-            "‖x‖ ≈ 1 (e.g. StandardScaler, then divide by √n_features), lower C"
-            f"{smooth}; otherwise {budget}."
-        )
-
-    def _max_curvature(self, Xv: Any, params: dict[str, Any]) -> float | None:
-        """max_i k(x_i, x_i), the largest step curvature (None where it is not cheap to know)."""
-        if Xv is None:
-            return None
-        if self.kernel == "precomputed":
-            return float(np.max(np.diagonal(Xv)))
-        if self.kernel == "rbf":
-            return 1.0
-        with np.errstate(over="ignore"):
-            largest = float(np.max(row_sq_norms(Xv)))
-            if self.kernel == "poly":
-                return float((self._gamma * largest + abs(float(self.coef0))) ** int(self.degree))
-            if params["fit_intercept"]:
-                largest += params["intercept_scaling"] ** 2
-        return largest
-
-    def _keep_dual(self, dual: NDArray[np.float64], c: NDArray[np.float64], params: dict[str, Any]) -> None:
-        """Keeps of the n × m dual only what the model needs: a kernel model predicts
-        with its support rows (the others are zero); the whole of it, with the weights
-        it was fitted for, only where the next fit starts from it or it was asked for.
-        A linear model predicts with ``coef_`` alone, so its size is O(m·d), not O(n·m)."""
-        forget(self, "dual_coef_", "_c", "_support_dual")
+        # A kernel model predicts with its support rows (the others are zero).
+        forget(self, "_support_dual")
         if self.kernel != "linear":
             self._support_dual = np.ascontiguousarray(dual[self.support_])
-        if params["warm_start"] or params["keep_dual"]:
-            self.dual_coef_ = dual
-            self._c = c
-
-    def _warm_dual(self, n: int, classes: NDArray[Any], c: NDArray[np.float64]) -> NDArray[np.float64] | None:
-        if not (_flag(self.warm_start, "warm_start") and hasattr(self, "dual_coef_")):
-            return None
-        old = self.dual_coef_
-        if old.shape != (n, len(classes)) or not np.array_equal(self.classes_, classes):
-            return None
-        # The dual sets scale with c_i, so rescaling each row keeps it feasible.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(self._c > 0, c / self._c, 0.0)
-        return np.ascontiguousarray(old * ratio[:, None])
+        self._report(report, "epochs", params["tol"], lambda: self._advice(Xv if coded is None else None, c, params))
+        return self
 
     # --------------------------------------------------------------- prediction
 
@@ -365,9 +290,9 @@ class TopKSVC(ClassScores, DualSolverModel, ClassifierMixin, BaseEstimator):  # 
         Xv: Any = validate_input(
             self, X, codes=self.kernel == "linear", accept_sparse=sparse_ok, dtype=[np.float64, np.float32], reset=False
         )
-        if self.kernel == "linear":  # a CompressedMatrix's X̂·Wᵀ from its codes
-            scores = safe_sparse_dot(Xv, self.coef_.T, dense_output=True) + self.intercept_
-        elif self.kernel == "precomputed":
+        if self.kernel == "linear":
+            return self._linear_scores(Xv)
+        if self.kernel == "precomputed":
             scores = np.asarray(Xv, dtype=np.float64)[:, self.support_] @ self._support_dual
         elif len(self.support_) == 0:
             # Every dual variable is zero (e.g. vanishing sample weights): W = 0.

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar, cast
 
@@ -286,7 +287,7 @@ class DualSolverModel:
         return type(self).__name__
 
 
-class SdcaModel(DualSolverModel):
+class SdcaModel(DualSolverModel, ABC):
     """What the Prox-SDCA estimators (:class:`~toprank.TopKSVC`,
     :class:`~toprank.MultiLabelSVC`) share beyond :class:`DualSolverModel`: their common
     parameters validated, the costs c_i of the examples, the dual rows a warm start
@@ -310,8 +311,10 @@ class SdcaModel(DualSolverModel):
     dual_coef_: NDArray[np.float64]
     _c: NDArray[np.float64]
 
+    @abstractmethod
     def _is_hinge(self) -> bool:
-        raise NotImplementedError
+        """Whether the loss is a hinge loss (its fits stall without smoothing; see
+        :meth:`_advice`)."""
 
     def _sdca_params(self) -> dict[str, Any]:
         """The parameters every Prox-SDCA estimator has, validated (each error names its

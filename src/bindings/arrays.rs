@@ -20,10 +20,10 @@ use numpy::{
 use pyo3::prelude::*;
 
 use super::errors::{invalid, to_py, InternalError};
-use super::threads;
 use crate::batch::{self, finite_row};
 pub(crate) use crate::batch::{check_finite_rows, first_non_finite};
 use crate::projections::Workspace;
+use crate::threads;
 use crate::Real;
 
 /// `obj` as a NumPy array, or an error naming the argument and the dtype expected.

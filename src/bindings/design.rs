@@ -14,10 +14,10 @@ use pyo3::prelude::*;
 use super::arrays::{array_in, check_finite_rows, first_non_finite, run_detached, to_numpy, with_float};
 use super::errors::{invalid, to_py};
 use super::monitor::{run_interruptible, PyMonitor};
-use super::threads;
 use crate::data::{CsrIndex, CsrRows, DenseRows, Design};
 use crate::kernels::{cross_kernel, DataKernel, KernelFunction, KernelSource, PrecomputedKernel};
 use crate::pq::{Codebooks, CodedRows};
+use crate::threads;
 use crate::Real;
 
 /// `toprank._options.KernelSettings`.

@@ -12,7 +12,6 @@ mod monitor;
 mod pq;
 mod ranker;
 mod report;
-mod threads;
 mod topk_svm;
 mod tracenorm;
 
@@ -20,6 +19,7 @@ use pyo3::prelude::*;
 
 use crate::losses::{self, TopKVariant};
 use crate::projections as proj;
+use crate::threads;
 use arrays::with_float_rows;
 use errors::invalid;
 

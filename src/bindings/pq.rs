@@ -10,9 +10,9 @@ use pyo3::prelude::*;
 use super::arrays::{array_in, check_finite_rows, run_detached, to_numpy, with_float_rows};
 use super::errors::{invalid, InternalError};
 use super::monitor::run_interruptible;
-use super::threads;
 use crate::pq::{self, TrainOptions};
 use crate::solvers::Monitor;
+use crate::threads;
 
 /// The settings of `pq_train`: `toprank.pq.PqSettings`, read by attribute name.
 #[derive(FromPyObject)]

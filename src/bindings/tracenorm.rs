@@ -92,7 +92,7 @@ impl TraceNormSolver {
         n_jobs: Option<i64>,
         callback: Option<Py<PyAny>>,
     ) -> PyResult<TraceNormFit> {
-        let threads = super::threads::resolve(n_jobs)?;
+        let threads = crate::threads::resolve(n_jobs)?;
         let labels = array_in::<u32, Ix1>(y, "y")?;
         let weights = sample_weight.map(|w| array_in::<f64, Ix1>(w, "sample_weight")).transpose()?;
         let weights = weights.as_ref().map(|w| w.as_slice()).transpose()?;

@@ -136,7 +136,6 @@ def m3l_fit(
     problem: M3lProblem,
     settings: M3lSettings,
     *,
-    sample_weight: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> tuple[NDArray[np.float64] | None, NDArray[np.float64], FitReport, float]: ...

@@ -121,13 +121,15 @@ class SdcaSettings:
 @dataclass(frozen=True, eq=False)
 class M3lProblem:
     """The arrays of an M3L problem: ``y`` (n × L, ±1), the label prior ``r`` (L × L,
-    symmetric positive definite) and the per-(example, label) losses ``delta_plus``,
-    ``delta_minus`` (n × L)."""
+    symmetric positive definite), the per-(example, label) losses ``delta_plus``,
+    ``delta_minus`` (n × L) and the examples' weights of C (``sample_weight``, n; None:
+    all 1)."""
 
     y: NDArray[np.float64]
     r: NDArray[np.float64]
     delta_plus: NDArray[np.float64]
     delta_minus: NDArray[np.float64]
+    sample_weight: NDArray[np.float64] | None = None
 
 
 @dataclass(frozen=True)

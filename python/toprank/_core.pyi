@@ -26,6 +26,7 @@ __all__ = [
     "InvalidInputError",
     "M3lPartition",
     "NoSolutionError",
+    "RankerProblem",
     "SvcPartition",
     "TraceNormFit",
     "TraceNormSolver",
@@ -43,8 +44,6 @@ __all__ = [
     "pq_dot",
     "pq_encode",
     "pq_train",
-    "ranker_epoch",
-    "ranker_objective",
     "rankmax",
     "rankmax_loss",
     "relative_gap",
@@ -139,24 +138,19 @@ def m3l_fit(
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> tuple[NDArray[np.float64] | None, NDArray[np.float64], FitReport, float]: ...
-def ranker_epoch(
-    x: Any,
-    y: _LabelSets,
-    rows: NDArray[np.int64],
-    training: _Training[_F],
-    settings: RankerSettings,
-    *,
-    n_jobs: int | None = None,
-) -> tuple[tuple[NDArray[_F], NDArray[_F], NDArray[_F], int], tuple[float, int, bool]]: ...
-def ranker_objective(
-    x: Any,
-    y: _LabelSets,
-    rows: NDArray[np.int64],
-    theta: NDArray[np.floating[Any]],
-    settings: RankerSettings,
-    *,
-    n_jobs: int | None = None,
-) -> tuple[float, NDArray[np.floating[Any]]]: ...
+@final
+class RankerProblem:
+    """A ranker's training problem (``src/bindings/ranker.rs``): X, the positive label
+    sets, the rows to visit and the settings, read once for a fit's epochs."""
+
+    def __new__(cls, x: Any, y: _LabelSets, rows: NDArray[np.int64], settings: RankerSettings) -> RankerProblem: ...
+    def epoch(
+        self, training: _Training[_F], seed: int, *, n_jobs: int | None = None
+    ) -> tuple[tuple[NDArray[_F], NDArray[_F], NDArray[_F], int], tuple[float, int, bool]]: ...
+    def objective(
+        self, theta: NDArray[np.floating[Any]], *, n_jobs: int | None = None
+    ) -> tuple[float, NDArray[np.floating[Any]]]: ...
+
 def topk_svm_fit(
     x: Any,
     y: NDArray[np.int64],

@@ -173,9 +173,8 @@ class AttopSettings:
 
 @dataclass(frozen=True)
 class RankerSettings:
-    """``toprank.RankmaxRanker``'s model shape, loss and optimiser for one epoch (or the
-    objective): θ holds ``n_components``-dimensional factors for ``n_labels`` labels;
-    ``seed`` orders the epoch's examples."""
+    """``toprank.RankmaxRanker``'s model shape, loss and optimiser (``_core.RankerProblem``
+    reads them): θ holds ``n_components``-dimensional factors for ``n_labels`` labels."""
 
     n_labels: int
     n_components: int
@@ -186,4 +185,3 @@ class RankerSettings:
     optimizer: Optimizer = "adagrad"
     learning_rate: float = 0.05
     batch_size: int = 256
-    seed: int = 0

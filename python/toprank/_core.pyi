@@ -243,21 +243,26 @@ class TraceNormSolver:
 _State = tuple[dict[str, NDArray[np.float64]], dict[str, NDArray[np.int64]]]
 _Arrays = dict[str, NDArray[Any]]
 
-@final
-class SvcPartition:
-    """A TopKSVC partition of a CoCoA+ fit on its rows X, with the state its rounds update."""
+class _Partition:
+    """A partition of a CoCoA+ fit on its rows X, with the state its rounds update (the
+    class both partitions' constructors build, ``src/bindings/cocoa.rs``)."""
 
-    def __new__(
-        cls, x: Any, y: NDArray[np.int64], c: NDArray[np.floating[Any]], settings: SvcPartitionSettings, seed: int
-    ) -> SvcPartition: ...
     def round(self, coef: NDArray[np.float64], step: float) -> tuple[NDArray[np.float64], tuple[float, float]]: ...
     def terms(self, coef: NDArray[np.float64], step: float) -> tuple[float, float, float]: ...
     def state(self, step: float | None) -> _State: ...
     def restore(self, floats: _Arrays, ints: _Arrays) -> None: ...
 
 @final
-class M3lPartition:
-    """A linear M3L partition of a CoCoA+ fit on its rows X, with the state its rounds update."""
+class SvcPartition(_Partition):
+    """A TopKSVC partition of a CoCoA+ fit."""
+
+    def __new__(
+        cls, x: Any, y: NDArray[np.int64], c: NDArray[np.floating[Any]], settings: SvcPartitionSettings, seed: int
+    ) -> SvcPartition: ...
+
+@final
+class M3lPartition(_Partition):
+    """A linear M3L partition of a CoCoA+ fit."""
 
     def __new__(
         cls,
@@ -267,10 +272,6 @@ class M3lPartition:
         settings: M3lPartitionSettings,
         seed: int,
     ) -> M3lPartition: ...
-    def round(self, coef: NDArray[np.float64], step: float) -> tuple[NDArray[np.float64], tuple[float, float]]: ...
-    def terms(self, coef: NDArray[np.float64], step: float) -> tuple[float, float, float]: ...
-    def state(self, step: float | None) -> _State: ...
-    def restore(self, floats: _Arrays, ints: _Arrays) -> None: ...
 
 def cocoa_step_length(dual_half: float, dual_one: float, w_dw: float, dw_dw: float) -> float: ...
 def relative_gap(primal: float, dual: float) -> float: ...

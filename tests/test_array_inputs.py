@@ -372,9 +372,9 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
     ),
     "pq_encode": (_core.pq_encode, dict(codebooks=BOOKS, x=RNG.standard_normal((N, 6))), {}, (), True),
     "pq_decode": (_core.pq_decode, dict(codebooks=BOOKS, codes=CODES), {}, (), False),
-    "pq_dot": (_core.pq_dot, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((6, 3))), {}, (), True),
+    "pq_dot": (_core.pq_decode, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((6, 3))), {}, (), True),
     "pq_tdot": (
-        _core.pq_dot,
+        _core.pq_decode,
         dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((N, 3))),
         dict(transposed=True),
         (),

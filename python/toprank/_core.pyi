@@ -1,6 +1,6 @@
 # Type stubs of the compiled extension `toprank._core` (checked by mypy.stubtest in `make test`).
 from collections.abc import Callable
-from typing import Any, Literal, Protocol, TypeVar, final
+from typing import Any, Literal, Protocol, TypeVar, final, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,7 +41,6 @@ __all__ = [
     "knapsack",
     "m3l_fit",
     "pq_decode",
-    "pq_dot",
     "pq_encode",
     "pq_train",
     "rankmax",
@@ -178,10 +177,12 @@ def pq_train(
 def pq_encode(
     codebooks: NDArray[np.float32], x: NDArray[np.floating[Any]], *, n_jobs: int | None = None
 ) -> NDArray[np.uint8]: ...
+@overload
 def pq_decode(
-    codebooks: NDArray[np.float32], codes: NDArray[np.uint8], *, n_jobs: int | None = None
+    codebooks: NDArray[np.float32], codes: NDArray[np.uint8], b: None = None, *, n_jobs: int | None = None
 ) -> NDArray[np.float32]: ...
-def pq_dot(
+@overload
+def pq_decode(
     codebooks: NDArray[np.float32],
     codes: NDArray[np.uint8],
     b: NDArray[np.floating[Any]],

@@ -127,7 +127,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     register_row_functions(m)?;
     register!(m: attop::attop_fit, cocoa::cocoa_step_length, cocoa::relative_gap, design::kernel_cross, m3l::m3l_fit,
-        pq::pq_train, pq::pq_encode, pq::pq_decode, pq::pq_dot, topk_svm::topk_svm_fit;
+        pq::pq_train, pq::pq_encode, pq::pq_decode, topk_svm::topk_svm_fit;
         cocoa::SvcPartition, cocoa::M3lPartition, ranker::RankerProblem, report::FitReport, tracenorm::TraceNormSolver, tracenorm::TraceNormFit);
     Ok(())
 }

@@ -125,6 +125,12 @@ pub trait Design: Sync {
     /// Starts loading row `i` into the cache (a hint; rows visited in a shuffled order
     /// are too scattered for the hardware prefetcher).
     fn prefetch_row(&self, _i: usize) {}
+    /// The codebooks and codes of product-quantized rows (`crate::pq::CodedRows`), for
+    /// products computed on the codes by table look-ups instead of decoding every row;
+    /// `None` for other designs.
+    fn coded(&self) -> Option<(&crate::pq::Codebooks<'_>, &[u8])> {
+        None
+    }
 }
 
 /// A dense row-major n × d matrix.

@@ -264,6 +264,13 @@ impl<'a, T: Real, I: CsrIndex> CsrRows<'a, T, I> {
         Ok(Self { indptr, indices, data, n_features, borrowed })
     }
 
+    /// Refuses a NaN or an infinity among the stored values, naming X and the row.
+    pub fn check_finite(&self) -> Result<()> {
+        let Some(at) = crate::batch::first_non_finite(self.data) else { return Ok(()) };
+        let row = self.indptr.partition_point(|p| p.to_usize().is_some_and(|p| p <= at)).saturating_sub(1);
+        Err(Error::input("X", format!("contains NaN or infinity (row {row})")))
+    }
+
     fn range(&self, i: usize) -> std::ops::Range<usize> {
         // Checked in `new`: entries are non-negative and within nnz.
         self.indptr[i].to_usize().unwrap_or(0)..self.indptr[i + 1].to_usize().unwrap_or(0)

@@ -137,6 +137,7 @@ def m3l_fit(
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> tuple[NDArray[np.float64] | None, NDArray[np.float64], FitReport, float]: ...
+
 @final
 class RankerProblem:
     """A ranker's training problem (``src/bindings/ranker.rs``): X, the positive label

@@ -20,8 +20,8 @@ use numpy::{
 use pyo3::prelude::*;
 
 use super::errors::{invalid, to_py, InternalError};
-use crate::batch::{self, finite_row, RowMask};
 pub(crate) use crate::batch::check_finite_rows;
+use crate::batch::{self, finite_row, RowMask};
 use crate::projections::Workspace;
 use crate::threads;
 use crate::Real;

@@ -204,6 +204,15 @@ mod tests {
     use crate::projections::simplex;
 
     #[test]
+    fn a_mask_gives_its_rows_and_small_batches_stay_on_the_calling_thread() {
+        let mask = RowMask::new(vec![true, false, false, false, true, true], 3);
+        assert_eq!((&mask[0], &mask[1]), (&[true, false, false][..], &[false, true, true][..]));
+        assert!(!on_pool(10, Some(4), |parallel| parallel));
+        assert!(!on_pool(1 << 20, Some(1), |parallel| parallel));
+        assert!(on_pool(1 << 20, Some(2), |parallel| parallel && rayon::current_num_threads() == 2));
+    }
+
+    #[test]
     fn batch_equals_row_by_row() {
         let m = 7;
         let x: Vec<f64> = (0..700).map(|i| ((i * 31 % 53) as f64 - 26.0) / 9.0).collect();

@@ -320,6 +320,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_non_finite_csr_value_is_named_with_its_row() {
+        let (indptr, indices) = ([0i64, 2, 2, 3], [0i64, 2, 1]);
+        assert_eq!(CsrRows::new(&indptr, &indices, &[1.0f64, 2.0, 3.0], 3).unwrap().check_finite(), Ok(()));
+        let bad = CsrRows::new(&indptr, &indices, &[1.0f32, 2.0, f32::NAN], 3).unwrap().check_finite();
+        assert_eq!(bad.unwrap_err().to_string(), "X: contains NaN or infinity (row 2)");
+    }
+
+    #[test]
     fn dense_and_csr_rows_agree() {
         let dense = [1.0f32, 0.0, 2.0, 0.0, 0.0, 3.0];
         let d = DenseRows::new(&dense, 2, 3).unwrap();

@@ -210,7 +210,31 @@ impl<D: Design + ?Sized> Products for Rows<'_, D> {
 mod tests {
     use super::*;
     use crate::data::{CsrRows, DenseRows};
+    use crate::pq::{Codebooks, CodedRows};
     use crate::rng::SplitMix64;
+
+    #[test]
+    fn products_of_coded_rows_are_computed_on_the_codes() {
+        // 2 sub-spaces of 3 features, 4 centroids each; 50 rows.
+        let (n, ksub, m) = (50, 4, 3);
+        let mut rng = SplitMix64::new(5);
+        let book_values: Vec<f32> = (0..2 * ksub * 3).map(|_| rng.next_f64() as f32 - 0.5).collect();
+        let books = Codebooks::new(&book_values, 2, ksub, 3).unwrap();
+        let codes: Vec<u8> = (0..n * 2).map(|i| (i * 7 % ksub) as u8).collect();
+        let (b, r): (Vec<f64>, Vec<f64>) =
+            ((0..6 * m).map(|_| rng.next_f64()).collect(), (0..n * m).map(|_| rng.next_f64()).collect());
+        let coded = CodedRows::new(books, &codes).unwrap();
+        let rows = Rows(&coded);
+        // The table look-ups of `crate::pq`, not a pass over decoded rows.
+        assert_eq!(rows.times(&b, m).unwrap(), crate::pq::dot::<f64>(&books, &codes, &b, m).unwrap());
+        assert_eq!(rows.t_times(&r, m).unwrap(), crate::pq::tdot::<f64>(&books, &codes, &r, m).unwrap());
+        // ... which give the products of the decoded matrix.
+        let decoded: Vec<f64> = crate::pq::decode(&books, &codes).unwrap().into_iter().map(f64::from).collect();
+        let dense = DenseRows::new(&decoded, n, 6).unwrap();
+        let close = |a: Vec<f64>, b: Vec<f64>| a.iter().zip(&b).all(|(a, b)| (a - b).abs() <= 1e-12 * (1.0 + b.abs()));
+        assert!(close(rows.times(&b, m).unwrap(), Rows(&dense).times(&b, m).unwrap()));
+        assert!(close(rows.t_times(&r, m).unwrap(), Rows(&dense).t_times(&r, m).unwrap()));
+    }
 
     #[test]
     fn dense_and_sparse_products_match_the_definition() {

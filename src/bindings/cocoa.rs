@@ -21,6 +21,8 @@ use crate::solvers::topk_svm::{self, NamedArrays, PartitionRound, SdcaLoss};
 type Obj<'py> = Bound<'py, PyAny>;
 type State<'py> = (BTreeMap<String, Bound<'py, PyArray1<f64>>>, BTreeMap<String, Bound<'py, PyArray1<i64>>>);
 type Given<'py> = BTreeMap<String, Obj<'py>>;
+/// What a partition class's constructor returns: the class on its `Partition`.
+type Init<T> = PyResult<PyClassInitializer<T>>;
 
 /// `toprank.distributed._partitions.SvcPartitionSettings`, read by attribute.
 #[derive(FromPyObject)]
@@ -144,13 +146,7 @@ pub(crate) struct SvcPartition;
 impl SvcPartition {
     /// X (dense or CSR), y (class indices), c (C times the examples' weights).
     #[new]
-    fn new(
-        x: &Obj<'_>,
-        y: &Obj<'_>,
-        c: &Obj<'_>,
-        settings: SvcPartitionSettings,
-        seed: u64,
-    ) -> PyResult<PyClassInitializer<Self>> {
+    fn new(x: &Obj<'_>, y: &Obj<'_>, c: &Obj<'_>, settings: SvcPartitionSettings, seed: u64) -> Init<Self> {
         let (s, y, c) = (settings, indices(y, "y")?, array_in::<f64, Ix1>(c, "c")?.as_slice()?.to_vec());
         let (sigma, local_epochs, shrinking, line_search) = (s.sigma, s.local_epochs, s.shrinking, s.line_search);
         let opts = PartitionRound { sigma, local_epochs, seed, shrinking, line_search, bias: s.bias };
@@ -168,13 +164,7 @@ pub(crate) struct M3lPartition;
 impl M3lPartition {
     /// X (dense or CSR), Y (±1) and the losses `delta` (Δ⁺, Δ⁻), n × L each.
     #[new]
-    fn new(
-        x: &Obj<'_>,
-        y: &Obj<'_>,
-        delta: [Obj<'_>; 2],
-        settings: M3lPartitionSettings<'_>,
-        seed: u64,
-    ) -> PyResult<PyClassInitializer<Self>> {
+    fn new(x: &Obj<'_>, y: &Obj<'_>, delta: [Obj<'_>; 2], settings: M3lPartitionSettings<'_>, seed: u64) -> Init<Self> {
         let (s, labels, [plus, minus]) = (settings, array_in::<f64, Ix2>(y, "Y")?.shape()[1], &delta);
         let [y, r, plus, minus] = [(y, "Y"), (&s.r, "R"), (plus, "loss"), (minus, "loss")].map(|(a, n)| flat(a, n));
         let opts = M3lRoundOptions { sigma: s.sigma, first_epoch: 1, epochs: s.local_epochs, seed, bias: s.bias };

@@ -36,6 +36,34 @@ pub fn worth_a_pool(entries: usize, threads: Option<usize>) -> bool {
     threads != Some(1) && entries >= POOL_WORTHWHILE
 }
 
+/// Runs `work(parallel)` on the pool of `threads` when a batch of `entries` values is
+/// worth one ([`worth_a_pool`]), else on the calling thread with `parallel` false.
+pub fn on_pool<R: Send>(entries: usize, threads: Option<usize>, work: impl FnOnce(bool) -> R + Send) -> R {
+    let parallel = worth_a_pool(entries, threads);
+    crate::threads::install(threads.filter(|_| parallel), || work(parallel))
+}
+
+/// A boolean mask with one row per row of a batch: `mask[i]` is row i's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowMask {
+    data: Vec<bool>,
+    row_len: usize,
+}
+
+impl RowMask {
+    /// The rows of `row_len` entries of `data` (row-major).
+    pub fn new(data: Vec<bool>, row_len: usize) -> Self {
+        Self { data, row_len }
+    }
+}
+
+impl std::ops::Index<usize> for RowMask {
+    type Output = [bool];
+    fn index(&self, row: usize) -> &[bool] {
+        &self.data[row * self.row_len..(row + 1) * self.row_len]
+    }
+}
+
 /// `out[i] = f(i, x[i])` for each row `i` of the `n × m` row-major `x`.
 pub fn map_rows<T, F>(x: &[T], m: usize, out: &mut [T], parallel: bool, f: F) -> Result<()>
 where
@@ -174,6 +202,15 @@ pub fn finite_row<T: Real, R>(row: &[T], index: usize, name: &'static str, resul
 mod tests {
     use super::*;
     use crate::projections::simplex;
+
+    #[test]
+    fn a_mask_gives_its_rows_and_small_batches_stay_on_the_calling_thread() {
+        let mask = RowMask::new(vec![true, false, false, false, true, true], 3);
+        assert_eq!((&mask[0], &mask[1]), (&[true, false, false][..], &[false, true, true][..]));
+        assert!(!on_pool(10, Some(4), |parallel| parallel));
+        assert!(!on_pool(1 << 20, Some(1), |parallel| parallel));
+        assert!(on_pool(1 << 20, Some(2), |parallel| parallel && rayon::current_num_threads() == 2));
+    }
 
     #[test]
     fn batch_equals_row_by_row() {

@@ -125,6 +125,12 @@ pub trait Design: Sync {
     /// Starts loading row `i` into the cache (a hint; rows visited in a shuffled order
     /// are too scattered for the hardware prefetcher).
     fn prefetch_row(&self, _i: usize) {}
+    /// The codebooks and codes of product-quantized rows (`crate::pq::CodedRows`), for
+    /// products computed on the codes by table look-ups instead of decoding every row;
+    /// `None` for other designs.
+    fn coded(&self) -> Option<(&crate::pq::Codebooks<'_>, &[u8])> {
+        None
+    }
 }
 
 /// A dense row-major n × d matrix.
@@ -258,6 +264,13 @@ impl<'a, T: Real, I: CsrIndex> CsrRows<'a, T, I> {
         Ok(Self { indptr, indices, data, n_features, borrowed })
     }
 
+    /// Refuses a NaN or an infinity among the stored values, naming X and the row.
+    pub fn check_finite(&self) -> Result<()> {
+        let Some(at) = crate::batch::first_non_finite(self.data) else { return Ok(()) };
+        let row = self.indptr.partition_point(|p| p.to_usize().is_some_and(|p| p <= at)).saturating_sub(1);
+        Err(Error::input("X", format!("contains NaN or infinity (row {row})")))
+    }
+
     fn range(&self, i: usize) -> std::ops::Range<usize> {
         // Checked in `new`: entries are non-negative and within nnz.
         self.indptr[i].to_usize().unwrap_or(0)..self.indptr[i + 1].to_usize().unwrap_or(0)
@@ -305,6 +318,14 @@ impl<T: Real, I: CsrIndex> Design for CsrRows<'_, T, I> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_non_finite_csr_value_is_named_with_its_row() {
+        let (indptr, indices) = ([0i64, 2, 2, 3], [0i64, 2, 1]);
+        assert_eq!(CsrRows::new(&indptr, &indices, &[1.0f64, 2.0, 3.0], 3).unwrap().check_finite(), Ok(()));
+        let bad = CsrRows::new(&indptr, &indices, &[1.0f32, 2.0, f32::NAN], 3).unwrap().check_finite();
+        assert_eq!(bad.unwrap_err().to_string(), "X: contains NaN or infinity (row 2)");
+    }
 
     #[test]
     fn dense_and_csr_rows_agree() {

@@ -20,6 +20,7 @@ pub mod projections;
 mod real;
 mod rng;
 pub mod solvers;
+pub mod threads;
 mod vector_code;
 
 pub use error::{Error, Result};

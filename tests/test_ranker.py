@@ -37,7 +37,7 @@ def _labels(rng, n_rows, n_labels, most=3, empty_row=2):
 def _objective(X, indptr, indices, theta, n_labels, r, loss, k, eta, alpha, n_jobs=None):
     rows = np.arange(X.shape[0], dtype=np.int64)
     settings = RankerSettings(n_labels=n_labels, n_components=r, loss=loss, k=k, eta=eta, alpha=alpha, batch_size=4)
-    return _core.ranker_objective(X, _LabelSets(indptr, indices), rows, theta, settings, n_jobs=n_jobs)
+    return _core.RankerProblem(X, _LabelSets(indptr, indices), rows, settings).objective(theta, n_jobs=n_jobs)
 
 
 # ------------------------------------------------------------------ 1. gradients
@@ -357,17 +357,17 @@ def test_the_core_rejects_inconsistent_arrays():
     settings = RankerSettings(n_labels=4, n_components=2, loss="rankmax", k=1, eta=1.0, alpha=0.0)
     sets = _LabelSets(indptr, indices)
     with pytest.raises(InvalidInputError, match="^theta"):
-        _core.ranker_objective(X, sets, rows, theta[:-1], settings)
+        _core.RankerProblem(X, sets, rows, settings).objective(theta[:-1])
     with pytest.raises(InvalidInputError, match="^Y"):
-        _core.ranker_objective(X, _LabelSets(indptr, np.array([0, 1, 2, 9], np.int64)), rows, theta, settings)
+        _core.RankerProblem(X, _LabelSets(indptr, np.array([0, 1, 2, 9], np.int64)), rows, settings).objective(theta)
     with pytest.raises(InvalidInputError, match="^rows"):
-        _core.ranker_objective(X, sets, np.array([0, 7], np.int64), theta, settings)
+        _core.RankerProblem(X, sets, np.array([0, 7], np.int64), settings).objective(theta)
     with pytest.raises(InvalidInputError, match="^k"):
-        _core.ranker_objective(X, sets, rows, theta, replace(settings, k=4))
+        _core.RankerProblem(X, sets, rows, replace(settings, k=4)).objective(theta)
     state = np.zeros(theta.size, np.float32)
     adam = replace(settings, loss="softmax", optimizer="adam", learning_rate=0.1, batch_size=2)
     with pytest.raises(InvalidInputError, match="^first"):
-        _core.ranker_epoch(X, sets, rows, _Training(theta, state, state, 0), adam)
+        _core.RankerProblem(X, sets, rows, adam).epoch(_Training(theta, state, state, 0), 0)
 
 
 @pytest.mark.parametrize("loss", ["rankmax", "softmax", "sparsemax"])
@@ -393,7 +393,7 @@ def test_infinite_scores_in_the_core_raise_naming_the_remedies(loss, steps, reme
     )
     with pytest.raises(NoSolutionError, match=f"overflow .*lower {remedy}, or rescale X"):
         sets, rows = _LabelSets(indptr, indices), np.arange(4, dtype=np.int64)
-        _core.ranker_epoch(X, sets, rows, _Training(theta, first, second, steps), settings)
+        _core.RankerProblem(X, sets, rows, settings).epoch(_Training(theta, first, second, steps), 0)
 
 
 def test_an_init_scale_too_large_for_float32_is_named():

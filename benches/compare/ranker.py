@@ -9,7 +9,7 @@ of two threads against one, in one run.
   float32 CSR, so U holds the user factors) and ``--items`` items; each user has about
   ``--per-user`` positive items (log-normal count), drawn without replacement with a
   Zipf popularity skew (p_j ∝ (j + 10)^-1, items in a seeded random order). Seeded.
-* Timed: ``toprank._core.ranker_epoch`` — the epoch ``RankmaxRanker.fit`` runs — on
+* Timed: ``toprank._core.RankerProblem.epoch`` — the epoch ``RankmaxRanker.fit`` runs — on
   θ = [U | V | b] (U, V ~ N(0, 0.1²), b = 0, float32) with Adagrad, learning rate 0.05,
   α = 1e-4, ``--batch-size`` examples per minibatch. Every setting (loss × threads)
   starts from a copy of the same θ and runs two epochs with the same seeds; the settings
@@ -18,7 +18,7 @@ of two threads against one, in one run.
 * **Losses** (k = 1 Rankmax, η = 1): seconds per epoch for each loss on 1 and on 2
   threads, rankmax / softmax (target ≤ 1.0) and rankmax / sparsemax (target ≤ 0.2) on
   ``--threads`` threads. Checked on every side: each loss lowers its own training
-  objective F (``ranker_objective`` at the start and after two epochs) and its mean
+  objective F (``RankerProblem.objective`` at the start and after two epochs) and its mean
   minibatch loss from epoch 1 to epoch 2, and all three run the same number of minibatches.
 * **Threads**: examples per second of the Rankmax epoch on 2 threads against 1 (target
   ≥ 1.7×). Checked: θ and the optimiser state after two epochs are bit-identical on 1 and
@@ -113,14 +113,11 @@ def two_epochs(
 ) -> None:
     rows = np.arange(X.shape[0], dtype=np.int64)
     training = _Training(theta0.copy(), np.zeros_like(theta0), np.zeros_like(theta0), 0)
-    sets = _LabelSets(indptr, indices)
+    problem = _core.RankerProblem(X, _LabelSets(indptr, indices), rows, RankerSettings(loss=loss, **common))
     losses, batches = [], []
     for seed in SEEDS:
         c, t = cpu_seconds(), time.perf_counter()
-        settings = RankerSettings(loss=loss, seed=seed, **common)
-        state, (mean_loss, n_batches, interrupted) = _core.ranker_epoch(
-            X, sets, rows, training, settings, n_jobs=n_jobs
-        )
+        state, (mean_loss, n_batches, interrupted) = problem.epoch(training, seed, n_jobs=n_jobs)
         training = _Training(*state)
         run.times.append(time.perf_counter() - t)
         run.cpu.append(cpu_seconds() - c)
@@ -176,14 +173,9 @@ def objective(
     n_jobs: int,
     common: dict[str, Any],
 ) -> float:
-    value, _grad = _core.ranker_objective(
-        X,
-        _LabelSets(indptr, indices),
-        np.arange(X.shape[0], dtype=np.int64),
-        theta,
-        RankerSettings(loss=loss, **common),
-        n_jobs=n_jobs,
-    )
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    problem = _core.RankerProblem(X, _LabelSets(indptr, indices), rows, RankerSettings(loss=loss, **common))
+    value, _grad = problem.objective(theta, n_jobs=n_jobs)
     return float(value)
 
 
@@ -326,7 +318,7 @@ def section(
                 f"feedback shaped like MovieLens 20M: {users:,} one-hot users (X = identity, float32 CSR), {items:,} items, "
                 f"{pairs:,} positive (user, item) pairs (about {per_user} per user, log-normal counts, Zipf popularity; "
                 f"generated in {t_data:.1f} s). Model z = (xU)Vᵀ + b with r = {r}, float32, Adagrad (learning rate 0.05, "
-                f"α = 1e-4), {args.batch_size} users per minibatch. Timed: `toprank._core.ranker_epoch` (the epoch "
+                f"α = 1e-4), {args.batch_size} users per minibatch. Timed: `toprank._core.RankerProblem.epoch` (the epoch "
                 "`RankmaxRanker.fit` runs); every setting starts from a copy of the same θ (U, V ~ N(0, 0.1²), b = 0) and "
                 f"runs two epochs with the same seeds; best epoch of {args.repeats} repeats, the settings interleaved.",
                 "",

@@ -1,6 +1,6 @@
 # Type stubs of the compiled extension `toprank._core` (checked by mypy.stubtest in `make test`).
 from collections.abc import Callable
-from typing import Any, Literal, Protocol, TypeVar, final
+from typing import Any, Literal, Protocol, TypeVar, final, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,6 +26,7 @@ __all__ = [
     "InvalidInputError",
     "M3lPartition",
     "NoSolutionError",
+    "RankerProblem",
     "SvcPartition",
     "TraceNormFit",
     "TraceNormSolver",
@@ -40,11 +41,8 @@ __all__ = [
     "knapsack",
     "m3l_fit",
     "pq_decode",
-    "pq_dot",
     "pq_encode",
     "pq_train",
-    "ranker_epoch",
-    "ranker_objective",
     "rankmax",
     "rankmax_loss",
     "relative_gap",
@@ -136,28 +134,23 @@ def m3l_fit(
     problem: M3lProblem,
     settings: M3lSettings,
     *,
-    sample_weight: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> tuple[NDArray[np.float64] | None, NDArray[np.float64], FitReport, float]: ...
-def ranker_epoch(
-    x: Any,
-    y: _LabelSets,
-    rows: NDArray[np.int64],
-    training: _Training[_F],
-    settings: RankerSettings,
-    *,
-    n_jobs: int | None = None,
-) -> tuple[tuple[NDArray[_F], NDArray[_F], NDArray[_F], int], tuple[float, int, bool]]: ...
-def ranker_objective(
-    x: Any,
-    y: _LabelSets,
-    rows: NDArray[np.int64],
-    theta: NDArray[np.floating[Any]],
-    settings: RankerSettings,
-    *,
-    n_jobs: int | None = None,
-) -> tuple[float, NDArray[np.floating[Any]]]: ...
+
+@final
+class RankerProblem:
+    """A ranker's training problem (``src/bindings/ranker.rs``): X, the positive label
+    sets, the rows to visit and the settings, read once for a fit's epochs."""
+
+    def __new__(cls, x: Any, y: _LabelSets, rows: NDArray[np.int64], settings: RankerSettings) -> RankerProblem: ...
+    def epoch(
+        self, training: _Training[_F], seed: int, *, n_jobs: int | None = None
+    ) -> tuple[tuple[NDArray[_F], NDArray[_F], NDArray[_F], int], tuple[float, int, bool]]: ...
+    def objective(
+        self, theta: NDArray[np.floating[Any]], *, n_jobs: int | None = None
+    ) -> tuple[float, NDArray[np.floating[Any]]]: ...
+
 def topk_svm_fit(
     x: Any,
     y: NDArray[np.int64],
@@ -186,10 +179,12 @@ def pq_train(
 def pq_encode(
     codebooks: NDArray[np.float32], x: NDArray[np.floating[Any]], *, n_jobs: int | None = None
 ) -> NDArray[np.uint8]: ...
+@overload
 def pq_decode(
-    codebooks: NDArray[np.float32], codes: NDArray[np.uint8], *, n_jobs: int | None = None
+    codebooks: NDArray[np.float32], codes: NDArray[np.uint8], b: None = None, *, n_jobs: int | None = None
 ) -> NDArray[np.float32]: ...
-def pq_dot(
+@overload
+def pq_decode(
     codebooks: NDArray[np.float32],
     codes: NDArray[np.uint8],
     b: NDArray[np.floating[Any]],
@@ -251,21 +246,26 @@ class TraceNormSolver:
 _State = tuple[dict[str, NDArray[np.float64]], dict[str, NDArray[np.int64]]]
 _Arrays = dict[str, NDArray[Any]]
 
-@final
-class SvcPartition:
-    """A TopKSVC partition of a CoCoA+ fit on its rows X, with the state its rounds update."""
+class _Partition:
+    """A partition of a CoCoA+ fit on its rows X, with the state its rounds update (the
+    class both partitions' constructors build, ``src/bindings/cocoa.rs``)."""
 
-    def __new__(
-        cls, x: Any, y: NDArray[np.int64], c: NDArray[np.floating[Any]], settings: SvcPartitionSettings, seed: int
-    ) -> SvcPartition: ...
     def round(self, coef: NDArray[np.float64], step: float) -> tuple[NDArray[np.float64], tuple[float, float]]: ...
     def terms(self, coef: NDArray[np.float64], step: float) -> tuple[float, float, float]: ...
     def state(self, step: float | None) -> _State: ...
     def restore(self, floats: _Arrays, ints: _Arrays) -> None: ...
 
 @final
-class M3lPartition:
-    """A linear M3L partition of a CoCoA+ fit on its rows X, with the state its rounds update."""
+class SvcPartition(_Partition):
+    """A TopKSVC partition of a CoCoA+ fit."""
+
+    def __new__(
+        cls, x: Any, y: NDArray[np.int64], c: NDArray[np.floating[Any]], settings: SvcPartitionSettings, seed: int
+    ) -> SvcPartition: ...
+
+@final
+class M3lPartition(_Partition):
+    """A linear M3L partition of a CoCoA+ fit."""
 
     def __new__(
         cls,
@@ -275,10 +275,6 @@ class M3lPartition:
         settings: M3lPartitionSettings,
         seed: int,
     ) -> M3lPartition: ...
-    def round(self, coef: NDArray[np.float64], step: float) -> tuple[NDArray[np.float64], tuple[float, float]]: ...
-    def terms(self, coef: NDArray[np.float64], step: float) -> tuple[float, float, float]: ...
-    def state(self, step: float | None) -> _State: ...
-    def restore(self, floats: _Arrays, ints: _Arrays) -> None: ...
 
 def cocoa_step_length(dual_half: float, dual_one: float, w_dw: float, dw_dw: float) -> float: ...
 def relative_gap(primal: float, dual: float) -> float: ...

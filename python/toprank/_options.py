@@ -131,13 +131,15 @@ class SdcaSettings:
 @dataclass(frozen=True, eq=False)
 class M3lProblem:
     """The arrays of an M3L problem: ``y`` (n × L, ±1), the label prior ``r`` (L × L,
-    symmetric positive definite) and the per-(example, label) losses ``delta_plus``,
-    ``delta_minus`` (n × L)."""
+    symmetric positive definite), the per-(example, label) losses ``delta_plus``,
+    ``delta_minus`` (n × L) and the examples' weights of C (``sample_weight``, n; None:
+    all 1)."""
 
     y: NDArray[np.float64]
     r: NDArray[np.float64]
     delta_plus: NDArray[np.float64]
     delta_minus: NDArray[np.float64]
+    sample_weight: NDArray[np.float64] | None = None
 
 
 @dataclass(frozen=True)
@@ -181,9 +183,8 @@ class AttopSettings:
 
 @dataclass(frozen=True)
 class RankerSettings:
-    """``toprank.RankmaxRanker``'s model shape, loss and optimiser for one epoch (or the
-    objective): θ holds ``n_components``-dimensional factors for ``n_labels`` labels;
-    ``seed`` orders the epoch's examples."""
+    """``toprank.RankmaxRanker``'s model shape, loss and optimiser (``_core.RankerProblem``
+    reads them): θ holds ``n_components``-dimensional factors for ``n_labels`` labels."""
 
     n_labels: int
     n_components: int
@@ -194,4 +195,3 @@ class RankerSettings:
     optimizer: Optimizer = "adagrad"
     learning_rate: float = 0.05
     batch_size: int = 256
-    seed: int = 0

@@ -286,9 +286,9 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         if solver == "smo" and sp.issparse(Xv):
             raise InvalidInputError("X: sparse input needs solver='dcd' (or 'auto') with the linear kernel")
         # Hamming: Δ⁺ = 0, Δ⁻ = 2.
-        problem = M3lProblem(signs, R, np.zeros_like(signs), np.full_like(signs, 2.0))
+        problem = M3lProblem(signs, R, np.zeros_like(signs), np.full_like(signs, 2.0), sw)
         settings = M3lSettings(c=C, tol=tol, max_iter=max_iter, bias=scaling if fit_intercept else None)
-        run: dict[str, Any] = dict(sample_weight=sw, n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration"))
+        run: dict[str, Any] = dict(n_jobs=as_jobs(self.n_jobs), callback=self._progress("iteration"))
         self.solver_ = solver
         if solver == "dcd":
             settings = replace(settings, seed=self._seed(), shrinking=_flag(self.shrinking, "shrinking"))

@@ -483,7 +483,7 @@ class CompressedMatrix(_Decodable):
             out = np.zeros((len(self), arr.shape[1]), dtype=arr.dtype)
         else:
             q = self.quantizer
-            out = _core.pq_dot(self.codebooks, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
+            out = _core.pq_decode(self.codebooks, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
         return out[:, 0] if vector else out
 
     def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
@@ -499,7 +499,7 @@ class CompressedMatrix(_Decodable):
             out = np.zeros((self.shape[1], arr.shape[1]), dtype=arr.dtype)
         else:
             q = self.quantizer
-            out = _core.pq_dot(self.codebooks, self.codes, arr, transposed=True, n_jobs=as_jobs(q.n_jobs))
+            out = _core.pq_decode(self.codebooks, self.codes, arr, transposed=True, n_jobs=as_jobs(q.n_jobs))
         return out[:, 0] if vector else out
 
     def rdot(self, A: ArrayLike) -> NDArray[Any]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -171,7 +171,7 @@ def _as_rows_of_labels(Y: Any, name: str) -> list[list[Any]] | None:
 
 @dataclass(eq=False)
 class _Training:
-    """The optimiser's state that ``_core.ranker_epoch`` starts from and returns updated
+    """The optimiser's state that ``_core.RankerProblem.epoch`` starts from and returns updated
     (as new arrays): θ, the two moments and the step count."""
 
     theta: NDArray[np.float32]
@@ -404,14 +404,14 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
 
         training = self._initial_training(Xv.shape[1], p, rng)
         rows = np.arange(Xv.shape[0], dtype=np.int64)
-        settings = self._settings(p)
+        problem = _core.RankerProblem(Xv, sets, rows, self._settings(p))
         history: list[RankerProgress] = []
         best_score, best_theta, best_epoch, stale = -np.inf, training.theta, 0, 0
         start = time.perf_counter()
         pace = LinePace(self.verbose)
         for epoch in range(1, p["n_epochs"] + 1):
             seed = int(rng.randint(0, np.iinfo(np.int32).max))
-            training, loss = self._epoch(Xv, sets, rows, training, replace(settings, seed=seed), p["n_jobs"])
+            training, loss = self._epoch(problem, training, seed, p["n_jobs"])
             self._set_parameters(training.theta)
             metrics: tuple[float | None, float | None, float | None] = (None, None, None)
             if val is not None:
@@ -494,9 +494,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         start = time.perf_counter()
         seed = int(self._rng.randint(0, np.iinfo(np.int32).max))
         rows = np.arange(Xv.shape[0], dtype=np.int64)
-        self._training, loss = self._epoch(
-            Xv, sets, rows, self._training, replace(self._settings(p), seed=seed), p["n_jobs"]
-        )
+        problem = _core.RankerProblem(Xv, sets, rows, self._settings(p))
+        self._training, loss = self._epoch(problem, self._training, seed, p["n_jobs"])
         self._set_parameters(self._training.theta)
         record = RankerProgress(self.n_iter_ + 1, loss, None, None, None, time.perf_counter() - start)
         self.history_.append(record)
@@ -571,16 +570,12 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
 
     @staticmethod
     def _epoch(
-        Xv: Any,
-        sets: _LabelSets,
-        rows: NDArray[np.int64],
-        training: _Training,
-        settings: RankerSettings,
-        n_jobs: int | None,
+        problem: _core.RankerProblem, training: _Training, seed: int, n_jobs: int | None
     ) -> tuple[_Training, float]:
-        """One epoch of the core from ``training`` (left as it was): the new state, and the
-        mean training loss per (example, label) pair."""
-        state, (loss, _batches, _stopped) = _core.ranker_epoch(Xv, sets, rows, training, settings, n_jobs=n_jobs)
+        """One epoch of the core on ``problem`` from ``training`` (left as it was), its
+        examples in the order of ``seed``: the new state, and the mean training loss per
+        (example, label) pair."""
+        state, (loss, _batches, _stopped) = problem.epoch(training, seed, n_jobs=n_jobs)
         return _Training(*state), loss
 
     def _set_parameters(self, theta: NDArray[np.float32]) -> None:

@@ -20,10 +20,10 @@ use numpy::{
 use pyo3::prelude::*;
 
 use super::errors::{invalid, to_py, InternalError};
-use super::threads;
-use crate::batch::{self, finite_row};
-pub(crate) use crate::batch::{check_finite_rows, first_non_finite};
+pub(crate) use crate::batch::check_finite_rows;
+use crate::batch::{self, finite_row, RowMask};
 use crate::projections::Workspace;
+use crate::threads;
 use crate::Real;
 
 /// `obj` as a NumPy array, or an error naming the argument and the dtype expected.
@@ -47,15 +47,17 @@ fn dtype_name(dtype: &Bound<'_, PyArrayDescr>) -> String {
     }
 }
 
-/// Whether `obj` is a float64 array (else float32, in either byte order; anything else is
-/// refused naming the argument): the test of [`with_float`], whose expansions need it
-/// visible.
-pub(crate) fn is_float64(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
-    let dtype = numpy_array(obj, name, "float32 or float64")?.dtype();
-    match (dtype.kind(), dtype.itemsize()) {
-        (b'f', 8) => Ok(true),
-        (b'f', 4) => Ok(false),
-        _ => Err(invalid(name, format!("expected dtype float32 or float64, got {}", dtype_name(&dtype)))),
+/// Whether `obj` is an array of 8-byte entries of `kind` (b'f': float64, b'i': int64),
+/// else of 4-byte ones (float32, int32; either byte order); anything else is refused
+/// naming the argument. The test of [`with_float`] (whose expansions need it visible) and
+/// of a CSR matrix's index arrays.
+pub(crate) fn is_wide(obj: &Bound<'_, PyAny>, name: &str, kind: u8) -> PyResult<bool> {
+    let pair = if kind == b'f' { "float32 or float64" } else { "int32 or int64" };
+    let dtype = numpy_array(obj, name, pair)?.dtype();
+    match (dtype.kind() == kind, dtype.itemsize()) {
+        (true, 8) => Ok(true),
+        (true, 4) => Ok(false),
+        _ => Err(invalid(name, format!("expected dtype {pair}, got {}", dtype_name(&dtype)))),
     }
 }
 
@@ -63,7 +65,7 @@ pub(crate) fn is_float64(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
 /// array `$obj`; anything else is refused naming `$name`.
 macro_rules! with_float {
     ($obj:expr, $name:expr, |$t:ident| $body:expr) => {
-        if $crate::bindings::arrays::is_float64($obj, $name)? {
+        if $crate::bindings::arrays::is_wide($obj, $name, b'f')? {
             type $t = f64;
             $body
         } else {
@@ -221,19 +223,6 @@ pub(crate) fn rows<'a, T: Element>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &'s
     Ok(Rows { data: arr.as_slice()?, n_rows, row_len, shape, name })
 }
 
-/// A boolean mask with one row per row of an array: `mask[i]` is row i's.
-pub(crate) struct RowMask {
-    data: Vec<bool>,
-    row_len: usize,
-}
-
-impl std::ops::Index<usize> for RowMask {
-    type Output = [bool];
-    fn index(&self, row: usize) -> &[bool] {
-        &self.data[row * self.row_len..(row + 1) * self.row_len]
-    }
-}
-
 impl<T: Real + Element> Rows<'_, T> {
     /// Labels for these rows: an int for a 1-D array, an int64 array with one label per
     /// row for a batch; each in [0, row_len).
@@ -269,20 +258,18 @@ impl<T: Real + Element> Rows<'_, T> {
             let (have, name, want) = (arr.shape(), self.name, self.shape);
             return Err(invalid("positive", format!("has shape {have:?} but {name} has shape {want:?}")));
         }
-        Ok(RowMask { data: arr.as_slice()?.to_vec(), row_len: self.row_len })
+        Ok(RowMask::new(arr.as_slice()?.to_vec(), self.row_len))
     }
 
-    /// Runs `work(parallel)` without the GIL: in parallel on the requested pool, or
-    /// serially on the calling thread when the core says a pool is not worth it
-    /// (`batch::worth_a_pool`).
+    /// Runs `work(parallel)` without the GIL, in parallel on the requested pool or
+    /// serially where the core says a pool is not worth it (`batch::on_pool`).
     fn run<R: Send>(
         &self,
         py: Python<'_>,
         n_jobs: Option<usize>,
         work: impl FnOnce(bool) -> crate::Result<R> + Send,
     ) -> PyResult<R> {
-        let parallel = batch::worth_a_pool(self.data.len(), n_jobs);
-        run_detached(py, n_jobs.filter(|_| parallel), || work(parallel))
+        run_detached(py, None, || batch::on_pool(self.data.len(), n_jobs, work))
     }
 
     /// A zeroed array of the rows' shape and dtype, filled by `fill`. NumPy allocates it:

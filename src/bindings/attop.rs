@@ -10,9 +10,9 @@ use super::design::{with_kernel, KernelJob, KernelSettings};
 use super::errors::to_py;
 use super::monitor::PyMonitor;
 use super::report::FitReport;
-use super::threads;
 use crate::kernels::{ColumnCache, KernelSource};
 use crate::solvers::attop::{solve_attop, AtTop, AtTopOptions, AtTopReport, AtTopSolution};
+use crate::threads;
 
 /// `toprank._options.AttopSettings`.
 #[derive(FromPyObject)]

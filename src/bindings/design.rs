@@ -7,17 +7,17 @@
 //! precomputed Gram matrix). Every job checks X for NaN and infinity first, on the job's
 //! pool, unless it checks what it computes from X instead (`DesignJob::CHECKS_X_ITSELF`).
 
-use ndarray::{Ix1, Ix2};
-use numpy::{Element, PyArrayDescrMethods, PyReadonlyArray2, PyReadonlyArray3, PyUntypedArray, PyUntypedArrayMethods};
+use ndarray::{Ix1, Ix2, Ix3};
+use numpy::{Element, PyReadonlyArray2, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-use super::arrays::{array_in, check_finite_rows, first_non_finite, run_detached, to_numpy, with_float};
+use super::arrays::{array_in, check_finite_rows, is_wide, run_detached, to_numpy, with_float};
 use super::errors::{invalid, to_py};
 use super::monitor::{run_interruptible, PyMonitor};
-use super::threads;
 use crate::data::{CsrIndex, CsrRows, DenseRows, Design};
 use crate::kernels::{cross_kernel, DataKernel, KernelFunction, KernelSource, PrecomputedKernel};
 use crate::pq::{Codebooks, CodedRows};
+use crate::threads;
 use crate::Real;
 
 /// `toprank._options.KernelSettings`.
@@ -58,40 +58,10 @@ fn dense<'a, T: Element>(x: &'a PyReadonlyArray2<'_, T>) -> PyResult<(&'a [T], u
     Ok((x.as_slice()?, x.shape()[0], x.shape()[1]))
 }
 
-/// The codes (n × M uint8) and codebooks (M × 2^bits × dsub float32) of product-quantized rows.
-pub(crate) type Coded<'py> = (PyReadonlyArray2<'py, u8>, PyReadonlyArray3<'py, f32>);
-
-/// X's codes and codebooks when it is product-quantized (an object with `codes` and
-/// `codebooks`, such as a `toprank.pq.CompressedMatrix`), else None.
-pub(crate) fn coded<'py>(x: &Bound<'py, PyAny>) -> PyResult<Option<Coded<'py>>> {
-    if !(x.hasattr("codes")? && x.hasattr("codebooks")?) {
-        return Ok(None);
-    }
-    Ok(Some((array_in(&x.getattr("codes")?, "X")?, array_in(&x.getattr("codebooks")?, "codebooks")?)))
-}
-
 /// The codebooks argument (M × 2^bits × dsub float32), read from its checked array.
 pub(crate) fn codebooks<'a>(books: &'a PyReadonlyArray3<'_, f32>) -> PyResult<Codebooks<'a>> {
     let shape = books.shape();
     Codebooks::new(books.as_slice()?, shape[0], shape[1], shape[2]).map_err(to_py)
-}
-
-/// The CSR index type of X: int64 if either of its index arrays is, else int32.
-fn csr_index_is_64(x: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let mut wide = false;
-    for part in ["indices", "indptr"] {
-        let arr = x.getattr(part)?;
-        let arr = arr
-            .cast::<PyUntypedArray>()
-            .map_err(|_| invalid("X", format!("a CSR matrix's {part} must be an array")))?;
-        let dtype = arr.dtype();
-        match (dtype.kind(), dtype.itemsize()) {
-            (b'i', 4) => {}
-            (b'i', 8) => wide = true,
-            _ => return Err(invalid("X", format!("sparse indices must be int32 or int64, got {} {part}", dtype))),
-        }
-    }
-    Ok(wide)
 }
 
 fn run_csr<T: Real + Element, I: CsrIndex + Element, J: DesignJob>(
@@ -108,10 +78,7 @@ fn run_csr<T: Real + Element, I: CsrIndex + Element, J: DesignJob>(
     run_interruptible(x.py(), threads, callback, |monitor| {
         let design = CsrRows::new(indptr, indices, data, n_features)?;
         if !J::CHECKS_X_ITSELF {
-            if let Some(at) = first_non_finite(data) {
-                let row = indptr.partition_point(|p| p.to_usize().is_some_and(|p| p <= at)).saturating_sub(1);
-                return Err(crate::Error::input("X", format!("contains NaN or infinity (row {row})")));
-            }
+            design.check_finite()?;
         }
         job.run(&design, monitor)
     })
@@ -124,8 +91,11 @@ pub(crate) fn with_design<J: DesignJob>(
     callback: Option<Py<PyAny>>,
     job: J,
 ) -> PyResult<J::Output> {
-    if let Some((codes, books)) = coded(x)? {
-        // The codebooks are checked finite by `Codebooks::new`; the codes are indices.
+    if x.hasattr("codes")? && x.hasattr("codebooks")? {
+        // Product-quantized rows, such as a `toprank.pq.CompressedMatrix`'s: the codebooks
+        // are checked finite by `Codebooks::new`; the codes are indices.
+        let codes = array_in::<u8, Ix2>(&x.getattr("codes")?, "X")?;
+        let books = array_in::<f32, Ix3>(&x.getattr("codebooks")?, "codebooks")?;
         let (codes, books) = (codes.as_slice()?, codebooks(&books)?);
         return run_interruptible(x.py(), threads, callback, |monitor| {
             job.run(&CodedRows::new(books, codes)?, monitor)
@@ -144,7 +114,8 @@ pub(crate) fn with_design<J: DesignJob>(
         });
     }
     let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
-    if csr_index_is_64(x)? {
+    // The CSR index type: int64 if either index array is, else int32.
+    if is_wide(&x.getattr("indices")?, "X", b'i')? | is_wide(&x.getattr("indptr")?, "X", b'i')? {
         with_float!(&x.getattr("data")?, "X", |T| run_csr::<T, i64, J>(x, d, threads, callback, job))
     } else {
         with_float!(&x.getattr("data")?, "X", |T| run_csr::<T, i32, J>(x, d, threads, callback, job))

@@ -41,6 +41,13 @@ pub(crate) fn to_py(err: Error) -> PyErr {
     }
 }
 
+/// `?` on a core result in a binding: the core's error as its Python exception.
+impl From<Error> for PyErr {
+    fn from(err: Error) -> PyErr {
+        to_py(err)
+    }
+}
+
 /// An input error naming the argument.
 pub(crate) fn invalid(name: &str, reason: impl std::fmt::Display) -> PyErr {
     InvalidInputError::new_err(format!("{name}: {reason}"))

@@ -10,13 +10,12 @@ use pyo3::prelude::*;
 
 use super::arrays::array_in;
 use super::design::{with_model, DesignJob, KernelJob, KernelSettings};
-use super::errors::to_py;
 use super::monitor::PyMonitor;
 use super::report::{fitted, FitReport};
-use super::threads;
 use crate::data::Design;
 use crate::kernels::KernelSource;
 use crate::solvers::m3l::{fit_smo, solve_dcd, DcdOptions, M3l, M3lReport, SmoOptions};
+use crate::threads;
 
 /// `toprank._options.M3lSettings`.
 #[derive(FromPyObject)]
@@ -63,39 +62,48 @@ impl DesignJob for Fit<'_> {
     }
 }
 
+/// `toprank._options.M3lProblem`, read by attribute: Y (±1, n × L), the label prior R
+/// (L × L), the losses Δ⁺ and Δ⁻ (n × L) and the examples' weights of C (checked by the
+/// core, `M3l::new` and `M3l::with_weights`).
+#[derive(FromPyObject)]
+pub(crate) struct M3lProblem<'py> {
+    y: Bound<'py, PyAny>,
+    r: Bound<'py, PyAny>,
+    delta_plus: Bound<'py, PyAny>,
+    delta_minus: Bound<'py, PyAny>,
+    sample_weight: Option<Bound<'py, PyAny>>,
+}
+
 /// A fit's arrays and report (`report::Fitted`) and the largest |projected gradient|.
 type M3lFitted<'py> = (Option<Bound<'py, PyAny>>, Bound<'py, PyAny>, FitReport, f64);
 
-/// M3L from α = 0; `problem` is a `toprank._options.M3lProblem`, `sample_weight` the
-/// examples' weights of C (checked by the core, `M3l::with_weights`).
-/// With `settings.kernel`, kernel SMO on `x`'s kernel (or `x` as the Gram matrix for
-/// kernel="precomputed"); without, linear DCD with shrinking on `x` (dense or CSR).
-/// Returns (Z: n_labels × (n_features [+ 1]), None for SMO; dual_coef; report; the
-/// largest |projected gradient|).
+/// M3L on `problem` from α = 0. With `settings.kernel`, kernel SMO on `x`'s kernel (or
+/// `x` as the Gram matrix for kernel="precomputed"); without, linear DCD with shrinking
+/// on `x` (dense or CSR). Returns (Z: n_labels × (n_features [+ 1]), None for SMO;
+/// dual_coef; report; the largest |projected gradient|).
 #[pyfunction]
-#[pyo3(signature = (x, problem, settings, *, sample_weight=None, n_jobs=None, callback=None))]
+#[pyo3(signature = (x, problem, settings, *, n_jobs=None, callback=None))]
 pub(crate) fn m3l_fit<'py>(
     x: &Bound<'py, PyAny>,
-    problem: &Bound<'py, PyAny>,
+    problem: M3lProblem<'py>,
     settings: M3lSettings,
-    sample_weight: Option<&Bound<'py, PyAny>>,
     n_jobs: Option<i64>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<M3lFitted<'py>> {
     let threads = threads::resolve(n_jobs)?;
-    let read = |attr: &str, name: &str| array_in::<f64, Ix2>(&problem.getattr(attr)?, name);
-    let (y, r) = (read("y", "Y")?, read("r", "R")?);
-    let (plus, minus) = (read("delta_plus", "loss")?, read("delta_minus", "loss")?);
+    let read = |(a, name)| array_in::<f64, Ix2>(a, name);
+    let p = &problem;
+    let [y, r, plus, minus] = [(&p.y, "Y"), (&p.r, "R"), (&p.delta_plus, "loss"), (&p.delta_minus, "loss")].map(read);
+    let (y, r, plus, minus) = (y?, r?, plus?, minus?);
     let (n, labels) = (y.shape()[0], y.shape()[1]);
-    let (y, r, plus, minus) = (y.as_slice()?, r.as_slice()?, plus.as_slice()?, minus.as_slice()?);
-    let problem = M3l::new(n, labels, y, r, settings.c, plus, minus).map_err(to_py)?;
-    let weights = sample_weight.map(|w| array_in::<f64, Ix1>(w, "sample_weight")).transpose()?;
-    let problem = match &weights {
-        Some(w) => problem.with_weights(w.as_slice()?).map_err(to_py)?,
-        None => problem,
+    let m3l = M3l::new(n, labels, y.as_slice()?, r.as_slice()?, settings.c, plus.as_slice()?, minus.as_slice()?)?;
+    let weights = p.sample_weight.as_ref().map(|w| array_in::<f64, Ix1>(w, "sample_weight")).transpose()?;
+    let m3l = match &weights {
+        Some(w) => m3l.with_weights(w.as_slice()?)?,
+        None => m3l,
     };
-    let alpha = crate::solvers::initial_dual(None, n, labels).map_err(to_py)?;
-    let job = Fit { problem, alpha, settings: &settings };
+    let alpha = crate::solvers::initial_dual(None, n, labels)?;
+    let job = Fit { problem: m3l, alpha, settings: &settings };
     let out = with_model(x, settings.kernel.as_ref(), threads, callback, job)?;
     let violation = out.2.max_violation;
     let (coef, dual, report) = fitted(x.py(), out, labels)?;

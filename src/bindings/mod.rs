@@ -12,7 +12,6 @@ mod monitor;
 mod pq;
 mod ranker;
 mod report;
-mod threads;
 mod topk_svm;
 mod tracenorm;
 
@@ -20,6 +19,7 @@ use pyo3::prelude::*;
 
 use crate::losses::{self, TopKVariant};
 use crate::projections as proj;
+use crate::threads;
 use arrays::with_float_rows;
 use errors::invalid;
 
@@ -127,8 +127,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     register_row_functions(m)?;
     register!(m: attop::attop_fit, cocoa::cocoa_step_length, cocoa::relative_gap, design::kernel_cross, m3l::m3l_fit,
-        pq::pq_train, pq::pq_encode, pq::pq_decode, pq::pq_dot, ranker::ranker_epoch, ranker::ranker_objective,
-        topk_svm::topk_svm_fit;
-        cocoa::SvcPartition, cocoa::M3lPartition, report::FitReport, tracenorm::TraceNormSolver, tracenorm::TraceNormFit);
+        pq::pq_train, pq::pq_encode, pq::pq_decode, topk_svm::topk_svm_fit;
+        cocoa::SvcPartition, cocoa::M3lPartition, ranker::RankerProblem, report::FitReport, tracenorm::TraceNormSolver, tracenorm::TraceNormFit);
     Ok(())
 }

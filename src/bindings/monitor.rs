@@ -14,8 +14,8 @@ use pyo3::prelude::*;
 
 use super::arrays::caught_to_py;
 use super::errors::InternalError;
-use super::threads;
 use crate::solvers::{Monitor, Progress};
+use crate::threads;
 
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 

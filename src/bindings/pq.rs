@@ -10,9 +10,9 @@ use pyo3::prelude::*;
 use super::arrays::{array_in, check_finite_rows, run_detached, to_numpy, with_float_rows};
 use super::errors::{invalid, InternalError};
 use super::monitor::run_interruptible;
-use super::threads;
 use crate::pq::{self, TrainOptions};
 use crate::solvers::Monitor;
+use crate::threads;
 
 /// The settings of `pq_train`: `toprank.pq.PqSettings`, read by attribute name.
 #[derive(FromPyObject)]
@@ -76,9 +76,12 @@ pub(crate) fn pq_encode<'py>(
     })
 }
 
-/// X̂ (`b` None; n × d float32), X̂·B (B: d × m; n × m) or, `transposed`, X̂ᵀ·B
-/// (B: n × m; d × m), in B's dtype.
-fn decoded<'py>(
+/// The rows X̂ that `codes` (n × M uint8) stand for: X̂ itself (`b` None; n × d float32),
+/// or computed from the codes without decoding, X̂·B (B: d × m; n × m) or, `transposed`,
+/// X̂ᵀ·B (B: n × m; d × m), in B's dtype.
+#[pyfunction]
+#[pyo3(signature = (codebooks, codes, b=None, *, transposed=false, n_jobs=None))]
+pub(crate) fn pq_decode<'py>(
     codebooks: &Bound<'py, PyAny>,
     codes: &Bound<'py, PyAny>,
     b: Option<&Bound<'py, PyAny>>,
@@ -110,28 +113,4 @@ fn decoded<'py>(
         })?;
         to_numpy(py, out, &[if transposed { books.dim() } else { n }, b.row_len])
     })
-}
-
-/// X̂ (n × d float32).
-#[pyfunction]
-#[pyo3(signature = (codebooks, codes, *, n_jobs=None))]
-pub(crate) fn pq_decode<'py>(
-    codebooks: &Bound<'py, PyAny>,
-    codes: &Bound<'py, PyAny>,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    decoded(codebooks, codes, None, false, n_jobs)
-}
-
-/// X̂·B (B: d × m; n × m) or, `transposed`, X̂ᵀ·B (B: n × m; d × m), in B's dtype.
-#[pyfunction]
-#[pyo3(signature = (codebooks, codes, b, *, transposed=false, n_jobs=None))]
-pub(crate) fn pq_dot<'py>(
-    codebooks: &Bound<'py, PyAny>,
-    codes: &Bound<'py, PyAny>,
-    b: &Bound<'py, PyAny>,
-    transposed: bool,
-    n_jobs: Option<i64>,
-) -> PyResult<Bound<'py, PyAny>> {
-    decoded(codebooks, codes, Some(b), transposed, n_jobs)
 }

@@ -1,16 +1,16 @@
 //! Binding of rank-one descent (`crate::solvers::tracenorm`): a solver object holding the
 //! problem's settings, whose `fit` runs the whole solve without the GIL (interruptible,
-//! progress to a callback, `monitor.rs`) on a dense or CSR X (`design.rs`) or a
-//! product-quantized one (an object with `codebooks` and `codes`), and a fit object.
+//! progress to a callback, `monitor.rs`) on a dense, CSR or product-quantized X
+//! (`design.rs`), and a fit object.
 
 use ndarray::{Array, Dimension, Ix1, Ix2};
 use numpy::{IntoPyArray, PyArray, ToPyArray};
 use pyo3::prelude::*;
 
 use super::arrays::array_in;
-use super::design::{codebooks, coded, with_design, DesignJob};
-use super::errors::{invalid, to_py};
-use super::monitor::{run_interruptible, PyMonitor};
+use super::design::{with_design, DesignJob};
+use super::errors::invalid;
+use super::monitor::PyMonitor;
 use crate::solvers::tracenorm::{self as tn, Start};
 
 /// The penalties and settings of one trace-norm problem (checked by the core).
@@ -40,7 +40,8 @@ struct FitJob<'a>(&'a [u32], Option<&'a [f64]>, tn::Options, Option<Start>);
 
 impl DesignJob for FitJob<'_> {
     type Output = tn::Fit;
-    // Every product with X is checked finite by the core, which names X.
+    // Every product with X (on its codes when product-quantized, `tn::Rows`) is checked
+    // finite by the core, which names X.
     const CHECKS_X_ITSELF: bool = true;
     fn run<D: crate::data::Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<tn::Fit> {
         tn::fit_labels(&tn::Rows(x), self.0, self.1, &self.2, self.3, monitor)
@@ -76,7 +77,7 @@ impl TraceNormSolver {
     ) -> PyResult<Self> {
         let penalties = tn::Penalties { trace: lambda_trace, fro: lambda_fro };
         let options = tn::Options { penalties, fit_intercept, tol, max_iter, subspace_every, seed };
-        options.check().map_err(to_py)?;
+        options.check()?;
         Ok(Self { options })
     }
 
@@ -92,20 +93,12 @@ impl TraceNormSolver {
         n_jobs: Option<i64>,
         callback: Option<Py<PyAny>>,
     ) -> PyResult<TraceNormFit> {
-        let threads = super::threads::resolve(n_jobs)?;
+        let threads = crate::threads::resolve(n_jobs)?;
         let labels = array_in::<u32, Ix1>(y, "y")?;
         let weights = sample_weight.map(|w| array_in::<f64, Ix1>(w, "sample_weight")).transpose()?;
         let weights = weights.as_ref().map(|w| w.as_slice()).transpose()?;
         let job = FitJob(labels.as_slice()?, weights, self.options, start.map(start_of).transpose()?);
-        let fit = match coded(x)? {
-            Some((codes, books)) => {
-                let (codes, books) = (codes.as_slice()?, codebooks(&books)?);
-                run_interruptible(x.py(), threads, callback, |monitor| {
-                    tn::fit_labels(&tn::Coded::new(books, codes)?, job.0, job.1, &job.2, job.3, monitor)
-                })?
-            }
-            None => with_design(x, threads, callback, job)?,
-        };
+        let fit = with_design(x, threads, callback, job)?;
         let history = fit.history.iter().map(|r| (r.iteration, r.objective, r.sigma, r.rank, r.seconds)).collect();
         let (rank, objective, n_iter, status) = (fit.rank(), fit.objective, fit.n_iter, fit.status.as_str());
         Ok(TraceNormFit { fit, rank, objective, n_iter, status, history })

@@ -55,6 +55,9 @@ impl Design for CodedRows<'_> {
     fn row_nnz(&self, _i: usize) -> usize {
         self.books.dim()
     }
+    fn coded(&self) -> Option<(&Codebooks<'_>, &[u8])> {
+        Some((&self.books, self.codes))
+    }
 }
 
 #[cfg(test)]

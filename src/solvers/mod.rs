@@ -5,6 +5,7 @@
 pub mod attop;
 pub mod m3l;
 mod monitor;
+pub mod partition;
 pub mod ranker;
 pub mod topk_svm;
 pub mod tracenorm;

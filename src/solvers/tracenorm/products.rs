@@ -4,8 +4,8 @@
 //!
 //! Dense designs (and any design with [`Design::dense_block`]) go through a blocked GEMM
 //! (faer's, single-threaded per block) on blocks of rows; sparse designs through their
-//! rows. Product-quantized designs use the compressed-domain products of `crate::pq`
-//! instead ([`Coded`]). Both products are deterministic for any number of threads: X·B
+//! rows. Product-quantized designs (`Design::coded`) use the compressed-domain products
+//! of `crate::pq` instead (table look-ups per sub-space). Both products are deterministic for any number of threads: X·B
 //! computes each output row independently, and Xᵀ·R gives each task a fixed block of
 //! output rows (features) summed over the rows of X in order, or, for sparse designs,
 //! a fixed number of row ranges summed in order.
@@ -16,7 +16,6 @@ use rayon::prelude::*;
 
 use crate::data::{Design, Row, RowBuf};
 use crate::linalg::{axpy, dot, dot4};
-use crate::pq::Codebooks;
 use crate::{Error, Result};
 
 /// Rows of X per block: a block of a dense X (d ≤ a few thousand) stays in L2.
@@ -168,26 +167,10 @@ pub trait Products: Sync {
     fn t_times(&self, r: &[f64], m: usize) -> Result<Vec<f64>>;
 }
 
-/// A design read row by row (dense or CSR) through [`x_times`] and [`xt_times`].
+/// A design through [`x_times`] and [`xt_times`] (dense or CSR), or through the
+/// compressed-domain products of `crate::pq` when its rows are product-quantized.
 #[derive(Debug, Clone, Copy)]
 pub struct Rows<'a, D: ?Sized>(pub &'a D);
-
-/// A product-quantized X̂ (codes and codebooks), through the compressed-domain products of
-/// `crate::pq` (table look-ups per sub-space instead of decoding every row).
-#[derive(Debug, Clone, Copy)]
-pub struct Coded<'a> {
-    books: Codebooks<'a>,
-    codes: &'a [u8],
-    n: usize,
-}
-
-impl<'a> Coded<'a> {
-    /// Checks the codes against the codebooks.
-    pub fn new(books: Codebooks<'a>, codes: &'a [u8]) -> Result<Self> {
-        let n = books.check_codes(codes)?;
-        Ok(Self { books, codes, n })
-    }
-}
 
 /// `out` unless it holds a NaN or an infinity (the product overflowed or X is not finite).
 fn finite_product(out: Vec<f64>, m: usize, transposed: bool) -> Result<Vec<f64>> {
@@ -208,25 +191,18 @@ impl<D: Design + ?Sized> Products for Rows<'_, D> {
         self.0.n_features()
     }
     fn times(&self, b: &[f64], m: usize) -> Result<Vec<f64>> {
-        finite_product(x_times(self.0, b, m)?, m, false)
+        let out = match self.0.coded() {
+            Some((books, codes)) => crate::pq::dot::<f64>(books, codes, b, m)?,
+            None => x_times(self.0, b, m)?,
+        };
+        finite_product(out, m, false)
     }
     fn t_times(&self, r: &[f64], m: usize) -> Result<Vec<f64>> {
-        finite_product(xt_times(self.0, r, m)?, m, true)
-    }
-}
-
-impl Products for Coded<'_> {
-    fn n_rows(&self) -> usize {
-        self.n
-    }
-    fn n_features(&self) -> usize {
-        self.books.dim()
-    }
-    fn times(&self, b: &[f64], m: usize) -> Result<Vec<f64>> {
-        finite_product(crate::pq::dot::<f64>(&self.books, self.codes, b, m)?, m, false)
-    }
-    fn t_times(&self, r: &[f64], m: usize) -> Result<Vec<f64>> {
-        finite_product(crate::pq::tdot::<f64>(&self.books, self.codes, r, m)?, m, true)
+        let out = match self.0.coded() {
+            Some((books, codes)) => crate::pq::tdot::<f64>(books, codes, r, m)?,
+            None => xt_times(self.0, r, m)?,
+        };
+        finite_product(out, m, true)
     }
 }
 
@@ -234,7 +210,31 @@ impl Products for Coded<'_> {
 mod tests {
     use super::*;
     use crate::data::{CsrRows, DenseRows};
+    use crate::pq::{Codebooks, CodedRows};
     use crate::rng::SplitMix64;
+
+    #[test]
+    fn products_of_coded_rows_are_computed_on_the_codes() {
+        // 2 sub-spaces of 3 features, 4 centroids each; 50 rows.
+        let (n, ksub, m) = (50, 4, 3);
+        let mut rng = SplitMix64::new(5);
+        let book_values: Vec<f32> = (0..2 * ksub * 3).map(|_| rng.next_f64() as f32 - 0.5).collect();
+        let books = Codebooks::new(&book_values, 2, ksub, 3).unwrap();
+        let codes: Vec<u8> = (0..n * 2).map(|i| (i * 7 % ksub) as u8).collect();
+        let (b, r): (Vec<f64>, Vec<f64>) =
+            ((0..6 * m).map(|_| rng.next_f64()).collect(), (0..n * m).map(|_| rng.next_f64()).collect());
+        let coded = CodedRows::new(books, &codes).unwrap();
+        let rows = Rows(&coded);
+        // The table look-ups of `crate::pq`, not a pass over decoded rows.
+        assert_eq!(rows.times(&b, m).unwrap(), crate::pq::dot::<f64>(&books, &codes, &b, m).unwrap());
+        assert_eq!(rows.t_times(&r, m).unwrap(), crate::pq::tdot::<f64>(&books, &codes, &r, m).unwrap());
+        // ... which give the products of the decoded matrix.
+        let decoded: Vec<f64> = crate::pq::decode(&books, &codes).unwrap().into_iter().map(f64::from).collect();
+        let dense = DenseRows::new(&decoded, n, 6).unwrap();
+        let close = |a: Vec<f64>, b: Vec<f64>| a.iter().zip(&b).all(|(a, b)| (a - b).abs() <= 1e-12 * (1.0 + b.abs()));
+        assert!(close(rows.times(&b, m).unwrap(), Rows(&dense).times(&b, m).unwrap()));
+        assert!(close(rows.t_times(&r, m).unwrap(), Rows(&dense).t_times(&r, m).unwrap()));
+    }
 
     #[test]
     fn dense_and_sparse_products_match_the_definition() {

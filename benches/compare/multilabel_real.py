@@ -247,13 +247,13 @@ def main() -> int:
         "\n".join(
             [
                 BEGIN,
-                "| data | model | C (5-fold CV) | CV rank loss | train rank loss | test rank loss | P@1 | P@3 | "
+                f"| data | model | C ({FOLDS}-fold CV) | CV rank loss | train rank loss | test rank loss | P@1 | P@3 | "
                 "Hamming loss | seconds, CV + final fit | stopped |",
                 "|---|---|---|---|---|---|---|---|---|---|---|",
                 *rows,
                 "",
                 f"{'; '.join(notes)}. Features standardised on the training part; every model linear with an "
-                f"intercept, single-threaded. C from {', '.join(f'{c:g}' for c in C_GRID)} by 5-fold cross-validation "
+                f"intercept, single-threaded. C from {', '.join(f'{c:g}' for c in C_GRID)} by {FOLDS}-fold cross-validation "
                 "on the training set with the mean validation rank loss as the criterion for every model, then "
                 "refitted on the whole training set. Rank loss: the fraction of (relevant, irrelevant) label pairs "
                 f"ordered wrongly (ties wrong), mean over rows, scored with {scorer}; P@k of the same scores; Hamming "

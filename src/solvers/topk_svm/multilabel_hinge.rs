@@ -300,4 +300,39 @@ mod tests {
             }
         }
     }
+
+    /// Far-apart scores, zero or huge curvatures and weights: the step stays finite and
+    /// feasible and no worse than a = 0 or a random feasible row.
+    #[test]
+    fn extreme_inputs_stay_finite_and_feasible() {
+        let mut ws = LossWorkspace::new();
+        let mut rng = crate::rng::SplitMix64::new(2);
+        let rows: [&[f64]; 5] = [&[1e6, -1e6], &[-1e6, 1e6, 0.0], &[1e9, 1e9, -1e9], &[0.0; 4], &[-1e6, 3.0, 3.0, 1e6]];
+        for q in rows {
+            let m = q.len();
+            for y in [vec![0], vec![m - 1], (0..m - 1).collect::<Vec<_>>()] {
+                let label: Vec<bool> = (0..m).map(|j| y.contains(&j)).collect();
+                for smoothing in [0.0, 0.5] {
+                    let loss = MultiLabelHinge { smoothing };
+                    assert!(loss.primal(q, &y, &mut ws).unwrap().is_finite());
+                    for kii in [0.0, 1e-20, 0.3, 1e6] {
+                        for c in [1e-6, 1.0, 1e6] {
+                            let mut a = vec![0.0; m];
+                            loss.update(q, kii, &y, c, &mut a, &mut ws).unwrap();
+                            let t: f64 = y.iter().map(|&j| a[j]).sum();
+                            let signs =
+                                a.iter().zip(&label).all(|(&v, &l)| v.is_finite() && (v >= 0.0) == l || v == 0.0);
+                            assert!(signs && t <= c * (1.0 + 1e-15), "{q:?} {y:?} {kii} {c}: {a:?}");
+                            let best = objective(&loss, q, kii, &y, c, &a);
+                            let tol =
+                                1e-12 * (best.abs() + c + q.iter().zip(&a).map(|(q, a)| (q * a).abs()).sum::<f64>());
+                            for b in [vec![0.0; m], feasible(&mut rng, &label, c)] {
+                                assert!(objective(&loss, q, kii, &y, c, &b) <= best + tol, "{q:?} {y:?} {kii} {c}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

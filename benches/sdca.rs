@@ -19,6 +19,11 @@
 //! `CRITERION_HOME` is set. About 30 s in all:
 //!     cargo bench --bench sdca
 //! One case:  cargo bench --bench sdca -- 'dense_f64/gap'
+//!
+//! `multilabel_step`: one exact step of the multi-label hinge and softmax losses at
+//! m = 100 (the benchmark size) with 5 labels, on 256 seeded score rows
+//! q ~ N(0, 1) (labels +1), kii = 1, c = 1, from a = 0; and the hinge's step over the
+//! ~11 classes class shrinking leaves it there (its labels and 6 others).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -29,7 +34,10 @@ use common::Rng;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use toprank::data::{CsrRows, DenseRows, Design};
 use toprank::losses::TopKVariant;
-use toprank::solvers::topk_svm::{objectives, solve, ActiveSet, Examples, LinearModel, SdcaOptions, TopKHinge};
+use toprank::solvers::topk_svm::{
+    objectives, solve, ActiveSet, Examples, LinearModel, LossWorkspace, MultiLabelHinge, MultiLabelSoftmax, SdcaLoss,
+    SdcaOptions, TopKHinge,
+};
 use toprank::solvers::Silent;
 
 const N: usize = 5000;
@@ -119,6 +127,36 @@ fn bench_sdca(c: &mut Criterion) {
     bench_design(c, "csr_f64_1pct", &csr, &ex);
 }
 
+/// One step per row of `rows` (row-major, `m` scores each) with the labels 0..5.
+fn steps<L: SdcaLoss>(loss: &L, rows: &[f64], m: usize, ws: &mut LossWorkspace, a: &mut [f64]) -> f64 {
+    let labels = [0, 1, 2, 3, 4];
+    rows.chunks_exact(m).fold(0.0, |acc, q| {
+        a[..m].fill(0.0);
+        loss.update(q, 1.0, &labels, 1.0, &mut a[..m], ws).expect("step");
+        acc + a[0]
+    })
+}
+
+fn bench_multilabel_step(c: &mut Criterion) {
+    const ROWS: usize = 256;
+    let mut rng = Rng::new(SEED ^ 1);
+    let mut group = c.benchmark_group("multilabel_step");
+    for m in [M, 11] {
+        let rows: Vec<f64> = (0..ROWS * m).map(|t| rng.normal() + if t % m < 5 { 1.0 } else { 0.0 }).collect();
+        let (mut ws, mut a) = (LossWorkspace::new(), vec![0.0; m]);
+        let hinge = MultiLabelHinge { smoothing: 0.0 };
+        group.bench_function(format!("hinge_m{m}_x{ROWS}"), |b| {
+            b.iter(|| black_box(steps(&hinge, &rows, m, &mut ws, &mut a)))
+        });
+        if m == M {
+            group.bench_function(format!("softmax_m{m}_x{ROWS}"), |b| {
+                b.iter(|| black_box(steps(&MultiLabelSoftmax, &rows, m, &mut ws, &mut a)))
+            });
+        }
+    }
+    group.finish();
+}
+
 fn config() -> Criterion {
     let c = Criterion::default()
         .sample_size(10)
@@ -130,6 +168,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_sdca
+    targets = bench_sdca, bench_multilabel_step
 }
 criterion_main!(benches);

@@ -170,7 +170,7 @@ impl SdcaLoss for TopKHinge {
 /// How far (in score units: the hinge margin is 1) below the step's threshold a class
 /// may lie and still be kept by class shrinking. Late in a solve score differences move
 /// by ~0.01–0.1 per epoch; a class that rises faster is re-admitted at the next check.
-pub(super) const CLASS_MARGIN: f64 = 0.5;
+const CLASS_MARGIN: f64 = 0.5;
 
 /// A maximiser of the linear ⟨v, x⟩ over c·S (S the alpha or beta dual set).
 fn top_k_vertex(v: &[f64], k: usize, variant: TopKVariant, c: f64, out: &mut [f64]) {

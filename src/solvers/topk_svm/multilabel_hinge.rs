@@ -27,7 +27,6 @@
 //! at a vertex, t = c on the smallest q_Y and the largest q_N if 1 + max q_N − min q_Y
 //! > 0, else a = 0 (as `hinge.rs`). Optimality of the whole problem: the duality gap.
 
-use super::hinge::CLASS_MARGIN;
 use super::loss::{LossWorkspace, SdcaLoss};
 use crate::projections::bipartite_simplex;
 use crate::{Error, Result};
@@ -174,6 +173,14 @@ impl SdcaLoss for MultiLabelHinge {
     }
 }
 
+/// How far (in score units: the hinge margin is 1) below the step's N-side threshold a
+/// class may lie and still be kept by class shrinking. Smaller than `hinge.rs`'s 0.5:
+/// with m = 100 labels most of the ~95 other classes crowd just below the threshold, and
+/// 0.5 keeps a third of them. On 20,000 × 256 synthetic rows (m = 100, ~5 labels each,
+/// C = 0.1, 1, 10) margins from 0.5 down to 0.02 took the same epochs to a gap of 1e-3,
+/// while a step's classes fell from ~33 to ~11 at 0.1 (CPU time −20 to −40 %).
+const CLASS_MARGIN: f64 = 0.1;
+
 /// A maximiser of the linear ⟨x_Y, α⟩ + ⟨x_N, β⟩ over c·B: c on the first largest x_Y
 /// and on the first largest x_N if their sum is positive, else 0.
 fn vertex(x: &[f64], label: &[bool], c: f64, out: &mut [f64]) {
@@ -290,6 +297,41 @@ mod tests {
             cs.update(&q, kii, &y, c, &mut b, &mut ws).unwrap();
             for (u, v) in a.iter().zip(&b) {
                 assert!((u - v).abs() <= 1e-13 * c, "{q:?} kii {kii} c {c}: {a:?} vs {b:?}");
+            }
+        }
+    }
+
+    /// Far-apart scores, zero or huge curvatures and weights: the step stays finite and
+    /// feasible and no worse than a = 0 or a random feasible row.
+    #[test]
+    fn extreme_inputs_stay_finite_and_feasible() {
+        let mut ws = LossWorkspace::new();
+        let mut rng = crate::rng::SplitMix64::new(2);
+        let rows: [&[f64]; 5] = [&[1e6, -1e6], &[-1e6, 1e6, 0.0], &[1e9, 1e9, -1e9], &[0.0; 4], &[-1e6, 3.0, 3.0, 1e6]];
+        for q in rows {
+            let m = q.len();
+            for y in [vec![0], vec![m - 1], (0..m - 1).collect::<Vec<_>>()] {
+                let label: Vec<bool> = (0..m).map(|j| y.contains(&j)).collect();
+                for smoothing in [0.0, 0.5] {
+                    let loss = MultiLabelHinge { smoothing };
+                    assert!(loss.primal(q, &y, &mut ws).unwrap().is_finite());
+                    for kii in [0.0, 1e-20, 0.3, 1e6] {
+                        for c in [1e-6, 1.0, 1e6] {
+                            let mut a = vec![0.0; m];
+                            loss.update(q, kii, &y, c, &mut a, &mut ws).unwrap();
+                            let t: f64 = y.iter().map(|&j| a[j]).sum();
+                            let signs =
+                                a.iter().zip(&label).all(|(&v, &l)| v.is_finite() && (v >= 0.0) == l || v == 0.0);
+                            assert!(signs && t <= c * (1.0 + 1e-15), "{q:?} {y:?} {kii} {c}: {a:?}");
+                            let best = objective(&loss, q, kii, &y, c, &a);
+                            let tol =
+                                1e-12 * (best.abs() + c + q.iter().zip(&a).map(|(q, a)| (q * a).abs()).sum::<f64>());
+                            for b in [vec![0.0; m], feasible(&mut rng, &label, c)] {
+                                assert!(objective(&loss, q, kii, &y, c, &b) <= best + tol, "{q:?} {y:?} {kii} {c}");
+                            }
+                        }
+                    }
+                }
             }
         }
     }

@@ -180,4 +180,38 @@ mod tests {
         assert!(MultiLabelSoftmax.primal(&[f64::NAN, 0.0], &[0], &mut ws).is_err());
         assert!(MultiLabelSoftmax.update(&[f64::NAN, 0.0], 1.0, &[0], 1.0, &mut [0.0; 2], &mut ws).is_err());
     }
+
+    /// Far-apart scores, curvatures and weights: the step stays finite, feasible, and no
+    /// worse than the points towards p = u (a = 0).
+    #[test]
+    fn extreme_inputs_stay_finite_and_feasible() {
+        let mut ws = LossWorkspace::new();
+        let rows: [&[f64]; 6] =
+            [&[1e6, -1e6], &[-1e6, 1e6, 0.0], &[1e6, 1e6, -1e6], &[0.0; 4], &[-1e6, 3.0, 3.0, 1e6], &[5.0, 5.0]];
+        for q in rows {
+            let m = q.len();
+            for y in [vec![0], vec![m - 1], (0..m - 1).collect::<Vec<_>>()] {
+                assert!(MultiLabelSoftmax.primal(q, &y, &mut ws).unwrap().is_finite());
+                for kii in [0.0, 1e-20, 1e-12, 0.3, 1e6, 1e15] {
+                    for c in [1e-6, 1.0, 1e6] {
+                        let mut a = vec![0.0; m];
+                        MultiLabelSoftmax.update(q, kii, &y, c, &mut a, &mut ws).unwrap();
+                        let share = c / y.len() as f64;
+                        let feasible = a.iter().enumerate().all(|(j, &v)| {
+                            v.is_finite() && v <= if y.contains(&j) { share * (1.0 + 1e-15) } else { 0.0 }
+                        });
+                        assert!(feasible && a.iter().sum::<f64>().abs() <= 1e-12 * c, "{q:?} {y:?} {kii} {c}: {a:?}");
+                        assert!(MultiLabelSoftmax.dual(&a, &y, c).is_finite());
+                        let best = objective(&MultiLabelSoftmax, q, kii, &y, c, &a);
+                        let tol = 1e-12 * (best.abs() + c + q.iter().zip(&a).map(|(q, a)| (q * a).abs()).sum::<f64>());
+                        for w in [1e-6, 1e-3, 0.5] {
+                            let b: Vec<f64> = a.iter().map(|&v| (1.0 - w) * v).collect();
+                            let other = objective(&MultiLabelSoftmax, q, kii, &y, c, &b);
+                            assert!(other <= best + tol, "{q:?} {y:?} {kii} {c}: {other} > {best}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

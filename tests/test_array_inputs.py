@@ -23,7 +23,15 @@ import pytest
 import scipy.sparse as sp
 
 from toprank import M3L, PatMat, RankmaxRanker, TopKSVC, TopPushK, TraceNormLogisticRegression, _core
-from toprank._options import AttopSettings, KernelSettings, M3lProblem, M3lSettings, RankerSettings, SdcaSettings
+from toprank._options import (
+    AttopSettings,
+    KernelSettings,
+    M3lProblem,
+    M3lSettings,
+    RankerSettings,
+    SdcaProblem,
+    SdcaSettings,
+)
 from toprank.distributed._partitions import M3lPartitionSettings, SvcPartitionSettings
 from toprank.exceptions import InvalidInputError
 from toprank.pq import PqSettings, ProductQuantizer
@@ -216,7 +224,9 @@ def topk_svm_fit(
 ):
     x = x if codebooks is None else SimpleNamespace(codes=x, codebooks=codebooks)
     kernel_settings = None if kernel is None else KernelSettings(kernel, gamma, degree, coef0, cache_size)
-    return _core.topk_svm_fit(x, y, c, SdcaSettings(**settings, kernel=kernel_settings), dual_coef=dual_coef)
+    return _core.topk_svm_fit(
+        x, SdcaProblem(y, c, dual_coef=dual_coef), SdcaSettings(**settings, kernel=kernel_settings)
+    )
 
 
 def kernel_cross(z, x, **kernel):

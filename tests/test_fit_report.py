@@ -15,7 +15,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from toprank import M3L, FitProgress, MultiLabelSVC, PatMat, TopKSVC, TopPushK, _core
-from toprank._options import FitStatus, KernelSettings, M3lProblem, M3lSettings, SdcaSettings
+from toprank._options import FitStatus, KernelSettings, M3lProblem, M3lSettings, SdcaProblem, SdcaSettings
 from toprank.exceptions import InvalidInputError
 
 RNG = np.random.default_rng(3)
@@ -72,7 +72,7 @@ def test_a_budget_that_runs_out_is_max_iter_for_every_solver(name):
 def test_the_core_fits_return_a_typed_report():
     y = Y_CLASS.astype(np.int64)
     settings = SdcaSettings(3, "alpha", k=1, smoothing=0.0, tol=1e-6, max_epochs=200, check_every=5, seed=0)
-    coef, dual, report = _core.topk_svm_fit(X, y, np.ones(80), settings)
+    coef, dual, report = _core.topk_svm_fit(X, SdcaProblem(y, np.ones(80)), settings)
     assert isinstance(report, _core.FitReport) and report.status == "converged"
     assert coef.shape == (3, 5) and dual.shape == (80, 3)
     assert report.history[-1][:4] == (report.n_iter, report.primal, report.dual, report.gap)
@@ -87,11 +87,11 @@ def test_settings_options_are_refused_naming_the_option():
         InvalidInputError,
         match="^loss: must be 'alpha', 'beta', 'softmax', 'entropy', 'multilabel_hinge' or 'multilabel_softmax'",
     ):
-        _core.topk_svm_fit(X, y, c, replace(settings, loss="alhpa"))
+        _core.topk_svm_fit(X, SdcaProblem(y, c), replace(settings, loss="alhpa"))
     with pytest.raises(InvalidInputError, match="^kernel: must be 'linear', 'rbf', 'poly' or 'precomputed'"):
-        _core.topk_svm_fit(X, y, c, replace(settings, kernel=KernelSettings("gaussian")))
+        _core.topk_svm_fit(X, SdcaProblem(y, c), replace(settings, kernel=KernelSettings("gaussian")))
     with pytest.raises(InvalidInputError, match=r"^dual_coef: must have shape \(80, 3\)"):
-        _core.topk_svm_fit(X, y, c, settings, dual_coef=np.zeros((79, 3)))
+        _core.topk_svm_fit(X, SdcaProblem(y, c, dual_coef=np.zeros((79, 3))), settings)
     # The core owns the M3L tolerance check (it was the binding's).
     signs = np.where(Y_MULTI > 0, 1.0, -1.0)
     problem = M3lProblem(signs, np.eye(3), np.zeros_like(signs), np.full_like(signs, 2.0))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from toprank import InvalidInputError, _core
-from toprank._options import KernelSettings, SdcaSettings
+from toprank._options import KernelSettings, SdcaProblem, SdcaSettings
 
 N, D, M = 120, 5, 6
 
@@ -36,7 +36,9 @@ def _settings(loss: str, **kw: object) -> SdcaSettings:
 def test_label_set_fits_converge_with_feasible_dual_rows(loss: str, smoothing: float) -> None:
     x, y, starts, sets = _problem()
     c = np.full(N, 0.7)
-    coef, dual, report = _core.topk_svm_fit(x, y, c, _settings(loss, smoothing=smoothing), label_starts=starts)
+    coef, dual, report = _core.topk_svm_fit(
+        x, SdcaProblem(y, c, label_starts=starts), _settings(loss, smoothing=smoothing)
+    )
     assert report.status == "converged" and report.gap <= 1e-8
     assert coef is not None and coef.shape == (M, D + 1) and dual.shape == (N, M)
     np.testing.assert_allclose(dual.sum(axis=1), 0.0, atol=1e-12)
@@ -58,8 +60,10 @@ def test_one_label_per_example_is_the_multiclass_fit(multi: str, single: str) ->
     x, _, _, _ = _problem(1)
     y = np.random.default_rng(1).integers(0, M, N).astype(np.int64)
     c = np.ones(N)
-    multi_fit = _core.topk_svm_fit(x, y, c, _settings(multi), label_starts=np.arange(N + 1, dtype=np.int64))
-    single_fit = _core.topk_svm_fit(x, y, c, _settings(single))
+    multi_fit = _core.topk_svm_fit(
+        x, SdcaProblem(y, c, label_starts=np.arange(N + 1, dtype=np.int64)), _settings(multi)
+    )
+    single_fit = _core.topk_svm_fit(x, SdcaProblem(y, c), _settings(single))
     np.testing.assert_allclose(multi_fit[1], single_fit[1], atol=1e-9)
     assert multi_fit[2].primal == pytest.approx(single_fit[2].primal, rel=1e-9)
 
@@ -68,11 +72,12 @@ def test_kernel_fits_and_warm_starts_take_label_sets() -> None:
     x, y, starts, _ = _problem(2)
     c = np.ones(N)
     settings = _settings("multilabel_hinge", bias=None, tol=1e-6)
-    linear = _core.topk_svm_fit(x, y, c, settings, label_starts=starts)
-    kernel = _core.topk_svm_fit(x, y, c, replace(settings, kernel=KernelSettings("linear")), label_starts=starts)
+    problem = SdcaProblem(y, c, label_starts=starts)
+    linear = _core.topk_svm_fit(x, problem, settings)
+    kernel = _core.topk_svm_fit(x, problem, replace(settings, kernel=KernelSettings("linear")))
     assert kernel[0] is None and kernel[2].status == "converged"
     assert kernel[2].primal == pytest.approx(linear[2].primal, rel=3e-6)
-    warm = _core.topk_svm_fit(x, y, c, settings, label_starts=starts, dual_coef=linear[1])
+    warm = _core.topk_svm_fit(x, replace(problem, dual_coef=linear[1]), settings)
     assert warm[2].status == "converged" and warm[2].n_iter < linear[2].n_iter, (warm[2].n_iter, linear[2].n_iter)
 
 
@@ -92,11 +97,11 @@ def test_bad_label_sets_are_refused(edit: object, message: str) -> None:
     bad_y, bad_starts = edit(y, starts)  # type: ignore[operator]
     with pytest.raises(InvalidInputError, match=message):
         _core.topk_svm_fit(
-            x, bad_y.astype(np.int64), np.ones(N), _settings("multilabel_hinge"), label_starts=bad_starts
+            x, SdcaProblem(bad_y.astype(np.int64), np.ones(N), label_starts=bad_starts), _settings("multilabel_hinge")
         )
 
 
 def test_a_multiclass_loss_takes_one_label_per_example() -> None:
     x, y, starts, _ = _problem(4)
     with pytest.raises(InvalidInputError, match=r"^y: example \d+ has \d labels; a multiclass loss takes exactly one"):
-        _core.topk_svm_fit(x, y, np.ones(N), _settings("alpha"), label_starts=starts)
+        _core.topk_svm_fit(x, SdcaProblem(y, np.ones(N), label_starts=starts), _settings("alpha"))

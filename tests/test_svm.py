@@ -23,7 +23,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from toprank import _core
-from toprank._options import SdcaSettings
+from toprank._options import SdcaProblem, SdcaSettings
 from toprank.svm import TopKSVC
 
 TIGHT = dict(tol=1e-9, max_epochs=200_000, check_every=5)
@@ -383,7 +383,7 @@ class _LinearFit(NamedTuple):
 
 def _sdca(X, y, c, m, *, n_jobs=None, **settings):
     """The core's linear fit from a cold start, with its typed result."""
-    return _LinearFit(*_core.topk_svm_fit(X, y, c, SdcaSettings(n_classes=m, **settings), n_jobs=n_jobs))
+    return _LinearFit(*_core.topk_svm_fit(X, SdcaProblem(y, c), SdcaSettings(n_classes=m, **settings), n_jobs=n_jobs))
 
 
 def _core_fit(X, y, c, *, parallel, n_jobs, seed=1, loss="alpha", k=2, gamma=0.0, max_epochs=3000, tol=1e-9):

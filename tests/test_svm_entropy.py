@@ -42,11 +42,13 @@ def test_entropy_k1_is_softmax_and_larger_k_converge() -> None:
 
 def test_softmax_parallel_reaches_serial_optimum() -> None:
     from toprank import _core
-    from toprank._options import SdcaSettings
+    from toprank._options import SdcaProblem, SdcaSettings
 
     X, y = blobs(n=400)
     c = np.ones(len(y))
     kw = dict(n_classes=4, loss="softmax", k=1, smoothing=0.0, tol=1e-10, max_epochs=20_000, check_every=5, seed=1)
-    _, _, serial = _core.topk_svm_fit(X, y.astype(np.int64), c, SdcaSettings(**kw, parallel=False))
-    _, _, parallel = _core.topk_svm_fit(X, y.astype(np.int64), c, SdcaSettings(**kw, parallel=True), n_jobs=2)
+    _, _, serial = _core.topk_svm_fit(X, SdcaProblem(y.astype(np.int64), c), SdcaSettings(**kw, parallel=False))
+    _, _, parallel = _core.topk_svm_fit(
+        X, SdcaProblem(y.astype(np.int64), c), SdcaSettings(**kw, parallel=True), n_jobs=2
+    )
     assert parallel.primal == pytest.approx(serial.primal, rel=1e-8)

@@ -13,6 +13,7 @@ from toprank._options import (
     M3lProblem,
     M3lSettings,
     RankerSettings,
+    SdcaProblem,
     SdcaSettings,
 )
 from toprank.distributed._partitions import M3lPartitionSettings, SvcPartitionSettings
@@ -153,12 +154,9 @@ class RankerProblem:
 
 def topk_svm_fit(
     x: Any,
-    y: NDArray[np.int64],
-    c: NDArray[np.float64],
+    problem: SdcaProblem,
     settings: SdcaSettings,
     *,
-    label_starts: NDArray[np.int64] | None = None,
-    dual_coef: NDArray[np.float64] | None = None,
     n_jobs: int | None = None,
     callback: _Progress | None = None,
 ) -> _Fitted: ...

@@ -31,6 +31,7 @@ __all__ = [
     "M3lSettings",
     "RankerSettings",
     "SdcaLossName",
+    "SdcaProblem",
     "SdcaSettings",
     "HINGE_VARIANTS",
     "KERNELS",
@@ -56,7 +57,7 @@ Kernel = Literal["linear", "rbf", "poly", "precomputed"]
 #: TopKSVC's losses: top-k hinge α and β, smoothed top-k hinge (softmax) and top-k entropy.
 TopKLoss = Literal["alpha", "beta", "softmax", "entropy"]
 #: The losses of the Prox-SDCA core (``SdcaSettings.loss``): TopKSVC's, and the multi-label
-#: hinge and softmax of label sets (``label_starts`` of ``_core.topk_svm_fit``; k unused).
+#: hinge and softmax of label sets (``SdcaProblem.label_starts``; k unused).
 SdcaLossName = Literal["alpha", "beta", "softmax", "entropy", "multilabel_hinge", "multilabel_softmax"]
 #: MultiLabelSVC's losses: the multi-label hinge (smoothed by ``smoothing``) and softmax,
 #: ``"multilabel_<loss>"`` in ``SdcaLossName``.
@@ -126,6 +127,20 @@ class SdcaSettings:
     bias: float | None = None
     parallel: bool | None = None
     kernel: KernelSettings | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class SdcaProblem:
+    """The arrays of a Prox-SDCA problem: the labels ``y`` (int64; one per example, or
+    with ``label_starts`` the flat label sets, example i's labels
+    ``y[label_starts[i]:label_starts[i + 1]]``, ascending), the examples' weights ``c``
+    (C times the sample and class weights, n) and the dual rows to start from
+    (``dual_coef``, n × n_classes; None: a cold start). The core checks them all."""
+
+    y: NDArray[np.int64]
+    c: NDArray[np.float64]
+    label_starts: NDArray[np.int64] | None = None
+    dual_coef: NDArray[np.float64] | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -57,7 +57,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from toprank import _core
 from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
-from toprank._options import MULTILABEL_LOSSES, Kernel, MultiLabelLoss, SdcaLossName, SdcaSettings
+from toprank._options import MULTILABEL_LOSSES, Kernel, MultiLabelLoss, SdcaLossName, SdcaProblem, SdcaSettings
 from toprank._validation import (
     canonical_csr,
     indicator_matrix,
@@ -408,15 +408,11 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
             bias=params["intercept_scaling"] if params["fit_intercept"] else None,
         )
         label_sets = (targets.starts, targets.labels)
+        problem = SdcaProblem(
+            targets.labels, c, label_starts=targets.starts, dual_coef=self._warm_dual(n, targets.classes, c, label_sets)
+        )
         W, dual, report = _core.topk_svm_fit(
-            Xv,
-            targets.labels,
-            c,
-            settings,
-            label_starts=targets.starts,
-            dual_coef=self._warm_dual(n, targets.classes, c, label_sets),
-            n_jobs=params["n_jobs"],
-            callback=self._progress("epoch"),
+            Xv, problem, settings, n_jobs=params["n_jobs"], callback=self._progress("epoch")
         )
         finite_fit("MultiLabelSVC", primal=report.primal, dual=report.dual, gap=report.gap)
         if W is None:  # the core returns W for every linear fit

@@ -40,7 +40,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from toprank import _core
 from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
-from toprank._options import KERNELS, TOPK_LOSSES, Kernel, SdcaSettings, TopKLoss
+from toprank._options import KERNELS, TOPK_LOSSES, Kernel, SdcaProblem, SdcaSettings, TopKLoss
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank._validation import canonical_csr, restores_on_failure, validate_input
@@ -254,15 +254,15 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
             seed=self._seed(),
             shrinking=params["shrinking"],
         )
-        dual0 = self._warm_dual(Xv.shape[0], classes, c)
-        y64 = y_enc.astype(np.int64)
-        run: dict[str, Any] = dict(dual_coef=dual0, n_jobs=params["n_jobs"], callback=self._progress("epoch"))
+        problem = SdcaProblem(y_enc.astype(np.int64), c, dual_coef=self._warm_dual(Xv.shape[0], classes, c))
         if self.kernel == "linear":
             bias = params["intercept_scaling"] if params["fit_intercept"] else None
             settings = replace(settings, bias=bias)
         else:
             settings = replace(settings, kernel=self._kernel_params(Xv, params["cache_size"]))
-        W, dual, report = _core.topk_svm_fit(Xv, y64, c, settings, **run)
+        W, dual, report = _core.topk_svm_fit(
+            Xv, problem, settings, n_jobs=params["n_jobs"], callback=self._progress("epoch")
+        )
         finite_fit("TopKSVC", primal=report.primal, dual=report.dual, gap=report.gap)
         if W is not None:
             forget(self, "support_", "support_vectors_")

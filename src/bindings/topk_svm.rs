@@ -8,7 +8,6 @@ use pyo3::prelude::*;
 
 use super::arrays::{array_in, indices};
 use super::design::{with_model, DesignJob, KernelJob, KernelSettings};
-use super::errors::to_py;
 use super::monitor::PyMonitor;
 use super::report::{fitted, initial_dual, Fitted};
 use super::threads;
@@ -81,40 +80,45 @@ impl KernelJob for Problem<'_> {
     }
 }
 
-/// Prox-SDCA fit (see `toprank.svm.TopKSVC`) from the dual rows `dual_coef` (None: a cold
-/// start). One label per example `y`, or with `label_starts` (n + 1 offsets) label sets:
-/// example i's labels are `y[label_starts[i]:label_starts[i + 1]]` (the multi-label
-/// losses). Without `settings.kernel`, linear on `x`: dense, CSR, or the `codes` and
+/// `toprank._options.SdcaProblem`, read by attribute: the labels `y` (one per example,
+/// or with `label_starts`, n + 1 offsets, label sets: example i's labels are
+/// `y[label_starts[i]:label_starts[i + 1]]`, for the multi-label losses), the examples'
+/// weights `c` and the dual rows to start from (`dual_coef`; None: a cold start).
+#[derive(FromPyObject)]
+pub(crate) struct SdcaProblem<'py> {
+    y: Bound<'py, PyAny>,
+    c: Bound<'py, PyAny>,
+    label_starts: Option<Bound<'py, PyAny>>,
+    dual_coef: Option<Bound<'py, PyAny>>,
+}
+
+/// Prox-SDCA fit (see `toprank.svm.TopKSVC`, `toprank.multilabel.MultiLabelSVC`) of
+/// `problem`. Without `settings.kernel`, linear on `x`: dense, CSR, or the `codes` and
 /// `codebooks` of a `toprank.pq.CompressedMatrix`; with one, on its kernel of the dense
 /// `x`, or on `x` as the n × n Gram matrix for kernel="precomputed" (any C-contiguous
 /// float array, e.g. an `np.memmap`; not copied). Returns (coef, None for a kernel fit;
 /// dual_coef; report).
-// The arguments are a Python signature's: four of them keyword-only options.
-#[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (x, y, c, settings, *, label_starts=None, dual_coef=None, n_jobs=None, callback=None))]
+#[pyo3(signature = (x, problem, settings, *, n_jobs=None, callback=None))]
 pub(crate) fn topk_svm_fit<'py>(
     x: &Bound<'py, PyAny>,
-    y: &Bound<'py, PyAny>,
-    c: &Bound<'py, PyAny>,
+    problem: SdcaProblem<'py>,
     settings: SdcaSettings,
-    label_starts: Option<&Bound<'py, PyAny>>,
-    dual_coef: Option<&Bound<'py, PyAny>>,
     n_jobs: Option<i64>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<Fitted<'py>> {
     let threads = threads::resolve(n_jobs)?;
-    let (y, c) = (indices::<usize>(y, "y")?, array_in::<f64, Ix1>(c, "c")?);
-    let starts = label_starts.map(|starts| indices::<usize>(starts, "label_starts")).transpose()?;
+    let (y, c) = (indices::<usize>(&problem.y, "y")?, array_in::<f64, Ix1>(&problem.c, "c")?);
+    let starts = problem.label_starts.as_ref().map(|starts| indices::<usize>(starts, "label_starts")).transpose()?;
     let (s, m) = (&settings, settings.n_classes);
-    let loss = topk_svm::named_loss(&s.loss, s.k, s.smoothing).map_err(to_py)?;
+    let loss = topk_svm::named_loss(&s.loss, s.k, s.smoothing)?;
     // n: one label each, or one label set between consecutive offsets (the core checks
     // the offsets, labels and weights against X's rows).
     let (examples, n) = match &starts {
         Some(starts) => (Examples::with_label_sets(&y, starts, c.as_slice()?), starts.len().saturating_sub(1)),
         None => (Examples::new(&y, c.as_slice()?), y.len()),
     };
-    let dual = initial_dual(dual_coef, n, m)?;
+    let dual = initial_dual(problem.dual_coef.as_ref(), n, m)?;
     let job = Problem { loss, examples, dual, settings: s };
     fitted(x.py(), with_model(x, s.kernel.as_ref(), threads, callback, job)?, m)
 }

@@ -44,8 +44,19 @@ pub trait SdcaLoss: Send + Sync {
     /// Human-readable name (progress lines, errors).
     fn name(&self) -> &'static str;
 
-    /// Checks the loss parameters against the number of classes m.
-    fn check(&self, m: usize) -> Result<()>;
+    /// Checks the number of classes m (every loss needs 2) and the loss's own parameters
+    /// against it ([`SdcaLoss::check_params`]).
+    fn check(&self, m: usize) -> Result<()> {
+        if m < 2 {
+            return Err(Error::input("y", format!("needs at least 2 classes, got {m}")));
+        }
+        self.check_params(m)
+    }
+
+    /// Checks the loss's own parameters (k, smoothing) against m ≥ 2. Default: none.
+    fn check_params(&self, _m: usize) -> Result<()> {
+        Ok(())
+    }
 
     /// Whether an example may have several labels (1 ≤ |Y_i| ≤ m − 1); otherwise each
     /// has exactly one. The solvers check the labels against it (`Examples::check`).

@@ -57,10 +57,7 @@ impl SdcaLoss for MultiLabelHinge {
         "multilabel_hinge"
     }
 
-    fn check(&self, m: usize) -> Result<()> {
-        if m < 2 {
-            return Err(Error::input("y", format!("needs at least 2 classes, got {m}")));
-        }
+    fn check_params(&self, _m: usize) -> Result<()> {
         if !(self.smoothing >= 0.0 && self.smoothing.is_finite()) {
             return Err(Error::param("smoothing", format!("must be finite and >= 0, got {}", self.smoothing)));
         }

@@ -20,7 +20,7 @@
 
 use super::loss::{LossWorkspace, SdcaLoss};
 use super::softmax::{check_finite, entropy_dual, label_set_step};
-use crate::{Error, Result};
+use crate::Result;
 
 /// The multi-label softmax loss.
 #[derive(Debug, Clone, Copy, Default)]
@@ -29,13 +29,6 @@ pub struct MultiLabelSoftmax;
 impl SdcaLoss for MultiLabelSoftmax {
     fn name(&self) -> &'static str {
         "multilabel_softmax"
-    }
-
-    fn check(&self, m: usize) -> Result<()> {
-        if m < 2 {
-            return Err(Error::input("y", format!("needs at least 2 classes, got {m}")));
-        }
-        Ok(())
     }
 
     fn multi_label(&self) -> bool {

@@ -43,13 +43,6 @@ impl SdcaLoss for Softmax {
         "softmax"
     }
 
-    fn check(&self, m: usize) -> Result<()> {
-        if m < 2 {
-            return Err(Error::input("y", format!("needs at least 2 classes, got {m}")));
-        }
-        Ok(())
-    }
-
     fn primal(&self, scores: &[f64], y: &[usize], _ws: &mut LossWorkspace) -> Result<f64> {
         let y = single(y);
         check_finite(scores)?;

@@ -56,10 +56,7 @@ impl SdcaLoss for TopKEntropy {
         "topk_entropy"
     }
 
-    fn check(&self, m: usize) -> Result<()> {
-        if m < 2 {
-            return Err(Error::input("y", format!("needs at least 2 classes, got {m}")));
-        }
+    fn check_params(&self, m: usize) -> Result<()> {
         if self.k == 0 || self.k >= m {
             return Err(Error::param("k", format!("must satisfy 1 <= k <= n_classes - 1 = {}, got {}", m - 1, self.k)));
         }

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _sample_weight_check import assert_within_certified_distance, check_fits
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import estimator_checks as ec
 
@@ -329,50 +330,19 @@ def _m3l_certificate(est, X, Y, w):
 )
 def test_m3l_sample_weight_equivalence_holds_to_the_certified_accuracy(estimator, sparse):
     # Why scikit-learn's check fails at the default tol (1e-3 on the projected gradients),
-    # proved on its own data as tests/test_svm.py does for TopKSVC: the weighted fit and
-    # the fit on the repeated rows minimise the same primal P(Z) = ½‖Z‖² + Σ_i C w_i
-    # Σ_l hinge_il (R = I), which is 1-strongly convex in Z (the bias feature included),
-    # so P(Z) − P* ≥ ½‖Z − Z*‖², and weak duality gives P* ≥ D(α) for any feasible α.
-    # Hence ‖Z − Z*‖ ≤ √(2 (P(Z) − D(α))), and each score differs between the fits by at
-    # most √k̃(x, x) (√(2 gap₁) + √(2 gap₂)), with the gaps recomputed from the models.
-    from sklearn.base import clone
-    from sklearn.utils import shuffle
-
-    rng = np.random.RandomState(42)  # the check's data (sklearn.utils.estimator_checks)
-    X = rng.rand(15, 30)
-    y = rng.randint(0, 3, size=15)
-    sw = rng.randint(0, 5, size=15)
-    X_repeated, y_repeated = X.repeat(sw, axis=0), y.repeat(sw)
-    X_weighted, y_weighted, sw = shuffle(X, y, sw, random_state=0)
-    onehot = lambda labels: (labels[:, None] == np.arange(3)[None]).astype(int)  # noqa: E731
-    convert = sp.csr_matrix if sparse else np.asarray
-    model = clone(estimator).set_params(random_state=0, keep_dual=True)
-    fits = [
-        (
-            _quiet(clone(model), convert(X_repeated), y_repeated),
-            X_repeated,
-            onehot(y_repeated),
-            np.ones(len(y_repeated)),
-        ),
-        (
-            _quiet(clone(model), convert(X_weighted), y_weighted, sample_weight=sw),
-            X_weighted,
-            onehot(y_weighted),
-            sw * 1.0,
-        ),
-    ]
-    radii = []
-    for fit, Xf, Yf, w in fits:
-        primal, dual, _ = _m3l_certificate(fit, Xf, Yf, w)
-        assert 0 <= primal - dual
-        radii.append(np.sqrt(2 * (primal - dual)))
+    # proved on its own data as for TopKSVC (tests/_sample_weight_check.py): the primal
+    # P(Z) = ½‖Z‖² + Σ_i C w_i Σ_l hinge_il (R = I) is 1-strongly convex in Z (the bias
+    # feature included), so the scores differ between the fits by at most
+    # √k̃(x, x) (√(2 gap₁) + √(2 gap₂)), with the gaps recomputed from the models.
+    X, fits = check_fits(estimator, sparse)
+    onehot = np.eye(3, dtype=int)
+    gaps = []
+    for fit, Xf, yf, w in fits:
+        primal, dual, _ = _m3l_certificate(fit, Xf, onehot[yf], w)
+        gaps.append(primal - dual)
     s2 = estimator.intercept_scaling**2
     diag = (X * X).sum(axis=1) + s2 if estimator.kernel == "linear" else np.ones(len(X)) + s2
-    scores = [fit.decision_function(X) for fit, *_ in fits]
-    bound = np.sqrt(diag)[:, None] * sum(radii)
-    assert np.all(np.abs(scores[0] - scores[1]) <= bound * (1 + 1e-9))
-    # ... and the check's tolerance is indeed beyond the default tol's reach.
-    assert not np.allclose(scores[0], scores[1], rtol=1e-7, atol=1e-9)
+    assert_within_certified_distance(fits, X, np.sqrt(diag), gaps)
 
 
 def test_tracenorm_sample_weight_equivalence_fails_at_the_default_tol_only_by_its_precision():

@@ -8,7 +8,8 @@ same values (``KERNELS``, ``TOPK_LOSSES``, ...), so the two cannot drift apart.
 
 A fit binding takes one frozen settings object per solver family (``SdcaSettings``,
 ``M3lSettings``, ``AttopSettings``, ``RankerSettings``, with a ``KernelSettings``
-where a kernel is used) instead of a long argument list; the binding reads its fields
+where a kernel is used), and the Prox-SDCA and M3L fits their arrays as one problem
+object (``SdcaProblem``, ``M3lProblem``), instead of a long argument list; the binding reads their fields
 by name (``#[derive(FromPyObject)]`` in ``src/bindings/``). The facade fills them with
 validated values; the core checks again what its result depends on.
 """

@@ -135,7 +135,7 @@ multilabel-real: develop
 	$(PY) -m toprank.datasets fetch yeast scene
 	$(PY) benches/compare/multilabel_real.py --write README.md
 
-# MultiLabelSVC (hinge) to a relative gap of 1e-3 against one-vs-rest LIBLINEAR at its
+# MultiLabelSVC (each loss) to a relative gap of 1e-3 against one-vs-rest LIBLINEAR at its
 # converged test rank loss, single-threaded, n = 20,000, d = 256, m = 100 (~10 min).
 bench-multilabel: develop
 	$(PY) benches/compare/multilabel_liblinear.py --write BENCHMARKS.md

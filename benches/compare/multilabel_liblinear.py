@@ -1,4 +1,4 @@
-"""MultiLabelSVC (multi-label hinge, Prox-SDCA) against one-vs-rest LIBLINEAR on a
+"""MultiLabelSVC (its three losses, Prox-SDCA) against one-vs-rest LIBLINEAR on a
 synthetic multi-label problem, single-threaded: the time each takes to its converged
 model, and the test rank loss each reaches there.
 
@@ -30,8 +30,13 @@ the intercepts b appended as weights of a constant feature 1 (LIBLINEAR's bias f
   0.308, 0.318 at T = 1e-1, 1e-2, 1e-3 (its primal changing by about 2e-5 relative meanwhile):
   one-vs-rest hinge is both the weaker baseline and one whose converged rank loss this
   protocol cannot pin down;
-* ``MultiLabelSVC(loss="hinge", C=C, tol=1e-3, n_jobs=1, random_state=0)``: loss_i =
-  max(0, 1 + max_{l∉Y_i} s_il − min_{j∈Y_i} s_ij), run to a relative duality gap of 1e-3.
+* ``MultiLabelSVC(loss=..., smoothing=..., C=C, tol=1e-3, n_jobs=1, random_state=0)``, each
+  of its losses (``VARIANTS``): the hinge loss_i = max(0, 1 + max_{l∉Y_i} s_il − min_{j∈Y_i}
+  s_ij), its Moreau envelope with γ = 1, and the softmax log Σ_j exp(s_ij) − mean_{j∈Y_i}
+  s_ij, each run to a relative duality gap of 1e-3. The target (≥ 2× LIBLINEAR's time) is
+  met when some loss reaches LIBLINEAR's converged test rank loss and every loss that does
+  is at least twice as fast; the unsmoothed hinge does not reach it on this noisy problem
+  (its optimum is close to W = 0; the README's multi-label section shows why).
 
 The same C is therefore the same weight of a training example's loss against ½‖W‖², and
 the script checks both primals: each side's objective is recomputed here in NumPy from
@@ -146,21 +151,44 @@ def ovr_primal(X: np.ndarray, Y: np.ndarray, W: np.ndarray, b: np.ndarray, C: fl
     return float(0.5 * (np.sum(W * W) + np.sum(b * b)) + C * (h * h if loss == "squared_hinge" else h).sum())
 
 
-def multilabel_primal(X: np.ndarray, Y: np.ndarray, W: np.ndarray, b: np.ndarray, C: float) -> float:
-    """½(‖W‖² + ‖b‖²) + C Σ_i max(0, 1 + max_{l∉Y_i} s_il − min_{j∈Y_i} s_ij)."""
-    S = X @ W.T + b
+def multilabel_losses(S: np.ndarray, Y: np.ndarray, loss: str, smoothing: float) -> np.ndarray:
+    """Each row's multi-label loss of the scores S: the hinge max(0, 1 + max_{l∉Y} s_l −
+    min_{j∈Y} s_j), its Moreau envelope L_γ(s) = max_{p∈B} ⟨h, p⟩ − (γ/2)‖p‖² over the bipartite
+    simplex B, h = (½ − s_Y, ½ + s_N), attained at p = Π_B(h/γ), or the softmax
+    log Σ_j exp(s_j) − mean_{j∈Y} s_j."""
     on = Y.astype(bool)
-    worst_relevant = np.where(on, S, np.inf).min(axis=1)
-    best_irrelevant = np.where(on, -np.inf, S).max(axis=1)
-    loss = np.maximum(0.0, 1.0 + best_irrelevant - worst_relevant).sum()
-    return float(0.5 * (np.sum(W * W) + np.sum(b * b)) + C * loss)
+    if loss == "softmax":
+        top = S.max(axis=1)
+        logsumexp = top + np.log(np.exp(S - top[:, None]).sum(axis=1))
+        return np.asarray(logsumexp - np.where(on, S, 0.0).sum(axis=1) / on.sum(axis=1))
+    if smoothing == 0:
+        worst_relevant = np.where(on, S, np.inf).min(axis=1)
+        best_irrelevant = np.where(on, -np.inf, S).max(axis=1)
+        return np.asarray(np.maximum(0.0, 1.0 + best_irrelevant - worst_relevant))
+    from toprank.projections import bipartite_simplex
+
+    h = np.where(on, 0.5 - S, 0.5 + S)
+    p = bipartite_simplex(h / smoothing, on, r=1.0)
+    return np.asarray((h * p).sum(axis=1) - 0.5 * smoothing * (p * p).sum(axis=1))
 
 
-def multilabel_svc(C: float, tol: float) -> Any:
+def multilabel_primal(
+    X: np.ndarray, Y: np.ndarray, W: np.ndarray, b: np.ndarray, C: float, loss: str, smoothing: float
+) -> float:
+    """½(‖W‖² + ‖b‖²) + C Σ_i L(s_i, Y_i) (``multilabel_losses``)."""
+    S = X @ W.T + b
+    return float(0.5 * (np.sum(W * W) + np.sum(b * b)) + C * multilabel_losses(S, Y, loss, smoothing).sum())
+
+
+# MultiLabelSVC's losses as the table names them: (loss, smoothing).
+VARIANTS = {"hinge": ("hinge", 0.0), "smoothed hinge (γ = 1)": ("hinge", 1.0), "softmax": ("softmax", 0.0)}
+
+
+def multilabel_svc(C: float, tol: float, loss: str = "hinge", smoothing: float = 0.0) -> Any:
     # Imported here, not at the top: --baselines-only runs where MultiLabelSVC does not exist yet.
     from toprank import MultiLabelSVC
 
-    return MultiLabelSVC(loss="hinge", C=C, tol=tol, max_epochs=100_000, random_state=SEED, n_jobs=1)
+    return MultiLabelSVC(loss=loss, smoothing=smoothing, C=C, tol=tol, max_epochs=100_000, random_state=SEED, n_jobs=1)
 
 
 def choose_C(X: np.ndarray, Y: np.ndarray, loss: str, baselines_only: bool) -> int:
@@ -226,29 +254,49 @@ def main() -> int:
 
     ours = ""
     if not args.baselines_only:
-        t_ours, model = timed(lambda: multilabel_svc(C, 1e-3).fit(X, Y), args.repeats)
-        W, b = np.asarray(model.coef_), np.asarray(model.intercept_)
-        primal = multilabel_primal(X, Y, W, b, C)
-        if not abs(primal - model.primal_objective_) <= 1e-6 * abs(primal):  # NaN fails too
-            failures.append(
-                f"MultiLabelSVC's primal_objective_ {model.primal_objective_:.10g} is not ½‖W‖² + C Σ loss_i "
-                f"of its coef_ and intercept_ ({primal:.10g}): the C semantics differ from the stated ones"
+        rows, passed = [], []
+        for name, (loss_name, smoothing) in VARIANTS.items():
+            t_ours, model = timed(
+                lambda loss_name=loss_name, smoothing=smoothing: multilabel_svc(C, 1e-3, loss_name, smoothing).fit(
+                    X, Y
+                ),
+                args.repeats,
             )
-        if model.status_ != "converged":
-            failures.append(f"MultiLabelSVC stopped with status {model.status_} after {model.n_iter_} epochs")
-        loss = float(label_ranking_loss(Yt, model.decision_function(Xt)))
-        ratio = chosen[1] / t_ours
-        print(f"MultiLabelSVC: {t_ours:.1f} s, {model.n_iter_} epochs, test rank loss {loss:.4f}", flush=True)
+            W, b = np.asarray(model.coef_), np.asarray(model.intercept_)
+            primal = multilabel_primal(X, Y, W, b, C, loss_name, smoothing)
+            if not abs(primal - model.primal_objective_) <= 1e-6 * abs(primal):  # NaN fails too
+                failures.append(
+                    f"MultiLabelSVC {name}: primal_objective_ {model.primal_objective_:.10g} is not ½‖W‖² + C Σ "
+                    f"loss_i of its coef_ and intercept_ ({primal:.10g}): the C semantics differ from the stated ones"
+                )
+            if model.status_ != "converged":
+                failures.append(
+                    f"MultiLabelSVC {name} stopped with status {model.status_} after {model.n_iter_} epochs"
+                )
+            loss = float(label_ranking_loss(Yt, model.decision_function(Xt)))
+            ratio = chosen[1] / t_ours
+            reaches = loss <= final * (1 + RANK_LOSS_REL)
+            if reaches:
+                passed.append(ratio >= TARGET)
+            print(
+                f"MultiLabelSVC {name}: {t_ours:.1f} s, {model.n_iter_} epochs, test rank loss {loss:.4f}", flush=True
+            )
+            rows.append(
+                f"| {name} | {t_ours:.1f} | {model.status_}, {model.n_iter_} epochs, relative gap "
+                f"{model.duality_gap_:.1e} | {primal:.6g} | **{loss:.4f}** / {final:.4f} | "
+                f"{'yes' if reaches else 'no'} | **{ratio:.2f}×** |"
+            )
+        # The target: some loss reaches LIBLINEAR's test rank loss, and every loss that does is ≥ 2× faster.
+        met = bool(passed) and all(passed)
         ours = "\n".join(
             [
-                "MultiLabelSVC to a relative duality gap of 1e-3, against LIBLINEAR's timed (converged) row:",
+                "MultiLabelSVC to a relative duality gap of 1e-3, each loss, against LIBLINEAR's timed (converged) row "
+                f"({verdict(met, f'>= {TARGET:g}x for every loss reaching its test rank loss')}):",
                 "",
-                "| MultiLabelSVC(hinge) seconds | stopped | MultiLabelSVC primal | test rank loss, MultiLabelSVC / "
-                "LIBLINEAR | LIBLINEAR / MultiLabelSVC time | target |",
-                "|---|---|---|---|---|---|",
-                f"| {t_ours:.1f} | {model.status_}, {model.n_iter_} epochs, relative gap {model.duality_gap_:.1e} | "
-                f"{primal:.6g} | **{loss:.4f}** / {final:.4f} | **{ratio:.2f}×** | "
-                f"{verdict(ratio >= TARGET, f'>= {TARGET:g}x')} |",
+                "| MultiLabelSVC loss | seconds | stopped | primal | test rank loss, MultiLabelSVC / LIBLINEAR | "
+                "reaches LIBLINEAR's | LIBLINEAR / MultiLabelSVC time |",
+                "|---|---|---|---|---|---|---|",
+                *rows,
             ]
         )
     n, d = X.shape
@@ -256,7 +304,7 @@ def main() -> int:
         "\n".join(
             [
                 BEGIN,
-                "## MultiLabelSVC (multi-label hinge) against one-vs-rest LIBLINEAR",
+                "## MultiLabelSVC's losses against one-vs-rest LIBLINEAR",
                 "",
                 f"Command: `{command_line()}`. Machine: {load}. Data: `make_data` of the script (low-rank latent "
                 f"model with label noise, seed {SEED}): n = {n:,} training + {Xt.shape[0]:,} test examples, "
@@ -264,8 +312,10 @@ def main() -> int:
                 f"Both sides minimise ½‖W‖² + C Σ_i loss_i with C = {C:g} and a regularised intercept (constant "
                 "feature 1), single-threaded, best of "
                 f"{args.repeats}; loss_i is Σ_l of the binary {args.liblinear_loss.replace('_', ' ')}s for one-vs-rest, "
-                "the multi-label hinge "
-                "max(0, 1 + max_{l∉Y} s_l − min_{j∈Y} s_j) for MultiLabelSVC. Rank loss: scikit-learn's "
+                "for MultiLabelSVC the multi-label hinge "
+                "max(0, 1 + max_{l∉Y} s_l − min_{j∈Y} s_j), its Moreau envelope with γ = 1, or the softmax "
+                'log Σ_j exp(s_j) − mean_{j∈Y} s_j. "Reaches": a test rank loss at most LIBLINEAR\'s converged one '
+                f"(within {RANK_LOSS_REL:g} relative). Rank loss: scikit-learn's "
                 "`label_ranking_loss` of `decision_function` on the test set.",
                 "",
                 f'LIBLINEAR: `OneVsRestClassifier(LinearSVC(loss="{args.liblinear_loss}", dual=True, C=C, tol=T, '

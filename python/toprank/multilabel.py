@@ -257,7 +257,9 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         Inverse regularisation: primal ½‖W‖² + C Σ_i w_i L_i.
     smoothing : float, default=0.0
         Moreau smoothing γ ≥ 0 of the hinge loss (0: the non-smooth loss; ignored by
-        the softmax loss, which is smooth).
+        the softmax loss, which is smooth). On noisy data the non-smooth hinge's
+        optimum can be W = 0 (all scores tied; see the README's multi-label section);
+        γ ≈ 1, or the softmax loss, then ranks far better.
     fit_intercept : bool, default=True
         Learn per-label intercepts through a constant feature.
     intercept_scaling : float, default=1.0

@@ -65,12 +65,10 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 import argparse  # noqa: E402
 import functools  # noqa: E402
 import time  # noqa: E402
-import warnings  # noqa: E402
 from collections.abc import Callable  # noqa: E402
-from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sections import command_line, machine, publish, verdict  # noqa: E402
+from sections import command_line, machine, publish, timed, verdict  # noqa: E402
 from sklearn.datasets import make_multilabel_classification  # noqa: E402
 from sklearn.metrics.pairwise import rbf_kernel  # noqa: E402
 from sklearn.svm import SVC, LinearSVC  # noqa: E402
@@ -105,19 +103,6 @@ def data(
         np.ascontiguousarray(Y[n:]),
         int((~keep).sum()),
     )
-
-
-def timed(fit: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = fit()
-        elapsed = time.perf_counter() - t
-        if elapsed < best:
-            best, out = elapsed, res
-    return best, out
 
 
 def ova_primal(X: np.ndarray, Y: np.ndarray, W: np.ndarray) -> float:

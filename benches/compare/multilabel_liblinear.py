@@ -74,13 +74,10 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-from sections import command_line, machine, publish, verdict  # noqa: E402
+from sections import command_line, machine, publish, timed, verdict  # noqa: E402
 from sklearn.metrics import label_ranking_loss  # noqa: E402
 from sklearn.multiclass import OneVsRestClassifier  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
@@ -123,19 +120,6 @@ def make_data(
         np.ascontiguousarray(X[n_train:]),
         np.ascontiguousarray(Y[n_train:]),
     )
-
-
-def timed(fit: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = fit()
-        elapsed = time.perf_counter() - t
-        if elapsed < best:
-            best, out = elapsed, res
-    return best, out
 
 
 def liblinear(C: float, tol: float, loss: str) -> OneVsRestClassifier:

@@ -1,5 +1,5 @@
-"""The marked sections of BENCHMARKS.md that the comparison scripts write, and the
-lines every section shares (machine, PASS/FAIL verdicts)."""
+"""The marked sections of BENCHMARKS.md that the comparison scripts write, the lines
+every section shares (machine, PASS/FAIL verdicts), and the best-of-repeats timer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ import os
 import platform
 import shlex
 import sys
+import time
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def write_section(path: str, begin: str, end: str, text: str) -> None:
@@ -55,3 +59,18 @@ def machine() -> str:
         pass
     load = ", ".join(f"{v:.2f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     return f"{model}, {os.cpu_count()} logical CPUs, load average {load} at the start"
+
+
+def timed(fit: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    """(the best wall time of ``repeats`` calls of ``fit``, that call's result), warnings
+    silenced (a fit stopped short is reported by the caller from the result)."""
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = fit()
+        elapsed = time.perf_counter() - t
+        if elapsed < best:
+            best, out = elapsed, res
+    return best, out

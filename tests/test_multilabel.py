@@ -681,3 +681,42 @@ def test_docstring_example_runs():
         runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.attempted >= 4 and result.failed == 0
+
+
+# ------------------------------------------------------------- at users' scale
+
+
+def _many_labels_problem(n=1500, d=30, m=1000, seed=7):
+    """1,000 labels, ~5 per example with Zipf-like popularity; float32 rows whose norms
+    span three orders of magnitude, 40 all-zero rows and 40 rows repeated (tied)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * 10.0 ** rng.uniform(-1.5, 1.5, size=(n, 1))
+    X[:40] = 0.0
+    X[40:80] = X[80]
+    popularity = 1.0 / np.arange(1, m + 1)
+    Y = np.zeros((n, m), dtype=bool)
+    for i in range(n):
+        Y[i, rng.choice(m, size=1 + rng.poisson(4), replace=False, p=popularity / popularity.sum())] = True
+    return X.astype(np.float32), Y
+
+
+@pytest.mark.parametrize("loss", ["hinge", "softmax"])
+def test_thousand_labels_constant_tied_and_wide_rows_are_certified(loss):
+    # The fit on float32 data with 1,000 labels, zero and repeated rows and row norms over
+    # three decades reaches its tol, and the reference recomputes its certificate: P from
+    # coef_ and intercept_, a feasible dual, and D within the reported gap.
+    X, Y = _many_labels_problem()
+    est = quiet_fit(MultiLabelSVC(loss=loss, C=0.001, keep_dual=True, random_state=0, max_epochs=5000), X, Y)
+    assert est.status_ == "converged", (est.status_, est.n_iter_, est.duality_gap_)
+    c = np.full(len(Y), 0.001)
+    Xd = X.astype(np.float64)
+    P = ref.primal_objective(est.coef_, est.intercept_, Xd, Y, c, loss)
+    D = ref.dual_objective(est.dual_coef_, ref.augment(Xd, True), Y, c, loss)
+    assert rel(P, est.primal_objective_) < 1e-6 and rel(D, est.dual_objective_) < 1e-6, (P, D)
+    assert ref.dual_feasibility_violation(est.dual_coef_, Y, c, loss) < 1e-9
+    assert 0 <= (P - D) / P <= 1e-3 * (1 + 1e-6)
+    scores = est.decision_function(X)
+    assert np.isfinite(scores).all() and scores.dtype == np.float64
+    # Tied rows score alike; the all-zero rows score the intercepts.
+    np.testing.assert_allclose(scores[40:80], np.broadcast_to(scores[80], (40, Y.shape[1])), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(scores[:40], np.broadcast_to(est.intercept_, (40, Y.shape[1])), atol=1e-12)

@@ -115,25 +115,25 @@ bench-ranker: develop
 	cargo bench --bench ranker
 	$(PY) benches/compare/ranker.py --write BENCHMARKS.md
 
-# The Rankmax paper's Table 2 on MovieLens 100K (tuned; ~15 min): the table in README.md.
+# The Rankmax paper's Table 2 on MovieLens 100K (tuned; ~15 min): the table in docs/results.md.
 movielens: develop
 	$(PY) -m toprank.datasets fetch movielens_100k
-	$(PY) benches/compare/movielens.py --write README.md
+	$(PY) benches/compare/movielens.py --write docs/results.md
 
 # M3L against LIBLINEAR / LIBSVM one-vs-all and the cost of a dense prior R.
 bench-m3l: develop
 	$(PY) benches/compare/m3l.py --write BENCHMARKS.md
 
-# The M3L paper's prior-knowledge experiment on yeast and scene (~1 min): the table in README.md.
+# The M3L paper's prior-knowledge experiment on yeast and scene (~1 min): the table in docs/results.md.
 m3l-prior: develop
 	$(PY) -m toprank.datasets fetch yeast scene
-	$(PY) benches/compare/m3l_prior.py --write README.md
+	$(PY) benches/compare/m3l_prior.py --write docs/results.md
 
 # MultiLabelSVC's losses against M3L and one-vs-rest LinearSVC / LogisticRegression on yeast
-# and scene, C by 5-fold CV of the rank loss for each: the table in README.md.
+# and scene, C by 5-fold CV of the rank loss for each: the table in docs/results.md.
 multilabel-real: develop
 	$(PY) -m toprank.datasets fetch yeast scene
-	$(PY) benches/compare/multilabel_real.py --write README.md
+	$(PY) benches/compare/multilabel_real.py --write docs/results.md
 
 # MultiLabelSVC (each loss) to a relative gap of 1e-3 against one-vs-rest LIBLINEAR at its
 # converged test rank loss, single-threaded, n = 20,000, d = 256, m = 100 (~10 min).

@@ -17,12 +17,12 @@ does not name its criterion). Each fit runs at most ``--max-iter`` two-coordinat
 iterations (the paper: 20,000) and stops earlier when the relative duality gap reaches
 ``--tol``; the gap reached is kept in the JSON.
 
-    .venv/bin/python experiments/attop_precision.py --write README.md [--sets ionosphere spambase wine_red]
+    .venv/bin/python experiments/attop_precision.py --write docs/results.md [--sets ionosphere spambase wine_red]
     .venv/bin/python experiments/attop_precision.py --sets fashion_mnist --cache-size 8000   # ~90 min
-    .venv/bin/python experiments/attop_precision.py --seeds 10 --sets ionosphere spambase wine_red --write README.md
+    .venv/bin/python experiments/attop_precision.py --seeds 10 --sets ionosphere spambase wine_red --write docs/results.md
 
 writes the dataset-averaged table between the ``<!-- attop-precision -->`` markers of
-README.md and per-set results to ``experiments/attop_precision.json``. With ``--seeds N``
+docs/results.md and per-set results to ``experiments/attop_precision.json``. With ``--seeds N``
 the UCI sets run on N random splits instead (``experiments/attop_precision_seeds.json``),
 and the table with each set averaged over them goes between the
 ``<!-- attop-precision-seeds -->`` markers.

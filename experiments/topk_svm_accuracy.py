@@ -6,9 +6,9 @@ top-k accuracy at that k (on at most ``--cv-rows`` training examples), the model
 on the whole training set, and top-1..top-10 test accuracy is reported. This follows
 Lapin, Hein, Schiele (2015), who select C per k and report top-k accuracies.
 
-    .venv/bin/python experiments/topk_svm_accuracy.py --write README.md
+    .venv/bin/python experiments/topk_svm_accuracy.py --write docs/results.md
 
-writes the table between the ``<!-- topk-accuracy -->`` markers of README.md and the
+writes the table between the ``<!-- topk-accuracy -->`` markers of docs/results.md and the
 per-set details (chosen C, epochs, status) to ``experiments/topk_svm_accuracy.json``.
 """
 
@@ -142,7 +142,7 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", default=["letter", "flavia", "fashion_mnist"])
     parser.add_argument("--cv-rows", type=int, default=10000)
     parser.add_argument("--tol", type=float, default=1e-2)
-    parser.add_argument("--write", type=Path, default=None, help="README to update between the markers")
+    parser.add_argument("--write", type=Path, default=None, help="docs/results.md (or another Markdown file) to update between the markers")
     parser.add_argument("--table-only", action="store_true", help="rewrite the table from the saved JSON, no fits")
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -151,7 +151,7 @@ def main() -> None:
     for name in [] if args.table_only else args.sets:  # saved after each set: a long run keeps what it finished
         results[name] = run(name, args.cv_rows, args.tol)
         json_path.write_text(json.dumps(results, indent=1))
-    command = "python experiments/topk_svm_accuracy.py --cv-rows 6000 --write README.md"
+    command = "python experiments/topk_svm_accuracy.py --cv-rows 6000 --write docs/results.md"
     text = table(results, command)
     print(text)
     if args.write:

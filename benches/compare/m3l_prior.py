@@ -2,7 +2,7 @@
 M3L with a label-correlation prior R estimated from held-out data against one-vs-all
 (M3L with R = I), when the training subset's label correlations differ from the test set's.
 
-    python benches/compare/m3l_prior.py --write README.md [--seeds 0 1 2 3 4]
+    python benches/compare/m3l_prior.py --write docs/results.md [--seeds 0 1 2 3 4]
 
 Protocol (the paper gives its outline, not its numbers; the choices below are ours):
 
@@ -139,7 +139,7 @@ def main() -> int:
                 f"Linear M3L with intercept, {args.train_size} training points drawn against the test set's label "
                 f"correlations (β = {args.beta}), the rest of the training pool only estimating R; C from "
                 f"{list(C_GRID)} by 3-fold cross-validation for each method; seeds {', '.join(map(str, args.seeds))}. "
-                f"{seconds:.0f} s; reproduce with `python benches/compare/m3l_prior.py --write README.md`.",
+                f"{seconds:.0f} s; reproduce with `python benches/compare/m3l_prior.py --write docs/results.md`.",
                 END,
             ]
         )

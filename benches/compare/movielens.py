@@ -1,7 +1,7 @@
 """The Rankmax paper's comparison (Table 2) on MovieLens 100K: Rankmax vs softmax vs
 sparsemax cross-entropy for a factorised recommender, AP@10, accuracy and Recall@100.
 
-    python benches/compare/movielens.py --write README.md [--seeds 0 1 2]
+    python benches/compare/movielens.py --write docs/results.md [--seeds 0 1 2]
 
 Protocol (paper §4 and its supplement as far as the text states it):
 
@@ -135,7 +135,7 @@ def main() -> int:
         f"validation AP@10 of seed {args.seeds[0]}; training and validation movies excluded from the test "
         f'rankings; mean ± std over seeds, best in bold. Paper (Table 2, ML "100K" = latest-small): Rankmax '
         f"0.154 / 0.342 / 0.387, softmax 0.147 / 0.300 / 0.401, sparsemax 0.147 / 0.286 / 0.384. "
-        f"{minutes:.0f} min; reproduce with `python benches/compare/movielens.py --write README.md`.",
+        f"{minutes:.0f} min; reproduce with `python benches/compare/movielens.py --write docs/results.md`.",
         END,
     ]
     text = "\n".join(lines) + "\n"

@@ -36,7 +36,7 @@ the intercepts b appended as weights of a constant feature 1 (LIBLINEAR's bias f
   s_ij, each run to a relative duality gap of 1e-3. The target (≥ 2× LIBLINEAR's time) is
   met when some loss reaches LIBLINEAR's converged test rank loss and every loss that does
   is at least twice as fast; the unsmoothed hinge does not reach it on this noisy problem
-  (its optimum is close to W = 0; the README's multi-label section shows why).
+  (its optimum is close to W = 0; docs/results.md shows why).
 
 The same C is therefore the same weight of a training example's loss against ½‖W‖², and
 the script checks both primals: each side's objective is recomputed here in NumPy from

@@ -1,7 +1,7 @@
 """MultiLabelSVC's multi-label losses on yeast and scene against M3L, one-vs-rest LinearSVC
 and one-vs-rest LogisticRegression: rank loss, P@1, P@3 and Hamming loss on the test set.
 
-    python benches/compare/multilabel_real.py [--write README.md]
+    python benches/compare/multilabel_real.py [--write docs/results.md]
     python benches/compare/multilabel_real.py --baselines-only     # M3L and scikit-learn only
 
 Protocol (the choices are ours):

@@ -29,7 +29,13 @@ A Rust core with a typed Python facade:
   recall level, the precision-recall curve, Hamming loss, rank loss;
 * :mod:`toprank.scoring` — those metrics as ``scoring=`` scorers for ``GridSearchCV`` /
   ``cross_val_score``, and top-k predictions from a fitted pipeline;
-* :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use).
+* :mod:`toprank.plotting` — PR curves and score densities (matplotlib, imported on use);
+* :mod:`toprank.distributed` — the linear TopKSVC and M3L fitted by
+  CoCoA+ on data held by Dask workers;
+* :mod:`toprank.datasets` — loaders of the offline data sets of the experiments;
+* :mod:`toprank.exceptions` — :class:`InvalidInputError` (every bad input, naming the
+  argument), :class:`InfeasibleError`, :class:`NoSolutionError` and
+  :class:`InternalError`.
 
 The estimators fitted by a dual solver (TopKSVC, MultiLabelSVC, M3L, TopPush, TopPushK,
 PatMat) report the same way: ``status_`` (``"converged"``, ``"max_iter"``,
@@ -38,6 +44,33 @@ PatMat) report the same way: ``status_`` (``"converged"``, ``"max_iter"``,
 ``history_`` holds :class:`RankerProgress` records (n_iter, loss, the validation
 metrics, seconds), TraceNormLogisticRegression's :class:`TraceNormProgress` records
 (n_iter, objective, σ_max(−∇), rank, seconds).
+
+References
+----------
+- M. Lapin, M. Hein, B. Schiele. Top-k Multiclass SVM. NIPS 2015; and Analysis and
+  optimization of loss functions for multiclass, top-k, and multilabel classification.
+  IEEE TPAMI 2018.
+- V. Mácha, L. Adam, V. Šmídl. Nonlinear classifiers for ranking problems based on
+  kernelized SVM. 2020.
+- B. Hariharan, S. V. N. Vishwanathan, M. Varma. Efficient max-margin multi-label
+  classification with applications to zero-shot learning. Machine Learning 2012.
+- Z. Harchaoui, M. Douze, M. Paulin, M. Dudik, J. Malick. Large-scale image
+  classification with trace-norm regularization. CVPR 2012.
+- W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. Rankmax: an adaptive
+  projection alternative to the softmax function. NeurIPS 2020.
+- S. Shalev-Shwartz, T. Zhang. Accelerated proximal stochastic dual coordinate
+  ascent for regularized loss minimization. Math. Programming 2016.
+- C. Ma, V. Smith, M. Jaggi, M. I. Jordan, P. Richtárik, M. Takáč. Adding vs.
+  averaging in distributed primal-dual optimization. ICML 2015.
+
+Examples
+--------
+>>> from sklearn.datasets import load_iris
+>>> import toprank
+>>> X, y = load_iris(return_X_y=True)
+>>> model = toprank.TopKSVC(k=2, random_state=0).fit(X / 10, y)
+>>> model.predict_topk(X[:1] / 10)  # the two best classes of the first flower
+array([[0, 1]])
 """
 
 from toprank import (

@@ -58,10 +58,47 @@ _STOPPED_SHORT: tuple[FitStatus, ...] = ("max_iter", "no_progress")
 
 
 class FitProgress(NamedTuple):
-    """One progress check of a dual solver, an item of ``history_`` (TopKSVC, M3L,
-    TopPush, TopPushK, PatMat): the iterations (epochs, for TopKSVC) run so far, the
-    primal and dual objectives, their relative gap (P − D) / max(|P|, |D|), and the
-    seconds since the fit started."""
+    """One progress check of a dual solver, an item of a fitted model's ``history_``.
+
+    The estimators fitted by a dual solver of the core (:class:`~toprank.TopKSVC`,
+    :class:`~toprank.MultiLabelSVC`, :class:`~toprank.M3L`, :class:`~toprank.TopPush`,
+    :class:`~toprank.TopPushK`, :class:`~toprank.PatMat`) append one record at each
+    check of the duality gap: the primal objective P, the dual objective D and their
+    relative gap :math:`(P - D) / \\max(|P|, |D|)`, which the fit drives below ``tol``
+    (M3L stops on its largest projected gradient instead and records the gap).
+
+    Parameters
+    ----------
+    n_iter : int
+        Iterations run so far: epochs (passes over the data) for TopKSVC and
+        MultiLabelSVC, two-coordinate iterations for TopPush / TopPushK / PatMat, SMO
+        iterations or DCD epochs for M3L.
+    primal : float
+        The primal objective P at the current iterate.
+    dual : float
+        The dual objective D at the current iterate (D ≤ P by weak duality).
+    gap : float
+        The relative duality gap :math:`(P - D) / \\max(|P|, |D|)`.
+    seconds : float
+        Seconds since the fit started.
+
+    See Also
+    --------
+    RankerProgress : The record of :class:`~toprank.RankmaxRanker`'s epochs.
+    TraceNormProgress : The record of :class:`~toprank.TraceNormLogisticRegression`'s iterations.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from toprank import TopKSVC
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = TopKSVC(k=2, tol=1e-3, random_state=0).fit(X / 10, y)
+    >>> last = model.history_[-1]
+    >>> last._fields
+    ('n_iter', 'primal', 'dual', 'gap', 'seconds')
+    >>> last.n_iter == model.n_iter_, bool(last.gap <= 1e-3), bool(last.dual <= last.primal)
+    (True, True, True)
+    """
 
     n_iter: int
     primal: float
@@ -71,12 +108,47 @@ class FitProgress(NamedTuple):
 
 
 class RankerProgress(NamedTuple):
-    """One epoch of :class:`~toprank.RankmaxRanker`, an item of its ``history_``: the
-    epochs run so far, the mean training loss per (example, label) pair during the
-    epoch, the validation AP@``eval_k``, top-1 accuracy and Recall@100 (@n_labels when
-    fewer) — None without a validation set (no early stopping, or :meth:`partial_fit`)
-    — and the seconds since the fit started. ``n_iter`` and ``seconds`` mean what they
-    mean in :class:`FitProgress`; a stochastic optimiser has no duality gap to report."""
+    """One epoch of :class:`~toprank.RankmaxRanker`, an item of its ``history_``.
+
+    A stochastic optimiser has no duality gap to report: each record holds the mean
+    training loss of the epoch and, when early stopping has a validation set, the
+    ranking metrics that decide which epoch's parameters are kept. ``n_iter`` and
+    ``seconds`` mean what they mean in :class:`FitProgress`.
+
+    Parameters
+    ----------
+    n_iter : int
+        Epochs run so far.
+    loss : float
+        Mean training loss per (example, label) pair during the epoch.
+    val_ap : float or None
+        Validation AP@``eval_k``; None without a validation set (no early stopping, or
+        :meth:`~toprank.RankmaxRanker.partial_fit`).
+    val_accuracy : float or None
+        Validation top-1 accuracy; None without a validation set.
+    val_recall : float or None
+        Validation Recall@100 (@n_labels when fewer labels); None without a validation
+        set.
+    seconds : float
+        Seconds since the fit (or the :meth:`~toprank.RankmaxRanker.partial_fit` call)
+        started.
+
+    See Also
+    --------
+    FitProgress : The record of the dual solvers' gap checks.
+    TraceNormProgress : The record of :class:`~toprank.TraceNormLogisticRegression`'s iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank import RankmaxRanker
+    >>> X = np.eye(20)  # 20 one-hot users
+    >>> y = [[u % 5, 5 + u % 3] for u in range(20)]  # two liked items each
+    >>> model = RankmaxRanker(n_components=4, n_epochs=3, early_stopping=False, random_state=0)
+    >>> record = model.fit(X, y).history_[-1]
+    >>> record.n_iter, record.val_ap is None
+    (3, True)
+    """
 
     n_iter: int
     loss: float
@@ -87,12 +159,45 @@ class RankerProgress(NamedTuple):
 
 
 class TraceNormProgress(NamedTuple):
-    """One iteration of :class:`~toprank.TraceNormLogisticRegression`, an item of its
-    ``history_``: the iterations run so far, the objective J(W, b), σ_max(−∇), the
-    largest singular value of the negative gradient (optimality (C1) holds when it is at
-    most λ1: what ``tol`` bounds), the rank of W and the seconds since the fit started.
-    ``n_iter`` and ``seconds`` mean what they mean in :class:`FitProgress`; a primal
-    method has no dual objective to report."""
+    """One iteration of :class:`~toprank.TraceNormLogisticRegression`, an item of its ``history_``.
+
+    A primal method has no dual objective to report: each record holds the objective
+    J(W, b) and :math:`\\sigma_{\\max}(-\\nabla)`, the largest singular value of the
+    negative gradient of the smooth part, whose excess over λ1 is what ``tol`` bounds
+    (optimality condition (C1) of Harchaoui et al. 2012). ``n_iter`` and ``seconds``
+    mean what they mean in :class:`FitProgress`.
+
+    Parameters
+    ----------
+    n_iter : int
+        Iterations run so far.
+    objective : float
+        The objective J(W, b) of eq. (4).
+    sigma : float
+        The largest singular value σ_max(−∇) of the negative gradient; (C1) holds when
+        it is at most λ1 + ``tol``.
+    rank : int
+        The rank of W.
+    seconds : float
+        Seconds since the fit started.
+
+    See Also
+    --------
+    FitProgress : The record of the dual solvers' gap checks.
+    RankerProgress : The record of :class:`~toprank.RankmaxRanker`'s epochs.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from toprank import TraceNormLogisticRegression
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = TraceNormLogisticRegression(lambda_trace=0.05, random_state=0).fit(X, y)
+    >>> last = model.history_[-1]
+    >>> last._fields
+    ('n_iter', 'objective', 'sigma', 'rank', 'seconds')
+    >>> last.rank == model.rank_, bool(last.sigma <= model.lambda_trace + model.tol)
+    (True, True)
+    """
 
     n_iter: int
     objective: float
@@ -501,15 +606,43 @@ class ClassScores:
         return True
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """The class with the highest score."""
+        """Predict the class of each sample: the one with the highest score.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples, as accepted by ``fit`` (for ``kernel="precomputed"``, the kernel
+            between them and the training samples, shape (n_samples, n_train)).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            One of ``classes_`` per sample (ties go to the lower class index).
+        """
         scores = self._scores(X)
         return np.asarray(self.classes_[np.argmax(scores, axis=1)])
 
     def predict_topk(self, X: ArrayLike, k: int | None = None) -> NDArray[Any]:
-        """The k highest-scoring classes per sample, best first; shape (n_samples, k).
+        """Predict the k highest-scoring classes of each sample, best first.
 
-        ``k`` defaults to the ``k`` the model was trained for (its ``k`` parameter); a
-        model without one needs it given. Ties are broken towards the lower class index.
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples, as accepted by ``fit``.
+        k : int, default=None
+            Classes per sample, 1 ≤ k ≤ n_classes. None takes the ``k`` the model was
+            trained for (its ``k`` parameter); a model without one needs it given.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, k)
+            Labels from ``classes_``, best first; ties are broken towards the lower
+            class index.
+
+        Raises
+        ------
+        InvalidInputError
+            If ``k`` is out of range, or None for a model without a ``k`` parameter.
         """
         scores = self._scores(X)
         if k is None:
@@ -524,12 +657,41 @@ class ClassScores:
 
     @_if_proba
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Class probabilities softmax(Wᵀx + b), shape (n_samples, n_classes)."""
+        """Predict class probabilities, the softmax of the class scores.
+
+        Offered for the losses that model probabilities (``loss="softmax"`` or
+        ``"entropy"``; MultiLabelSVC's ``"softmax"``, then a distribution over the
+        labels): p = softmax(Wᵀx + b).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples, as accepted by ``fit``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Each row sums to 1; columns in the order of ``classes_``.
+        """
         return _softmax_rows(self._scores(X))
 
     @_if_proba
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Logarithm of :meth:`predict_proba`."""
+        """Predict the logarithm of the class probabilities of :meth:`predict_proba`.
+
+        Computed from the scores directly (log-sum-exp), so a probability too small
+        for float64 still has a finite logarithm.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples, as accepted by ``fit``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Log-probabilities; columns in the order of ``classes_``.
+        """
         scores = self._scores(X)
         scores -= scores.max(axis=1, keepdims=True)
         return np.asarray(scores - np.log(np.exp(scores).sum(axis=1, keepdims=True)))

@@ -89,14 +89,27 @@ def label_prior(R: Any, n_labels: int) -> NDArray[np.float64]:
 class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Max-margin multi-label classifier with a label-correlation prior R.
 
+    M3L learns one scorer per label, f_l(x) = z_l·φ(x), coupled through a symmetric
+    positive definite matrix R of prior label correlations: it minimises
+    :math:`\\tfrac12 \\sum_{lk} (R^{-1})_{lk}\\, z_l \\cdot z_k + C \\sum_i \\sum_l
+    \\max(0, 2 - 2 y_{il} f_l(x_i))` (problem P2 with the Hamming loss, y_il = ±1)
+    and predicts the labels with f_l(x) > 0. With R = I it is one-vs-all SVMs.
+
     Parameters
     ----------
     C : float, default=1.0
-        Penalty of the Hamming hinge losses (one-vs-all SVMs with penalty 2C when R = I).
+        Penalty (> 0) of the Hamming hinge losses (one-vs-all SVMs with penalty 2C
+        when R = I). Choose it by cross-validation on a logarithmic grid (the README's
+        prior experiment uses 0.01 to 10).
     R : array of shape (n_labels, n_labels) or None, default=None
         Symmetric positive definite prior label correlations; None is the identity.
+        E.g. the label correlations of held-out or better-matched data (the paper's
+        prior-knowledge experiment, §7.2.2); a larger off-diagonal entry makes the two
+        labels' weight vectors more alike.
     kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
-        k(x, x'): ⟨x, x'⟩, exp(−γ‖x − x'‖²), (γ⟨x, x'⟩ + coef0)^degree, or X is the Gram matrix.
+        k(x, x'): ⟨x, x'⟩, exp(−γ‖x − x'‖²), (γ⟨x, x'⟩ + coef0)^degree, or X is the
+        Gram matrix. A kernel fit costs O(n²) kernel evaluations: use it up to some
+        10⁴ samples.
     solver : {"auto", "smo", "dcd"}, default="auto"
         "smo": the kernel SMO (any kernel); "dcd": dual coordinate descent with
         shrinking on the explicit weights (linear kernel; dense or CSR X); "auto": dcd
@@ -104,12 +117,17 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
     gamma : float or None, default=None
         Kernel coefficient (None: 1 / (n_features · X.var()), scikit-learn's "scale").
     degree : int, default=3
+        Polynomial kernel degree (≥ 1).
     coef0 : float, default=1.0
+        Polynomial kernel constant.
     fit_intercept : bool, default=True
         Append the constant feature ``intercept_scaling`` (see the module docs).
     intercept_scaling : float, default=1.0
+        Value (> 0) of the constant feature; the intercepts are regularised (and
+        coupled through R) as the weights are, less so for a larger value.
     tol : float, default=1e-3
-        Stop when every projected gradient of the dual is below ``tol`` in magnitude.
+        Stop when every projected gradient of the dual is below ``tol`` in magnitude
+        (> 0).
     shrinking : bool, default=True
         DCD: drop variables stuck at a bound between epochs (paper (44)–(45)); all return
         for a verification epoch before stopping.
@@ -142,15 +160,82 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
     coef_ : ndarray of shape (n_labels, n_features)
         Z with the linear kernel.
     intercept_ : ndarray of shape (n_labels,)
+        The intercepts (zeros without ``fit_intercept``).
+    classes_ : ndarray
+        The labels: the indicator's column indices (multi-label targets) or the sorted
+        classes of 1-D targets.
+    support_ : ndarray of int
+        Training examples with a nonzero dual variable for some label.
+    support_vectors_ : ndarray of shape (n_support, n_features)
+        Their feature vectors (kernel="rbf"/"poly"), used for prediction.
+    solver_ : {"smo", "dcd"}
+        The solver that ran (``solver="auto"`` resolved).
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
     n_iter_ : int
+        SMO outer iterations, or DCD epochs, run.
     status_ : {"converged", "max_iter", "no_progress", "interrupted"}
         "converged" (every projected gradient below ``tol``) or "max_iter" (the
         iteration budget ran out); see ``toprank._options.FitStatus``.
-    primal_objective_, dual_objective_, duality_gap_ : float
-        The objectives at the returned solution and their relative gap.
+    primal_objective_ : float
+        The primal objective P2 at the returned solution.
+    dual_objective_ : float
+        The dual objective (25) at the returned solution.
+    duality_gap_ : float
+        Their relative gap :math:`(P - D) / \\max(|P|, |D|)`.
     history_ : list of toprank.FitProgress
         (n_iter, primal, dual, gap, seconds) every 1000 SMO iterations and at the
         end, or at the end of each DCD pass.
+
+    See Also
+    --------
+    toprank.MultiLabelSVC : Multi-label ranking losses (hinge, softmax), linear.
+    toprank.distributed.fit_cocoa : Linear M3L on data held by Dask workers.
+    toprank.metrics.hamming_loss : The error M3L's loss bounds.
+
+    Notes
+    -----
+    Solvers: ``"smo"`` maximises the dual (25) along one label at a time (the label
+    and first variable by the largest projected gradient, the second by the
+    second-order gain (30), the exact two-variable box QP, the other labels'
+    gradients brought up to date through (34)–(36)), with kernel columns from one LRU
+    cache shared by all labels (§5.1, Appendix A). ``"dcd"`` is the paper's §6: dual
+    coordinate descent on the explicit weights Z, label by label in a seeded order,
+    with per-label active sets shrunk by bounds coupled through the absolute values
+    of R ((44)–(45)).
+    Both stop when every projected gradient of the dual is below ``tol`` (a KKT
+    test, not a gap), or after ``max_iter``, and reach the same optimum.
+
+    Cost: SMO computes O(n) kernel entries per new column and keeps the gradients of
+    all n × L dual variables; DCD costs O(nnz(X)) per label per epoch plus the
+    coupling through R, and memory O(L·d) for Z and O(n·L) for α.
+
+    References
+    ----------
+    .. [1] B. Hariharan, S. V. N. Vishwanathan, M. Varma. Efficient max-margin
+       multi-label classification with applications to zero-shot learning. Machine
+       Learning 88, 2012 (problem P2, §3; the dual (25); SMO, §5 and Appendix A;
+       DCD, §6).
+    .. [2] B. Hariharan, L. Zelnik-Manor, S. V. N. Vishwanathan, M. Varma. Large scale
+       max-margin multi-label classification with priors. ICML 2010.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank import M3L
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(120, 6)) / np.sqrt(6)
+    >>> Y = (X @ rng.normal(size=(6, 3)) > 0).astype(int)  # 3 labels, an indicator
+    >>> R = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]])  # labels 0, 1 go together
+    >>> model = M3L(C=1.0, R=R).fit(X, Y)
+    >>> model.solver_, model.status_, model.coef_.shape
+    ('dcd', 'converged', (3, 6))
+    >>> model.predict(X[:3])
+    array([[0, 0, 1],
+           [1, 1, 1],
+           [1, 0, 0]])
+    >>> bool(model.score(X, Y) > 0.9)  # 1 − Hamming loss
+    True
     """
 
     def __init__(
@@ -237,7 +322,15 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
 
         Returns
         -------
-        self : M3L
+        M3L
+            The fitted estimator, ``self``.
+
+        Raises
+        ------
+        InvalidInputError
+            If an input or a parameter is out of range (e.g. R not positive definite,
+            a label that is never or always on, ``solver="dcd"`` with a kernel),
+            naming it.
         """
         C = _real(self.C, "C", low=0.0, strict=True)
         kernel = choice(self.kernel, "kernel", KERNELS)
@@ -356,13 +449,38 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         return np.asarray(K @ self._beta + self.intercept_)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """f_l(x) per label, shape (n_samples, n_labels) — (n_samples,) after a binary fit."""
+        """Compute the label scores f_l(x) of each sample.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples (for ``kernel="precomputed"``, their kernel with the training
+            samples).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels) or (n_samples,)
+            The scores f_l(x) per label; (n_samples,) after a binary fit.
+        """
         scores = self._scores(X)
         return scores[:, 0] if self._target_kind == "binary" else scores
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """The 0/1 indicator of the labels with f_l(x) > 0 (multi-label fits); the class
-        with the largest score (multiclass) or of the sign (binary) otherwise."""
+        """Predict the labels with a positive score f_l(x) > 0.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples (for ``kernel="precomputed"``, their kernel with the training
+            samples).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels) or (n_samples,)
+            Multi-label fits: the 0/1 indicator of the labels with f_l(x) > 0, in the
+            dtype of the indicator fitted on. Otherwise the class with the largest
+            score (multiclass) or of the sign (binary).
+        """
         scores = self._scores(X)
         if self._target_kind == "multilabel":
             return (scores > 0).astype(self._target_dtype.dtype)
@@ -372,7 +490,24 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         return np.asarray(classes[np.argmax(scores, axis=1)])
 
     def score(self, X: ArrayLike, y: Any, sample_weight: Any = None) -> float:
-        """1 − Hamming loss of the predicted label sets (multi-label fits), accuracy otherwise."""
+        """Return 1 − the Hamming loss of the predicted label sets (accuracy for 1-D targets).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+        y : array-like or sparse matrix
+            The true labels: an indicator with a column per label of the fit
+            (multi-label fits), else class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the accuracy for 1-D targets; not supported for multi-label
+            targets.
+
+        Returns
+        -------
+        float
+            The fraction of (example, label) entries predicted right, or the accuracy.
+        """
         if self._target_kind != "multilabel":
             return float(super().score(X, y, sample_weight=sample_weight))
         if sample_weight is not None:

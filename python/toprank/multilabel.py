@@ -6,7 +6,7 @@ trained by Prox-SDCA, the solver of :class:`toprank.TopKSVC`.
 
     ½‖W‖²_F + C Σ_i w_i L(Wᵀx_i + b; Y_i)
 
-where Y_i is the set of example i's relevant labels (1 ≤ |Y_i| ≤ m − 1; N_i are the
+where Y_i is the set of example i's relevant labels (at least one, at most m − 1; N_i are the
 others), ``w_i`` its sample weight, and L
 
 * ``"hinge"`` — the multi-label hinge, L(s, Y) = max{0, 1 + max_{l∈N} s_l − min_{j∈Y} s_j}:
@@ -15,7 +15,7 @@ others), ``w_i`` its sample weight, and L
   (:func:`toprank.metrics.rank_loss`). ``smoothing`` γ > 0 replaces it by its Moreau
   envelope (1/γ-smooth; SDCA then converges linearly), as for TopKSVC's hinge losses;
 * ``"softmax"`` — the multi-label cross-entropy, L(s, Y) = log Σ_j exp(s_j) −
-  (1/|Y|) Σ_{j∈Y} s_j: the cross-entropy between the softmax of the scores and the
+  mean_{j∈Y} s_j: the cross-entropy between the softmax of the scores and the
   uniform distribution on Y.
 
 With one label per example both are TopKSVC's losses for k = 1: Crammer–Singer
@@ -34,7 +34,7 @@ as :class:`toprank.TopKSVC` does.
 Prediction: :meth:`MultiLabelSVC.predict` returns the labels scoring above one
 threshold, ``threshold_``, fitted on the training set to minimise its Hamming loss, and
 always each example's top label, so that no prediction is empty, as no training
-example is (see :func:`hamming_threshold`).
+example is (see ``hamming_threshold`` in this module).
 
 Intercept: as in TopKSVC, ``fit_intercept=True`` appends a constant feature
 ``intercept_scaling`` whose weights are the intercepts divided by it, so the intercepts
@@ -245,8 +245,14 @@ def hamming_threshold(scores: NDArray[np.float64], relevant: Any, weights: NDArr
 
 
 class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
-    """Linear multi-label classifier with the multi-label hinge or softmax loss, trained
-    by Prox-SDCA.
+    """Linear multi-label classifier with the multi-label hinge or softmax loss, by Prox-SDCA.
+
+    It learns one linear scorer per label, s = Wᵀx + b, that ranks each example's
+    relevant labels above its irrelevant ones, by minimising
+    :math:`\\tfrac12\\|W\\|_F^2 + C \\sum_i w_i L(W^\\top x_i + b; Y_i)` with the
+    multi-label hinge :math:`\\max\\{0, 1 + \\max_{l \\notin Y} s_l - \\min_{j \\in Y} s_j\\}`
+    or the multi-label cross-entropy (module docs), then predicts the labels scoring
+    above one threshold fitted for the least training Hamming loss.
 
     Parameters
     ----------
@@ -254,7 +260,9 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         The multi-label hinge (Moreau-smoothed by ``smoothing``) or the multi-label
         softmax cross-entropy (see the module docs).
     C : float, default=1.0
-        Inverse regularisation: primal ½‖W‖² + C Σ_i w_i L_i.
+        Inverse regularisation (> 0): primal ½‖W‖² + C Σ_i w_i L_i. Choose it by
+        cross-validation on a logarithmic grid; as for TopKSVC, the epochs grow with
+        C·max‖x_i‖², so scale X to ‖x‖ ≈ 1.
     smoothing : float, default=0.0
         Moreau smoothing γ ≥ 0 of the hinge loss (0: the non-smooth loss; ignored by
         the softmax loss, which is smooth). On noisy data the non-smooth hinge's
@@ -266,11 +274,11 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         Value of the constant feature; the intercepts' regularisation is
         ½‖b‖² / intercept_scaling².
     tol : float, default=1e-3
-        Stop when (P − D) ≤ tol · max(|P|, |D|) (relative duality gap).
+        Stop when the relative duality gap :math:`(P - D) / \\max(|P|, |D|)` is at most tol (> 0).
     max_epochs : int, default=1000
-        Maximum number of passes over the data.
+        Maximum number of passes over the data; a fit that runs out warns.
     check_every : int, default=5
-        Epochs between two duality-gap checks.
+        Epochs between two duality-gap checks (a check costs about an epoch).
     shrinking : bool, default=True
         Between two checks, skip the examples with zero loss and zero dual variables
         (and, for the hinge, score only the labels near each example's dual support);
@@ -297,25 +305,61 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         The labels: the indicator's column indices, the sorted labels of label sets, or
         the classes of 1-D targets.
     coef_ : ndarray of shape (n_labels, n_features)
+        The weights W (one row per label).
     intercept_ : ndarray of shape (n_labels,)
-        Zeros when ``fit_intercept=False``.
+        The intercepts b; zeros when ``fit_intercept=False``.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
     threshold_ : float
         The score threshold of :meth:`predict`, fitted on the training set (multi-label
-        targets only; see :func:`hamming_threshold`): the one of least training Hamming
-        loss, possibly ±inf.
+        targets only; see ``toprank.multilabel.hamming_threshold``): the one of least
+        training Hamming loss, possibly ±inf.
     dual_coef_ : ndarray of shape (n_samples, n_labels)
         The dual variables A (``coef_ = Xᵀ A`` with the intercept column), only with
         ``keep_dual=True`` or ``warm_start=True``.
     n_iter_ : int
         Epochs run.
-    primal_objective_, dual_objective_ : float
-        P(W) and D(A) at the returned solution.
+    primal_objective_ : float
+        P(W) at the returned solution.
+    dual_objective_ : float
+        D(A) at the returned solution.
     duality_gap_ : float
-        Relative duality gap (P − D) / max(|P|, |D|).
+        Relative duality gap :math:`(P - D) / \\max(|P|, |D|)`.
     status_ : {"converged", "max_iter", "no_progress", "interrupted"}
         Why the solver stopped (see ``toprank._options.FitStatus``).
     history_ : list of toprank.FitProgress
         (n_iter, primal, dual, gap, seconds) at each gap check.
+
+    See Also
+    --------
+    toprank.TopKSVC : The same solver for one class per example (top-k losses).
+    toprank.M3L : Multi-label SVMs with a label-correlation prior and kernels.
+    toprank.metrics.rank_loss : The ranking quality the hinge loss bounds.
+    toprank.metrics.hamming_loss : The error :meth:`score` reports.
+
+    Notes
+    -----
+    Solver: :class:`~toprank.TopKSVC`'s Prox-SDCA, whose step for an example is a
+    projection onto the bipartite simplex (hinge;
+    :func:`toprank.projections.bipartite_simplex`) or an exact maximisation of the
+    cross-entropy's dual (softmax). It stops when the relative duality gap is below
+    ``tol`` or after ``max_epochs``, and switches to the accelerated or the parallel
+    solver as TopKSVC does. The threshold ``threshold_`` is fitted after the solve in
+    O(n·m log(n·m)).
+
+    Cost: an epoch is O(nnz(X) · m) plus O(m log m) per example for the step;
+    memory is X in place, the m × d weights and the n × m dual during the fit.
+
+    On noisy data the non-smooth hinge's optimum can be W = 0 (all scores tied); the
+    smoothed hinge (``smoothing`` ≈ 1) or the softmax loss then rank far better.
+
+    References
+    ----------
+    .. [1] M. Lapin, M. Hein, B. Schiele. Analysis and optimization of loss functions
+       for multiclass, top-k, and multilabel classification. IEEE TPAMI 40(7), 2018
+       (the multi-label losses and their Prox-SDCA steps, §4).
+    .. [2] S. Shalev-Shwartz, T. Zhang. Accelerated proximal stochastic dual coordinate
+       ascent for regularized loss minimization. Math. Programming 155, 2016.
 
     Examples
     --------
@@ -383,7 +427,14 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
 
         Returns
         -------
-        self : MultiLabelSVC
+        MultiLabelSVC
+            The fitted estimator, ``self``.
+
+        Raises
+        ------
+        InvalidInputError
+            If an input or a parameter is out of range, e.g. an example with no label
+            or with every label, naming it.
         """
         loss = choice(self.loss, "loss", MULTILABEL_LOSSES)
         params = self._sdca_params()
@@ -443,24 +494,46 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         return self._linear_scores(Xv)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Label scores Wᵀx + b, shape (n_samples, n_labels); after a fit on 1-D targets of
-        two classes, (n_samples,): the score of ``classes_[1]`` minus that of
-        ``classes_[0]``, as scikit-learn's binary classifiers give it."""
+        """Compute the label scores s = Wᵀx + b of each sample.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples (dense, CSR or a :class:`~toprank.pq.CompressedMatrix`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels) or (n_samples,)
+            Scores, columns in the order of ``classes_``; after a fit on 1-D targets
+            of two classes, (n_samples,): the score of ``classes_[1]`` minus that of
+            ``classes_[0]``, as scikit-learn's binary classifiers give it.
+        """
         scores = self._scores(X)
         if self._target_kind == "multiclass" and scores.shape[1] == 2:
             return scores[:, 1] - scores[:, 0]
         return scores
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """The (n_samples, n_labels) 0/1 indicator of the predicted labels (multi-label
-        fits; in the dtype of the indicator fitted on, int64 after label sets): label l
-        of x is predicted iff s_l(x) > ``threshold_``, or l is x's top label (the highest
-        score; the lowest column index among ties), so every row predicts at least one
-        label, as every training example has one. After a fit on 1-D targets, the class
-        with the highest score.
+        """Predict the labels of each sample: those scoring above ``threshold_``.
 
+        Label l of x is predicted iff s_l(x) > ``threshold_``, or l is x's top label
+        (the highest score; the lowest column index among ties), so every row predicts
+        at least one label, as every training example has one.
         ``[set(model.classes_[row.astype(bool)]) for row in model.predict(X)]`` gives
-        the predicted label sets."""
+        the predicted label sets.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples (dense, CSR or a :class:`~toprank.pq.CompressedMatrix`).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels) or (n_samples,)
+            Multi-label fits: the 0/1 indicator of the predicted labels, in the dtype of
+            the indicator fitted on (int64 after label sets). After a fit on 1-D
+            targets: the class with the highest score, shape (n_samples,).
+        """
         scores = self._scores(X)
         top = np.argmax(scores, axis=1)
         if self._target_kind == "multiclass":
@@ -470,11 +543,29 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         return predicted.astype(self._target_dtype)
 
     def score(self, X: ArrayLike, y: Any, sample_weight: ArrayLike | None = None) -> float:
-        """1 − the Hamming loss of :meth:`predict` (multi-label fits; as
-        :meth:`toprank.M3L.score`), ``y`` an indicator with a column per label of the
-        fit or a list of label sets among ``classes_``; accuracy after a fit on 1-D
-        targets. Ranking quality is :func:`toprank.metrics.rank_loss` of
-        :meth:`decision_function`."""
+        """Return 1 − the Hamming loss of :meth:`predict` (accuracy after 1-D targets).
+
+        As :meth:`toprank.M3L.score`. Ranking quality is
+        :func:`toprank.metrics.rank_loss` of :meth:`decision_function`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+        y : indicator matrix, list of label sets, or 1-D class labels
+            The true labels: an indicator with a column per label of the fit, or a list
+            of label sets among ``classes_`` (multi-label fits); class labels after a
+            fit on 1-D targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the accuracy after a fit on 1-D targets; not supported for
+            multi-label targets.
+
+        Returns
+        -------
+        float
+            The fraction of (example, label) entries predicted right (multi-label
+            fits), or the accuracy.
+        """
         check_is_fitted(self)
         if self._target_kind == "multiclass":
             return float(super().score(X, y, sample_weight=sample_weight))

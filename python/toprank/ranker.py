@@ -7,7 +7,7 @@
 
 and minimises, over the training examples i with positive label sets Y_i,
 
-    F = (1/P) Σ_i Σ_{y∈Y_i} ℓ(z(x_i), y) + (α/2)(‖U‖²_F + ‖V‖²_F),   P = Σ_i |Y_i|,
+    F = (1/P) Σ_i Σ_{y∈Y_i} ℓ(z(x_i), y) + (α/2)(‖U‖²_F + ‖V‖²_F),   P = Σ_i card(Y_i),
 
 the mean over (example, label) pairs — the training unit of the paper's experiments —
 of the cross-entropy ℓ of Rankmax (eq. (14), any k and margin η), softmax or sparsemax,
@@ -17,8 +17,8 @@ user factors) or a bag of the user's past items, and the labels are the items.
 The Rust core computes every minibatch gradient without the GIL, in parallel over
 blocks of labels and rows with a fixed summation order: a run is bit-for-bit the same
 for any ``n_jobs``. For Rankmax with k = 1, the losses of all positive labels of an
-example come from one sweep over its scores (a grid over the |Y| thresholds places each
-score in O(1) expected time); softmax costs one pass of exp per example, sparsemax
+example come from one sweep over its scores (a grid over the thresholds of its
+positive labels places each score in O(1) expected time); softmax costs one pass of exp per example, sparsemax
 the exact simplex threshold (Michelot's mean rule on the candidates above max z − 1).
 """
 
@@ -183,21 +183,33 @@ class _Training:
 class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     """Factorised label ranker trained with the Rankmax (or softmax / sparsemax) cross-entropy.
 
+    It scores every label for an example x with a low-rank model,
+    :math:`z(x) = (x U) V^\\top + b`, and minimises the mean cross-entropy of its
+    (example, positive label) pairs plus :math:`\\tfrac{\\alpha}{2}(\\|U\\|_F^2 +
+    \\|V\\|_F^2)` by minibatch Adagrad or Adam. Rankmax (Kong et al. 2020) replaces the
+    softmax by an adaptive projection onto the simplex, which gives mass only to the
+    labels scoring near the positive one: a loss for the top of the ranking, e.g. a
+    recommender's (x a one-hot user or a bag of past items, the labels the items).
+
     Parameters
     ----------
     n_components : int, default=64
-        Rank r of the factorisation z(x) = (x·U)·Vᵀ + b.
+        Rank r of the factorisation z(x) = (x·U)·Vᵀ + b. Larger r fits more and costs
+        O(r) per score; choose it on validation AP.
     loss : {"rankmax", "softmax", "sparsemax"}, default="rankmax"
-        The cross-entropy of each (example, label) pair.
+        The cross-entropy of each (example, label) pair: Rankmax (eq. (14)), the
+        softmax's, or sparsemax's (Martins & Astudillo 2016).
     k : int, default=1
         Rankmax's k: the projection is onto the (n, k)-simplex (1 ≤ k < n_labels).
-        k = 1 is the paper's standard-simplex Rankmax (eq. (15)).
+        k = 1 is the paper's standard-simplex Rankmax (eq. (15)), and the fastest.
     eta : float, default=1.0
-        Rankmax's margin η > 0 (the labels within η of the anchor score get mass).
+        Rankmax's margin η > 0 (the labels within η of the anchor score get mass):
+        smaller η concentrates the loss on fewer labels near the top.
     alpha : float, default=1e-4
-        L2 strength α on U and V (the biases b are not penalised).
+        L2 strength α ≥ 0 on U and V (the biases b are not penalised).
     learning_rate : float, default=0.05
-        Step size of the optimiser.
+        Step size (> 0) of the optimiser. Lower it if the training loss in
+        ``history_`` rises or a fit fails with diverging scores.
     optimizer : {"adagrad", "adam"}, default="adagrad"
         Minibatch update rule: Adagrad (Duchi, Hazan, Singer 2011) or Adam (Kingma, Ba
         2015; β = (0.9, 0.999)), ε = 1e-8, on the minibatch gradient of the objective.
@@ -218,7 +230,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     eval_k : int, default=10
         The k of the validation AP@k (the paper reports AP@10).
     init_scale : float, default=0.1
-        Standard deviation of the Gaussian initialisation of U and V (b starts at 0).
+        Standard deviation (≥ 0) of the Gaussian initialisation of U and V (b starts
+        at 0).
     random_state : int, RandomState or None, default=None
         Seeds the initialisation, the validation split and the example order.
     n_jobs : int or None, default=None
@@ -249,6 +262,54 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         The epoch whose parameters were kept (the last one without early stopping).
     n_features_in_ : int
         Number of features seen in fit.
+
+    See Also
+    --------
+    toprank.projections.rankmax : The Rankmax projection itself.
+    toprank.losses.rankmax_loss : The Rankmax cross-entropy and its gradient.
+    toprank.recsys.evaluate_recommender : The paper's protocol (AP@k, Recall@k).
+
+    Notes
+    -----
+    Solver: minibatch Adagrad (Duchi, Hazan & Singer 2011) or Adam (Kingma & Ba
+    2015), ε = 1e-8, for ``n_epochs`` passes over the examples in a seeded random
+    order, or until early stopping: the parameters of the epoch with the best
+    validation AP@``eval_k`` are kept after ``n_iter_no_change`` epochs without
+    improvement. There is no convergence certificate; ``history_`` records the loss
+    and the validation metrics of each epoch.
+
+    Cost: an epoch scores every label for every example, O(n · (nnz(x)·r + L·r))
+    for n examples and L labels, plus the loss: one sweep of an example's L scores
+    for Rankmax with k = 1 (the (n, k)-simplex projection for k > 1), a pass of exp
+    for softmax, the simplex threshold for sparsemax. The Rust core computes each
+    minibatch's gradient in parallel over blocks of labels and rows without the GIL,
+    bit for bit the same on any ``n_jobs``. Memory: the float32 parameters
+    ((d + L)·r + L values) and the optimiser's two moments, checked before the fit.
+
+    References
+    ----------
+    .. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. Rankmax: an
+       adaptive projection alternative to the softmax function. NeurIPS 2020 (the
+       projection, §3.2 and eq. (11)–(13); the loss, eq. (14); k = 1, eq. (15); the
+       experiments, §4).
+    .. [2] A. Martins, R. Astudillo. From softmax to sparsemax: a sparse model of
+       attention and multi-label classification. ICML 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank import RankmaxRanker
+    >>> X = np.eye(40)  # 40 users, one-hot
+    >>> y = [[u % 4, 4 + u % 4, 8 + u % 4] for u in range(40)]  # 3 of 12 items each, 4 tastes
+    >>> model = RankmaxRanker(n_components=4, learning_rate=0.2, n_epochs=30,
+    ...                       early_stopping=False, random_state=0).fit(X, y)
+    >>> model.n_iter_, model.decision_function(X).shape
+    (30, (40, 12))
+    >>> np.sort(model.recommend(X[:2], n=3), axis=1)  # each user's 3 best items
+    array([[0, 4, 8],
+           [1, 5, 9]])
+    >>> float(model.score(X, y))  # mean AP@eval_k of the training rankings
+    1.0
     """
 
     history_: list[RankerProgress]
@@ -371,7 +432,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
 
         Returns
         -------
-        self
+        RankmaxRanker
+            The fitted estimator, ``self``.
 
         Notes
         -----
@@ -442,13 +504,14 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
 
     @restores_on_failure
     def partial_fit(self, X: ArrayLike, y: Any, classes: ArrayLike | None = None) -> RankmaxRanker:
-        """One pass (epoch) of the optimiser over the examples ``X`` with positive labels
-        ``y``, continuing from the previous call: for data that arrive, or fit in memory,
-        a chunk at a time.
+        """Run one epoch of the optimiser over ``X`` and ``y``, continuing from the previous call.
+
+        For data that arrive, or fit in memory, a chunk at a time.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Example features, with the columns of the first call.
         y : indicator matrix of shape (n_samples, n_labels), sequence of label sets, or 1-D labels
             As in :meth:`fit`; every label must be one of ``classes_``.
         classes : array-like of shape (n_labels,), optional
@@ -459,7 +522,8 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
 
         Returns
         -------
-        self
+        RankmaxRanker
+            The updated estimator, ``self``.
 
         Notes
         -----
@@ -629,16 +693,30 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         return scores
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float32]:
-        """Scores z(x) = (x·U)·Vᵀ + b of every label, shape (n_samples, n_labels), float32."""
-        check_is_fitted(self)
-        return self._scores(self._check_X(X, reset=False))
-
-    def recommend(self, X: ArrayLike, n: int = 10, exclude: Any = None) -> NDArray[Any]:
-        """The ``n`` best-scored labels of each row, best first (ties: lower column first).
+        """Compute the scores z(x) = (x·U)·Vᵀ + b of every label.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Example features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_labels), float32
+            Scores, columns in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        return self._scores(self._check_X(X, reset=False))
+
+    def recommend(self, X: ArrayLike, n: int = 10, exclude: Any = None) -> NDArray[Any]:
+        """Recommend the ``n`` best-scored labels of each row, best first.
+
+        Ties go to the lower column first.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Example features (e.g. one-hot users).
         n : int, default=10
             Labels per row (1 ≤ n ≤ n_labels minus the most excluded in any row).
         exclude : indicator matrix or sequence of label sets, optional
@@ -670,8 +748,21 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
         return np.asarray(self.classes_[out])
 
     def score(self, X: ArrayLike, y: Any) -> float:
-        """Mean AP@``eval_k`` of the rankings of ``X`` against the positive labels ``y``
-        (label sets, 1-D labels or an indicator; rows without positives skipped)."""
+        """Return the mean AP@``eval_k`` of the rankings of ``X`` against the positive labels ``y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Example features.
+        y : indicator matrix, sequence of label sets, or 1-D labels
+            The positive labels of each row, among ``classes_``; rows without
+            positives are skipped.
+
+        Returns
+        -------
+        float
+            The mean average precision at ``eval_k``, in [0, 1].
+        """
         check_is_fitted(self)
         Xv = self._check_X(X, reset=False)
         sets = self._targets(y, Xv.shape[0], "Y")

@@ -53,40 +53,61 @@ __all__ = ["TopKSVC"]
 class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Top-k multiclass SVM and top-k entropy / softmax classifiers, trained by Prox-SDCA.
 
+    A linear (or kernel) multiclass classifier whose loss charges a sample only when
+    its true class falls out of the k highest scores, so that it optimises top-k
+    accuracy: with scores f = Wᵀx + b it minimises
+    :math:`\\tfrac12\\|W\\|_F^2 + C \\sum_i s_i L(f(x_i); y_i)` with the top-k hinge
+    α, the top-k hinge β, the softmax or the top-k entropy loss L (module docs), by
+    maximising the dual exactly one example at a time until the relative duality gap
+    is below ``tol``.
+
     Parameters
     ----------
     k : int, default=1
         The k of the top-k loss (1 ≤ k < n_classes). ``k=1`` is Crammer–Singer
-        (hinge losses) or multinomial logistic regression (``"entropy"``).
+        (hinge losses) or multinomial logistic regression (``"entropy"``). Use the k
+        of the top-k accuracy you will be judged on; a larger k trades top-1 accuracy
+        for top-k accuracy (the README's tables on Letter, Flavia, Fashion-MNIST).
     loss : {"alpha", "beta", "softmax", "entropy"}, default="alpha"
         Top-k hinge α, top-k hinge β, softmax, or top-k entropy (see the module docs).
+        β keeps top-1 accuracy close to Crammer–Singer's, α trades more of it for
+        top-k; "softmax" and "entropy" also give probabilities (:meth:`predict_proba`).
     C : float, default=1.0
-        Inverse regularisation: primal ½‖W‖² + C Σ_i loss_i (λ = 1/(C n) in the paper).
+        Inverse regularisation (> 0): primal ½‖W‖² + C Σ_i loss_i (λ = 1/(C n) in
+        the paper). Choose it by cross-validation on a logarithmic grid (e.g. 0.01
+        to 10); the epochs needed grow with C·max‖x_i‖², so scale X to ‖x‖ ≈ 1 first.
     smoothing : float, default=0.0
-        Moreau smoothing γ ≥ 0 of the hinge losses (0: the paper's non-smooth losses).
+        Moreau smoothing γ ≥ 0 of the hinge losses (0: the paper's non-smooth losses;
+        ignored by "softmax" and "entropy"). γ > 0 makes the loss 1/γ-smooth and SDCA
+        converge linearly; γ ≈ 1 helps a fit that stalls with status "max_iter".
     kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
         ``"linear"`` trains an explicit weight matrix on dense or CSR ``X``; the others
-        train dual coefficients with scores A·K(x_i, ·) (no intercept).
+        train dual coefficients with scores A·K(x_i, ·) (no intercept). A kernel fit
+        costs O(n²) kernel evaluations per epoch: use it up to some 10⁴ samples.
     gamma : float, default=None
-        RBF/poly kernel coefficient; ``None`` means 1 / (n_features · X.var()) as in
-        scikit-learn's ``gamma="scale"``.
+        RBF/poly kernel coefficient (> 0); ``None`` means 1 / (n_features · X.var()) as
+        in scikit-learn's ``gamma="scale"``.
     degree : int, default=3
-        Polynomial kernel degree.
+        Polynomial kernel degree (≥ 1).
     coef0 : float, default=1.0
         Polynomial kernel constant: (gamma ⟨x, x'⟩ + coef0)^degree.
     fit_intercept : bool, default=True
         Learn per-class intercepts through a constant feature (linear kernel only).
     intercept_scaling : float, default=1.0
-        Value of the constant feature; the intercept's regularisation is
-        ½‖b‖² / intercept_scaling².
+        Value (> 0) of the constant feature; the intercept's regularisation is
+        ½‖b‖² / intercept_scaling², so a larger value regularises it less.
     class_weight : dict, "balanced" or None, default=None
-        Multiplies C per class, as in scikit-learn.
+        Multiplies C per class, as in scikit-learn (``"balanced"``: inversely
+        proportional to the class frequencies).
     tol : float, default=1e-3
-        Stop when (P − D) ≤ tol · max(|P|, |D|) (relative duality gap).
+        Stop when the relative duality gap :math:`(P - D) / \\max(|P|, |D|)` is at
+        most tol (> 0): the primal objective is then within a factor 1 + tol of its
+        minimum. Smaller values cost more epochs.
     max_epochs : int, default=1000
-        Maximum number of passes over the data.
+        Maximum number of passes over the data; a fit that runs out warns
+        (``status_ == "max_iter"``) with what to change.
     check_every : int, default=5
-        Epochs between two duality-gap checks.
+        Epochs between two duality-gap checks (a check costs about an epoch).
     shrinking : bool, default=True
         Between two checks, skip the examples with zero loss and zero dual variables
         and (hinge losses) score only the classes near each example's dual support, as
@@ -96,15 +117,15 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         Kernel column cache in MB (kernel="rbf"/"poly").
     warm_start : bool, default=False
         Start from the previous fit's dual variables (same data size and classes),
-        rescaled to the new C and weights. The model then keeps them as ``dual_coef_``
-        for the next fit.
+        rescaled to the new C and weights, e.g. along a path of C. The model then
+        keeps them as ``dual_coef_`` for the next fit.
     keep_dual : bool, default=False
         Keep the dual variables as ``dual_coef_`` (n_samples × n_classes) after a fit,
         e.g. to recompute the duality gap. Off by default: a linear model predicts with
         ``coef_`` alone, and the dual is most of its size (4.8 of 5.3 MB pickled on
         Fashion-MNIST).
     random_state : int, RandomState or None, default=None
-        Seeds the example order of each epoch.
+        Seeds the example order of each epoch; an int makes fits reproducible.
     n_jobs : int or None, default=None
         Threads for the duality-gap evaluation and, for n ≥ 10,000 linear problems,
         the parallel (CoCoA+) solver. ``None`` is one thread; negative values count
@@ -125,6 +146,9 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
     intercept_ : ndarray of shape (n_classes,)
         Intercepts (zeros when ``fit_intercept=False`` or for kernels).
     classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted; the columns of :meth:`decision_function`.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
     dual_coef_ : ndarray of shape (n_samples, n_classes)
         The dual variables A, only with ``keep_dual=True`` or ``warm_start=True`` (a
         kernel model predicts from the rows of ``support_``, kept privately);
@@ -134,16 +158,79 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         ``duality_gap_`` (they coincide at the optimum).
     n_iter_ : int
         Epochs run.
-    primal_objective_, dual_objective_ : float
-        P(W) and D(A) at the returned solution.
+    primal_objective_ : float
+        P(W) at the returned solution.
+    dual_objective_ : float
+        D(A) at the returned solution.
     duality_gap_ : float
-        Relative duality gap (P − D) / max(|P|, |D|).
+        Relative duality gap :math:`(P - D) / \\max(|P|, |D|)`.
     status_ : {"converged", "max_iter", "no_progress", "interrupted"}
-        Why the solver stopped: the tolerance was reached, ``max_epochs`` ran out, or
-        rounding stopped the progress (see ``toprank._options.FitStatus``).
+        Why the solver stopped: the tolerance was reached, ``max_epochs`` ran out,
+        rounding stopped the progress, or Ctrl-C interrupted it (see
+        ``toprank._options.FitStatus``).
     history_ : list of toprank.FitProgress
         (n_iter, primal, dual, gap, seconds) at each gap check: the epochs so far, the
         objectives, their relative gap and the seconds since the start.
+
+    See Also
+    --------
+    toprank.MultiLabelSVC : The same solver with multi-label losses.
+    toprank.TraceNormLogisticRegression : Softmax loss with a low-rank W.
+    toprank.distributed.fit_cocoa : The linear model fitted on data held by Dask workers.
+    toprank.metrics.top_k_accuracy : The metric the top-k losses target.
+
+    Notes
+    -----
+    Solver: Prox-SDCA (Lapin, Hein & Schiele 2015, Algorithm 1; Shalev-Shwartz &
+    Zhang's proximal stochastic dual coordinate ascent). Each step maximises the dual
+    over one example's row exactly, by a biased projection onto the top-k simplex
+    (:func:`toprank.projections.topk_simplex`; Proposition 4 of the paper), and
+    updates W by a rank-one change. It stops when the relative duality gap is below
+    ``tol`` — a certificate: the primal objective is within that factor of the
+    optimum — or after ``max_epochs``. A linear problem whose gap falls slowly
+    (C·max‖x_i‖² ≥ 4) switches to accelerated Prox-SDCA (Shalev-Shwartz & Zhang
+    2016, §4). From n = 10,000 linear examples, ``n_jobs > 1`` runs the parallel
+    solver over blocks of examples (CoCoA with an exact line search for the hinge
+    losses, CoCoA+ of Ma, Smith, Jaggi et al. 2015 for the smooth ones).
+
+    Cost: an epoch is O(nnz(X) · m) for the linear kernel (one d-vector update per
+    class touched) plus a projection of O(m log m) per example, and O(n² · (d + m))
+    for the other kernels (a kernel column and n scores per step), less where the LRU
+    cache of ``cache_size`` MB holds the columns.
+    The number of epochs grows with C·max‖x_i‖² (about 1 is well scaled). Memory:
+    X used in place (no copy of C-ordered float32/float64 arrays or CSR), the m × d
+    weights, and the n × m dual during the fit.
+
+    References
+    ----------
+    .. [1] M. Lapin, M. Hein, B. Schiele. Top-k Multiclass SVM. NIPS 2015 (the top-k
+       hinge losses, eq. (3) and (5); Prox-SDCA, Algorithm 1).
+    .. [2] M. Lapin, M. Hein, B. Schiele. Loss functions for top-k error: analysis and
+       insights. CVPR 2016 (the top-k entropy loss, §2.3).
+    .. [3] S. Shalev-Shwartz, T. Zhang. Accelerated proximal stochastic dual coordinate
+       ascent for regularized loss minimization. Math. Programming 155, 2016 (ICML
+       2014).
+    .. [4] C. Ma, V. Smith, M. Jaggi, M. I. Jordan, P. Richtárik, M. Takáč. Adding vs.
+       averaging in distributed primal-dual optimization. ICML 2015 (CoCoA+).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from toprank import TopKSVC
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = (X - X.mean(axis=0)) / X.std(axis=0) / 2  # ‖x‖ ≈ 1: few epochs
+    >>> model = TopKSVC(k=2, C=1.0, random_state=0).fit(X, y)
+    >>> model.status_, bool(model.duality_gap_ <= 1e-3)
+    ('converged', True)
+    >>> model.coef_.shape
+    (3, 4)
+    >>> model.predict_topk(X[[0, 50, 100]])  # the two best classes, best first
+    array([[0, 1],
+           [1, 2],
+           [2, 1]])
+    >>> bool(model.score(X, y) > 0.9)
+    True
     """
 
     def __init__(
@@ -213,7 +300,22 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
 
         Returns
         -------
-        self : TopKSVC
+        TopKSVC
+            The fitted estimator, ``self``.
+
+        Raises
+        ------
+        InvalidInputError
+            If a parameter or an input is out of range (e.g. ``k ≥ n_classes``, fewer
+            than two classes, negative weights), naming it.
+        NoSolutionError
+            If the data's scale overflows floating point (the solve ends non-finite).
+
+        Warns
+        -----
+        ConvergenceWarning
+            If the fit stops short of ``tol`` (``status_`` "max_iter" or
+            "no_progress"), saying what to change.
         """
         params = self._check_params()
         Xv: Any
@@ -302,8 +404,21 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         return np.asarray(scores, dtype=np.float64)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Class scores Wᵀx + b, shape (n_samples, n_classes); (n_samples,) for two classes
-        (the score of ``classes_[1]`` minus that of ``classes_[0]``)."""
+        """Compute the class scores f(x) = Wᵀx + b of each sample.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples (for ``kernel="precomputed"``, their kernel with the training
+            samples, shape (n_samples, n_train)); a
+            :class:`~toprank.pq.CompressedMatrix` with the linear kernel.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes) or (n_samples,)
+            Scores, columns in the order of ``classes_``; for two classes, the score
+            of ``classes_[1]`` minus that of ``classes_[0]``, shape (n_samples,).
+        """
         scores = self._scores(X)
         if scores.shape[1] == 2:
             return scores[:, 1] - scores[:, 0]

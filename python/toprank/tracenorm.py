@@ -34,7 +34,7 @@ atoms' own singular values sit at the previous λ1, above the new one). The fit 
 ε-optimality (C1)–(C2):
 
 * (C1) σ_max(−∇R̃(W)) ≤ λ1 + ε — no new atom descends by more than ε;
-* (C2) |⟨∇R̃(W), u_j v_jᵀ⟩ + λ1| ≤ ε for every atom with θ_j > 0, and ‖∇_b‖_∞ ≤ ε,
+* (C2) abs(⟨∇R̃(W), u_j v_jᵀ⟩ + λ1) ≤ ε for every atom with θ_j > 0, and ‖∇_b‖_∞ ≤ ε,
 
 checked on W's singular pairs as the atoms.
 
@@ -87,28 +87,37 @@ _AtomArrays = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64
 
 
 class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
-    """Multinomial logistic regression with trace-norm and Frobenius penalties, by
-    rank-one descent (module docs: the objective, the algorithm and its stopping rule).
+    """Multinomial logistic regression with trace-norm and Frobenius penalties, by rank-one descent.
+
+    It minimises eq. (4) of Harchaoui et al. (2012),
+    :math:`J(W, b) = \\lambda_1 \\|W\\|_{\\sigma,1} + \\lambda_2 \\|W\\|_F^2 +
+    \\frac1n \\sum_i \\log \\sum_l \\exp(s_{il} - s_{iy_i})` with S = XW + 1bᵀ: the
+    trace norm (the sum of W's singular values) makes W low-rank, so that the classes
+    share a few directions of the feature space. The module docs describe the
+    algorithm and its stopping rule.
 
     Parameters
     ----------
     lambda_trace : float, default=1e-3
-        λ1, the weight of the trace norm ‖W‖_σ,1; larger gives lower rank.
+        The λ1 ≥ 0 weighting the trace norm ‖W‖_σ,1; larger gives lower rank. Choose
+        it on validation accuracy along a path (:func:`tracenorm_path`), from a value
+        that gives rank 1 downwards.
     lambda_fro : float, default=1e-4
-        λ2, the weight of ‖W‖²_F (makes the problem strongly convex).
+        The λ2 ≥ 0 weighting ‖W‖²_F; > 0 makes the problem strongly convex.
     fit_intercept : bool, default=True
         Fit an unpenalised intercept per class.
     tol : float, default=1e-4
-        ε of the stopping rules (C1)–(C2), on the scale of the gradient.
+        The ε (> 0) of the stopping rules (C1)–(C2), on the scale of the gradient.
     max_iter : int, default=200
         Rank-one iterations at most (status "max_iter" with a warning when reached).
     subspace_every : int, default=5
         Rank-one steps between subspace steps (re-optimisations over the atoms' span).
     warm_start : bool, default=False
-        Start from the previous fit's atoms (same classes and features).
-    random_state : int, RandomState or None
+        Start from the previous fit's atoms (same classes and features), e.g. along a
+        decreasing sequence of ``lambda_trace``.
+    random_state : int, RandomState or None, default=None
         Seeds the start vector of the first singular-pair iteration.
-    n_jobs : int or None
+    n_jobs : int or None, default=None
         Threads of the Rust solver (None: one; -1: all cores).
     verbose : int, default=0
         1 prints the objective and σ_max − λ1 at most once a second (the first iteration
@@ -117,17 +126,70 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     Attributes
     ----------
     coef_ : ndarray of shape (n_classes, n_features)
+        Wᵀ, one row per class.
     intercept_ : ndarray of shape (n_classes,)
+        The intercepts b (zeros without ``fit_intercept``).
     classes_ : ndarray of shape (n_classes,)
-    rank_ : int — the rank of W: its singular values above 1e-6 × the largest (smaller
-        ones are atoms within the tolerance of zero weight).
-    singular_values_ : ndarray — every nonzero singular value of W, largest first.
+        The class labels, sorted.
+    n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    rank_ : int
+        The rank of W: its singular values above 1e-6 × the largest (smaller ones are
+        atoms within the tolerance of zero weight).
+    singular_values_ : ndarray
+        Every nonzero singular value of W, largest first.
     n_iter_ : int
-    objective_ : float — J(W, b) at the solution.
+        Iterations run.
+    objective_ : float
+        J(W, b) at the solution.
     status_ : {"converged", "max_iter"}
-    history_ : list of TraceNormProgress
-        One :class:`toprank.TraceNormProgress` record (n_iter, objective, sigma, rank,
-        seconds) per iteration.
+        Whether (C1)–(C2) hold within ``tol``, or ``max_iter`` ran out.
+    history_ : list of toprank.TraceNormProgress
+        One record (n_iter, objective, sigma, rank, seconds) per iteration.
+
+    See Also
+    --------
+    tracenorm_path : Fits along a decreasing sequence of λ1, warm-started.
+    toprank.TopKSVC : Softmax and top-k losses with a Frobenius penalty only.
+    toprank.pq.ProductQuantizer : Compresses X to train on its codes.
+
+    Notes
+    -----
+    Solver: rank-one descent (R1D, §4 of the paper): each iteration adds the atom
+    u vᵀ of the top singular pair of −∇ when it descends, with an Armijo step, and
+    every ``subspace_every`` steps re-optimises W and b over the span of the atoms
+    (L-BFGS, then accelerated proximal gradient on a small core matrix). It stops at
+    ε-optimality: (C1) σ_max(−∇) ≤ λ1 + ε and (C2) every atom's and the intercept's
+    gradient within ε — or after ``max_iter`` iterations, with a warning.
+
+    Cost: an iteration is a few products X·u and Xᵀ·G, O(nnz(X) · (m + r)) for m
+    classes and rank r, plus the block subspace iteration for the top singular pair;
+    on a :class:`~toprank.pq.CompressedMatrix` the products are computed from the
+    codes (Harchaoui et al. §4.2). Memory: X in place, the n × m scores and gradient,
+    the atoms (d + m)·r.
+
+    References
+    ----------
+    .. [1] Z. Harchaoui, M. Douze, M. Paulin, M. Dudik, J. Malick. Large-scale image
+       classification with trace-norm regularization. CVPR 2012 (the objective,
+       eq. (4); R1D, §4 and Proposition 1; the optimality conditions (C1)–(C2);
+       training on product-quantized features, §4.2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from toprank import TraceNormLogisticRegression
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = TraceNormLogisticRegression(lambda_trace=0.05, random_state=0).fit(X, y)
+    >>> model.status_, model.rank_, model.coef_.shape  # 3 classes, one shared direction
+    ('converged', 1, (3, 4))
+    >>> model.predict_topk(X[[0, 50, 100]], k=2)
+    array([[0, 1],
+           [1, 2],
+           [2, 1]])
+    >>> bool(model.score(X, y) > 0.9)
+    True
     """
 
     def __init__(
@@ -201,7 +263,19 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
 
         Returns
         -------
-        self : TraceNormLogisticRegression
+        TraceNormLogisticRegression
+            The fitted estimator, ``self``.
+
+        Raises
+        ------
+        InvalidInputError
+            If an input or a parameter is out of range (e.g. fewer than two classes,
+            a negative λ, a warm start from other classes or features), naming it.
+
+        Warns
+        -----
+        ConvergenceWarning
+            If ``max_iter`` runs out before (C1)–(C2) hold.
         """
         previous = getattr(self, "_atoms", None) if _flag(self.warm_start, "warm_start") else None
         previous_classes = getattr(self, "classes_", None)
@@ -298,7 +372,19 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     # --------------------------------------------------------------- prediction
 
     def decision_function(self, X: Any) -> NDArray[np.float64]:
-        """Class scores Wᵀx + b, shape (n_samples, n_classes); (n_samples,) for two classes."""
+        """Compute the class scores Wᵀx + b of each sample.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes) or (n_samples,)
+            Scores, columns in the order of ``classes_``; for two classes the score
+            of ``classes_[1]`` minus that of ``classes_[0]``.
+        """
         scores = self._scores(X)
         return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
 
@@ -309,12 +395,34 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         return np.asarray(safe_sparse_dot(Xv, self.coef_.T, dense_output=True), dtype=np.float64) + self.intercept_
 
     def predict(self, X: Any) -> NDArray[Any]:
-        """The class with the highest score."""
+        """Predict the class with the highest score.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            One of ``classes_`` per sample.
+        """
         scores = self._scores(X)
         return np.asarray(self.classes_[np.argmax(scores, axis=1)])
 
     def predict_proba(self, X: Any) -> NDArray[np.float64]:
-        """Class probabilities softmax(Wᵀx + b)."""
+        """Predict the class probabilities softmax(Wᵀx + b).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Each row sums to 1; columns in the order of ``classes_``.
+        """
         scores = self._scores(X)
         scores -= scores.max(axis=1, keepdims=True)
         np.exp(scores, out=scores)
@@ -322,13 +430,38 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         return scores
 
     def predict_log_proba(self, X: Any) -> NDArray[np.float64]:
-        """Logarithm of :meth:`predict_proba`."""
+        """Predict the logarithm of the class probabilities of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Log-probabilities (log-sum-exp of the scores: finite where the
+            probability underflows).
+        """
         scores = self._scores(X)
         scores -= scores.max(axis=1, keepdims=True)
         return np.asarray(scores - np.log(np.exp(scores).sum(axis=1, keepdims=True)))
 
     def predict_topk(self, X: Any, k: int = 5) -> NDArray[Any]:
-        """The k highest-scoring classes per sample, best first; shape (n_samples, k)."""
+        """Predict the k highest-scoring classes of each sample, best first.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
+            Samples.
+        k : int, default=5
+            Classes per sample, 1 ≤ k ≤ n_classes.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, k)
+            Labels from ``classes_``, best first (ties towards the lower class index).
+        """
         scores = self._scores(X)
         kk = _int(k, "k", low=1)
         if kk > scores.shape[1]:
@@ -338,7 +471,44 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
 
 @dataclass
 class PathPoint:
-    """One model of a regularisation path."""
+    """One model of a regularisation path, as :func:`tracenorm_path` returns it.
+
+    The fitted model of one λ1 of the path with what it cost and, when the path was
+    given validation data, how well it ranks there.
+
+    Parameters
+    ----------
+    lambda_trace : float
+        The λ1 of this point.
+    lambda_fro : float
+        The λ2 (the same for every point).
+    model : TraceNormLogisticRegression
+        The model fitted at this point (a copy: the next point does not change it).
+    objective : float
+        J(W, b) at the solution.
+    rank : int
+        The rank of W.
+    n_iter : int
+        Iterations run at this point.
+    seconds : float
+        Seconds the point's fit took.
+    validation_topk : dict of int to float, default={}
+        Top-k accuracy on the validation data for each k of ``topk`` (empty without
+        validation data).
+
+    See Also
+    --------
+    tracenorm_path : Returns a list of these.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from toprank import tracenorm_path
+    >>> X, y = load_iris(return_X_y=True)
+    >>> point = tracenorm_path(X, y, [0.05], random_state=0)[0]
+    >>> point.lambda_trace, point.rank, point.model.rank_
+    (0.05, 1, 1)
+    """
 
     lambda_trace: float
     lambda_fro: float
@@ -361,14 +531,63 @@ def tracenorm_path(
     sample_weight: ArrayLike | None = None,
     **params: Any,
 ) -> list[PathPoint]:
-    """Fit :class:`TraceNormLogisticRegression` along ``lambdas_trace`` (taken from the
-    largest to the smallest), each fit warm-started from the previous one.
+    """Fit :class:`TraceNormLogisticRegression` along a sequence of λ1, each fit warm-started.
 
-    Returns one :class:`PathPoint` per λ1 (in decreasing order) with the fitted model, its
-    objective, rank, iterations and seconds, and — with ``validation_data=(X_val,
-    y_val)`` — its top-k accuracies on that data for each k in ``topk``. ``sample_weight``
-    weighs the examples of (X, y) at every point, as in
-    :meth:`TraceNormLogisticRegression.fit`.
+    The values of ``lambdas_trace`` are taken from the largest (the lowest rank) to the
+    smallest, each fit starting from the previous one's atoms and gradient, so that the
+    whole path costs little more than its last point.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
+        Training data, as for :meth:`TraceNormLogisticRegression.fit`.
+    y : array-like of shape (n_samples,)
+        Class labels (at least two distinct).
+    lambdas_trace : array-like of float
+        The λ1 values (≥ 0, at least one), in any order.
+    lambda_fro : float, default=1e-4
+        The λ2, the same at every point.
+    validation_data : tuple (X_val, y_val), default=None
+        Data on which each point's top-k accuracies are measured.
+    topk : sequence of int, default=(1, 5)
+        The k of those accuracies (each capped at the number of classes).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weights of the examples of (X, y) at every point, as in
+        :meth:`TraceNormLogisticRegression.fit`.
+    **params : dict
+        Other parameters of :class:`TraceNormLogisticRegression` (``tol``,
+        ``max_iter``, ``random_state``, ...; not ``lambda_trace``).
+
+    Returns
+    -------
+    list of PathPoint
+        One point per λ1, in decreasing order of λ1, with the fitted model, its
+        objective, rank, iterations and seconds and, with ``validation_data``, its
+        top-k accuracies there.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``lambdas_trace`` is empty, not one-dimensional or holds a negative or
+        non-numeric value, if ``lambda_trace`` is passed, or if ``validation_data`` is
+        not a pair of equal lengths.
+
+    See Also
+    --------
+    TraceNormLogisticRegression : The model of each point.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from toprank import tracenorm_path
+    >>> X, y = load_iris(return_X_y=True)
+    >>> path = tracenorm_path(X, y, [0.01, 0.1], validation_data=(X, y), topk=(1, 2), random_state=0)
+    >>> [point.lambda_trace for point in path]  # largest first
+    [0.1, 0.01]
+    >>> [point.model.status_ for point in path]
+    ['converged', 'converged']
+    >>> sorted(path[0].validation_topk), path[0].validation_topk[2]
+    ([1, 2], 1.0)
     """
     if "lambda_trace" in params:
         raise InvalidInputError("lambda_trace: a path takes its values from lambdas_trace, not lambda_trace")

@@ -266,7 +266,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
     smoothing : float, default=0.0
         Moreau smoothing γ ≥ 0 of the hinge loss (0: the non-smooth loss; ignored by
         the softmax loss, which is smooth). On noisy data the non-smooth hinge's
-        optimum can be W = 0 (all scores tied; see the README's multi-label section);
+        optimum can be W = 0 (all scores tied; the documentation's results page shows why);
         γ ≈ 1, or the softmax loss, then ranks far better.
     fit_intercept : bool, default=True
         Learn per-label intercepts through a constant feature.

@@ -1067,3 +1067,21 @@ def test_parameter_errors() -> None:
             call()
     with pytest.raises(TypeError):
         P.simplex(x, 1.0, False, 2)  # type: ignore[call-arg]  # n_jobs is keyword-only
+
+
+def test_top_k_sum_within_rounding_projects_to_zero() -> None:
+    """A Prox-SDCA step of TopKSVC(k=3, C=1) on standardised UCI Letter raised
+    NoSolutionError: its three largest entries sum to 6e-17 next to entries of 1e-2, within
+    that sum's rounding. The projection of such a row is 0 (see topk_cone.rs)."""
+    x = np.array(
+        [-0.04250811293296436, -0.04917850434701467, -0.059452850183945846, -0.04554985141438565]
+        + [-0.08134368591842575, -0.05356692590942799, -0.014302203168030325, 0.01794012841832441]
+        + [-0.008970064209162187, -0.008970064209162187, -0.00897006420916219, -0.11197142706556074]
+        + [-0.04312768245158548, -0.008970064209162187, -0.017180580667267596, -0.03270036946708888]
+        + [-0.07124898015705339, -0.0613617831398264, -0.07435334410230375, -0.008970064209162158]
+        + [-0.05123238551916627, -0.0574073010163171, -0.06420331978299394, -0.024935420475265004]
+        + [-0.08478982327014521]
+    )
+    for rho in (0.0, 1.0):
+        assert not P.topk_cone(x, k=3, rho=rho).any()
+        assert not P.topk_simplex(x, k=3, r=1.0, rho=rho).any()

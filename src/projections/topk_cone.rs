@@ -71,11 +71,21 @@ pub(crate) fn cone_on_prefix(d: &[f64], p: &[f64], rest: f64, k: usize, rho: f64
         return Ok(None);
     }
     let kf = k as f64;
-    // Lemma 4: zero iff the k largest entries sum to ≤ 0 (summed relative to x_[k], so
+    // Lemma 4: zero iff the k largest entries sum to T ≤ 0 (summed relative to x_[k], so
     // that ties and near-ties are not lost to the rounding of the prefix sums).
     let kth = d[k - 1];
-    let top_k = d[..k].iter().map(|&v| v - kth).sum::<f64>() + kf * kth;
-    if top_k <= 0.0 {
+    let above_kth = d[..k].iter().map(|&v| v - kth).sum::<f64>();
+    let top_k = above_kth + kf * kth;
+    // ... and within T's own rounding. T̂ carries k subtractions, k additions and k·x_[k]:
+    // |T̂ − T| ≤ E = 4(k + 2)ε(Σ_{i≤k} |x_[i] − x_[k]| + k|x_[k]|) (γ_{2k+2} with room).
+    // For T̂ ≤ E the exact s is at the rounding level of the entries — and then so is the
+    // error of t, which eq. (7) finds by cancelling terms of size k|x|: a free entry can
+    // land above the cap s/k by more than s itself (a Letter row, k = 3: s = 2e-17 next
+    // to entries of 1e-2, and the output summed to 2s/3). p = 0 is instead the exact
+    // projection of x − (2E/k)·1, whose k largest entries sum to T − 2E ≤ 0: a row moved
+    // by a few ulps of its k largest entries (independent of m), and exactly feasible.
+    let top_k_err = 4.0 * (kf + 2.0) * f64::EPSILON * (above_kth + kf * kth.abs());
+    if top_k <= top_k_err {
         return Ok(Some(Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 }));
     }
     let next_after = |j: usize| if j < c { d[j] } else { rest };
@@ -238,6 +248,55 @@ mod tests {
         // Lemma 3 case 2: two large, well separated entries with k = 2.
         let p = project(&[5.0, 5.0, -10.0], 2, 0.0);
         assert_eq!(p, vec![5.0, 5.0, 0.0]);
+    }
+
+    /// A Prox-SDCA step on standardised UCI Letter (TopKSVC(k=3, C=1)): the k largest
+    /// entries sum to 6e-17 next to entries of 1e-2, within that sum's rounding. The
+    /// partition eq. (7) found put a free entry 7e-18 above its cap, and the output
+    /// summed to 2s/3 (NoSolutionError). Now p = 0 (Lemma 4 within rounding), for the
+    /// cone and the simplex, with and without the bias; a sum well above its rounding
+    /// (the top entry raised by 1e-15) still gets the exact, nonzero projection.
+    #[test]
+    fn a_top_k_sum_within_its_rounding_projects_to_zero() {
+        let x = [
+            -0.04250811293296436,
+            -0.04917850434701467,
+            -0.059452850183945846,
+            -0.04554985141438565,
+            -0.08134368591842575,
+            -0.05356692590942799,
+            -0.014302203168030325,
+            0.01794012841832441,
+            -0.008970064209162187,
+            -0.008970064209162187,
+            -0.00897006420916219,
+            -0.11197142706556074,
+            -0.04312768245158548,
+            -0.008970064209162187,
+            -0.017180580667267596,
+            -0.03270036946708888,
+            -0.07124898015705339,
+            -0.0613617831398264,
+            -0.07435334410230375,
+            -0.008970064209162158,
+            -0.05123238551916627,
+            -0.0574073010163171,
+            -0.06420331978299394,
+            -0.024935420475265004,
+            -0.08478982327014521,
+        ];
+        let mut out = [1.0; 25];
+        let mut ws = Workspace::new();
+        for rho in [0.0, 1.0] {
+            assert_eq!(project(&x, 3, rho), vec![0.0; 25], "rho = {rho}");
+            super::super::topk_simplex(&x, 3, 1.0, rho, &mut out, &mut ws).unwrap();
+            assert_eq!(out, [0.0; 25], "simplex, rho = {rho}");
+        }
+        let mut raised = x;
+        raised[7] += 1e-15;
+        let p = project(&raised, 3, 1.0);
+        let s: f64 = p.iter().sum();
+        assert!(s > 0.0 && p.iter().all(|&v| v <= s / 3.0 * (1.0 + 1e-12)), "{p:?}");
     }
 
     #[test]

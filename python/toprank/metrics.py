@@ -871,8 +871,10 @@ def hamming_loss(y_true: object, y_pred: object) -> float:
 
 
 def rank_loss(y_true: object, scores: ArrayLike) -> float:
-    """The label ranking loss: the fraction of (relevant, irrelevant) label pairs that
-    each row's scores order wrongly, averaged over the rows.
+    """The label ranking loss: the mean fraction of label pairs a row's scores misorder.
+
+    The pairs are (relevant, irrelevant) label pairs, and the fractions are averaged over
+    the rows.
 
     For row i with relevant labels Y_i and irrelevant labels N_i (the others),
 

@@ -82,7 +82,7 @@ class Scorer(Protocol):
     """
 
     def decision_function(self, X: Any) -> Any:
-        """Scores of every item for each row of ``X``.
+        """Return the scores of every item for each row of ``X``.
 
         Parameters
         ----------

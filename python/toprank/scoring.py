@@ -137,11 +137,11 @@ class TopKScorer:
         Examples
         --------
         >>> from sklearn.datasets import load_iris
-        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn.naive_bayes import GaussianNB
         >>> from toprank.scoring import TopKScorer
         >>> X, y = load_iris(return_X_y=True)
-        >>> model = LogisticRegression(max_iter=1000).fit(X, y)
-        >>> TopKScorer("top_k_accuracy", k=2)(model, X, y)  # any scikit-learn classifier
+        >>> model = GaussianNB().fit(X, y)  # any classifier: this one ranks by predict_proba
+        >>> TopKScorer("top_k_accuracy", k=2)(model, X, y)
         1.0
         """
         scores = _responses(estimator, X)

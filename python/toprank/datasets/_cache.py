@@ -122,6 +122,10 @@ def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     InvalidInputError
         ``data_home`` not a path, or an existing file that is not a directory.
 
+    See Also
+    --------
+    fetch : Fills the cache.
+
     Examples
     --------
     >>> import tempfile

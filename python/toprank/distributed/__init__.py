@@ -368,8 +368,10 @@ def fit_cocoa(
     gather_dual: bool = True,
     threads: int | None = None,
 ) -> tuple[Any, list[RoundRecord]]:
-    """Train a linear :class:`~toprank.TopKSVC` or :class:`~toprank.M3L` by CoCoA+ where
-    the data lives.
+    """Train a linear TopKSVC or M3L by CoCoA+ where the data lives.
+
+    The estimator is a :class:`~toprank.TopKSVC` or a :class:`~toprank.M3L` whose
+    parameters define the problem; the module docs describe the rounds.
 
     Parameters
     ----------

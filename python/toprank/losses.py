@@ -48,7 +48,7 @@ def rankmax_loss(
     with Rankmax the adaptive projection of :func:`toprank.projections.rankmax` (eq. (14)
     of [1]_). For k = 1,
     L = log Σ_i (z_i − z_y + eta)_+ − log eta (eqs. (15)-(16)), whose gradient is
-    1/S on the support M = {i : z_i > z_y − eta} minus |M|/S at y, S = Σ_i (z_i − z_y +
+    1/S on the support M = {i : z_i > z_y − eta} minus #M/S at y, S = Σ_i (z_i − z_y +
     eta)_+. The loss is 0 once y holds mass 1 (far enough ahead in the top k).
 
     Parameters

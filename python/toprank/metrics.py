@@ -436,7 +436,9 @@ def top_k_accuracy(y_true: ArrayLike, scores: ArrayLike, k: int, labels: ArrayLi
 
 
 def precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
-    """Mean over all n rows of |relevant ∩ top-k| / k.
+    """Mean over all n rows of the fraction of the top k labels that are relevant.
+
+    Per row: #(relevant ∩ top-k) / k.
 
     ``y_true``: (n, L) 0/1 indicator (dense or scipy.sparse) or a list of n label sets;
     ``scores``: (n, L). Top-k: the k largest scores of the row, ties broken by lower
@@ -494,7 +496,9 @@ def precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
 
 
 def recall_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
-    """Mean of |relevant ∩ top-k| / |relevant| over the rows with at least one relevant label.
+    """Mean recall at k over the rows with at least one relevant label.
+
+    Per row: #(relevant ∩ top-k) / #relevant.
 
     Inputs and top-k as in :func:`precision_at_k`. Rows with no relevant label are
     skipped (recall is undefined there); if every row is empty, InvalidInputError is
@@ -549,7 +553,7 @@ def recall_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
 def average_precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     """Mean AP@k over the rows with at least one relevant label.
 
-    AP@k = (1 / min(k, |relevant|)) · Σ_{i=1..k} P@i · rel_i, where rel_i says whether the
+    AP@k = (1 / min(k, #relevant)) · Σ_{i=1..k} P@i · rel_i, where rel_i says whether the
     i-th ranked label is relevant and P@i is the precision of the top i (the AP@k of
     recommendation papers, e.g. Rankmax). Inputs and ranking as in
     :func:`precision_at_k`; rows without relevant labels are skipped, and if every row is
@@ -878,7 +882,7 @@ def rank_loss(y_true: object, scores: ArrayLike) -> float:
 
     For row i with relevant labels Y_i and irrelevant labels N_i (the others),
 
-        loss_i = #{(j, l) ∈ Y_i × N_i : s_il ≥ s_ij} / (|Y_i| · |N_i|),
+        loss_i = #{(j, l) ∈ Y_i × N_i : s_il ≥ s_ij} / (#Y_i · #N_i),
 
     and the result is the mean of loss_i over all n rows. A tie counts as a wrong pair
     (an irrelevant label scored as high as a relevant one is not ranked below it), and a

@@ -165,13 +165,13 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         assignment step (non-increasing along each row).
     n_features_in_ : int
         Number d of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names of a DataFrame fitted on (absent otherwise).
 
     See Also
     --------
     CompressedMatrix : Matrix products from the codes.
-    toprank.TraceNormSVC : Trains on a CompressedMatrix without decoding it.
+    toprank.TraceNormLogisticRegression : Trains on a CompressedMatrix without decoding it.
 
     Notes
     -----

@@ -431,11 +431,11 @@ def evaluate_ranking(
     non-excluded item and never count as hits). With R the row's relevant items,
     rel_i = 1 if the i-th ranked item is in R and P@i the precision of the top i:
 
-    * ``ap@{k_ap}``: (1 / min(k_ap, |R|)) * sum_{i <= k_ap} P@i * rel_i
+    * ``ap@{k_ap}``: (1 / min(k_ap, #R)) * sum_{i <= k_ap} P@i * rel_i
       (:func:`toprank.metrics.average_precision_at_k`);
     * ``accuracy``: rel_1, whether the top-ranked item is relevant (precision@1,
       :func:`toprank.metrics.precision_at_k` with k = 1);
-    * ``recall@{k_recall}``: |R ∩ top-k_recall| / |R|
+    * ``recall@{k_recall}``: #(R ∩ top-k_recall) / #R
       (:func:`toprank.metrics.recall_at_k`).
 
     Each is averaged over the rows with R non-empty; rows without relevant items are

@@ -270,7 +270,7 @@ def predict_topk(model: Any, X: ArrayLike, k: int | None = None) -> NDArray[Any]
 
     See Also
     --------
-    toprank.TopKSVC.predict_topk : The method this calls.
+    toprank.svm.TopKSVC.predict_topk : The method this calls (for TopKSVC).
 
     Examples
     --------

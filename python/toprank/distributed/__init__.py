@@ -103,7 +103,7 @@ class RoundRecord:
     dual : float
         The dual objective D(A), non-decreasing from check to check.
     gap : float
-        The relative duality gap (P − D) / max(|P|, |D|), TopKSVC's stopping measure.
+        The relative duality gap (P − D) / max(abs(P), abs(D)), TopKSVC's stopping measure.
     seconds : float
         Wall-clock time since the fit started (resumed fits included).
     bytes_sent : int

@@ -427,15 +427,16 @@ def fit_cocoa(
     Returns
     -------
     estimator : TopKSVC or M3L
-        A fitted clone of ``estimator`` (``coef_``, ``intercept_``, ``classes_``, and
-        ``dual_coef_`` with ``gather_dual``), predicting as a serial fit would.
+        A fitted clone of ``estimator`` (``coef_``, ``intercept_`` and, with
+        ``gather_dual``, ``dual_coef_``), solved to the estimator's own stopping rule
+        like a serial fit.
     history : list of RoundRecord
         One record per check.
 
     Raises
     ------
     InvalidInputError
-        ``estimator`` not a TopKSVC or M3L (or with a kernel, ``sample_weight`` ...);
+        ``estimator`` not a TopKSVC or M3L, or with a kernel other than linear;
         ``aggregation`` unknown or ``"line_search"`` with a loss other than the hinges
         (or for M3L); ``checkpoint_every`` / ``resume`` without ``checkpoint_dir``; ``X``
         not a list without a client; partitions with mismatched widths or labels; a

@@ -13,7 +13,15 @@ from toprank import _core, exceptions, losses, projections
 
 
 def test_public_api_is_declared() -> None:
-    for module in (toprank, projections, losses, toprank.metrics, exceptions):
+    import toprank.datasets
+    import toprank.distributed
+    import toprank.plotting
+    import toprank.pq
+    import toprank.recsys
+    import toprank.scoring
+
+    modules = (toprank, projections, losses, toprank.metrics, exceptions, toprank.pq, toprank.scoring)
+    for module in (*modules, toprank.recsys, toprank.plotting, toprank.distributed, toprank.datasets):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
     assert (Path(toprank.__file__).parent / "py.typed").exists()

@@ -7,6 +7,9 @@ and Crammer–Singer) and multinomial LogisticRegression, and saves the curves a
 
 ``kernels`` shows, on a seeded score matrix, what the projections and losses compute
 and checks the properties that make them useful, with timings of the batched kernels.
+
+The data sets are read from a cache; ``python -m toprank.datasets fetch`` fills it ahead
+of time (see :mod:`toprank.datasets`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
+import textwrap
 import time
 import warnings
 from collections.abc import Sequence
@@ -27,7 +32,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from toprank import __version__, losses, metrics, projections
-from toprank.datasets import DownloadError, load_letter
+from toprank.datasets import DATASETS, DownloadError, load_letter
 from toprank.exceptions import InvalidInputError
 from toprank.svm import TopKSVC
 
@@ -37,6 +42,8 @@ def _row(label: str, values: np.ndarray) -> str:
 
 
 def kernels(n_rows: int = 20_000, n_labels: int = 1_000, seed: int = 0) -> int:
+    """``python -m toprank kernels``: the projections and losses on one score vector, then
+    timed on a seeded batch of ``n_rows`` x ``n_labels`` scores; returns the exit status 0."""
     print(f"toprank {__version__} — what the kernels do\n")
     x = np.array([2.0, 1.4, 1.3, 0.2, -0.5, -1.0])
     print("One score vector x over 6 classes:")
@@ -110,7 +117,9 @@ def _fit_and_score(name: str, model: Any, X_train: Any, y_train: Any, X_test: An
 def demo(
     max_train: int | None = None, C: float = 1.0, plot: str | None = "toprank-demo-letter.png", seed: int = 0
 ) -> int:
-    """Top-k SVMs against scikit-learn's linear classifiers on UCI Letter."""
+    """``python -m toprank demo``: top-k SVMs against scikit-learn's linear classifiers on
+    UCI Letter (``max_train`` training letters at most, plot saved to ``plot`` unless
+    None); returns the exit status, 1 when Letter cannot be fetched."""
     try:
         letter = load_letter()
     except (OSError, DownloadError, InvalidInputError) as exc:
@@ -208,9 +217,43 @@ def _png_path(text: str) -> str:
     return text if os.path.splitext(text)[1] else text + ".png"
 
 
+def _plain(text: str) -> str:
+    """reStructuredText as a terminal shows it: ``literal`` and :role:`target` become
+    their text."""
+    return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text).replace("``", "")
+
+
+def _epilog() -> str:
+    """Where the data come from: the command that fetches them, named in ``--help``."""
+    names = textwrap.fill(" ".join(DATASETS), width=72, initial_indent="  ", subsequent_indent="  ")
+    return (
+        "data:\n"
+        "  The demo, the tests and the benchmarks read real data sets from a cache\n"
+        "  ($TOPRANK_DATA, else ~/.cache/toprank). Fetch them ahead of time with\n\n"
+        "    python -m toprank.datasets fetch [NAME ...] [--data-home DIR]\n\n"
+        f"  (what `make data` runs; every data set by default) among\n{names}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m toprank``.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status: 0 on success, 1 if the demo's data could not be fetched (argparse
+        exits with 2 on bad arguments).
+    """
     parser = argparse.ArgumentParser(
-        prog="python -m toprank", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m toprank",
+        description=_plain(__doc__ or ""),
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True)
     demo_parser = commands.add_parser("demo", help="top-k SVMs vs scikit-learn on UCI Letter")

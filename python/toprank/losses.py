@@ -41,10 +41,76 @@ def _checked(name: str, result: Any) -> tuple[Loss, FloatArray]:
 def rankmax_loss(
     z: ArrayLike, y: ArrayLike, k: int = 1, eta: float = 1.0, *, n_jobs: int | None = None
 ) -> tuple[Loss, FloatArray]:
-    """Rankmax cross-entropy −log min(1, Rankmax(z, y)_y) (Kong et al. eq. (14)) and its gradient.
+    r"""Rankmax cross-entropy and its gradient.
 
-    For k = 1 the loss is log Σ_i (z_i − z_y + eta)_+ − log eta (eq. (15)-(16)).
-    Requires 1 ≤ k < n; O(n log k) per row.
+    .. math:: L(z, y) = -\log \min\big(1, \operatorname{Rankmax}(z, y)_y\big),
+
+    with Rankmax the adaptive projection of :func:`toprank.projections.rankmax` (eq. (14)
+    of [1]_). For k = 1,
+    L = log Σ_i (z_i − z_y + eta)_+ − log eta (eqs. (15)-(16)), whose gradient is
+    1/S on the support M = {i : z_i > z_y − eta} minus #M/S at y, S = Σ_i (z_i − z_y +
+    eta)_+. The loss is 0 once y holds mass 1 (far enough ahead in the top k).
+
+    Parameters
+    ----------
+    z : array_like of float32 or float64, shape (m,) or (n, m)
+        Scores over m classes of one example, or a batch of n examples (rows computed in
+        parallel without the GIL). float32 stays float32.
+    y : int or array_like of int, shape (n,)
+        The true class: an int in [0, m) for a 1-D ``z``, one per row for a 2-D ``z``.
+    k : int, default 1
+        The Rankmax mass, ``1 <= k < m``: y counts as right when in the top k.
+    eta : float, default 1.0
+        The margin, finite and ``> 0``.
+    n_jobs : int or None, default None
+        Threads for a batch: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+
+    Returns
+    -------
+    loss : float or ndarray of shape (n,)
+        A float for a 1-D ``z``; one loss per row, in ``z``'s dtype, for a batch.
+    grad : ndarray
+        The gradient with respect to ``z``, of its shape and dtype.
+        It sums to 0 in every row.
+
+    Raises
+    ------
+    InvalidInputError
+        ``z`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
+        or infinite entries; ``y`` not an integer (array) in [0, m) with one label per
+        row; ``n_jobs`` not an integer, ``0`` or out of range.
+        Also ``k`` outside [1, m), ``eta`` not finite and > 0.
+    NoSolutionError
+        The loss overflows float64 (finite scores whose differences exceed ~1e308):
+        rescale the scores.
+
+    See Also
+    --------
+    toprank.projections.rankmax : The projection.
+    softmax_loss, sparsemax_loss : The other probability-mapping losses.
+    toprank.RankmaxRanker : The ranking model trained with it.
+
+    Notes
+    -----
+    O(m log k) per row (the k largest scores by a heap). The gradient is an element of
+    the Clarke subdifferential where the loss is not differentiable.
+
+    References
+    ----------
+    .. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. *Rankmax: An Adaptive
+       Projection Alternative to the Softmax Function.* NeurIPS 2020, eqs. (14)-(16).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.losses import rankmax_loss
+    >>> z = np.array([0.5, 1.2, -0.3, 0.9])
+    >>> loss, grad = rankmax_loss(z, 1)
+    >>> round(loss, 4), grad  # log((0.3 + 1 + 0.7) / 1)
+    (0.6931, array([ 0.5, -1. ,  0. ,  0.5]))
+    >>> loss, grad = rankmax_loss(np.vstack([z, z]), [1, 2], k=2)  # a batch
+    >>> loss.shape, grad.shape
+    ((2,), (2, 4))
     """
     z_arr = as_array(z, "z")
     return _checked(
@@ -54,13 +120,121 @@ def rankmax_loss(
 
 
 def softmax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tuple[Loss, FloatArray]:
-    """Softmax cross-entropy log Σ exp(z) − z_y and its gradient softmax(z) − e_y."""
+    r"""Softmax cross-entropy (multinomial logistic loss) and its gradient.
+
+    .. math:: L(z, y) = \log \sum_i e^{z_i} - z_y, \qquad
+              \nabla_z L = \operatorname{softmax}(z) - e_y.
+
+    Computed with the max shift, so no finite z overflows the exponentials.
+
+    Parameters
+    ----------
+    z : array_like of float32 or float64, shape (m,) or (n, m)
+        Scores over m classes of one example, or a batch of n examples (rows computed in
+        parallel without the GIL). float32 stays float32.
+    y : int or array_like of int, shape (n,)
+        The true class: an int in [0, m) for a 1-D ``z``, one per row for a 2-D ``z``.
+    n_jobs : int or None, default None
+        Threads for a batch: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+
+    Returns
+    -------
+    loss : float or ndarray of shape (n,)
+        A float for a 1-D ``z``; one loss per row, in ``z``'s dtype, for a batch.
+    grad : ndarray
+        The gradient with respect to ``z``, of its shape and dtype.
+
+    Raises
+    ------
+    InvalidInputError
+        ``z`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
+        or infinite entries; ``y`` not an integer (array) in [0, m) with one label per
+        row; ``n_jobs`` not an integer, ``0`` or out of range.
+    NoSolutionError
+        The loss overflows float64 (finite scores whose differences exceed ~1e308):
+        rescale the scores.
+
+    See Also
+    --------
+    sparsemax_loss, rankmax_loss : Losses of sparse probability mappings.
+    toprank.projections.capped_simplex_entropy : Softmax (k = 1) and its top-k version.
+
+    Notes
+    -----
+    O(m) per row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.losses import softmax_loss
+    >>> loss, grad = softmax_loss(np.array([0.5, 1.2, -0.3, 0.9]), 2)
+    >>> round(loss, 4), np.round(grad, 4)
+    (2.4004, array([ 0.2018,  0.4064, -0.9093,  0.3011]))
+    """
     z_arr = as_array(z, "z")
     return _checked("softmax_loss", _core.softmax_loss(z_arr, as_labels(y, z_arr), n_jobs=as_jobs(n_jobs)))
 
 
 def sparsemax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tuple[Loss, FloatArray]:
-    """Sparsemax loss (Martins & Astudillo, 2016) and its gradient sparsemax(z) − e_y."""
+    r"""Sparsemax loss and its gradient.
+
+    With p = sparsemax(z) (:func:`toprank.projections.sparsemax`),
+
+    .. math:: L(z, y) = \sum_i p_i (z_i - z_y) - \tfrac12 \|p\|^2 + \tfrac12 \ge 0, \qquad
+              \nabla_z L = p - e_y,
+
+    the paper's −z_y + ½ Σ_{j∈S(z)} (z_j² − τ(z)²) + ½ written so that it is invariant to
+    shifts of z and does not square large scores. It is 0 exactly when p = e_y.
+
+    Parameters
+    ----------
+    z : array_like of float32 or float64, shape (m,) or (n, m)
+        Scores over m classes of one example, or a batch of n examples (rows computed in
+        parallel without the GIL). float32 stays float32.
+    y : int or array_like of int, shape (n,)
+        The true class: an int in [0, m) for a 1-D ``z``, one per row for a 2-D ``z``.
+    n_jobs : int or None, default None
+        Threads for a batch: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+
+    Returns
+    -------
+    loss : float or ndarray of shape (n,)
+        A float for a 1-D ``z``; one loss per row, in ``z``'s dtype, for a batch.
+    grad : ndarray
+        The gradient with respect to ``z``, of its shape and dtype.
+
+    Raises
+    ------
+    InvalidInputError
+        ``z`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
+        or infinite entries; ``y`` not an integer (array) in [0, m) with one label per
+        row; ``n_jobs`` not an integer, ``0`` or out of range.
+    NoSolutionError
+        The loss overflows float64 (finite scores whose differences exceed ~1e308):
+        rescale the scores.
+
+    See Also
+    --------
+    toprank.projections.sparsemax : The mapping.
+    softmax_loss, rankmax_loss : The other probability-mapping losses.
+
+    Notes
+    -----
+    Expected O(m) per row (the sparsemax threshold), O(m log m) at worst.
+
+    References
+    ----------
+    .. [1] A. Martins, R. Astudillo. *From Softmax to Sparsemax: A Sparse Model of
+       Attention and Multi-Label Classification.* ICML 2016, §3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.losses import sparsemax_loss
+    >>> loss, grad = sparsemax_loss(np.array([0.5, 1.2, -0.3, 0.9]), 1)
+    >>> round(loss, 4), grad
+    (0.1225, array([ 0.  , -0.35,  0.  ,  0.35]))
+    """
     z_arr = as_array(z, "z")
     return _checked("sparsemax_loss", _core.sparsemax_loss(z_arr, as_labels(y, z_arr), n_jobs=as_jobs(n_jobs)))
 
@@ -68,11 +242,70 @@ def sparsemax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> 
 def topk_hinge(
     scores: ArrayLike, y: ArrayLike, k: int, variant: HingeVariant = "alpha", *, n_jobs: int | None = None
 ) -> Loss:
-    """Top-k hinge loss per row (Lapin et al.), over the classes j ≠ y with h_j = 1 + s_j − s_y.
+    r"""Top-k hinge loss per example, in its two variants.
 
-    ``variant="alpha"``: (1/k)·max(0, Σ_{j≤k} h_[j]); ``variant="beta"``: (1/k)·Σ_{j≤k} max(0, h_[j]).
-    k = 1 is the Crammer–Singer hinge. Requires 1 ≤ k ≤ m − 1. Returns a float for 1-D
-    ``scores`` and an ``(n,)`` array for a batch.
+    Over the m − 1 classes j ≠ y, with h_j = 1 + s_j − s_y and h_[1] ≥ h_[2] ≥ … sorted,
+
+    .. math:: \text{alpha}: \ \tfrac1k \max\Big(0, \sum_{j \le k} h_{[j]}\Big), \qquad
+              \text{beta}: \ \tfrac1k \sum_{j \le k} \max(0, h_{[j]}).
+
+    alpha ≤ beta; both are 0 once y outscores every other class by 1 and both are the
+    Crammer–Singer hinge for k = 1. alpha is the loss of :class:`toprank.TopKSVC`'s
+    ``loss="alpha"`` (dual set :func:`toprank.projections.topk_simplex`), beta of
+    ``loss="beta"`` (dual set :func:`toprank.projections.box_simplex`).
+
+    Parameters
+    ----------
+    scores : array_like of float32 or float64, shape (m,) or (n, m)
+        Scores over m classes of one example or of a batch of n (rows in parallel).
+    y : int or array_like of int, shape (n,)
+        The true class: an int in [0, m) for 1-D ``scores``, one per row for a batch.
+    k : int
+        ``1 <= k <= m - 1``.
+    variant : {"alpha", "beta"}, default "alpha"
+        Which loss.
+    n_jobs : int or None, default None
+        Threads for a batch: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+
+    Returns
+    -------
+    float or ndarray of shape (n,)
+        A float for 1-D ``scores``; one loss per row, in the scores' dtype, for a batch.
+
+    Raises
+    ------
+    InvalidInputError
+        ``scores`` empty, not 1-D or 2-D, not float32/float64, or with NaN or
+        infinite entries; ``y`` not an integer (array) in [0, m); ``k`` outside
+        [1, m − 1]; an unknown ``variant``; a bad ``n_jobs``.
+    NoSolutionError
+        The loss overflows float64 (finite scores whose differences exceed ~1e308):
+        rescale the scores.
+
+    See Also
+    --------
+    toprank.TopKSVC : The SVM trained on these losses.
+    toprank.projections.topk_simplex : The dual set of alpha.
+    toprank.projections.box_simplex : The dual set of beta.
+
+    Notes
+    -----
+    The k largest h_j are selected in O(m) per row.
+
+    References
+    ----------
+    .. [1] M. Lapin, M. Hein, B. Schiele. *Top-k Multiclass SVM.* NIPS 2015, eq. (3)
+       (alpha) and eq. (5) (beta, Usunier et al.'s variant).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.losses import topk_hinge
+    >>> s = np.array([0.0, 1.0, 0.2, -5.0])  # y = 1 leads; h = (0, 0.2, -5)
+    >>> topk_hinge(s, 1, k=3), round(topk_hinge(s, 1, k=3, variant="beta"), 4)
+    (0.0, 0.0667)
+    >>> topk_hinge(np.array([[0.5, 1.2, -0.3, 0.9]] * 2), [2, 1], k=2)  # a batch
+    array([2.35, 0.5 ])
     """
     s_arr = as_array(scores, "scores")
     choice(variant, "variant", HINGE_VARIANTS)

@@ -317,6 +317,51 @@ def top_k_accuracy(y_true: ArrayLike, scores: ArrayLike, k: int, labels: ArrayLi
     ``labels`` must be distinct and contain every value of ``y_true``. Unlike
     scikit-learn, unsorted ``labels`` are accepted (column j is ``labels[j]``), and an
     (n, 2) score matrix is treated as multiclass instead of being rejected.
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,) or (n, 1)
+        The true labels (any comparable values: ints, strings, ...).
+    scores : array_like of shape (n, m) or (n,)
+        Finite real scores, one column per class (multiclass), or the scores of the
+        larger class (binary).
+    k : int
+        How many top-ranked classes count, ``1 <= k <= m`` (``<= 2`` for binary scores).
+    labels : array_like of shape (m,), optional
+        The class of each column of ``scores``, distinct and containing every value of
+        ``y_true``.
+
+    Returns
+    -------
+    float
+        The fraction of rows whose label is a hit, in [0, 1].
+
+    Raises
+    ------
+    InvalidInputError
+        ``y_true`` not 1-D, ``scores`` empty, not 1-D or 2-D, not real or with NaN/inf,
+        their lengths differ; ``k`` out of range; ``labels`` not distinct, of the wrong
+        length or missing a value of ``y_true``; without ``labels``, ``y_true`` not
+        holding exactly m distinct values.
+
+    See Also
+    --------
+    toprank.scoring.top_k_accuracy_scorer : It as a ``scoring=`` callable.
+    toprank.TopKSVC : The SVM that optimises it.
+
+    Notes
+    -----
+    O(n·m) in blocks of about 4 million scores (no sort).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.metrics import top_k_accuracy
+    >>> scores = np.array([[0.5, 0.3, 0.2], [0.1, 0.2, 0.7], [0.2, 0.5, 0.3], [0.3, 0.3, 0.3]])
+    >>> top_k_accuracy([0, 1, 2, 2], scores, k=1)  # the tie of row 3 goes to class 2
+    0.5
+    >>> top_k_accuracy(["a", "b", "c", "c"], scores, k=2)
+    1.0
     """
     yt = _as_array(y_true, "y_true")
     if yt.ndim == 2 and yt.shape[1] == 1:
@@ -391,12 +436,58 @@ def top_k_accuracy(y_true: ArrayLike, scores: ArrayLike, k: int, labels: ArrayLi
 
 
 def precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
-    """Mean over all n rows of |relevant ∩ top-k| / k.
+    """Mean over all n rows of the fraction of the top k labels that are relevant.
+
+    Per row: #(relevant ∩ top-k) / k.
 
     ``y_true``: (n, L) 0/1 indicator (dense or scipy.sparse) or a list of n label sets;
     ``scores``: (n, L). Top-k: the k largest scores of the row, ties broken by lower
     column index. Rows without relevant labels count as precision 0 (the usual
     extreme-classification convention). Requires 1 ≤ k ≤ L.
+
+    Parameters
+    ----------
+    y_true : array_like, scipy.sparse matrix or list of label sets
+        The relevant labels of the n rows: an (n, L) 0/1 indicator (dense or
+        scipy.sparse) or a list (or tuple) of n label sets of column indices in [0, L)
+        (see the module docs).
+    scores : array_like of shape (n, L)
+        Finite real scores (any real dtype; float32 is compared in float32), higher
+        ranking first.
+    k : int
+        How many of each row's top-ranked labels count, ``1 <= k <= L``.
+
+    Returns
+    -------
+    float
+        The mean precision at k, in [0, 1].
+
+    Raises
+    ------
+    InvalidInputError
+        ``scores`` not a non-empty 2-D real array or with NaN/inf; ``y_true`` of another
+        shape, with values other than 0/1, or with a label outside [0, L); ``k`` not an
+        integer in [1, L].
+
+    See Also
+    --------
+    precision_at_k, recall_at_k, average_precision_at_k : The other metrics at k.
+    toprank.scoring.ranking_scorer : Any of them as a ``scoring=`` callable.
+
+    Notes
+    -----
+    The top k of a row are found by ``np.argpartition`` (O(L)) and a sort of those k
+    only: O(n·(L + k log k)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.metrics import precision_at_k
+    >>> scores = np.array([[0.9, 0.8, 0.1, 0.3], [0.2, 0.7, 0.5, 0.4]])
+    >>> precision_at_k(np.array([[1, 0, 1, 0], [0, 1, 0, 0]]), scores, k=2)
+    0.5
+    >>> precision_at_k([{0, 2}, {1}], scores, k=2)  # the same as label sets
+    0.5
     """
     s = _scores(scores, 2)
     kk = _check_k(k, s.shape[1])
@@ -405,11 +496,51 @@ def precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
 
 
 def recall_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
-    """Mean of |relevant ∩ top-k| / |relevant| over the rows with at least one relevant label.
+    """Mean recall at k over the rows with at least one relevant label.
+
+    Per row: #(relevant ∩ top-k) / #relevant.
 
     Inputs and top-k as in :func:`precision_at_k`. Rows with no relevant label are
     skipped (recall is undefined there); if every row is empty, InvalidInputError is
     raised. Requires 1 ≤ k ≤ L.
+
+    Parameters
+    ----------
+    y_true : array_like, scipy.sparse matrix or list of label sets
+        The relevant labels of the n rows: an (n, L) 0/1 indicator (dense or
+        scipy.sparse) or a list (or tuple) of n label sets of column indices in [0, L)
+        (see the module docs).
+    scores : array_like of shape (n, L)
+        Finite real scores (any real dtype; float32 is compared in float32), higher
+        ranking first.
+    k : int
+        How many of each row's top-ranked labels count, ``1 <= k <= L``.
+
+    Returns
+    -------
+    float
+        The mean recall at k, in [0, 1].
+
+    Raises
+    ------
+    InvalidInputError
+        ``scores`` not a non-empty 2-D real array or with NaN/inf; ``y_true`` of another
+        shape, with values other than 0/1, or with a label outside [0, L); ``k`` not an
+        integer in [1, L].
+        Also: no row has a relevant label.
+
+    See Also
+    --------
+    precision_at_k, recall_at_k, average_precision_at_k : The other metrics at k.
+    toprank.scoring.ranking_scorer : Any of them as a ``scoring=`` callable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.metrics import recall_at_k
+    >>> scores = np.array([[0.9, 0.8, 0.1, 0.3], [0.2, 0.7, 0.5, 0.4]])
+    >>> recall_at_k([{0, 2}, {1}], scores, k=2)  # (1/2 + 1/1) / 2
+    0.75
     """
     s = _scores(scores, 2)
     kk = _check_k(k, s.shape[1])
@@ -422,11 +553,55 @@ def recall_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
 def average_precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     """Mean AP@k over the rows with at least one relevant label.
 
-    AP@k = (1 / min(k, |relevant|)) · Σ_{i=1..k} P@i · rel_i, where rel_i says whether the
+    AP@k = (1 / min(k, #relevant)) · Σ_{i=1..k} P@i · rel_i, where rel_i says whether the
     i-th ranked label is relevant and P@i is the precision of the top i (the AP@k of
     recommendation papers, e.g. Rankmax). Inputs and ranking as in
     :func:`precision_at_k`; rows without relevant labels are skipped, and if every row is
     empty InvalidInputError is raised. Requires 1 ≤ k ≤ L.
+
+    Parameters
+    ----------
+    y_true : array_like, scipy.sparse matrix or list of label sets
+        The relevant labels of the n rows: an (n, L) 0/1 indicator (dense or
+        scipy.sparse) or a list (or tuple) of n label sets of column indices in [0, L)
+        (see the module docs).
+    scores : array_like of shape (n, L)
+        Finite real scores (any real dtype; float32 is compared in float32), higher
+        ranking first.
+    k : int
+        How many of each row's top-ranked labels count, ``1 <= k <= L``.
+
+    Returns
+    -------
+    float
+        The mean AP@k, in [0, 1].
+
+    Raises
+    ------
+    InvalidInputError
+        ``scores`` not a non-empty 2-D real array or with NaN/inf; ``y_true`` of another
+        shape, with values other than 0/1, or with a label outside [0, L); ``k`` not an
+        integer in [1, L].
+        Also: no row has a relevant label.
+
+    See Also
+    --------
+    precision_at_k, recall_at_k, average_precision_at_k : The other metrics at k.
+    toprank.scoring.ranking_scorer : Any of them as a ``scoring=`` callable.
+    toprank.recsys.evaluate_ranking : AP@k of recommendations, excluding seen items.
+
+    References
+    ----------
+    .. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. *Rankmax: An Adaptive
+       Projection Alternative to the Softmax Function.* NeurIPS 2020, §4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.metrics import average_precision_at_k
+    >>> scores = np.array([[0.9, 0.8, 0.1, 0.3], [0.2, 0.7, 0.5, 0.4]])
+    >>> average_precision_at_k([{0, 2}, {1}], scores, k=2)  # (1/2 + 1/1) / 2
+    0.75
     """
     s = _scores(scores, 2)
     kk = _check_k(k, s.shape[1])
@@ -447,6 +622,54 @@ def precision_at_recall(y_true: ArrayLike, scores: ArrayLike, recall: float) -> 
     examples scoring ≥ t, and P the number of positives, this returns TP(t*) / N(t*)
     for the largest score t* with TP(t*) / P ≥ ``recall`` ("accuracy at the top" of
     TopPush / Pat&Mat). Requires 0 < recall ≤ 1 and at least one positive.
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        0/1 or boolean labels; the positives are the 1s (True).
+    scores : array_like of shape (n,)
+        Finite real scores, higher meaning more likely positive (e.g. ``score_samples``
+        of :class:`toprank.TopPush`).
+    recall : float
+        The recall to reach, ``0 < recall <= 1``.
+
+    Returns
+    -------
+    float
+        TP(t*) / N(t*), in (0, 1].
+
+    Raises
+    ------
+    InvalidInputError
+        ``scores`` not a non-empty 1-D real array or with NaN/inf; ``y_true`` not 1-D,
+        of another length, not 0/1, or without a positive; ``recall`` not a real number
+        in (0, 1].
+
+    See Also
+    --------
+    precision_recall_curve : Every point of the curve.
+    toprank.TopPush, toprank.TopPushK, toprank.PatMat : Rankers for the top.
+
+    Notes
+    -----
+    One stable sort of the scores: O(n log n).
+
+    References
+    ----------
+    .. [1] V. Mácha, L. Adam, V. Šmídl. *Nonlinear classifiers for ranking problems
+       based on kernelized SVM.* 2020 (accuracy at the top; precision and recall,
+       eq. (20)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.metrics import precision_at_recall
+    >>> y = np.array([1, 0, 1, 1, 0, 0])
+    >>> scores = np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1])
+    >>> precision_at_recall(y, scores, 0.5)  # the top 3 hold 2 of the 3 positives
+    0.6666666666666666
+    >>> precision_at_recall(y, scores, 1.0)
+    0.75
     """
     s = _scores(scores, 1)
     y = _as_array(y_true, "y_true")
@@ -505,6 +728,59 @@ def precision_recall_curve(
     ``score_samples`` of :class:`toprank.TopPush`). Both classes must be present:
     without positives recall is undefined, and without negatives the curve is
     degenerate (scikit-learn only warns in the first case and accepts the second).
+
+    Parameters
+    ----------
+    y_true : array_like of shape (n,)
+        Binary labels (see above).
+    scores : array_like of shape (n,)
+        Finite real scores, higher meaning more likely positive.
+    pos_label : object, optional
+        The positive label when ``y_true`` is not 0/1, -1/1 or boolean.
+
+    Returns
+    -------
+    precision : ndarray of float64, shape (m + 1,)
+        The precision at each threshold, then 1.
+    recall : ndarray of float64, shape (m + 1,)
+        The recall at each threshold (non-increasing from 1), then 0.
+    thresholds : ndarray of shape (m,)
+        The m distinct scores in increasing order, in the dtype of ``scores``.
+
+    Raises
+    ------
+    InvalidInputError
+        ``scores`` not a non-empty 1-D real array or with NaN/inf; ``y_true`` not 1-D,
+        of another length, with more than two labels, labels outside {0, 1} / {-1, 1}
+        without ``pos_label``, a ``pos_label`` that is not one of them, or a single class.
+
+    See Also
+    --------
+    precision_at_recall : One point of the curve.
+    toprank.plotting.plot_pr_curves : Draws these curves.
+
+    Notes
+    -----
+    One stable sort of the scores: O(n log n).
+
+    References
+    ----------
+    .. [1] V. Mácha, L. Adam, V. Šmídl. *Nonlinear classifiers for ranking problems
+       based on kernelized SVM.* 2020 (accuracy at the top; precision and recall,
+       eq. (20)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.metrics import precision_recall_curve
+    >>> precision, recall, thresholds = precision_recall_curve(
+    ...     np.array([1, 0, 1, 1, 0, 0]), np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1]))
+    >>> np.round(precision, 3)
+    array([0.5  , 0.6  , 0.75 , 0.667, 0.5  , 1.   , 1.   ])
+    >>> np.round(recall, 3)
+    array([1.   , 1.   , 1.   , 0.667, 0.333, 0.333, 0.   ])
+    >>> thresholds
+    array([0.1, 0.2, 0.3, 0.7, 0.8, 0.9])
     """
     s, yb = binary_scores(y_true, scores, pos_label)
     n_pos = int(np.count_nonzero(yb))
@@ -524,6 +800,39 @@ def hamming_loss(y_true: object, y_pred: object) -> float:
     Either argument may be a dense array-like or a scipy.sparse matrix/array (stored
     values must be 0/1). Equal to ``sklearn.metrics.hamming_loss`` on multilabel
     indicators.
+
+    Parameters
+    ----------
+    y_true : array_like or scipy.sparse matrix of shape (n, L)
+        The true 0/1 (or boolean) indicator matrix.
+    y_pred : array_like or scipy.sparse matrix of shape (n, L)
+        The predicted one, e.g. :meth:`toprank.MultiLabelSVC.predict`'s.
+
+    Returns
+    -------
+    float
+        The fraction of the n·L entries that differ, in [0, 1].
+
+    Raises
+    ------
+    InvalidInputError
+        Either argument not 2-D, empty, not 0/1, or of another shape than the other.
+
+    See Also
+    --------
+    rank_loss : The ranking counterpart.
+
+    Notes
+    -----
+    O(n·L) for dense input; O(nnz log nnz) when either is sparse (the stored entries
+    are compared as sorted keys).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.metrics import hamming_loss
+    >>> hamming_loss(np.array([[1, 0, 1, 0], [0, 1, 0, 0]]), np.array([[1, 0, 0, 0], [0, 1, 0, 1]]))
+    0.25
     """
     shapes: list[tuple[int, ...]] = []
     sparse_any = _is_sparse(y_true) or _is_sparse(y_pred)
@@ -566,12 +875,14 @@ def hamming_loss(y_true: object, y_pred: object) -> float:
 
 
 def rank_loss(y_true: object, scores: ArrayLike) -> float:
-    """The label ranking loss: the fraction of (relevant, irrelevant) label pairs that
-    each row's scores order wrongly, averaged over the rows.
+    """The label ranking loss: the mean fraction of label pairs a row's scores misorder.
+
+    The pairs are (relevant, irrelevant) label pairs, and the fractions are averaged over
+    the rows.
 
     For row i with relevant labels Y_i and irrelevant labels N_i (the others),
 
-        loss_i = #{(j, l) ∈ Y_i × N_i : s_il ≥ s_ij} / (|Y_i| · |N_i|),
+        loss_i = #{(j, l) ∈ Y_i × N_i : s_il ≥ s_ij} / (#Y_i · #N_i),
 
     and the result is the mean of loss_i over all n rows. A tie counts as a wrong pair
     (an irrelevant label scored as high as a relevant one is not ranked below it), and a
@@ -595,6 +906,21 @@ def rank_loss(y_true: object, scores: ArrayLike) -> float:
     -------
     float
         The mean of loss_i, in [0, 1]; lower is better.
+
+    Raises
+    ------
+    InvalidInputError
+        ``scores`` not a non-empty 2-D real array or with NaN/inf; ``y_true`` of another
+        shape, not 0/1, or with a label outside [0, L).
+
+    See Also
+    --------
+    hamming_loss : The fraction of wrong entries of a predicted indicator matrix.
+    toprank.MultiLabelSVC : The estimator whose hinge loss bounds it.
+
+    Notes
+    -----
+    One sort per row: O(n·L log L), in blocks of about 4 million scores.
 
     Examples
     --------

@@ -7,7 +7,9 @@ computes with the decoded matrix X̂ without forming it (Harchaoui et al. 2012, 
 ``X.dot(B)`` = X̂·B from tables of centroid products and lookups (Algorithm 1),
 ``X.T.dot(B)`` = X̂ᵀ·B from bucket sums of B's rows by code (Algorithm 2), and
 ``X.rdot(A)`` = A·X̂. The products are exact with respect to X̂; the codebooks have
-faiss's layout (``n_subspaces × 2**n_bits × dsub``, float32).
+faiss's layout (``n_subspaces × 2**n_bits × dsub``, float32), and
+:meth:`ProductQuantizer.to_faiss` / :meth:`ProductQuantizer.from_faiss` convert a
+quantizer to and from a trained ``faiss.ProductQuantizer``.
 
 >>> import numpy as np
 >>> from toprank.pq import ProductQuantizer
@@ -43,6 +45,8 @@ from toprank._limits import check_allocation
 from toprank._validation import as_array, as_jobs, restores_on_failure, sparse_structure
 from toprank._validation import bounded_int as _int
 from toprank.exceptions import InvalidInputError
+
+__all__ = ["ProductQuantizer", "CompressedMatrix"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,13 @@ def _checked_books(books: Any, name: str = "codebooks_") -> NDArray[np.float32]:
 class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  # type: ignore[misc]
     """Product quantizer: k-means codebooks per sub-space, one byte per code.
 
+    The d features are cut into M = ``n_subspaces`` consecutive groups of d/M; each
+    group gets a codebook of K = ``2**n_bits`` centroids learnt by k-means, and a row
+    is encoded as the index of the nearest centroid in each group. The decoded row X̂
+    (the centroids put back together) is what :meth:`transform` returns and what a
+    :class:`CompressedMatrix` multiplies with. A scikit-learn transformer: it fits in
+    pipelines, ``clone``, ``set_output`` and ``GridSearchCV``.
+
     Parameters
     ----------
     n_subspaces : int
@@ -126,7 +137,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         Bits per code (1 to 8): ``2**n_bits`` centroids per sub-space; codes are stored
         one byte each.
     n_iter : int, default=25
-        k-means iterations (assignment + update) per sub-space; ``training_error_`` holds
+        Iterations of k-means (assignment + update) per sub-space; ``training_error_`` holds
         one float64 per iteration and sub-space, so it must fit in memory.
     max_points_per_centroid : int, default=256
         At most ``2**n_bits * max_points_per_centroid`` rows train the codebooks (a
@@ -144,15 +155,6 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         one. The lines follow the training rather than accompany it: the core trains
         the sub-spaces in parallel without reporting from inside k-means.
 
-    Training and encoding run without the GIL and stop on Ctrl-C (KeyboardInterrupt).
-
-    ``transform`` returns the quantized features X̂, one column per input feature, as a
-    float32 array; ``get_feature_names_out`` therefore returns the input's names
-    (``feature_names_in_`` of a DataFrame fit, else ``x0`` … ``x{d-1}``), and
-    ``set_output(transform="pandas")`` makes ``transform`` return a DataFrame with
-    them. :meth:`compress` returns a :class:`CompressedMatrix`, whatever the output
-    setting: codes are not a table of features.
-
     Attributes
     ----------
     codebooks_ : ndarray of shape (n_subspaces, 2**n_bits, d / n_subspaces), float32
@@ -162,8 +164,47 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         k-means's squared quantization error on the training sample after each
         assignment step (non-increasing along each row).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Number d of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names of a DataFrame fitted on (absent otherwise).
+
+    See Also
+    --------
+    CompressedMatrix : Matrix products from the codes.
+    toprank.TraceNormLogisticRegression : Trains on a CompressedMatrix without decoding it.
+
+    Notes
+    -----
+    Training and encoding run without the GIL and stop on Ctrl-C
+    (KeyboardInterrupt). Training costs O(n_iter · n' · K · d) for the n' ≤
+    K·``max_points_per_centroid`` rows it samples; encoding O(n · K · d); memory is
+    n·M bytes of codes plus the M·K·(d/M) float32 codebooks.
+
+    ``transform`` returns the quantized features X̂, one column per input feature, as a
+    float32 array; ``get_feature_names_out`` therefore returns the input's names
+    (``feature_names_in_`` of a DataFrame fit, else ``x0`` … ``x{d-1}``), and
+    ``set_output(transform="pandas")`` makes ``transform`` return a DataFrame with
+    them. :meth:`compress` returns a :class:`CompressedMatrix`, whatever the output
+    setting: codes are not a table of features.
+
+    References
+    ----------
+    .. [1] H. Jégou, M. Douze, C. Schmid. *Product quantization for nearest neighbor
+       search.* IEEE TPAMI 2011.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.pq import ProductQuantizer
+    >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+    >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+    >>> pq.codebooks_.shape, pq.codebooks_.dtype
+    ((4, 16, 4), dtype('float32'))
+    >>> pq.encode(X[:2])
+    array([[13,  2,  0,  3],
+           [ 5,  0, 13,  3]], dtype=uint8)
+    >>> bool(np.mean((X - pq.transform(X)) ** 2) < np.mean(X ** 2))  # X̂ is closer to X than 0
+    True
     """
 
     def __init__(
@@ -201,7 +242,40 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
 
     @restores_on_failure
     def fit(self, X: ArrayLike, y: Any = None) -> ProductQuantizer:
-        """Learns the codebooks from the rows of ``X`` (n × d, n ≥ 2**n_bits)."""
+        """Learn the codebooks from the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+            Training rows, finite and within float32's range, n_samples >= ``2**n_bits``;
+            float32 and float64 are used as given, other real dtypes as float64. Sparse
+            input is refused (the codebooks are dense).
+        y : None
+            Ignored (scikit-learn's transformer signature).
+
+        Returns
+        -------
+        ProductQuantizer
+            ``self``, fitted.
+
+        Raises
+        ------
+        InvalidInputError
+            ``X`` not 2-D, sparse, non-numeric, with NaN/inf or values beyond float32,
+            fewer than ``2**n_bits`` rows, or a width ``n_subspaces`` does not divide; a
+            parameter out of range (``n_bits`` outside 1..8, ...).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> pq.training_error_.shape  # (n_subspaces, n_iter)
+        (4, 25)
+        >>> bool(np.all(np.diff(pq.training_error_, axis=1) <= 1e-9))  # k-means never gets worse
+        True
+        """
         started = time.perf_counter()
         X = self._rows(X, reset=True)
         if X.size and not np.all(np.isfinite(X)):
@@ -237,31 +311,179 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
 
     @property
     def code_size_bytes(self) -> int:
-        """Bytes per encoded row (one per sub-space)."""
+        """Bytes per encoded row (one per sub-space).
+
+        Examples
+        --------
+        >>> from toprank.pq import ProductQuantizer
+        >>> ProductQuantizer(n_subspaces=8).code_size_bytes
+        8
+        """
         return int(self.n_subspaces)
 
     def encode(self, X: ArrayLike) -> NDArray[np.uint8]:
-        """Codes of the rows of ``X``: (n, n_subspaces) uint8, the nearest centroid per sub-space."""
+        """Encode the rows of ``X``: the nearest centroid's index in each sub-space.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+            Rows of the width fitted on.
+
+        Returns
+        -------
+        ndarray of uint8, shape (n_samples, n_subspaces)
+            The codes.
+
+        Raises
+        ------
+        InvalidInputError
+            ``X`` not 2-D, sparse, non-numeric or of another width.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        decode : The inverse map to X̂.
+        compress : The codes as a CompressedMatrix.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> pq.encode(X[:3]).shape
+        (3, 4)
+        """
         check_is_fitted(self, "codebooks_")
         return _core.pq_encode(_checked_books(self.codebooks_), self._rows(X, reset=False), n_jobs=as_jobs(self.n_jobs))
 
     def decode(self, codes: ArrayLike) -> NDArray[np.float32]:
-        """X̂: every code replaced by its centroid, (n, d) float32."""
+        """Decode codes into X̂: every code replaced by its centroid.
+
+        Parameters
+        ----------
+        codes : array_like of int, shape (n_samples, n_subspaces)
+            Codes in 0..255 (uint8, or another integer dtype within that range).
+
+        Returns
+        -------
+        ndarray of float32, shape (n_samples, n_features)
+            X̂.
+
+        Raises
+        ------
+        InvalidInputError
+            ``codes`` of the wrong shape or values outside 0..255.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xhat = pq.decode(pq.encode(X[:3]))
+        >>> Xhat.shape, Xhat.dtype
+        ((3, 16), dtype('float32'))
+        """
         check_is_fitted(self, "codebooks_")
         books = _checked_books(self.codebooks_)
         return _core.pq_decode(books, _codes(codes, books.shape[0]), n_jobs=as_jobs(self.n_jobs))
 
     def compress(self, X: ArrayLike) -> CompressedMatrix:
-        """``X`` encoded, as a :class:`CompressedMatrix`."""
+        """Encode ``X`` as a :class:`CompressedMatrix`.
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+            Rows of the width fitted on.
+
+        Returns
+        -------
+        CompressedMatrix
+            The codes of ``X`` with this quantizer's codebooks: n·M bytes in place of
+            n·d floats.
+
+        Raises
+        ------
+        InvalidInputError
+            As :meth:`encode`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xc = pq.compress(X)
+        >>> Xc
+        CompressedMatrix(shape=(1000, 16), n_subspaces=4, n_bits=4, 4.0 kB of codes + 1.0 kB of codebooks; 64.0 kB decoded as float32)
+        """
         return CompressedMatrix(self, self.encode(X))
 
     def transform(self, X: ArrayLike) -> NDArray[np.float32]:
-        """X̂, the rows of ``X`` encoded and decoded (the quantized features), float32
-        (a DataFrame under ``set_output(transform="pandas")``)."""
+        """The quantized features X̂ of the rows of ``X`` (encoded, then decoded).
+
+        Parameters
+        ----------
+        X : array_like of shape (n_samples, n_features)
+            Rows of the width fitted on.
+
+        Returns
+        -------
+        ndarray of float32, shape (n_samples, n_features)
+            X̂ (a DataFrame under ``set_output(transform="pandas")``).
+
+        Raises
+        ------
+        InvalidInputError
+            As :meth:`encode`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> pq.transform(X[:2]).shape
+        (2, 16)
+        """
         return self.decode(self.encode(X))
 
     def to_faiss(self) -> Any:
-        """The codebooks as a trained ``faiss.ProductQuantizer`` (needs faiss-cpu)."""
+        """The codebooks as a trained ``faiss.ProductQuantizer``.
+
+        Returns
+        -------
+        faiss.ProductQuantizer
+            A quantizer with d, M, ``n_bits`` and the centroids of this one: faiss encodes
+            with the same codebooks (and packs codes of fewer than 8 bits).
+
+        Raises
+        ------
+        ImportError
+            faiss (``faiss-cpu``) is not installed.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        from_faiss : The way back.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16)).astype(np.float32)
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=8, n_iter=5, random_state=0).fit(X)
+        >>> index = pq.to_faiss()
+        >>> index.M, index.nbits, index.d
+        (4, 8, 16)
+        >>> bool(np.array_equal(index.compute_codes(X), pq.encode(X)))
+        True
+        """
         check_is_fitted(self, "codebooks_")
         import faiss  # noqa: PLC0415 (optional dependency)
 
@@ -273,7 +495,46 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
 
     @classmethod
     def from_faiss(cls, index: Any, *, n_jobs: int | None = None) -> ProductQuantizer:
-        """A fitted quantizer with the codebooks of a trained ``faiss.ProductQuantizer``."""
+        """A fitted quantizer with the codebooks of a trained ``faiss.ProductQuantizer``.
+
+        Parameters
+        ----------
+        index : faiss.ProductQuantizer
+            Trained (its centroids set).
+        n_jobs : int or None, default=None
+            The new quantizer's ``n_jobs``.
+
+        Returns
+        -------
+        ProductQuantizer
+            Fitted: ``codebooks_`` copied from ``index``, ``n_features_in_ = index.d`` and an
+            empty ``training_error_``.
+
+        Raises
+        ------
+        InvalidInputError
+            ``index`` is not trained.
+        ImportError
+            faiss is not installed.
+
+        See Also
+        --------
+        to_faiss : The way there.
+
+        Examples
+        --------
+        >>> import faiss
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(2000, 16)).astype(np.float32)
+        >>> index = faiss.ProductQuantizer(16, 4, 5)  # d, M, n_bits
+        >>> index.train(X)
+        >>> pq = ProductQuantizer.from_faiss(index)
+        >>> pq.n_subspaces, pq.n_bits, pq.n_features_in_
+        (4, 5, 16)
+        >>> bool(np.allclose(pq.transform(X), index.decode(index.compute_codes(X))))
+        True
+        """
         import faiss  # noqa: PLC0415 (optional dependency)
 
         m, nbits, d = int(index.M), int(index.nbits), int(index.d)
@@ -400,7 +661,62 @@ class CompressedMatrix(_Decodable):
     Out-of-range indices raise IndexError. So scikit-learn's splitters
     (``train_test_split``, ``cross_val_score``) take a CompressedMatrix as they take a
     sparse matrix, and every linear estimator's ``fit``, ``predict`` and
-    ``decision_function`` accepts one (see :func:`toprank._validation.validate_input`).
+    ``decision_function`` accepts one.
+
+    Parameters
+    ----------
+    quantizer : ProductQuantizer
+        Fitted; its codebooks decode the codes. Refitting it afterwards invalidates the
+        matrix (its products then raise).
+    codes : array_like of int, shape (n, n_subspaces)
+        Codes in 0..255, e.g. from :meth:`ProductQuantizer.encode`.
+
+    Attributes
+    ----------
+    quantizer : ProductQuantizer
+        As given.
+    codes : ndarray of uint8, shape (n, n_subspaces)
+        The codes, C-contiguous.
+
+    Raises
+    ------
+    InvalidInputError
+        ``codes`` of the wrong shape or values outside 0..255.
+    sklearn.exceptions.NotFittedError
+        ``quantizer`` is not fitted.
+
+    See Also
+    --------
+    ProductQuantizer.compress : The usual way to make one.
+
+    Notes
+    -----
+    X̂·B (Algorithm 1 of [2]_) costs a table of centroid products per sub-space,
+    O(M·K·(d/M)·m), and n·M lookups-and-adds per column, O(n·M·m), instead of the
+    O(n·d·m) of the dense product: a gain of about d/M when n ≫ K. X̂ᵀ·B (Algorithm 2)
+    first sums the rows of B by code, O(n·M·m), then multiplies the K bucket sums by
+    the centroids, O(K·d·m). The products are exact with respect to X̂.
+
+    References
+    ----------
+    .. [1] H. Jégou, M. Douze, C. Schmid. *Product quantization for nearest neighbor
+       search.* IEEE TPAMI 2011.
+    .. [2] Z. Harchaoui, M. Douze, M. Paulin, M. Dudik, J. Malick. *Large-scale image
+       classification with trace-norm regularization.* CVPR 2012, §4.2, Algorithms 1
+       and 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.pq import ProductQuantizer
+    >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+    >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+    >>> Xc = pq.compress(X)
+    >>> B = np.ones((16, 3))
+    >>> bool(np.allclose(Xc @ B, np.asarray(Xc) @ B))
+    True
+    >>> Xc[:10].shape, Xc.T.shape
+    ((10, 16), (16, 1000))
     """
 
     def __init__(self, quantizer: ProductQuantizer, codes: ArrayLike) -> None:
@@ -412,18 +728,62 @@ class CompressedMatrix(_Decodable):
 
     @property
     def codebooks(self) -> NDArray[np.float32]:
-        """The codebooks the codes index (raises if the quantizer was refitted since)."""
+        """The codebooks the codes index.
+
+        Raises
+        ------
+        InvalidInputError
+            The quantizer was refitted since the codes were made.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xc = pq.compress(X)
+        >>> Xc.codebooks is pq.codebooks_
+        True
+        >>> _ = pq.fit(X[:500])  # refitted: the codes no longer match its codebooks
+        >>> Xc.codebooks
+        Traceback (most recent call last):
+        ...
+        toprank.exceptions.InvalidInputError: quantizer: was refitted after these codes were made; compress X again
+        """
         if self.quantizer.__dict__.get("codebooks_") is not self._books:
             raise InvalidInputError("quantizer: was refitted after these codes were made; compress X again")
         return _checked_books(self._books)
 
     @property
     def shape(self) -> tuple[int, int]:
+        """(n, d): the codes' rows and the quantizer's features.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xc = pq.compress(X)
+        >>> Xc.shape, Xc[[0, 5]].shape
+        ((1000, 16), (2, 16))
+        """
         return (self.codes.shape[0], int(self.quantizer.n_features_in_))
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the codes and the codebooks (which row selections share)."""
+        """Bytes of the codes and the codebooks (which row selections share).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xc = pq.compress(X)
+        >>> Xc.nbytes, X.nbytes  # 1000 x 4 bytes of codes + 4 x 16 x 4 float32 centroids
+        (5024, 128000)
+        """
         return int(self.codes.nbytes + self.codebooks.nbytes)
 
     def __len__(self) -> int:
@@ -453,12 +813,49 @@ class CompressedMatrix(_Decodable):
         return CompressedMatrix(self.quantizer, self.codes[_row_index(rows, len(self))])
 
     def decode(self) -> NDArray[np.float32]:
-        """X̂, (n, d) float32."""
+        """X̂, decoded.
+
+        Returns
+        -------
+        ndarray of float32, shape (n, d)
+            X̂.
+
+        Raises
+        ------
+        InvalidInputError
+            The quantizer was refitted since the codes were made.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xc = pq.compress(X)
+        >>> Xc.decode().dtype
+        dtype('float32')
+        """
         self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
         return self.quantizer.decode(self.codes)
 
     def toarray(self) -> NDArray[np.float32]:
-        """X̂, (n, d) float32 (as ``decode()``; the name scipy's sparse matrices use)."""
+        """X̂ as a dense array (as ``decode()``; the name scipy's sparse matrices use).
+
+        Returns
+        -------
+        ndarray of float32, shape (n, d)
+            X̂.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xc = pq.compress(X)
+        >>> Xc.toarray().shape
+        (1000, 16)
+        """
         return self.decode()
 
     def _operand(self, B: ArrayLike, rows: int, name: str) -> tuple[NDArray[Any], bool]:
@@ -477,7 +874,42 @@ class CompressedMatrix(_Decodable):
         return np.ascontiguousarray(arr), vector
 
     def dot(self, B: ArrayLike) -> NDArray[Any]:
-        """X̂·B for B of shape (d, m) or (d,)."""
+        """X̂·B, from the codes (Algorithm 1 of Harchaoui et al. 2012).
+
+        Parameters
+        ----------
+        B : array_like or sparse matrix of shape (d, m) or (d,)
+            Finite; float32 and float64 are kept, other dtypes computed in float64, a
+            sparse matrix is made dense.
+
+        Returns
+        -------
+        ndarray of shape (n, m) or (n,)
+            X̂·B, in B's float dtype.
+
+        Raises
+        ------
+        InvalidInputError
+            ``B`` with another number of rows than d, non-numeric, or with NaN/inf.
+
+        See Also
+        --------
+        tdot : X̂ᵀ·B.
+        rdot : A·X̂.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xc = pq.compress(X)
+        >>> B = np.ones((16, 2))
+        >>> bool(np.allclose(Xc.dot(B), Xc.toarray() @ B))
+        True
+        >>> Xc.dot(B.astype(np.float32)).dtype  # B's dtype
+        dtype('float32')
+        """
         arr, vector = self._operand(B, self.shape[1], "B")
         if len(self) == 0 or arr.shape[1] == 0:
             out = np.zeros((len(self), arr.shape[1]), dtype=arr.dtype)
@@ -490,7 +922,34 @@ class CompressedMatrix(_Decodable):
         return self.dot(B)
 
     def tdot(self, B: ArrayLike) -> NDArray[Any]:
-        """X̂ᵀ·B for B of shape (n, m) or (n,)."""
+        """X̂ᵀ·B, from the codes (Algorithm 2 of Harchaoui et al. 2012).
+
+        Parameters
+        ----------
+        B : array_like or sparse matrix of shape (n, m) or (n,)
+            Finite; dtypes as in :meth:`dot`.
+
+        Returns
+        -------
+        ndarray of shape (d, m) or (d,)
+            X̂ᵀ·B, in B's float dtype.
+
+        Raises
+        ------
+        InvalidInputError
+            ``B`` with another number of rows than n, non-numeric, or with NaN/inf.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xc = pq.compress(X)
+        >>> v = np.ones(1000)
+        >>> bool(np.allclose(Xc.tdot(v), Xc.toarray().T @ v))
+        True
+        """
         return self._tdot(B, "B")
 
     def _tdot(self, B: ArrayLike, name: str) -> NDArray[Any]:
@@ -503,7 +962,35 @@ class CompressedMatrix(_Decodable):
         return out[:, 0] if vector else out
 
     def rdot(self, A: ArrayLike) -> NDArray[Any]:
-        """A·X̂ for A of shape (k, n) or (n,): (X̂ᵀ·Aᵀ)ᵀ."""
+        """A·X̂, computed as (X̂ᵀ·Aᵀ)ᵀ from the codes.
+
+        Parameters
+        ----------
+        A : array_like or sparse matrix of shape (k, n) or (n,)
+            Finite; dtypes as in :meth:`dot`.
+
+        Returns
+        -------
+        ndarray of shape (k, d) or (d,)
+            A·X̂, in A's float dtype.
+
+        Raises
+        ------
+        InvalidInputError
+            ``A`` not 1-D or 2-D, with another number of columns than n, non-numeric, or
+            with NaN/inf.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xc = pq.compress(X)
+        >>> A = np.ones((2, 1000))
+        >>> bool(np.allclose(A @ Xc, A @ Xc.toarray()))  # A @ Xc calls rdot
+        True
+        """
         arr = as_array(A.toarray() if sp.issparse(A) else A, "A")  # type: ignore[union-attr]
         if arr.ndim == 1:
             return self._tdot(arr, "A")
@@ -518,7 +1005,18 @@ class CompressedMatrix(_Decodable):
 
     @property
     def T(self) -> _Transposed:
-        """X̂ᵀ, for ``X.T @ B`` (``X.T.dot(B)``) and ``A @ X.T``."""
+        """X̂ᵀ, for ``X.T @ B`` (``X.T.dot(B)``) and ``A @ X.T``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from toprank.pq import ProductQuantizer
+        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
+        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        >>> Xc = pq.compress(X)
+        >>> Xc.T.shape, (Xc.T @ np.ones(1000)).shape
+        ((16, 1000), (16,))
+        """
         return _Transposed(self)
 
 

@@ -60,10 +60,40 @@ _FRACTION_DENOMINATOR = 10**6
 
 
 class Scorer(Protocol):
-    """Anything with a ``decision_function(X)`` returning an (n_rows, n_items) score array."""
+    """Anything with a ``decision_function(X)`` returning an (n_rows, n_items) score array.
+
+    The structural type :func:`evaluate_recommender` takes: toprank's ranking models,
+    scikit-learn classifiers, or any object with that method (no base class needed).
+
+    See Also
+    --------
+    evaluate_recommender : Evaluates one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.recsys import Scorer
+    >>> class Constant:
+    ...     def decision_function(self, X):
+    ...         return np.zeros((len(X), 3))
+    >>> model: Scorer = Constant()
+    >>> model.decision_function(np.zeros((2, 1))).shape
+    (2, 3)
+    """
 
     def decision_function(self, X: Any) -> Any:
-        """Scores of every item for each row of ``X``."""
+        """Return the scores of every item for each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_rows, ...)
+            The rows to score (features, or user indices).
+
+        Returns
+        -------
+        array-like of shape (n_rows, n_items)
+            Real scores, higher meaning recommended first.
+        """
         ...
 
 
@@ -329,6 +359,21 @@ def split_interactions(
         ``fractions`` not three finite non-negative numbers summing to 1 with a
         positive training share.
 
+    See Also
+    --------
+    evaluate_ranking, evaluate_recommender : Evaluate a model on the parts.
+    toprank.datasets.load_movielens_100k : The paper's data set.
+
+    Notes
+    -----
+    One ``np.unique`` of the pairs and one random permutation: O(N log N) for N
+    interactions; the three matrices hold the N' distinct pairs.
+
+    References
+    ----------
+    .. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. *Rankmax: An Adaptive
+       Projection Alternative to the Softmax Function.* NeurIPS 2020, §4.
+
     Examples
     --------
     >>> import numpy as np
@@ -386,11 +431,11 @@ def evaluate_ranking(
     non-excluded item and never count as hits). With R the row's relevant items,
     rel_i = 1 if the i-th ranked item is in R and P@i the precision of the top i:
 
-    * ``ap@{k_ap}``: (1 / min(k_ap, |R|)) * sum_{i <= k_ap} P@i * rel_i
+    * ``ap@{k_ap}``: (1 / min(k_ap, #R)) * sum_{i <= k_ap} P@i * rel_i
       (:func:`toprank.metrics.average_precision_at_k`);
     * ``accuracy``: rel_1, whether the top-ranked item is relevant (precision@1,
       :func:`toprank.metrics.precision_at_k` with k = 1);
-    * ``recall@{k_recall}``: |R ∩ top-k_recall| / |R|
+    * ``recall@{k_recall}``: #(R ∩ top-k_recall) / #R
       (:func:`toprank.metrics.recall_at_k`).
 
     Each is averaged over the rows with R non-empty; rows without relevant items are
@@ -427,6 +472,16 @@ def evaluate_ranking(
         non-excluded entry; ``relevant`` / ``exclude`` of another shape or not 0/1;
         ``relevant`` without any relevant item; ``exclude`` overlapping ``relevant``;
         ``k_ap`` / ``k_recall`` not an integer in [1, n_items].
+
+    See Also
+    --------
+    evaluate_recommender : The same for a model, without the full score matrix.
+    toprank.metrics.average_precision_at_k : AP@k without exclusions.
+
+    References
+    ----------
+    .. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. *Rankmax: An Adaptive
+       Projection Alternative to the Softmax Function.* NeurIPS 2020, §4.
 
     Examples
     --------
@@ -473,8 +528,15 @@ def evaluate_recommender(
     X : array-like or scipy.sparse matrix, shape (n_users, ...)
         One row per user, in the row order of ``relevant`` (features, or user indices
         for a model that takes them). Lists are converted with :func:`numpy.asarray`.
-    relevant, exclude, k_ap, k_recall
-        As in :func:`evaluate_ranking`.
+    relevant : scipy.sparse matrix or array-like of shape (n_users, n_items)
+        0/1 indicator of the relevant items (as in :func:`evaluate_ranking`).
+    exclude : scipy.sparse matrix or array-like of shape (n_users, n_items), optional
+        0/1 indicator of the items that may not be recommended (as in
+        :func:`evaluate_ranking`).
+    k_ap : int, default 10
+        Cut-off of the average precision, 1 <= k_ap <= n_items.
+    k_recall : int, default 100
+        Cut-off of the recall, 1 <= k_recall <= n_items.
     batch_size : int, optional
         Rows per ``decision_function`` call; default about 2**22 / n_items.
 
@@ -489,6 +551,37 @@ def evaluate_recommender(
         As :func:`evaluate_ranking`; also ``X`` empty or with a number of rows
         different from ``relevant``, ``batch_size`` not a positive integer, or a score
         block of the wrong shape.
+
+    See Also
+    --------
+    evaluate_ranking : The same for a score matrix.
+    split_interactions : The parts to train and evaluate on.
+
+    References
+    ----------
+    .. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. *Rankmax: An Adaptive
+       Projection Alternative to the Softmax Function.* NeurIPS 2020, §4.
+
+    Examples
+    --------
+    A popularity baseline: every user gets the items ranked by their number of training
+    interactions.
+
+    >>> import numpy as np
+    >>> from toprank.recsys import evaluate_recommender, split_interactions
+    >>> rng = np.random.default_rng(0)
+    >>> users = rng.integers(0, 50, 2000)
+    >>> items = np.minimum(rng.zipf(1.5, 2000) - 1, 99)
+    >>> parts = split_interactions(users, items, n_items=100, random_state=0)
+    >>> class Popularity:
+    ...     def __init__(self, train):
+    ...         self.counts = np.asarray(train.sum(axis=0)).ravel()
+    ...     def decision_function(self, X):
+    ...         return np.tile(self.counts, (X.shape[0], 1))
+    >>> result = evaluate_recommender(Popularity(parts.train), np.arange(50)[:, None], parts.test,
+    ...                               exclude=parts.train + parts.valid, k_ap=5, k_recall=20)
+    >>> {key: round(value, 3) for key, value in result.items()}
+    {'ap@5': 0.412, 'accuracy': 0.38, 'recall@20': 0.7, 'n_users': 50}
     """
     if not hasattr(model, "decision_function"):
         raise InvalidInputError(

@@ -176,6 +176,21 @@ def fetch(
     ------
     ValueError
         An unknown name.
+
+    See Also
+    --------
+    get_data_home : Where the cache is.
+
+    Examples
+    --------
+    >>> from toprank.datasets import fetch
+    >>> seconds = fetch(["letter"], verbose=False)  # a no-op when the cache holds it
+    >>> list(seconds)
+    ['letter']
+
+    From a shell, what ``make data`` runs::
+
+        python -m toprank.datasets fetch letter scene --data-home /data/toprank
     """
     if isinstance(names, str):  # one name, not its letters
         names = [names]

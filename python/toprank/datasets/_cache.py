@@ -43,12 +43,40 @@ Arrays = dict[str, NDArray[Any]]
 
 
 class ChecksumError(OSError):
-    """A cached or downloaded file does not have the pinned SHA-256."""
+    """A cached or downloaded file does not have the pinned SHA-256.
+
+    An ``OSError``: delete the file (the message names it) and fetch again; a mismatch
+    on a fresh download means the registry serves another file than the pinned one.
+
+    See Also
+    --------
+    DownloadError : The file could not be fetched at all.
+
+    Examples
+    --------
+    >>> from toprank.datasets import ChecksumError
+    >>> issubclass(ChecksumError, OSError)
+    True
+    """
 
 
 class DownloadError(RuntimeError):
-    """An archive could not be fetched: its host is unreachable (offline), it answered
-    with an HTTP error, or its index does not list the pinned file."""
+    """An archive could not be fetched.
+
+    Its host is unreachable (offline), it answered with an HTTP error, or its index does
+    not list the pinned file. The message says which, and where to put the file by hand.
+    A ``RuntimeError``.
+
+    See Also
+    --------
+    ChecksumError : The file was fetched but is not the pinned one.
+
+    Examples
+    --------
+    >>> from toprank.datasets import DownloadError
+    >>> issubclass(DownloadError, RuntimeError)
+    True
+    """
 
 
 @dataclass(frozen=True)
@@ -88,6 +116,25 @@ def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     -------
     pathlib.Path
         The absolute, existing cache directory.
+
+    Raises
+    ------
+    InvalidInputError
+        ``data_home`` not a path, or an existing file that is not a directory.
+
+    See Also
+    --------
+    fetch : Fills the cache.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from toprank.datasets import get_data_home
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     home = get_data_home(Path(tmp) / "toprank")
+    ...     print(home.is_dir(), home.name)
+    True toprank
     """
     source = "data_home"
     if data_home is None:

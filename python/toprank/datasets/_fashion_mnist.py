@@ -181,6 +181,13 @@ def load_fashion_mnist(
     DownloadError
         The mirror could not be reached (offline) or the ``.deb`` is not a Debian package
         holding the files; the message says which and where to put the file by hand.
+
+    Examples
+    --------
+    >>> from toprank.datasets import load_fashion_mnist
+    >>> test = load_fashion_mnist(subset="test")  # the Debian package's files, fetched once if absent
+    >>> test.data.shape, test.data.dtype, float(test.data.max())
+    ((10000, 784), dtype('float64'), 1.0)
     """
     if subset not in _FASHION_PREFIX:
         raise ValueError(f"subset: must be 'train' or 'test', got {subset!r}")

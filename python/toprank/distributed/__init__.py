@@ -92,17 +92,52 @@ _STATE = "state.json"
 
 @dataclass(frozen=True)
 class RoundRecord:
-    """One check of :func:`fit_cocoa`."""
+    r"""One check of :func:`fit_cocoa`: the objectives and costs after a round.
+
+    Parameters
+    ----------
+    round : int
+        Rounds run so far (a round is ``local_epochs`` passes of every partition).
+    primal : float
+        The primal objective P(W) of the model after that round.
+    dual : float
+        The dual objective D(A), non-decreasing from check to check.
+    gap : float
+        The relative duality gap (P − D) / max(abs(P), abs(D)), TopKSVC's stopping measure.
+    seconds : float
+        Wall-clock time since the fit started (resumed fits included).
+    bytes_sent : int
+        Bytes of W, local weights and scalars moved between workers (and the driver) in
+        the rounds since the previous record, from where each array lives (0 on local
+        threads).
+    max_violation : float or None, default None
+        M3L: the largest \|projected gradient\| (its stopping measure); None for TopKSVC.
+
+    See Also
+    --------
+    fit_cocoa : Returns the list of records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> from toprank import TopKSVC
+    >>> from toprank.distributed import fit_cocoa
+    >>> X, y = make_classification(n_samples=300, n_features=8, n_informative=6, n_classes=3,
+    ...                            class_sep=2.0, random_state=0)
+    >>> X /= np.linalg.norm(X, axis=1).max()  # rows of norm <= 1: well scaled for the dual
+    >>> model, history = fit_cocoa(None, TopKSVC(k=1, random_state=0), [X[:150], X[150:]], [y[:150], y[150:]])
+    >>> record = history[-1]
+    >>> bool(record.gap <= 1e-3), bool(record.dual <= record.primal)
+    (True, True)
+    """
 
     round: int
     primal: float
     dual: float
     gap: float
     seconds: float
-    #: Bytes of W, local weights and scalars moved between workers (and the driver) in
-    #: the rounds since the previous record, from where each array lives.
     bytes_sent: int
-    #: M3L: the largest |projected gradient| (its stopping measure); None for TopKSVC.
     max_violation: float | None = None
 
 
@@ -333,8 +368,10 @@ def fit_cocoa(
     gather_dual: bool = True,
     threads: int | None = None,
 ) -> tuple[Any, list[RoundRecord]]:
-    """Train a linear :class:`~toprank.TopKSVC` or :class:`~toprank.M3L` by CoCoA+ where
-    the data lives.
+    """Train a linear TopKSVC or M3L by CoCoA+ where the data lives.
+
+    The estimator is a :class:`~toprank.TopKSVC` or a :class:`~toprank.M3L` whose
+    parameters define the problem; the module docs describe the rounds.
 
     Parameters
     ----------
@@ -351,8 +388,9 @@ def fit_cocoa(
     X : dask array (n × d, chunked by rows) or list of arrays / CSR matrices
         The partitions: a dask array's row chunks, or the list's items. Partitions
         stay on the workers holding them (a list is scattered round-robin first).
-    y : dask array aligned with X's row chunks, a list of per-partition labels, or one
-        array (labels for TopKSVC, an n × L indicator matrix for M3L)
+    y : dask array, list of arrays, or array
+        Labels (TopKSVC) or an n × L indicator matrix (M3L): a dask array aligned with
+        X's row chunks, a list of per-partition labels, or one array.
     tol : float, optional
         Overrides the estimator's ``tol`` (its stopping rule is kept).
     max_rounds : int, optional
@@ -366,19 +404,21 @@ def fit_cocoa(
         line search over several partitions (about the serial number of passes, where
         whole passes needed up to four times as many), else 1. TopKSVC's gap is checked every
         ``check_every`` passes, i.e. every ``check_every / local_epochs`` rounds.
-    aggregation : {"auto", "adding", "line_search"}
+    aggregation : {"auto", "adding", "line_search"}, default "auto"
         ``"adding"``: CoCoA+ with σ' = K (any loss). ``"line_search"`` (TopKSVC with a
         hinge loss): CoCoA with σ' = 1 and the exact step t ∈ [0, 1] along the combined
         change — as bold as the partitions' changes allow, where adding is bounded by
         their worst-case interaction. ``"auto"`` (the default): the line search for the
         hinge losses, adding otherwise. With one partition all are the serial solver.
-    checkpoint_every, checkpoint_dir :
-        Write a checkpoint every that many rounds (at a check) into that directory
-        (shared by the workers).
-    resume : bool
+    checkpoint_every : int, optional
+        Write a checkpoint every that many rounds (at a check).
+    checkpoint_dir : str, optional
+        The directory of the checkpoints, shared by the workers (each writes its
+        partitions' state there); needed with ``checkpoint_every`` or ``resume``.
+    resume : bool, default False
         Continue from the checkpoint in ``checkpoint_dir`` (same partitions and
         parameters).
-    gather_dual : bool
+    gather_dual : bool, default True
         Gather the dual variables into ``dual_coef_`` at the end; with False they stay
         where they were and the model has no ``dual_coef_`` (it predicts from ``coef_``).
     threads : int, optional
@@ -386,7 +426,66 @@ def fit_cocoa(
 
     Returns
     -------
-    (estimator, history) : the fitted estimator, and one :class:`RoundRecord` per check.
+    estimator : TopKSVC or M3L
+        A fitted clone of ``estimator`` (``coef_``, ``intercept_`` and, with
+        ``gather_dual``, ``dual_coef_``), solved to the estimator's own stopping rule
+        like a serial fit.
+    history : list of RoundRecord
+        One record per check.
+
+    Raises
+    ------
+    InvalidInputError
+        ``estimator`` not a TopKSVC or M3L, or with a kernel other than linear;
+        ``aggregation`` unknown or ``"line_search"`` with a loss other than the hinges
+        (or for M3L); ``checkpoint_every`` / ``resume`` without ``checkpoint_dir``; ``X``
+        not a list without a client; partitions with mismatched widths or labels; a
+        parameter out of range.
+
+    Warns
+    -----
+    ConvergenceWarning
+        The budget of rounds ran out before ``tol`` was reached.
+
+    See Also
+    --------
+    decision_function, predict : Scoring a dask array with the fitted model.
+    toprank.TopKSVC : The serial (and in-memory parallel) solver.
+
+    Notes
+    -----
+    Per round each partition costs ``local_epochs`` passes over its n_k examples (O(n_k ·
+    nnz per row · classes) for TopKSVC); the network carries W and the local weights,
+    O(d · classes) per partition and round, never X or the dual variables.
+
+    References
+    ----------
+    .. [1] C. Ma, V. Smith, M. Jaggi, M. I. Jordan, P. Richtárik, M. Takáč. *Adding vs.
+       Averaging in Distributed Primal-Dual Optimization.* ICML 2015 (CoCoA+; Lemma 3:
+       the dual never decreases).
+    .. [2] S. Shalev-Shwartz, T. Zhang. *Accelerated Proximal Stochastic Dual Coordinate
+       Ascent for Regularized Loss Minimization.* Mathematical Programming 2016
+       (Prox-SDCA, the local solver of TopKSVC).
+
+    Examples
+    --------
+    On local threads, two partitions:
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> from toprank import TopKSVC
+    >>> from toprank.distributed import fit_cocoa
+    >>> X, y = make_classification(n_samples=300, n_features=8, n_informative=6, n_classes=3,
+    ...                            class_sep=2.0, random_state=0)
+    >>> X /= np.linalg.norm(X, axis=1).max()  # rows of norm <= 1: well scaled for the dual
+    >>> model, history = fit_cocoa(None, TopKSVC(k=1, random_state=0), [X[:150], X[150:]], [y[:150], y[150:]])
+    >>> model.coef_.shape, round(model.score(X, y), 3)
+    ((3, 8), 0.873)
+
+    With a ``dask.distributed.Client`` the partitions are the row chunks of a dask array
+    (or a list of futures) and stay on their workers::
+
+        model, history = fit_cocoa(client, TopKSVC(k=5), X_dask, y_dask)
     """
     resume, gather_dual = as_flag(resume, "resume"), as_flag(gather_dual, "gather_dual")
     if threads is not None:
@@ -673,15 +772,88 @@ def _read_checkpoint(directory: str, fingerprint: dict[str, Any]) -> tuple[int, 
 
 
 def decision_function(estimator: TopKSVC | M3L, X: Any) -> Any:
-    """``estimator.decision_function`` (TopKSVC: every class's score; M3L: every label's)
-    over the row chunks of a dask array (map_blocks)."""
+    """The estimator's ``decision_function`` over the row chunks of a dask array.
+
+    Each chunk is scored where it lives (``map_blocks``); nothing is computed until the
+    result is.
+
+    Parameters
+    ----------
+    estimator : TopKSVC or M3L
+        Fitted (by :func:`fit_cocoa` or otherwise).
+    X : dask.array.Array of shape (n, d)
+        The rows to score, chunked by rows (the columns are rechunked into one).
+
+    Returns
+    -------
+    dask.array.Array of float64, shape (n, n_classes) or (n, n_labels)
+        Every class's (TopKSVC) or label's (M3L) score, chunked as ``X``'s rows.
+
+    See Also
+    --------
+    predict : The predicted classes or label sets.
+    fit_cocoa : Trains where the data lives.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> from toprank import TopKSVC
+    >>> from toprank.distributed import fit_cocoa
+    >>> X, y = make_classification(n_samples=300, n_features=8, n_informative=6, n_classes=3,
+    ...                            class_sep=2.0, random_state=0)
+    >>> X /= np.linalg.norm(X, axis=1).max()  # rows of norm <= 1: well scaled for the dual
+    >>> model, history = fit_cocoa(None, TopKSVC(k=1, random_state=0), [X[:150], X[150:]], [y[:150], y[150:]])
+    >>> import dask.array as da
+    >>> X_dask = da.from_array(X, chunks=(100, 8))
+    >>> from toprank.distributed import decision_function
+    >>> scores = decision_function(model, X_dask)
+    >>> scores.shape, scores.chunks
+    ((300, 3), ((100, 100, 100), (3,)))
+    >>> bool(np.allclose(scores.compute(), model.decision_function(X)))
+    True
+    """
     X = X.rechunk({1: X.shape[1]})
     width = len(estimator.classes_) if isinstance(estimator, TopKSVC) else estimator.coef_.shape[0]
     return X.map_blocks(_block_scores, estimator, dtype=np.float64, chunks=(X.chunks[0], (width,)))
 
 
 def predict(estimator: TopKSVC | M3L, X: Any) -> Any:
-    """``estimator.predict`` over the row chunks of a dask array (map_blocks)."""
+    """The estimator's ``predict`` over the row chunks of a dask array.
+
+    Parameters
+    ----------
+    estimator : TopKSVC or M3L
+        Fitted (by :func:`fit_cocoa` or otherwise).
+    X : dask.array.Array of shape (n, d)
+        The rows to predict, chunked by rows.
+
+    Returns
+    -------
+    dask.array.Array
+        Shape (n,) of class labels (TopKSVC, and M3L fitted on multiclass labels), or
+        (n, n_labels) of 0/1 label sets (M3L fitted on an indicator matrix).
+
+    See Also
+    --------
+    decision_function : The scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> from toprank import TopKSVC
+    >>> from toprank.distributed import fit_cocoa
+    >>> X, y = make_classification(n_samples=300, n_features=8, n_informative=6, n_classes=3,
+    ...                            class_sep=2.0, random_state=0)
+    >>> X /= np.linalg.norm(X, axis=1).max()  # rows of norm <= 1: well scaled for the dual
+    >>> model, history = fit_cocoa(None, TopKSVC(k=1, random_state=0), [X[:150], X[150:]], [y[:150], y[150:]])
+    >>> import dask.array as da
+    >>> X_dask = da.from_array(X, chunks=(100, 8))
+    >>> from toprank.distributed import predict
+    >>> bool(np.array_equal(predict(model, X_dask).compute(), model.predict(X)))
+    True
+    """
     X = X.rechunk({1: X.shape[1]})
     if isinstance(estimator, M3L) and estimator._target_kind == "multilabel":
         return X.map_blocks(

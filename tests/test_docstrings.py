@@ -22,9 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pytest
-
-docscrape = pytest.importorskip("numpydoc.docscrape")
+from numpydoc import docscrape
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

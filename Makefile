@@ -173,7 +173,9 @@ bench-compare: develop
 # drawn and, in make test, its examples run) and the gallery (examples/plot_*.py, executed
 # here: an example that raises fails the build), built offline with warnings as errors and
 # every cross-reference resolved (-W -n); the Rust crate's API (cargo doc) is copied under
-# rust/, then docs/check_links.py fails on any broken internal link or #anchor.
+# rust/, then docs/check_links.py fails on any broken internal link or #anchor. -E rereads
+# every page (a cached page would not repeat its warnings); sphinx-gallery still reruns only
+# the examples that changed.
 DOCS_DEPS := $(VENV)/.docs-deps-stamp
 DOCS_HTML := docs/_build/html
 
@@ -183,7 +185,7 @@ $(DOCS_DEPS): pyproject.toml | $(DEPS)
 
 docs: develop $(DOCS_DEPS)
 	cargo doc --no-deps --quiet
-	MPLBACKEND=Agg $(PY) -m sphinx -b html -W --keep-going -n -q docs $(DOCS_HTML)
+	MPLBACKEND=Agg $(PY) -m sphinx -b html -E -W --keep-going -n -q docs $(DOCS_HTML)
 	rm -rf $(DOCS_HTML)/rust
 	cp -r target/doc $(DOCS_HTML)/rust
 	$(PY) docs/check_links.py $(DOCS_HTML)

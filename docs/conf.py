@@ -225,16 +225,25 @@ autosummary_context = {
 
 # -- Math --------------------------------------------------------------------------------
 
-# MathJax 2.7 shipped inside the PyPI package jupyter-server-mathjax (the `docs` group);
-# copied into _static/mathjax at the start of every HTML build (see _copy_mathjax).
+# MathJax 2.7 shipped inside the PyPI package jupyter-server-mathjax (the `docs` group),
+# copied into _static/mathjax at the start of every HTML build (see _copy_mathjax). That
+# copy holds the combined configuration TeX-AMS-MML_HTMLorMML-full.js (TeX input and the
+# HTML-CSS output in one file) and the STIX-Web web fonts only: the configuration names
+# both. (Sphinx refuses a ?config= query in a local script path, so it is set here.)
 mathjax_path = "mathjax/MathJax.js"
 mathjax2_config = {
-    "jax": ["input/TeX", "output/CommonHTML"],
+    "config": ["TeX-AMS-MML_HTMLorMML-full.js"],
+    "jax": ["input/TeX", "output/HTML-CSS"],
     "extensions": ["tex2jax.js"],
     "TeX": {"extensions": ["AMSmath.js", "AMSsymbols.js", "noErrors.js", "noUndefined.js"]},
     "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processEscapes": True},
-    "CommonHTML": {"linebreaks": {"automatic": True}},
-    "menuSettings": {"zoom": "None"},
+    "HTML-CSS": {
+        "availableFonts": [],
+        "webFont": "STIX-Web",
+        "imageFont": None,
+        "preferredFont": None,
+        "linebreaks": {"automatic": True},
+    },
     "showMathMenu": False,
     "messageStyle": "none",
 }

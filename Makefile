@@ -172,10 +172,10 @@ bench-compare: develop
 # The documentation site (docs/, issue 39): the API reference, the user guide (its figures
 # drawn and, in make test, its examples run) and the gallery (examples/plot_*.py, executed
 # here: an example that raises fails the build), built offline with warnings as errors and
-# every cross-reference resolved (-W -n); the Rust crate's API (cargo doc) is copied under
-# rust/, then docs/check_links.py fails on any broken internal link or #anchor. -E rereads
-# every page (a cached page would not repeat its warnings); sphinx-gallery still reruns only
-# the examples that changed.
+# every cross-reference resolved (-W -n). The Rust crate's API (cargo doc, warnings as
+# errors too) is copied under rust/, then docs/check_links.py fails on any broken internal
+# link or #anchor. -E rereads every page (a cached page would not repeat its warnings);
+# sphinx-gallery still reruns only the examples that changed.
 DOCS_DEPS := $(VENV)/.docs-deps-stamp
 DOCS_HTML := docs/_build/html
 
@@ -184,7 +184,7 @@ $(DOCS_DEPS): pyproject.toml | $(DEPS)
 	touch $@
 
 docs: develop $(DOCS_DEPS)
-	cargo doc --no-deps --quiet
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 	MPLBACKEND=Agg $(PY) -m sphinx -b html -E -W --keep-going -n -q docs $(DOCS_HTML)
 	rm -rf $(DOCS_HTML)/rust
 	cp -r target/doc $(DOCS_HTML)/rust

@@ -45,11 +45,12 @@ typecheck: develop
 	$(PY) -m mypy --no-error-summary python/toprank tests/typing
 
 # Then every docstring example (--doctest-modules; pytest does not import the __main__
-# modules, which would run the CLI) and the user guide's examples (docs/guide/*.rst).
+# modules, which would run the CLI), the user guide's examples (docs/guide/*.rst) and the
+# home page's quick start.
 test-python: develop
 	$(PY) -m pytest -q tests
 	$(PY) -m pytest -q --doctest-modules python/toprank
-	$(PY) -m pytest -q --doctest-glob="*.rst" docs/guide
+	$(PY) -m pytest -q --doctest-glob="*.rst" docs/guide docs/index.rst
 
 # The long fuzz run of every projection and loss (tests/fuzz/fuzz_projections.py, one
 # core, ~5 min for 2·10^7 rows; results in RELIABILITY.md). make test runs a short

@@ -30,8 +30,8 @@ HERE = Path(__file__).resolve().parent
 # -- Project -----------------------------------------------------------------------------
 
 project = "toprank"
-author = "the toprank developers"
-copyright = "toprank developers"
+author = "The toprank developers"
+copyright = "The toprank developers"
 version = toprank.__version__
 release = toprank.__version__
 

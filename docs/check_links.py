@@ -68,7 +68,8 @@ def check(root: Path, exclude: tuple[str, ...] = EXCLUDED) -> tuple[list[str], d
         for link, line in _parse(page_path, cache).links:
             parts = urlsplit(link)
             if parts.scheme == "mailto" and "." not in parts.path.rpartition("@")[2]:
-                # docutils turns text such as AP@10 into an e-mail link: a literal was meant.
+                # docutils makes an e-mail link of text such as AP@10; conf.py turns those back
+                # into text, so one here comes from elsewhere (raw HTML, a theme).
                 broken.append(f"{where}:{line}: {link!r} is an accidental e-mail link (write ``...``)")
                 continue
             if parts.scheme in EXTERNAL_SCHEMES or link.startswith("//"):

@@ -381,6 +381,21 @@ def _lookup(dotted: str) -> Any:
     return obj
 
 
+def _unlink_accidental_emails(app: Any, doctree: Any) -> None:
+    """Turn back into text the e-mail links docutils makes of metric names such as AP@10.
+
+    docutils links any ``word@word`` as an address; one whose domain has no dot is a
+    metric at a cutoff (AP@10, Recall@100), not an address.
+    """
+    from docutils import nodes
+
+    for reference in list(doctree.findall(nodes.reference)):
+        uri = reference.get("refuri", "")
+        if uri.startswith("mailto:") and "." not in uri.rpartition("@")[2]:
+            reference.replace_self(nodes.Text(reference.astext()))
+
+
 def setup(app: Any) -> None:
+    app.connect("doctree-read", _unlink_accidental_emails)
     app.connect("builder-inited", _copy_mathjax)
     app.connect("missing-reference", _resolve_reexport)

@@ -61,7 +61,8 @@ def _parameters(func: Callable[..., Any], skip_first: bool) -> list[str]:
         return []
     names = []
     for i, parameter in enumerate(signature.parameters.values()):
-        if i == 0 and skip_first and parameter.name in ("self", "cls"):
+        # A NamedTuple's __new__ names its class _cls.
+        if i == 0 and skip_first and parameter.name in ("self", "cls", "_cls"):
             continue
         prefix = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}.get(parameter.kind, "")
         names.append(prefix + parameter.name)

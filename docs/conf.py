@@ -143,6 +143,8 @@ autosummary_imported_members = False
 autodoc_typehints = "none"
 autodoc_member_order = "bysource"
 autodoc_default_options = {"inherited-members": False}
+# The page's table of contents names a method "fit()", not "TopKSVC.fit()".
+toc_object_entries_show_parents = "hide"
 
 # Class pages list their methods through the autosummary template (_templates/autosummary).
 numpydoc_show_class_members = False

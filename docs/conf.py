@@ -344,6 +344,8 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 html_context = {"default_mode": "light"}
+# Single pages have no section to navigate: no empty left sidebar.
+html_sidebars = {page: [] for page in ("index", "performance", "results", "architecture", "rust")}
 
 
 def _resolve_reexport(app: Any, env: Any, node: Any, contnode: Any) -> Any:

@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test lint test-rust test-python typecheck fuzz demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l bench-multilabel bench-tracenorm bench-cocoa multilabel-real tracenorm-real tracenorm-pq-fashion topk-svm-epochs movielens m3l-prior wheel docs docs-clean clean
+.PHONY: all develop test lint test-rust test-python typecheck fuzz demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l bench-multilabel bench-tracenorm bench-cocoa multilabel-real tracenorm-real tracenorm-pq-fashion topk-svm-epochs movielens m3l-prior wheel docs docs-html docs-rust docs-clean clean
 
 all: test
 
@@ -176,7 +176,8 @@ bench-compare: develop
 # every cross-reference resolved (-W -n). The Rust crate's API (cargo doc, warnings as
 # errors too) is copied under rust/, then docs/check_links.py fails on any broken internal
 # link or #anchor. -E rereads every page (a cached page would not repeat its warnings);
-# sphinx-gallery still reruns only the examples that changed.
+# sphinx-gallery still reruns only the examples that changed. `make -j2 docs` runs cargo doc
+# alongside the Sphinx build.
 DOCS_DEPS := $(VENV)/.docs-deps-stamp
 DOCS_HTML := docs/_build/html
 
@@ -184,9 +185,13 @@ $(DOCS_DEPS): pyproject.toml | $(DEPS)
 	$(PY) -m pip install --quiet --group docs
 	touch $@
 
-docs: develop $(DOCS_DEPS)
+docs-rust:
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+
+docs-html: develop $(DOCS_DEPS)
 	MPLBACKEND=Agg $(PY) -m sphinx -b html -E -W --keep-going -n -q docs $(DOCS_HTML)
+
+docs: docs-html docs-rust
 	rm -rf $(DOCS_HTML)/rust
 	cp -r target/doc $(DOCS_HTML)/rust
 	$(PY) docs/check_links.py $(DOCS_HTML)

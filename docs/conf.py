@@ -25,8 +25,6 @@ matplotlib.use("Agg")
 
 import toprank  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-
 # -- Project -----------------------------------------------------------------------------
 
 project = "toprank"
@@ -51,83 +49,14 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = [
-    "_build",
-    "Thumbs.db",
-    ".DS_Store",
-    # sphinx-gallery writes these next to the pages it generates; only the .rst are sources.
-    "auto_examples/*.ipynb",
-    "auto_examples/*.py",
-    "auto_examples/*.zip",
-    "auto_examples/*.json",
-    "auto_examples/*.md5",
-    # The link checker is a script, not a page.
-    "check_links.py",
-]
+exclude_patterns = ["_build"]
 
 # Every reference must resolve (the build runs with -n -W): a typo in a See Also or a
 # :func: role fails the build instead of rendering as plain text.
 nitpicky = True
-# Names outside toprank: there is no intersphinx (offline build), so they cannot resolve.
-nitpick_ignore = [
-    ("py:class", name)
-    for name in (
-        # NumPy / SciPy / Python typing, as they appear in signatures and numpydoc types.
-        "numpy.ndarray",
-        "np.ndarray",
-        "ndarray",
-        "numpy.dtype",
-        "numpy.float32",
-        "numpy.float64",
-        "numpy.uint8",
-        "numpy.random.Generator",
-        "numpy.typing.ArrayLike",
-        "numpy.typing.NDArray",
-        "ArrayLike",
-        "NDArray",
-        "array-like",
-        "array_like",
-        "scipy.sparse.csr_matrix",
-        "scipy.sparse.csr_array",
-        "scipy.sparse.spmatrix",
-        "scipy.sparse.sparray",
-        "collections.abc.Callable",
-        "collections.abc.Iterable",
-        "collections.abc.Iterator",
-        "collections.abc.Sequence",
-        "collections.abc.Mapping",
-        "os.PathLike",
-        "pathlib.Path",
-        "typing.Any",
-        "typing.Literal",
-        "Self",
-        "optional",
-        "default",
-        # scikit-learn bases and objects the estimators build on or accept.
-        "sklearn.base.BaseEstimator",
-        "sklearn.base.ClassifierMixin",
-        "sklearn.base.TransformerMixin",
-        "sklearn.base.OneToOneFeatureMixin",
-        "sklearn.base.MultiOutputMixin",
-        "sklearn.model_selection.GridSearchCV",
-        "sklearn.pipeline.Pipeline",
-        # Dask and matplotlib objects the distributed and plotting helpers take and return.
-        "distributed.Client",
-        "dask.distributed.Client",
-        "matplotlib.axes.Axes",
-        "matplotlib.figure.Figure",
-        # faiss objects exchanged by ProductQuantizer.to_faiss / from_faiss.
-        "faiss.ProductQuantizer",
-    )
-]
-nitpick_ignore += [
-    ("py:exc", "ValueError"),
-    ("py:exc", "TypeError"),
-    ("py:exc", "KeyboardInterrupt"),
-    ("py:func", "sklearn.metrics.make_scorer"),
-]
-# Whole external packages and the standard library, whatever the object role (py:class,
-# py:func, py:mod, ...), and the builtins (int, str, ...).
+# Names outside toprank cannot resolve (no intersphinx: the build is offline): the external
+# packages and the standard library whatever the role (py:class, py:func, py:mod, ...), and
+# the builtins (int, ValueError, ...).
 _EXTERNAL = ("numpy", "np", "scipy", "sklearn", "dask", "distributed", "faiss", "matplotlib", "pandas")
 nitpick_ignore_regex = [
     (r"py:.*", rf"({'|'.join(sorted({*_EXTERNAL, *sys.stdlib_module_names}))})(\..*)?"),

@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from numpydoc import docscrape
+from sklearn.base import BaseEstimator
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -112,12 +113,10 @@ def _class_problems(cls: type) -> list[str]:
         # The arguments of an exception are BaseException's (a message), not documented.
         return problems
     init = cls.__new__ if _is_record(cls) and issubclass(cls, tuple) else cls.__init__
-    arguments = _parameters(init, skip_first=True) if init is not object.__init__ else []
-    if cls.__module__.startswith("typing") or inspect.isabstract(cls) or getattr(cls, "_is_protocol", False):
-        arguments = []
+    # A Protocol (toprank.recsys.Scorer) is a type to implement, never constructed.
+    constructed = init is not object.__init__ and not getattr(cls, "_is_protocol", False)
+    arguments = _parameters(init, skip_first=True) if constructed else []
     problems += _parameter_problems(doc, arguments, fields_ok=_is_record(cls))
-    from sklearn.base import BaseEstimator
-
     if issubclass(cls, BaseEstimator) and not doc["Attributes"]:
         problems.append("no Attributes section (an estimator lists its fitted attributes)")
     return problems

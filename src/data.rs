@@ -41,7 +41,7 @@ impl Row<'_> {
         }
     }
 
-    /// out[t] = ⟨x, w_c⟩ for c = classes[t], where w_c = w[c·stride..] is row c of a
+    /// out\[t\] = ⟨x, w_c⟩ for c = classes\[t\], where w_c = w[c·stride..] is row c of a
     /// row-major weight matrix (rows at least as wide as x). Four rows at a time share
     /// one pass over x, and for a sparse x the last one to three rows share one too;
     /// every value equals [`Row::dot`] with that row bit for bit.

@@ -23,11 +23,11 @@ pub trait KernelSource: Sync {
         1
     }
 
-    /// out[j] = K(j, i) for all j (`out.len() == n`). Serial, no cache; callable from
+    /// out\[j\] = K(j, i) for all j (`out.len() == n`). Serial, no cache; callable from
     /// any thread.
     fn column_into(&self, i: usize, out: &mut [f64]);
 
-    /// out[t] = K(rows[t], i) (`out.len() == rows.len()`): the part of column i that a
+    /// out\[t\] = K(rows\[t\], i) (`out.len() == rows.len()`): the part of column i that a
     /// caller needs, e.g. only the examples with nonzero dual variables. Serial.
     ///
     /// Gives bit-for-bit the values of [`KernelSource::column_into`] (and of

@@ -30,14 +30,14 @@ pub struct RankmaxState {
     pub eta: f64,
     /// α_y of eq. (12).
     pub alpha: f64,
-    /// min(z_y, z_[k]): the score μ_y is anchored to (μ_y = anchor − η). For k = 1
+    /// min(z_y, z_\[k\]): the score μ_y is anchored to (μ_y = anchor − η). For k = 1
     /// this is always z_y.
     pub anchor: f64,
     /// s: the number of scores above μ_y.
     pub support: usize,
     /// t: the number of entries capped at 1.
     pub capped: usize,
-    /// The smallest capped score (z_[t]); +∞ when t = 0.
+    /// The smallest capped score (z_\[t\]); +∞ when t = 0.
     pub cap_score: f64,
 }
 

@@ -15,7 +15,7 @@
 //! so that a singular block — two copies of an example with opposite signs — can pair);
 //! the pair's 2-variable box QP (47)–(54) is solved exactly (see [`solve_box_2d`]), or,
 //! with no admissible q, the 1-variable one (58). The steps
-//! search only label l's free and violating variables (see [`SearchSet`]), whose
+//! search only label l's free and violating variables (see `SearchSet`), whose
 //! gradients follow every step (33); every label k with R_kl ≠ 0 (l included) is
 //! brought up to date once per outer iteration through the accumulated
 //! u = Σ K_:i y_il δ_il (34)–(36):

@@ -132,7 +132,7 @@ impl SdcaLoss for TopKHinge {
     /// own contribution), so a class is zero in the exact step iff v_j ≤ t. Take that
     /// step on a scratch row: every zero class l has v_l ≤ t, and the largest of them,
     /// v_z, bounds t from below. Keep y, both supports (current and stepped), and every
-    /// class with v_l ≥ v_z − [`CLASS_MARGIN`]: a dropped class lies at least that far
+    /// class with v_l ≥ v_z − `CLASS_MARGIN`: a dropped class lies at least that far
     /// below the threshold, so it stays zero until score differences drift by more than
     /// the margin — and the next check re-admits it if they do.
     fn active_classes(

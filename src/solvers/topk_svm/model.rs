@@ -133,7 +133,7 @@ impl<'a, D: Design> LinearModel<'a, D> {
         &self.all
     }
 
-    /// s_t = ⟨w_c, x_i⟩ (+ the intercept column) for c = classes[t], for an arbitrary
+    /// s_t = ⟨w_c, x_i⟩ (+ the intercept column) for c = classes\[t\], for an arbitrary
     /// weight matrix of this model's shape (CoCoA+ blocks score against their local
     /// copy). A class's score does not depend on which other classes are listed.
     pub fn scores_with(&self, w: &[f64], i: usize, classes: &[u32], s: &mut [f64], buf: &mut RowBuf) {

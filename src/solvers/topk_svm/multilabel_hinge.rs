@@ -139,7 +139,7 @@ impl SdcaLoss for MultiLabelHinge {
     /// a class of N is zero in the exact step iff q_l is at most a threshold, which the
     /// largest q of the zero classes of N in that step, q_z, bounds from below. Keep the
     /// labels, both supports (current and stepped) and the classes of N with q_l ≥ q_z
-    /// − [`CLASS_MARGIN`]; the step restricted to any such list that still holds a class
+    /// − `CLASS_MARGIN`; the step restricted to any such list that still holds a class
     /// of N is the exact step over it.
     fn active_classes(
         &self,

@@ -78,7 +78,7 @@ if __name__ == "__main__":
     parts = np.array_split(np.arange(len(y_train)), 2)
     runs = {}
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
         Client(cluster) as client,
     ):
         for aggregation, local_epochs in (("adding", 1.0), ("line_search", 0.25)):

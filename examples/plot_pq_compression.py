@@ -119,8 +119,12 @@ for r in rows:
         xytext=(4, 4),
         textcoords="offset points",
     )
+lowest = min(min(r["test raw"], r["test codes"]) for r in rows)
 ax.set(xscale="log", xlabel="memory of X: raw float32 / codes", ylabel="test accuracy (%)", title="Fashion-MNIST")
-ax.legend(loc="lower left")
+ax.set_ylim(100 * lowest - 2.5, 100 * raw_accuracy + 0.5)
+ax.set_xticks(ratios, [f"{r:.0f}×" for r in ratios])
+ax.minorticks_off()
+ax.legend(loc="lower left", fontsize=8)
 
 width = 0.35
 positions = np.arange(len(rows))

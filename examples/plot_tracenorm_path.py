@@ -88,7 +88,8 @@ print(
 # ranks, then levels off well before W reaches full rank (32 here, the number of
 # classes) — the low-rank models of the middle of the path are as accurate as the
 # nearly unregularised ones at the left end. The right panel shows the singular values of
-# the kept model's W: a few large ones and a tail that the penalty has set to zero.
+# the kept model's W, drawn out to the largest possible rank: they decay steadily, and
+# the penalty has set the last ones to exactly zero.
 fig, (ax_rank, ax_sv) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
 lams = [p.lambda_trace for p in path]
 ax_rank.plot(lams, [p.rank for p in path], "k-o", label="rank of W")
@@ -103,6 +104,8 @@ more = ax_acc.get_legend_handles_labels()
 ax_acc.legend(lines[0] + more[0], lines[1] + more[1], loc="center left")
 
 singular_values = best.model.singular_values_
+full_rank = min(X_train.shape[1], n_classes)
 ax_sv.bar(np.arange(1, len(singular_values) + 1), singular_values)
+ax_sv.set_xlim(0, full_rank + 1)
 ax_sv.set(xlabel="index", ylabel="singular value", title=f"singular values of W at the kept λ1 (rank {best.rank})")
 plt.show()

@@ -11,7 +11,7 @@ where it lies, and returns an ordinary fitted :class:`toprank.TopKSVC` with one
 :class:`~toprank.distributed.RoundRecord` (round, objectives, duality gap, seconds, bytes
 moved) per check.
 
-This example starts a :class:`distributed.LocalCluster` with two worker processes — the
+This example starts a ``distributed.LocalCluster`` with two worker processes — the
 same code runs against a real cluster by passing its client — trains on UCI Letter split
 in two partitions, and compares the duality gap per pass over the data with the serial
 solver's, for the two ways of combining the partitions' changes.

@@ -99,8 +99,8 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
     ----------
     C : float, default=1.0
         Penalty (> 0) of the Hamming hinge losses (one-vs-all SVMs with penalty 2C
-        when R = I). Choose it by cross-validation on a logarithmic grid (the README's
-        prior experiment uses 0.01 to 10).
+        when R = I). Choose it by cross-validation on a logarithmic grid (the prior
+        experiment on the documentation's results page uses 0.01 to 10).
     R : array of shape (n_labels, n_labels) or None, default=None
         Symmetric positive definite prior label correlations; None is the identity.
         E.g. the label correlations of held-out or better-matched data (the paper's

@@ -146,7 +146,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         Seeds the row sample and the k-means initialisation (random distinct points).
     n_jobs : int or None, default=None
         Threads (sub-spaces in parallel for training, rows for encoding). ``None`` is
-        one thread, ``-1`` all cores (see the README's "Threads").
+        one thread, ``-1`` all cores (see "Threads" in the user guide's workflow page).
     verbose : int, default=0
         When positive, ``fit`` prints k-means's progress on stdout: a line per sub-space
         (its squared quantization error after the first and the last iteration) and a

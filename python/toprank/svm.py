@@ -67,7 +67,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         The k of the top-k loss (1 ≤ k < n_classes). ``k=1`` is Crammer–Singer
         (hinge losses) or multinomial logistic regression (``"entropy"``). Use the k
         of the top-k accuracy you will be judged on; a larger k trades top-1 accuracy
-        for top-k accuracy (the README's tables on Letter, Flavia, Fashion-MNIST).
+        for top-k accuracy (the results page's tables on Letter, Flavia, Fashion-MNIST).
     loss : {"alpha", "beta", "softmax", "entropy"}, default="alpha"
         Top-k hinge α, top-k hinge β, softmax, or top-k entropy (see the module docs).
         β keeps top-1 accuracy close to Crammer–Singer's, α trades more of it for

@@ -255,6 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"toprank {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo_parser = commands.add_parser("demo", help="top-k SVMs vs scikit-learn on UCI Letter")
     demo_parser.add_argument(

@@ -84,8 +84,9 @@ pub(crate) fn cone_on_prefix(d: &[f64], p: &[f64], rest: f64, k: usize, rho: f64
     // to entries of 1e-2, and the output summed to 2s/3). p = 0 is instead the exact
     // projection of x − (2E/k)·1, whose k largest entries sum to T − 2E ≤ 0: a row moved
     // by a few ulps of its k largest entries (independent of m), and exactly feasible.
+    // (A row whose k·|x_[k]| overflows gets no such bound: its breakdown is reported below.)
     let top_k_err = 4.0 * (kf + 2.0) * f64::EPSILON * (above_kth + kf * kth.abs());
-    if top_k <= top_k_err {
+    if top_k <= 0.0 || (top_k_err.is_finite() && top_k <= top_k_err) {
         return Ok(Some(Thresholds { shift: 0.0, lower: f64::INFINITY, upper: 0.0 }));
     }
     let next_after = |j: usize| if j < c { d[j] } else { rest };

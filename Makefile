@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test lint test-rust test-python typecheck fuzz demo bench bench-rust bench-compare bench-sdca bench-svm bench-attop bench-pq bench-ranker bench-m3l bench-multilabel bench-tracenorm bench-cocoa multilabel-real tracenorm-real tracenorm-pq-fashion topk-svm-epochs movielens m3l-prior wheel docs docs-html docs-rust docs-clean clean
+.PHONY: all develop test lint test-rust test-python typecheck fuzz demo bench bench-rust bench-compare bench-sdca bench-svm bench-libsdca bench-attop bench-pq bench-ranker bench-m3l bench-multilabel bench-tracenorm bench-cocoa multilabel-real tracenorm-real tracenorm-pq-fashion topk-svm-epochs movielens m3l-prior wheel docs docs-html docs-rust docs-clean clean
 
 all: test
 
@@ -95,6 +95,15 @@ bench-sdca:
 # serial SDCA criterion timings (~9 min).
 bench-svm: develop bench-sdca
 	$(PY) benches/compare/topk_svm.py --write BENCHMARKS.md --criterion target/criterion-sdca
+
+# TopKSVC vs libsdca (Lapin's C++ Prox-SDCA) on UCI Letter, one thread: whole fits
+# (k = 1, 3, 5) and the single-row projection (issue 38; ~5 min). libsdca is never
+# vendored: LIBSDCA_SRC names a checkout (git clone https://github.com/mlapin/libsdca);
+# needs g++ and OpenBLAS (Debian: libopenblas-serial-dev). Not part of `make bench`.
+LIBSDCA_SRC ?= /tmp/libsdca-src
+bench-libsdca: develop
+	$(PY) -m toprank.datasets fetch letter
+	$(PY) benches/compare/libsdca.py --libsdca-src $(LIBSDCA_SRC) --write BENCHMARKS.md
 
 # Why 2 threads gain less on Fashion-MNIST than on the synthetic problem: speed per
 # epoch against the parallel solver's extra epochs, eight seeds (about 4 min).

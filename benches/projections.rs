@@ -14,6 +14,9 @@
 //! without k use `k=-`):
 //!     cargo bench --bench projections -- --warm-up-time 0.1 --measurement-time 0.2 'm=100/'
 //! One kernel at one size:  cargo bench --bench projections -- 'rankmax_loss/.*/m=100000/'
+//!
+//! `topk_simplex_sdca`, `box_simplex_sdca`: the short rows of an SDCA step at m = 10, 25,
+//! 64 (see `sdca_rows`):  cargo bench --bench projections -- _sdca
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -112,6 +115,44 @@ fn projections(c: &mut Criterion) {
     bench_kernel(c, "rankmax", true, |row, k, out, ws| rankmax(&row.x, row.y, k, 1.0, out, ws).expect("rankmax").mu);
 }
 
+/// The projection of an SDCA step on a problem with few classes: m = 10, 25 (UCI
+/// Letter's 26 classes minus the label), 64 entries b_j = (s_j + 1 − s_y)/kii with
+/// scores s_j ~ N(0, 1), the label's s_y ~ N(1.5, 1) (usually ahead) and kii = 3, radius
+/// r = 1 and bias ρ = 1 (Proposition 4); k = 1, 3, 5. A pool of 64 rows per size.
+fn sdca_rows(c: &mut Criterion) {
+    for (name, beta) in [("topk_simplex_sdca", false), ("box_simplex_sdca", true)] {
+        let mut group = c.benchmark_group(name);
+        for m in [10, 25, 64] {
+            let mut rng = Rng::new(SEED ^ 0x5dca ^ m as u64);
+            let pool: Vec<Vec<f64>> = (0..64)
+                .map(|_| {
+                    let sy = 1.5 + rng.normal();
+                    (0..m).map(|_| (rng.normal() + 1.0 - sy) / 3.0).collect()
+                })
+                .collect();
+            let mut out = vec![0.0; m];
+            let mut ws = Workspace::with_capacity(m);
+            for k in [1, 3, 5] {
+                group.throughput(Throughput::Elements(m as u64));
+                group.bench_function(BenchmarkId::new(name, format!("m={m}/k={k}")), |b| {
+                    let mut i = 0;
+                    b.iter(|| {
+                        let row = &pool[i % pool.len()];
+                        i += 1;
+                        let th = if beta {
+                            box_simplex(black_box(row), 1.0 / k as f64, 1.0, 1.0, &mut out, &mut ws)
+                        } else {
+                            topk_simplex(black_box(row), k, 1.0, 1.0, &mut out, &mut ws)
+                        };
+                        black_box(th.expect("projection").lower)
+                    })
+                });
+            }
+        }
+        group.finish();
+    }
+}
+
 fn losses(c: &mut Criterion) {
     bench_kernel(c, "rankmax_loss", true, |row, k, grad, ws| {
         rankmax_loss(&row.x, row.y, k, 1.0, grad, ws).expect("rankmax_loss")
@@ -130,6 +171,6 @@ criterion_group! {
         .sample_size(30)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = projections, losses
+    targets = projections, sdca_rows, losses
 }
 criterion_main!(benches);

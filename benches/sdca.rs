@@ -20,6 +20,15 @@
 //!     cargo bench --bench sdca
 //! One case:  cargo bench --bench sdca -- 'dense_f64/gap'
 //!
+//! `small_step`: one serial SDCA step (`sdca_step`: the scores, the exact step with its
+//! top-k simplex projection, the rank-one update of W) of the top-k hinge α at m + 1
+//! classes, so that the projected row has m = 10, 25 (UCI Letter: 26 classes), 64
+//! entries, k = 1 and 5, C = 1, on Letter-like short rows: n = 2000 examples of d = 16
+//! features, x_i = μ_{y_i} + ε_i with μ_c ~ N(0, I), ε_i ~ N(0, I), scaled by 1/3 (‖x‖²
+//! ≈ 3.5, Letter's features in [−1, 1] give 3.1). From the iterate of 10 serial epochs;
+//! each call steps the next example of a fixed shuffled order (the solve goes on, near
+//! its optimum).
+//!
 //! `multilabel_step`: one exact step of the multi-label hinge and softmax losses at
 //! m = 100 (the benchmark size) with 5 labels, on 256 seeded score rows
 //! q ~ N(0, 1) (labels +1), kii = 1, c = 1, from a = 0; and the hinge's step over the
@@ -35,8 +44,8 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use toprank::data::{CsrRows, DenseRows, Design};
 use toprank::losses::TopKVariant;
 use toprank::solvers::topk_svm::{
-    objectives, solve, ActiveSet, Examples, LinearModel, LossWorkspace, MultiLabelHinge, MultiLabelSoftmax, SdcaLoss,
-    SdcaOptions, TopKHinge,
+    objectives, sdca_step, solve, ActiveSet, Examples, LinearModel, LossWorkspace, MultiLabelHinge, MultiLabelSoftmax,
+    SdcaLoss, SdcaOptions, StepScratch, TopKHinge,
 };
 use toprank::solvers::Silent;
 
@@ -127,6 +136,47 @@ fn bench_sdca(c: &mut Criterion) {
     bench_design(c, "csr_f64_1pct", &csr, &ex);
 }
 
+fn bench_small_step(c: &mut Criterion) {
+    const N_SMALL: usize = 2000;
+    const D_SMALL: usize = 16;
+    let mut group = c.benchmark_group("small_step");
+    for m in [10, 25, 64] {
+        let classes = m + 1;
+        let mut rng = Rng::new(SEED ^ 2 ^ m as u64);
+        let centres: Vec<f64> = (0..classes * D_SMALL).map(|_| rng.normal()).collect();
+        let y: Vec<usize> = (0..N_SMALL).map(|_| rng.below(classes)).collect();
+        let x: Vec<f64> = y
+            .iter()
+            .flat_map(|&yi| (0..D_SMALL).map(move |j| yi * D_SMALL + j))
+            .map(|t| (centres[t] + rng.normal()) / 3.0)
+            .collect();
+        let cs = vec![1.0; N_SMALL];
+        let ex = Examples::new(&y, &cs);
+        let rows = DenseRows::new(&x, N_SMALL, D_SMALL).expect("dense design");
+        let all: Vec<u32> = (0..classes as u32).collect();
+        let mut order: Vec<usize> = (0..N_SMALL).collect();
+        for i in (1..N_SMALL).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        for k in [1, 5] {
+            let loss = TopKHinge { k, variant: TopKVariant::Alpha, smoothing: 0.0 };
+            let mut model = LinearModel::new(&rows, classes, None);
+            let mut a = vec![0.0; N_SMALL * classes];
+            solve(&mut model, &loss, &ex, &mut a, &options(10), &mut Silent).expect("warm-up solve");
+            let mut scratch = StepScratch::new(classes);
+            let mut next = 0;
+            group.bench_function(format!("alpha_m{m}_k{k}"), |b| {
+                b.iter(|| {
+                    let i = order[next % N_SMALL];
+                    next += 1;
+                    sdca_step(&mut model, &loss, &ex, i, &all, &mut a, &mut scratch).expect("step");
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 /// One step per row of `rows` (row-major, `m` scores each) with the labels 0..5.
 fn steps<L: SdcaLoss>(loss: &L, rows: &[f64], m: usize, ws: &mut LossWorkspace, a: &mut [f64]) -> f64 {
     let labels = [0, 1, 2, 3, 4];
@@ -168,6 +218,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_sdca, bench_multilabel_step
+    targets = bench_sdca, bench_small_step, bench_multilabel_step
 }
 criterion_main!(benches);

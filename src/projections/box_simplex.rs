@@ -12,8 +12,8 @@
 //! (`capped_zero_below`).
 
 use super::prefix::{
-    capped_root, capped_sum, capped_zero_below, check_output, check_resolved, solve_largest, write_checked,
-    write_clipped, Param, Sum, Workspace,
+    capped_root, capped_sum, capped_zero_below, check_output, check_resolved, short_top, solve_largest, write_checked,
+    write_clipped, Param, Sum, Workspace, SHORT_ROW, TRACKED,
 };
 use super::topk_cone::check_rho;
 use super::Thresholds;
@@ -46,7 +46,11 @@ pub fn box_simplex<T: Real>(
     // λ = (shift − ρr) + lower: next to huge entries t = shift + lower rounds to the
     // shift and would hide a small negative λ.
     let multiplier_ok = |k: &Thresholds| (k.shift - rho * r) + k.lower >= 0.0;
-    let zero_below = capped_zero_below(x, hi, r, FIRST_PREFIX, ws);
+    let zero_below = if x.len() <= SHORT_ROW {
+        short_zero_below(x, hi, r, rho)
+    } else {
+        capped_zero_below(x, hi, r, FIRST_PREFIX, ws)
+    };
     let knapsack_on = |d: &[f64], p: &[f64], rest: f64| {
         // A prefix whose caps cannot reach r has no knapsack root: `capped_root` returns
         // "all capped", which the prefix test cannot refute (a long tail of equal entries
@@ -114,6 +118,37 @@ pub fn box_simplex<T: Real>(
     }
     check_output("box_simplex", out, 0.0, written, sum, param)?;
     Ok(th)
+}
+
+/// The threshold bound of a short row: [`capped_zero_below`]'s x_[K] − hi (K the fewest
+/// entries whose caps exceed r), from the exact order statistics, and t ≥ 0 with more:
+/// t = ρs + λ ≥ ρs and s ≥ p_[1] = min(hi, x_[1] − t) when x_[1] > t, so
+/// t ≥ min(ρ·hi, ρ·x_[1]/(1 + ρ)) — or x_[1] ≤ t. In an SDCA step (ρ = 1) that keeps
+/// only the entries above about half the largest instead of all those above zero.
+/// Lowered below x_[1], so that the filtered row is never empty (an all-zero answer is
+/// then found on x_[1] alone). `−∞` (no filter) when the order statistics are not
+/// tracked (`short_top`).
+fn short_zero_below<T: Real>(x: &[T], hi: f64, r: f64, rho: f64) -> f64 {
+    let fit = (r / hi).floor();
+    // The smallest K with K·hi > r (as in `capped_zero_below`), if the row has K entries.
+    let over = if fit < x.len() as f64 { (fit as usize..=x.len()).find(|&c| c as f64 * hi > r) } else { None };
+    let n = over.map_or(1, |c| c.max(1)).min(TRACKED);
+    let Some(top) = short_top(x, n) else {
+        return f64::NEG_INFINITY;
+    };
+    let capped = match over {
+        Some(c) if (1..=TRACKED).contains(&c) => top[c - 1] - hi,
+        _ => f64::NEG_INFINITY,
+    };
+    let x1 = top[0];
+    let floor = x1.min(rho * hi).min(rho * x1 / (1.0 + rho)).max(0.0);
+    let bound = capped.max(floor);
+    if bound < x1 {
+        bound
+    } else {
+        // Everything is 0 (x_[1] ≤ t): keep x_[1] alone, just above the bound.
+        x1 - (2.0 * x1.abs() * f64::EPSILON + f64::MIN_POSITIVE)
+    }
 }
 
 #[cfg(test)]

@@ -83,10 +83,15 @@ impl<'w> TopPrefix<'w> {
     /// Copies only the entries of `x` above `bound`: the others are known to be zero in
     /// the solution (each problem derives its bound from its KKT conditions), and a
     /// solution whose threshold clears the largest of them is optimal anyway.
-    /// `ws.block_maxima` must hold `x`'s [`block_maxima`].
+    /// `ws.block_maxima` must hold `x`'s [`block_maxima`], unless the row is short
+    /// (at most [`SHORT_ROW`] entries: those are scanned whole).
     pub(crate) fn load_above<T: Real>(x: &[T], bound: f64, ws: &'w mut Workspace) -> Self {
         ws.values.clear();
-        let left_out = gather_above(x, &ws.block_maxima, bound, &mut ws.values);
+        let left_out = if x.len() <= SHORT_ROW {
+            compact_above(x, bound, &mut ws.values)
+        } else {
+            gather_above(x, &ws.block_maxima, bound, &mut ws.values)
+        };
         let mut top = Self::from_values(std::iter::empty(), ws);
         top.left_out = left_out;
         top
@@ -186,9 +191,9 @@ impl<'w> TopPrefix<'w> {
 
 /// Solves a threshold problem over `x` on growing sorted prefixes (see
 /// [`TopPrefix::solve`]), first over only the entries above `zero_below`, a lower
-/// bound on the threshold that the problem guarantees (`−∞`: none; otherwise
-/// `ws.block_maxima` must hold `x`'s [`block_maxima`]), if at most half of the blocks
-/// hold entries above it. When the bound is not tight enough for the step
+/// bound on the threshold that the problem guarantees (`−∞`: none; otherwise, for a
+/// row longer than [`SHORT_ROW`], `ws.block_maxima` must hold `x`'s [`block_maxima`]),
+/// if at most half of the blocks hold entries above it (always for a short row). When the bound is not tight enough for the step
 /// (rounding at the bound), the whole row is loaded.
 pub(crate) fn solve_largest<T: Real, R>(
     x: &[T],
@@ -197,10 +202,12 @@ pub(crate) fn solve_largest<T: Real, R>(
     ws: &mut Workspace,
     mut step: impl FnMut(&[f64], &[f64], f64) -> crate::Result<Option<R>>,
 ) -> crate::Result<R> {
-    // Filter only when the bound leaves out most blocks; otherwise walking the blocks
-    // costs more than the copy and selection it saves.
+    // Filter long rows only when the bound leaves out most blocks; otherwise walking the
+    // blocks costs more than the copy and selection it saves. A short row is always
+    // filtered: one pass over it costs less than sorting it, and the threshold searches
+    // then run over the few entries that can be positive.
     let blocks_above = || ws.block_maxima.iter().filter(|&&b| b > zero_below).count();
-    if zero_below > f64::NEG_INFINITY && 2 * blocks_above() <= ws.block_maxima.len() {
+    if zero_below > f64::NEG_INFINITY && (x.len() <= SHORT_ROW || 2 * blocks_above() <= ws.block_maxima.len()) {
         if let Some(answer) = TopPrefix::load_above(x, zero_below, ws).try_solve(first_len, &mut step)? {
             return Ok(answer);
         }
@@ -233,18 +240,33 @@ fn block_max<T: Real>(block: &[T]) -> f64 {
     lanes.iter().fold(f64::NEG_INFINITY, |m, &v| if v > m { v } else { m })
 }
 
-/// (B_j, B_{j+1}): the j-th and (j+1)-th largest of `x`'s block maxima (B_0 = +∞),
-/// left in `ws.block_maxima` for [`solve_largest`]. j blocks hold an entry ≥ B_j, so
-/// B_j ≤ x_[j]: bounds on the order statistics a problem's threshold bound needs, from
-/// a summary of m/16 values. `None` (do not filter) when the row is at most
-/// `2·first_len` long, where the first prefix sorts most of it anyway, or when j is
-/// half the blocks or more (the bound would leave out too few of them).
-pub(crate) fn block_order_statistics<T: Real>(
+/// Rows of at most this many entries are filtered by exact order statistics found in
+/// one scan ([`short_order_statistics`]) instead of block maxima: the SDCA steps of
+/// problems with few classes project such rows, where sorting the whole row and
+/// searching it cost several times the scan.
+pub(crate) const SHORT_ROW: usize = 64;
+
+/// The most order statistics [`short_order_statistics`] tracks (j + 1 ≤ this).
+pub(crate) const TRACKED: usize = 8;
+
+/// Lower bounds (B_j, B_{j+1}) on x_[j] and x_[j+1] (B_0 = +∞), for the threshold bound
+/// of a problem, or `None` (do not filter).
+///
+/// A short row (at most [`SHORT_ROW`] entries) gets its exact order statistics
+/// ([`short_order_statistics`]). A longer one the j-th and (j+1)-th largest of its
+/// block maxima, left in `ws.block_maxima` for [`solve_largest`]: j blocks hold an
+/// entry ≥ B_j, so B_j ≤ x_[j], from a summary of m/16 values. `None` when the row is
+/// at most `2·first_len` long, where the first prefix sorts most of it anyway, or when
+/// j is half the blocks or more (the bound would leave out too few of them).
+pub(crate) fn order_statistic_bounds<T: Real>(
     x: &[T],
     j: usize,
     first_len: usize,
     ws: &mut Workspace,
 ) -> Option<(f64, f64)> {
+    if x.len() <= SHORT_ROW {
+        return short_order_statistics(x, j);
+    }
     if x.len() <= 2 * first_len || 2 * j >= x.len().div_ceil(BLOCK) {
         return None;
     }
@@ -256,9 +278,59 @@ pub(crate) fn block_order_statistics<T: Real>(
     Some((larger.iter().fold(f64::INFINITY, |m, &v| m.min(v)), next))
 }
 
+/// (x_[j], x_[j+1]) exactly (x_[0] = +∞), from [`short_top`]; `None` when j + 1 exceeds
+/// [`TRACKED`] or the row's length.
+pub(crate) fn short_order_statistics<T: Real>(x: &[T], j: usize) -> Option<(f64, f64)> {
+    let top = short_top(x, j + 1)?;
+    Some((if j == 0 { f64::INFINITY } else { top[j - 1] }, top[j]))
+}
+
+/// The n largest entries of a short row in descending order (then −∞), by one scan that
+/// keeps them sorted. `None` when n exceeds [`TRACKED`] or the row's length, or the row
+/// is longer than [`SHORT_ROW`].
+pub(crate) fn short_top<T: Real>(x: &[T], n: usize) -> Option<[f64; TRACKED]> {
+    if n == 0 || n > TRACKED || n > x.len() || x.len() > SHORT_ROW {
+        return None;
+    }
+    #[cfg(test)]
+    if tests::UNFILTERED.with(|off| off.get()) {
+        return None;
+    }
+    Some(match n {
+        1 => largest::<T, 1>(x),
+        2 => largest::<T, 2>(x),
+        3 => largest::<T, 3>(x),
+        4 => largest::<T, 4>(x),
+        5 => largest::<T, 5>(x),
+        6 => largest::<T, 6>(x),
+        7 => largest::<T, 7>(x),
+        _ => largest::<T, 8>(x),
+    })
+}
+
+/// The N largest entries of `x`, descending (then −∞), each entry passed down a chain
+/// of N compare-exchanges: no branch (whether an entry enters the top is as
+/// unpredictable as the data, and would mispredict about N·ln(m/N) times per row).
+#[inline]
+fn largest<T: Real, const N: usize>(x: &[T]) -> [f64; TRACKED] {
+    let mut top = [f64::NEG_INFINITY; N];
+    for &v in x {
+        let mut v = v.to_f64();
+        for slot in top.iter_mut() {
+            let (hi, lo) = if v > *slot { (v, *slot) } else { (*slot, v) };
+            *slot = hi;
+            v = lo;
+        }
+    }
+    let mut out = [f64::NEG_INFINITY; TRACKED];
+    out[..N].copy_from_slice(&top);
+    out
+}
+
 /// The threshold bound of `p = clip(x − t, 0, cap)` with Σp ≤ total: if K entries at
 /// the cap already exceed the total, then t ≥ x_[K] − cap (otherwise the K largest
-/// entries would all be capped). From the block maxima; `−∞` when they give none.
+/// entries would all be capped). From [`order_statistic_bounds`]; `−∞` when they give
+/// none.
 pub(crate) fn capped_zero_below<T: Real>(x: &[T], cap: f64, total: f64, first_len: usize, ws: &mut Workspace) -> f64 {
     let fit = (total / cap).floor();
     if fit >= x.len() as f64 {
@@ -266,7 +338,7 @@ pub(crate) fn capped_zero_below<T: Real>(x: &[T], cap: f64, total: f64, first_le
     }
     // The smallest K with K·cap > total, checked in floating point.
     let over = (fit as usize..=x.len()).find(|&c| c as f64 * cap > total);
-    match over.and_then(|c| block_order_statistics(x, c - 1, first_len, ws)) {
+    match over.and_then(|c| order_statistic_bounds(x, c - 1, first_len, ws)) {
         Some((_, kth)) => kth - cap,
         None => f64::NEG_INFINITY,
     }
@@ -283,19 +355,25 @@ pub(crate) fn gather_above<T: Real>(x: &[T], maxima: &[f64], bound: f64, out: &m
             left_out = left_out.max(max);
             continue;
         }
-        let start = out.len();
-        out.resize(start + block.len(), 0.0);
-        let (mut len, mut below) = (start, f64::NEG_INFINITY);
-        for &v in block {
-            let v = v.to_f64();
-            out[len] = v;
-            len += (v > bound) as usize;
-            below = if v <= bound && v > below { v } else { below };
-        }
-        out.truncate(len);
-        left_out = left_out.max(below);
+        left_out = left_out.max(compact_above(block, bound, out));
     }
     left_out
+}
+
+/// Appends the entries of `x` above `bound` to `out` (in row order) and returns the
+/// largest of the others (−∞ if none), without a branch per entry.
+fn compact_above<T: Real>(x: &[T], bound: f64, out: &mut Vec<f64>) -> f64 {
+    let start = out.len();
+    out.resize(start + x.len(), 0.0);
+    let (mut len, mut below) = (start, f64::NEG_INFINITY);
+    for &v in x {
+        let v = v.to_f64();
+        out[len] = v;
+        len += (v > bound) as usize;
+        below = if v <= bound && v > below { v } else { below };
+    }
+    out.truncate(len);
+    below
 }
 
 /// The length of the prefix of `d` on which `holds` is true (it must be true on a prefix
@@ -653,6 +731,80 @@ impl Sum {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// Set by the tests that compare a short row's filtered solve with the general
+        /// (unfiltered) one.
+        pub(super) static UNFILTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// The exact order statistics of a short row, ties included, against a sort.
+    #[test]
+    fn short_order_statistics_are_the_sorted_entries() {
+        let mut rng = crate::rng::SplitMix64::new(5);
+        for len in 1..=SHORT_ROW {
+            // Few distinct values: many ties.
+            let x: Vec<f64> = (0..len).map(|_| rng.below(5) as f64 - 2.0).collect();
+            let mut sorted = x.clone();
+            sorted.sort_by(|a, b| b.total_cmp(a));
+            for j in 0..len.min(TRACKED) {
+                let kth = if j == 0 { f64::INFINITY } else { sorted[j - 1] };
+                assert_eq!(short_order_statistics(&x, j), Some((kth, sorted[j])), "len {len} j {j}");
+            }
+            assert_eq!(short_order_statistics(&x, len), None);
+        }
+        assert_eq!(short_order_statistics(&[0.0; 20], TRACKED), None);
+    }
+
+    type Projection<'a> = dyn Fn(&[f64], &mut [f64], &mut Workspace) -> crate::Result<Thresholds> + 'a;
+
+    /// A short row's filtered solve against the general one (the whole row sorted) for
+    /// every length 1..=SHORT_ROW, on rows of an SDCA step's shape (a few entries
+    /// above zero), Gaussian rows, ties, all-equal rows, and rows whose bound is an
+    /// entry: k from 1 to m, ρ = 0, ½, 1, radii from binding to loose.
+    #[test]
+    fn short_rows_filtered_equal_the_general_path() {
+        use crate::projections::{box_simplex, capped_simplex, topk_simplex};
+        let mut rng = crate::rng::SplitMix64::new(9);
+        let mut normal = move || {
+            let (u, v) = (rng.next_f64().max(1e-300), rng.next_f64());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let (mut ws, mut filtered, mut general) = (Workspace::new(), Vec::new(), Vec::new());
+        let mut solve = |x: &[f64], project: &Projection<'_>| {
+            filtered.resize(x.len(), 0.0);
+            general.resize(x.len(), 0.0);
+            let a = project(x, &mut filtered, &mut ws);
+            UNFILTERED.with(|off| off.set(true));
+            let b = project(x, &mut general, &mut ws);
+            UNFILTERED.with(|off| off.set(false));
+            assert_eq!(a.is_ok(), b.is_ok(), "{x:?}: {a:?} vs {b:?}");
+            let scale = x.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            for (i, (f, g)) in filtered.iter().zip(&general).enumerate() {
+                assert!((f - g).abs() <= 4.0 * f64::EPSILON * scale, "{x:?} entry {i}: {f} vs {g}");
+            }
+        };
+        for m in 1..=SHORT_ROW {
+            for family in 0..5 {
+                let x: Vec<f64> = match family {
+                    0 => (0..m).map(|_| 0.3 * normal() - 0.4).collect(),
+                    1 => (0..m).map(|_| normal()).collect(),
+                    2 => (0..m).map(|_| (normal() * 2.0).round() * 0.25).collect(),
+                    3 => vec![0.7; m],
+                    _ => (0..m).map(|i| if i % 3 == 0 { 1.0 } else { 0.5 }).collect(),
+                };
+                for k in (1..=m).filter(|&k| k <= 9 || k + 1 >= m) {
+                    for rho in [0.0, 0.5, 1.0] {
+                        for r in [0.05, 1.0, 30.0] {
+                            solve(&x, &|x, out, ws| topk_simplex(x, k, r, rho, out, ws));
+                            solve(&x, &|x, out, ws| box_simplex(x, r / k as f64, r, rho, out, ws));
+                        }
+                    }
+                    solve(&x, &|x, out, ws| capped_simplex(x, k as f64 - 0.5, out, ws));
+                }
+            }
+        }
+    }
 
     #[test]
     fn prefix_grows_and_stays_sorted() {

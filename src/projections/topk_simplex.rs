@@ -10,8 +10,8 @@
 //! Following the paper we try the (cheaper) knapsack first and fall back to the cone.
 
 use super::prefix::{
-    block_order_statistics, capped_root, check_output, check_resolved, solve_largest, write_clipped, Param, Sum,
-    Workspace,
+    capped_root, check_output, check_resolved, order_statistic_bounds, short_top, solve_largest, write_clipped, Param,
+    Sum, Workspace, SHORT_ROW,
 };
 use super::topk_cone::{check_k, check_rho, cone_on_prefix, first_prefix};
 use super::Thresholds;
@@ -38,8 +38,16 @@ pub fn topk_simplex<T: Real>(
         return Ok(super::write_zero(out));
     }
     let first = first_prefix(k);
-    let th = solve_largest(x, zero_below(x, k, r, first, ws), first, ws, |d, p, rest| {
-        simplex_on_prefix(d, p, rest, k, r, rho)
+    let (bound, slack) = zero_below(x, k, r, rho, first, ws);
+    let th = solve_largest(x, bound, first, ws, |d, p, rest| {
+        if slack {
+            // Σp < r at the answer: it is the cone's solution (the unique minimiser
+            // without the sum constraint, which it meets), and the knapsack need not
+            // be tried. A sum that rounds above r leaves it to the general solve.
+            Ok(cone_on_prefix(d, p, rest, k, rho)?.filter(|th| th.upper * k as f64 <= r))
+        } else {
+            simplex_on_prefix(d, p, rest, k, r, rho)
+        }
     })?;
     // Both branches give Σp = k·upper: the knapsack's cap is r/k with Σp = r, the
     // cone's is s/k with Σp = s ≤ r (checked in `simplex_on_prefix`); so p_i ≤ upper
@@ -52,14 +60,42 @@ pub fn topk_simplex<T: Real>(
 /// Entries at or below min(x_[k] − r/k, x_[k+1]) are zero in the solution: with a
 /// threshold t below both, the k largest entries would sit at their cap s/k and
 /// x_[k+1] above zero, so Σp > s (s = r for the knapsack, s ≤ r for the cone,
-/// whose cap s/k is then at most r/k). The j-th largest block maximum B_j is at most
-/// x_[j] (j blocks hold an entry ≥ B_j), so min(B_k − r/k, B_{k+1}) is a bound too,
-/// found from the block maxima alone (`−∞`, no filtering, where they give none).
-fn zero_below<T: Real>(x: &[T], k: usize, r: f64, first_len: usize, ws: &mut Workspace) -> f64 {
-    match block_order_statistics(x, k, first_len, ws) {
-        Some((kth, next)) => (kth - r / k as f64).min(next),
-        None => f64::NEG_INFINITY,
+/// whose cap s/k is then at most r/k). Any lower bounds B_k ≤ x_[k], B_{k+1} ≤ x_[k+1]
+/// give a bound min(B_k − r/k, B_{k+1}) too: the exact ones for a short row, those of
+/// the block maxima for a long one (`order_statistic_bounds`; `−∞`, no filtering, where
+/// they give none).
+/// Also returns whether the sum constraint is known to be slack at the answer (a short
+/// row whose bound on Σp is below r, see [`short_zero_below`]).
+fn zero_below<T: Real>(x: &[T], k: usize, r: f64, rho: f64, first_len: usize, ws: &mut Workspace) -> (f64, bool) {
+    if x.len() <= SHORT_ROW {
+        return match short_top(x, k + 1) {
+            Some(top) => short_zero_below(&top[..=k], x.len(), r, rho),
+            None => (f64::NEG_INFINITY, false),
+        };
     }
+    match order_statistic_bounds(x, k, first_len, ws) {
+        Some((kth, next)) => ((kth - r / k as f64).min(next), false),
+        None => (f64::NEG_INFINITY, false),
+    }
+}
+
+/// The bound of [`zero_below`] for a short row, from its k + 1 largest entries `top`
+/// (descending), with s = Σp bounded more tightly than by r: p is optimal against the
+/// feasible point 0, so ⟨p − x + ρs·1, 0 − p⟩ ≥ 0, i.e. ‖p‖² + ρs² ≤ ⟨x, p⟩, where
+/// ⟨x, p⟩ ≤ (s/k)·Σ_{i≤k} x_[i] (p/s lies in the top-k simplex of sum 1) and
+/// ‖p‖² ≥ s²/m: s ≤ mean_k / (ρ + 1/m), mean_k the mean of the k largest entries. In
+/// an SDCA step (ρ = 1, entries v_j/δ of a few score differences) that bound is far
+/// below r, and the filter keeps the handful of entries near the top instead of all
+/// those within r/k of x_[k]. The mean's rounding is added to the bound; a bound still
+/// too tight costs the general solve, never a wrong answer (`solve_largest`). When the
+/// bound on s is below r, the sum constraint is slack at the answer (the second value).
+fn short_zero_below(top: &[f64], m: usize, r: f64, rho: f64) -> (f64, bool) {
+    let k = top.len() - 1;
+    let kf = k as f64;
+    let (sum, mass) = top[..k].iter().fold((0.0, 0.0), |(s, a), &v| (s + v, a + v.abs()));
+    let sum = sum + 2.0 * kf * f64::EPSILON * mass;
+    let s_max = if sum > 0.0 { (sum / kf) / (rho + 1.0 / m as f64) * (1.0 + 4.0 * f64::EPSILON) } else { 0.0 };
+    ((top[k - 1] - s_max.min(r) / kf).min(top[k]), s_max < r)
 }
 
 fn simplex_on_prefix(d: &[f64], p: &[f64], rest: f64, k: usize, r: f64, rho: f64) -> Result<Option<Thresholds>> {
@@ -71,7 +107,12 @@ fn simplex_on_prefix(d: &[f64], p: &[f64], rest: f64, k: usize, r: f64, rho: f64
     // The knapsack: Σ clip(x − t, 0, r/k) = r.
     let knapsack = capped_root(d, p, cap, 0.0, r);
     if !knapsack.clears(rest) {
-        return Ok(None);
+        // The knapsack needs entries left out of the prefix. The cone's solution, if the
+        // prefix holds it (it clears `rest`) and its sum is at most r, is feasible and
+        // optimal without the sum constraint, hence the answer: a short row's bound is
+        // one for the answer (`short_zero_below`), and may leave out the support of the
+        // knapsack when the sum constraint is far from binding, as in SDCA steps.
+        return Ok(cone_on_prefix(d, p, rest, k, rho)?.filter(|th| th.upper * kf <= r));
     }
     // Its multiplier λ = t + (1/k) Σ_U (x_i − t − r/k) − ρr, with t = shift + lower
     // kept apart (next to huge entries their sum rounds to the shift and would hide a

@@ -99,18 +99,25 @@ impl SdcaLoss for TopKHinge {
     fn update(&self, q: &[f64], kii: f64, y: &[usize], c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()> {
         let y = single(y);
         let LossWorkspace { b, p, projection, .. } = ws;
-        reduced(q, y, b, |qj, qy| qj + (1.0 - qy));
-        p.resize(b.len(), 0.0);
         let delta = kii + self.smoothing / c;
-        // b = v/δ, and its largest magnitude from the same pass.
-        let largest = if delta > 0.0 {
-            b.iter_mut().fold(0.0f64, |m, v| {
-                *v /= delta;
-                m.max(v.abs())
-            })
-        } else {
-            f64::INFINITY
+        // b = v/δ with v_j = q_j + (1 − q_y) over j ≠ y (v itself when δ = 0), and its
+        // largest magnitude, in one pass over the two runs of classes around y (no
+        // branch per class: the SDCA step of a problem with few classes is this short).
+        let shift = 1.0 - q[y];
+        b.resize(q.len() - 1, 0.0);
+        p.resize(b.len(), 0.0);
+        let (before, after) = b.split_at_mut(y);
+        // Two plain loops (they vectorise; one over the chained runs does not).
+        let fill = |out: &mut [f64], q: &[f64]| {
+            if delta > 0.0 {
+                out.iter_mut().zip(q).for_each(|(bj, &qj)| *bj = (qj + shift) / delta);
+            } else {
+                out.iter_mut().zip(q).for_each(|(bj, &qj)| *bj = qj + shift);
+            }
         };
+        fill(before, &q[..y]);
+        fill(after, &q[y + 1..]);
+        let largest = if delta > 0.0 { b.iter().fold(0.0f64, |m, &v| m.max(v.abs())) } else { f64::INFINITY };
         if largest < 1e12 * c {
             self.project(b, c, kii / delta, p, projection)?;
         } else {

@@ -30,5 +30,5 @@ pub use multilabel_hinge::MultiLabelHinge;
 pub use multilabel_softmax::MultiLabelSoftmax;
 pub use problem::{objectives, ActiveSet, Examples, Objectives};
 pub use softmax::Softmax;
-pub use solver::{solve, SdcaOptions, SdcaReport};
+pub use solver::{sdca_step, solve, SdcaOptions, SdcaReport, StepScratch};
 pub use topk_entropy::TopKEntropy;

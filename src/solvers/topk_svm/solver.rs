@@ -280,7 +280,7 @@ pub(crate) fn prefetch_step<M: ScoreModel + ?Sized>(
 /// Per-thread buffers of one SDCA step: scores, the restricted dual row, the change
 /// of a_i (full length, zero outside the step's classes between steps), the labels'
 /// positions in the step's class list.
-pub(crate) struct StepScratch {
+pub struct StepScratch {
     pub(crate) s: Vec<f64>,
     pub(crate) row: Vec<f64>,
     pub(crate) delta: Vec<f64>,
@@ -291,7 +291,8 @@ pub(crate) struct StepScratch {
 }
 
 impl StepScratch {
-    pub(crate) fn new(m: usize) -> Self {
+    /// Buffers for problems with `m` classes.
+    pub fn new(m: usize) -> Self {
         Self {
             s: vec![0.0; m],
             row: vec![0.0; m],
@@ -306,7 +307,8 @@ impl StepScratch {
 
 /// One exact coordinate step on example i over the classes `classes` (ascending, with
 /// its labels; all m without class shrinking): returns after W and a_i are updated.
-fn sdca_step<M: ScoreModel + ?Sized, L: SdcaLoss + ?Sized>(
+/// Public for the step's benchmark (`benches/sdca.rs`); the solvers call it per example.
+pub fn sdca_step<M: ScoreModel + ?Sized, L: SdcaLoss + ?Sized>(
     model: &mut M,
     loss: &L,
     ex: &Examples,
@@ -353,11 +355,26 @@ pub(crate) fn restricted_step<L: SdcaLoss + ?Sized>(
         t.labels.extend(labels.iter().map(position));
     }
     // q = s − σ'kii·a_i^old: the scores without example i's own contribution.
+    let curvature = sigma * kii;
+    if k == ai.len() {
+        // Every class listed (no class shrinking): the same arithmetic on whole rows,
+        // without the indirection through the list.
+        row.copy_from_slice(ai);
+        s.iter_mut().zip(row.iter()).for_each(|(sj, &r)| *sj -= curvature * r);
+        loss.update(s, curvature, &t.labels, ex.c[i], row, &mut t.ws)?;
+        let mut changed = false;
+        for ((d, old), &new) in t.delta[..k].iter_mut().zip(ai.iter_mut()).zip(row.iter()) {
+            *d = new - *old;
+            changed |= new != *old;
+            *old = new;
+        }
+        return Ok(changed);
+    }
     for ((r, sj), &c) in row.iter_mut().zip(s.iter_mut()).zip(classes) {
         *r = ai[c as usize];
-        *sj -= sigma * kii * *r;
+        *sj -= curvature * *r;
     }
-    loss.update(s, sigma * kii, &t.labels, ex.c[i], row, &mut t.ws)?;
+    loss.update(s, curvature, &t.labels, ex.c[i], row, &mut t.ws)?;
     let mut changed = false;
     for (&new, &c) in row.iter().zip(classes) {
         let old = &mut ai[c as usize];

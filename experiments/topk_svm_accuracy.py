@@ -142,7 +142,12 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", default=["letter", "flavia", "fashion_mnist"])
     parser.add_argument("--cv-rows", type=int, default=10000)
     parser.add_argument("--tol", type=float, default=1e-2)
-    parser.add_argument("--write", type=Path, default=None, help="docs/results.md (or another Markdown file) to update between the markers")
+    parser.add_argument(
+        "--write",
+        type=Path,
+        default=None,
+        help="docs/results.md (or another Markdown file) to update between the markers",
+    )
     parser.add_argument("--table-only", action="store_true", help="rewrite the table from the saved JSON, no fits")
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)

@@ -460,3 +460,13 @@ def test_m3l_bad_input_raises(client, estimator, Y_kind, settings, message):
         Y[:, 2] = 1
     with pytest.raises(InvalidInputError, match=message):
         fit_cocoa(client, estimator, *_split(X, Y, [30, 30]), max_rounds=3, **settings)
+
+
+def test_workers_are_asked_of_the_scheduler(client, monkeypatch):
+    """`Client.scheduler_info()` returns the client's cached identity, which its periodic
+    refresh overwrites with a copy holding no workers (distributed 2026.8): a fit read that
+    copy and raised "client: has no workers" on a 2-worker cluster (a CI run)."""
+    monkeypatch.setattr(client, "scheduler_info", lambda *args, **kwargs: {"workers": {}})
+    X, y = _problem(n=120, seed=9)
+    model, history = fit_cocoa(client, TopKSVC(k=1, C=0.1, random_state=0), *_split(X, y, [60, 60]), max_rounds=5)
+    assert len(history) > 0 and model.coef_.shape == (5, 6)

@@ -105,7 +105,10 @@ def place(runner: Runner, client: Any, X: Any, y: Any) -> list[Placed]:
         ys = [y[a:b] for a, b in zip(edges[:-1], edges[1:])]
     if len(ys) != len(X):
         raise InvalidInputError(f"y: {len(ys)} label partitions for {len(X)} partitions of X")
-    workers: list[str | None] = sorted(client.scheduler_info()["workers"]) if client is not None else [None]
+    # The scheduler's answer itself, not `scheduler_info()["workers"]`: that returns the
+    # client's cached identity, which its periodic refresh overwrites with a copy holding
+    # no workers (distributed 2026.8) — a fit found "no workers" on a 2-worker cluster.
+    workers: list[str | None] = sorted(client.nthreads()) if client is not None else [None]
     if not workers:
         raise InvalidInputError("client: has no workers (start some, or pass client=None for local threads)")
     placed: list[Placed] = []

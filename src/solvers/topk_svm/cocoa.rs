@@ -24,8 +24,8 @@ use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::{objectives, ActiveSet, Examples};
 use super::solver::{
-    check_active, check_curvatures, check_problem, drive, epoch_order, prefetch_step, restricted_step, SdcaOptions,
-    SdcaReport, StepScratch,
+    check_active, check_curvatures, check_problem, drive, early_check, epoch_order, prefetch_step, restricted_step,
+    SdcaOptions, SdcaReport, StepScratch,
 };
 use crate::data::Design;
 use crate::solvers::Monitor;
@@ -101,6 +101,7 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
     let a_cell = std::cell::RefCell::new(a);
     drive(
         opts,
+        early_check(loss, opts, m),
         monitor,
         |epoch, monitor| {
             let mut model = model_cell.borrow_mut();

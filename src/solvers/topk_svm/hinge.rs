@@ -134,14 +134,20 @@ impl SdcaLoss for TopKHinge {
         Ok(())
     }
 
+    fn shrinks_classes(&self) -> bool {
+        true
+    }
+
     /// The projections onto the dual sets have the form x = clip(b − t, 0, cap) with
     /// b = v/δ and v_j = q_j + 1 − q_y (q = s − kii·a, the scores without example i's
     /// own contribution), so a class is zero in the exact step iff v_j ≤ t. Take that
     /// step on a scratch row: every zero class l has v_l ≤ t, and the largest of them,
     /// v_z, bounds t from below. Keep y, both supports (current and stepped), and every
-    /// class with v_l ≥ v_z − `CLASS_MARGIN`: a dropped class lies at least that far
-    /// below the threshold, so it stays zero until score differences drift by more than
-    /// the margin — and the next check re-admits it if they do.
+    /// class with v_l ≥ v_z − `CLASS_MARGIN`, at most the `budget` highest of them (twice
+    /// as many as the support, at least 2k and `MIN_EXTRA_CLASSES`): a dropped class lies
+    /// below the threshold by the margin or by more than the budget's classes do, so it
+    /// stays zero until score differences drift that far — and the next check
+    /// re-admits it if they do.
     fn active_classes(
         &self,
         s: &[f64],
@@ -160,10 +166,23 @@ impl SdcaLoss for TopKHinge {
         stepped.copy_from_slice(a);
         let result = self.update(q, kii, labels, c, stepped, ws);
         // Only differences of v matter: compare q directly.
-        let top_zero = (0..m).filter(|&j| j != y && stepped[j] == 0.0).map(|j| q[j]).fold(f64::NEG_INFINITY, f64::max);
-        let cut = top_zero - CLASS_MARGIN;
+        let in_support = |j: usize| j == y || a[j] != 0.0 || stepped[j] != 0.0;
+        let top_zero = (0..m).filter(|&j| !in_support(j)).map(|j| q[j]).fold(f64::NEG_INFINITY, f64::max);
+        let mut cut = top_zero - CLASS_MARGIN;
+        // Of the zero classes above the margin's cut keep the `budget` highest: when the
+        // scores of all m classes lie within the margin (m = 1,000 classes of CNN-like
+        // features span ~0.6), the margin alone keeps every class.
+        let support = (0..m).filter(|&j| in_support(j)).count();
+        let budget = (2 * support).max(2 * self.k).max(MIN_EXTRA_CLASSES);
+        let near = &mut ws.b;
+        near.clear();
+        near.extend((0..m).filter(|&j| !in_support(j) && q[j] >= cut).map(|j| q[j]));
+        if near.len() > budget {
+            let (_, &mut kth, _) = near.select_nth_unstable_by(budget - 1, |u, v| v.total_cmp(u));
+            cut = kth;
+        }
         let before = out.len();
-        out.extend((0..m).filter(|&j| j == y || a[j] != 0.0 || stepped[j] != 0.0 || q[j] >= cut).map(|j| j as u32));
+        out.extend((0..m).filter(|&j| in_support(j) || q[j] >= cut).map(|j| j as u32));
         ws.extra = scratch;
         // A list needs more than k classes for the restricted step (k < its m − 1 + 1).
         let kept = out.len() - before;
@@ -175,6 +194,9 @@ impl SdcaLoss for TopKHinge {
 /// may lie and still be kept by class shrinking. Late in a solve score differences move
 /// by ~0.01–0.1 per epoch; a class that rises faster is re-admitted at the next check.
 const CLASS_MARGIN: f64 = 0.5;
+
+/// The fewest zero classes a shrunk list keeps beside the support (see `active_classes`).
+const MIN_EXTRA_CLASSES: usize = 8;
 
 /// max_j |v_j| (0 for an empty row), in independent lanes: one running maximum would
 /// wait on each comparison in turn.
@@ -252,6 +274,38 @@ mod tests {
                         assert!(objective(&loss, &q, kii, y, c, &b) <= best + 1e-12);
                     }
                 }
+            }
+        }
+    }
+    /// Scores of 1,000 classes all within the margin (as CNN-like features give): the
+    /// list keeps the label, the support and the 2·|support| highest zero classes, not
+    /// all m; with a spread wider than the margin, the margin alone decides.
+    #[test]
+    fn class_lists_keep_a_budget_beyond_the_support() {
+        let mut ws = LossWorkspace::new();
+        let mut rng = crate::rng::SplitMix64::new(11);
+        let (m, y, c, kii) = (1000, 7, 1.0, 1.0);
+        for variant in [TopKVariant::Alpha, TopKVariant::Beta] {
+            let loss = TopKHinge { k: 5, variant, smoothing: 0.0 };
+            for spread in [0.3, 30.0] {
+                let s: Vec<f64> =
+                    (0..m).map(|_| spread * (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64).collect();
+                let a = vec![0.0; m];
+                let mut stepped = a.clone();
+                loss.update(&s, kii, &[y], c, &mut stepped, &mut ws).unwrap();
+                let support = (0..m).filter(|&j| j == y || stepped[j] != 0.0).count();
+                let mut list = Vec::new();
+                assert!(loss.active_classes(&s, kii, &[y], c, &a, &mut list, &mut ws).unwrap());
+                assert!(list.windows(2).all(|w| w[0] < w[1]) && list.contains(&(y as u32)));
+                assert!((0..m).filter(|&j| stepped[j] != 0.0).all(|j| list.contains(&(j as u32))));
+                let budget = (2 * support).max(2 * loss.k).max(MIN_EXTRA_CLASSES);
+                assert!(list.len() <= support + budget, "{variant:?} spread {spread}: {} classes", list.len());
+                // Every dropped class scores at most as high as every kept one but the label.
+                let kept_low =
+                    list.iter().filter(|&&j| j as usize != y).map(|&j| s[j as usize]).fold(f64::INFINITY, f64::min);
+                let dropped_high =
+                    (0..m).filter(|j| !list.contains(&(*j as u32))).map(|j| s[j]).fold(f64::MIN, f64::max);
+                assert!(dropped_high <= kept_low || spread > 1.0);
             }
         }
     }

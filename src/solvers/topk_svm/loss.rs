@@ -82,6 +82,11 @@ pub trait SdcaLoss: Send + Sync {
     /// contribution and kii = ⟨x_i, x_i⟩ (> 0, or ≥ 0 for smooth losses). Overwrites `a`.
     fn update(&self, q: &[f64], kii: f64, y: &[usize], c: f64, a: &mut [f64], ws: &mut LossWorkspace) -> Result<()>;
 
+    /// Whether [`SdcaLoss::active_classes`] can shrink (losses with sparse dual rows).
+    fn shrinks_classes(&self) -> bool {
+        false
+    }
+
     /// Class shrinking (see `problem::ActiveSet`): appends to `out`, in ascending order,
     /// the classes the next steps of an example should score and may change — its labels,
     /// every class with a_j ≠ 0, and those close enough to enter the dual support — given its

@@ -135,6 +135,10 @@ impl SdcaLoss for MultiLabelHinge {
         Ok(())
     }
 
+    fn shrinks_classes(&self) -> bool {
+        true
+    }
+
     /// As `TopKHinge::active_classes`: β = (x_N − t_N)_+ with x_N increasing in q_N, so
     /// a class of N is zero in the exact step iff q_l is at most a threshold, which the
     /// largest q of the zero classes of N in that step, q_z, bounds from below. Keep the

@@ -1,0 +1,98 @@
+"""Docstring text that several public functions share, written once.
+
+A docstring names a shared fragment by a line holding only ``%(name)s``;
+:func:`fill_doc` puts the fragment there, each of its lines indented like the
+placeholder, when the module is imported (the way SciPy's ``doccer`` and MNE's
+``fill_doc`` do). A fragment may itself hold placeholders. Only text that is the same
+word for word in several docstrings lives here; a function's summary, Notes and Examples
+stay in its own docstring. An unknown name raises ``KeyError`` at import, so a typo
+cannot reach the rendered documentation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TypeVar
+
+_T = TypeVar("_T")
+
+# A placeholder fills its whole line; ``%(`` is never otherwise used in a docstring.
+_PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)
+
+
+def _rows_invalid(name: str) -> str:
+    """The InvalidInputError entry of a function on a 1-D or 2-D float array ``name``."""
+    return f"""\
+InvalidInputError
+    ``{name}`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
+    or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range."""
+
+
+FRAGMENTS: dict[str, str] = {
+    # toprank.projections
+    "projection_x": """\
+x : array_like of float32 or float64, shape (m,) or (n, m)
+    The vector to project, or a batch of n rows projected independently (in
+    parallel). float32 stays float32; the thresholds are computed in float64.""",
+    "projection_n_jobs": """\
+n_jobs : int or None, default None
+    Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.""",
+    "projection_r_rho": """\
+r : float, default 1.0
+    The bound on the sum, finite and ``>= 0``.
+rho : float, default 0.0
+    The weight of the bias term, finite and ``>= 0``.
+%(projection_n_jobs)s""",
+    "projection_returns": """\
+ndarray
+    The projection p, a new array of ``x``'s shape and dtype.""",
+    "projection_invalid_x": _rows_invalid("x"),
+    "projection_invalid_z": _rows_invalid("z"),
+    "projection_returns_raises": """\
+Returns
+-------
+%(projection_returns)s
+
+Raises
+------
+%(projection_invalid_x)s""",
+    "projection_no_solution": """\
+NoSolutionError
+    The exact search found no solution within its rounding bounds (never seen on
+    finite input; raised rather than returning a wrong answer).""",
+    "capped_simplex_sections": """\
+Parameters
+----------
+%(projection_x)s
+k : float
+    The required sum, ``0 < k <= m``.
+%(projection_n_jobs)s
+
+%(projection_returns_raises)s
+    Also ``k`` outside (0, m].
+%(projection_no_solution)s""",
+    # References cited alike by several functions.
+    "refs_sparsemax": """\
+References
+----------
+.. [1] A. Martins, R. Astudillo. *From Softmax to Sparsemax: A Sparse Model of
+   Attention and Multi-Label Classification.* ICML 2016, §2.""",
+}
+
+
+def _render(text: str, owner: object) -> str:
+    def fragment(match: re.Match[str]) -> str:
+        indent, name = match.groups()
+        if name not in FRAGMENTS:
+            raise KeyError(f"{getattr(owner, '__qualname__', owner)}: no docstring fragment %({name})s")
+        lines = _render(FRAGMENTS[name], owner).splitlines()
+        return "\n".join(indent + line if line else line for line in lines)
+
+    return _PLACEHOLDER.sub(fragment, text)
+
+
+def fill_doc(obj: _T) -> _T:
+    """``obj`` with each ``%(name)s`` line of its docstring replaced by ``FRAGMENTS[name]``."""
+    if obj.__doc__:
+        obj.__doc__ = _render(obj.__doc__, obj)
+    return obj

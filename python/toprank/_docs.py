@@ -71,12 +71,93 @@ k : float
 %(projection_returns_raises)s
     Also ``k`` outside (0, m].
 %(projection_no_solution)s""",
+    # toprank.metrics: the metrics at k of label rankings
+    "at_k_parameters": """\
+Parameters
+----------
+y_true : array_like, scipy.sparse matrix or list of label sets
+    The relevant labels of the n rows: an (n, L) 0/1 indicator (dense or
+    scipy.sparse) or a list (or tuple) of n label sets of column indices in [0, L)
+    (see the module docs).
+scores : array_like of shape (n, L)
+    Finite real scores (any real dtype; float32 is compared in float32), higher
+    ranking first.
+k : int
+    How many of each row's top-ranked labels count, ``1 <= k <= L``.""",
+    "at_k_invalid": """\
+InvalidInputError
+    ``scores`` not a non-empty 2-D real array or with NaN/inf; ``y_true`` of another
+    shape, with values other than 0/1, or with a label outside [0, L); ``k`` not an
+    integer in [1, L].""",
+    "at_k_see_also": """\
+See Also
+--------
+precision_at_k, recall_at_k, average_precision_at_k : The other metrics at k.
+toprank.scoring.ranking_scorer : Any of them as a ``scoring=`` callable.""",
+    "at_k_raises_no_row": """\
+Raises
+------
+%(at_k_invalid)s
+    Also: no row has a relevant label.
+
+%(at_k_see_also)s""",
+    # the binary precision-recall metrics of ranking at the top
+    "precision_recall_notes": """\
+Notes
+-----
+One stable sort of the scores: O(n log n).
+
+References
+----------
+.. [1] V. Mácha, L. Adam, V. Šmídl. *Nonlinear classifiers for ranking problems
+   based on kernelized SVM.* 2020 (accuracy at the top; precision and recall,
+   eq. (20)).""",
+    # toprank.scoring: a classifier pipeline on iris, for the examples
+    "iris_pipeline_example": """\
+>>> from sklearn.datasets import load_iris
+>>> from sklearn.pipeline import make_pipeline
+>>> from sklearn.preprocessing import StandardScaler
+>>> from toprank import TopKSVC
+>>> X, y = load_iris(return_X_y=True)""",
+    # toprank.plotting
+    "plotting_ax": """\
+ax : matplotlib.axes.Axes, optional
+    Where to draw; default: a new figure's Axes (``plt.subplots()``).""",
+    "plotting_returns_raises": """\
+Returns
+-------
+matplotlib.axes.Axes
+    ``ax``, or the new Axes.
+
+Raises
+------""",
+    "plotting_no_matplotlib": """\
+ImportError
+    matplotlib is not installed.""",
+    # two rankers' scores of the same labels, for the examples
+    "plotting_example_scores": """\
+>>> import numpy as np
+>>> from matplotlib.figure import Figure
+>>> rng = np.random.default_rng(0)
+>>> y = rng.integers(0, 2, 200)
+>>> good = y + rng.normal(scale=0.8, size=200)  # scores of two rankers
+>>> poor = y + rng.normal(scale=2.0, size=200)""",
     # References cited alike by several functions.
     "refs_sparsemax": """\
 References
 ----------
 .. [1] A. Martins, R. Astudillo. *From Softmax to Sparsemax: A Sparse Model of
    Attention and Multi-Label Classification.* ICML 2016, §2.""",
+    "refs_rankmax_evaluation": """\
+References
+----------
+.. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. *Rankmax: An Adaptive
+   Projection Alternative to the Softmax Function.* NeurIPS 2020, §4.""",
+    "refs_plotting": """\
+References
+----------
+.. [1] V. Mácha, L. Adam, V. Šmídl. *Nonlinear classifiers for ranking problems based
+   on kernelized SVM.* 2020, §4.4 (Figures 1 and 2).""",
 }
 
 

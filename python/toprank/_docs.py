@@ -142,6 +142,54 @@ ImportError
 >>> y = rng.integers(0, 2, 200)
 >>> good = y + rng.normal(scale=0.8, size=200)  # scores of two rankers
 >>> poor = y + rng.normal(scale=2.0, size=200)""",
+    # toprank.distributed: a model fitted on two partitions on local threads
+    "cocoa_example_fit": """\
+>>> import numpy as np
+>>> from sklearn.datasets import make_classification
+>>> from toprank import TopKSVC
+>>> from toprank.distributed import fit_cocoa
+>>> X, y = make_classification(n_samples=300, n_features=8, n_informative=6, n_classes=3,
+...                            class_sep=2.0, random_state=0)
+>>> X /= np.linalg.norm(X, axis=1).max()  # rows of norm <= 1: well scaled for the dual
+>>> model, history = fit_cocoa(None, TopKSVC(k=1, random_state=0), [X[:150], X[150:]], [y[:150], y[150:]])""",
+    "cocoa_example_dask": """\
+>>> import dask.array as da
+>>> X_dask = da.from_array(X, chunks=(100, 8))""",
+    "cocoa_fitted_estimator": """\
+estimator : TopKSVC or M3L
+    Fitted (by :func:`fit_cocoa` or otherwise).""",
+    # toprank.pq
+    "pq_rows_parameter": """\
+Parameters
+----------
+X : array_like of shape (n_samples, n_features)
+    Rows of the width fitted on.""",
+    "pq_raises_as_encode": """\
+Raises
+------
+InvalidInputError
+    As :meth:`encode`.""",
+    "pq_not_fitted": """\
+sklearn.exceptions.NotFittedError
+    Before ``fit``.""",
+    "pq_decoded_returns": """\
+Returns
+-------
+ndarray of float32, shape (n, d)
+    X̂.""",
+    "pq_raises_refitted": """\
+Raises
+------
+InvalidInputError
+    The quantizer was refitted since the codes were made.""",
+    "pq_example_fit": """\
+>>> import numpy as np
+>>> from toprank.pq import ProductQuantizer
+>>> X = np.random.default_rng(0).normal(size=(1000, 16))
+>>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)""",
+    "pq_example_compressed": """\
+%(pq_example_fit)s
+>>> Xc = pq.compress(X)""",
     # References cited alike by several functions.
     "refs_sparsemax": """\
 References

@@ -40,6 +40,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import keep_params
 from toprank._limits import check_allocation
 from toprank._validation import as_array, as_jobs, restores_on_failure, sparse_structure
@@ -119,6 +120,7 @@ def _checked_books(books: Any, name: str = "codebooks_") -> NDArray[np.float32]:
     return np.ascontiguousarray(books)
 
 
+@fill_doc
 class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  # type: ignore[misc]
     """Product quantizer: k-means codebooks per sub-space, one byte per code.
 
@@ -194,10 +196,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from toprank.pq import ProductQuantizer
-    >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-    >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+    %(pq_example_fit)s
     >>> pq.codebooks_.shape, pq.codebooks_.dtype
     ((4, 16, 4), dtype('float32'))
     >>> pq.encode(X[:2])
@@ -241,6 +240,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         return rows
 
     @restores_on_failure
+    @fill_doc
     def fit(self, X: ArrayLike, y: Any = None) -> ProductQuantizer:
         """Learn the codebooks from the rows of ``X``.
 
@@ -267,10 +267,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        %(pq_example_fit)s
         >>> pq.training_error_.shape  # (n_subspaces, n_iter)
         (4, 25)
         >>> bool(np.all(np.diff(pq.training_error_, axis=1) <= 1e-9))  # k-means never gets worse
@@ -321,13 +318,11 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         """
         return int(self.n_subspaces)
 
+    @fill_doc
     def encode(self, X: ArrayLike) -> NDArray[np.uint8]:
         """Encode the rows of ``X``: the nearest centroid's index in each sub-space.
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-            Rows of the width fitted on.
+        %(pq_rows_parameter)s
 
         Returns
         -------
@@ -338,8 +333,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         ------
         InvalidInputError
             ``X`` not 2-D, sparse, non-numeric or of another width.
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
+        %(pq_not_fitted)s
 
         See Also
         --------
@@ -348,16 +342,14 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        %(pq_example_fit)s
         >>> pq.encode(X[:3]).shape
         (3, 4)
         """
         check_is_fitted(self, "codebooks_")
         return _core.pq_encode(_checked_books(self.codebooks_), self._rows(X, reset=False), n_jobs=as_jobs(self.n_jobs))
 
+    @fill_doc
     def decode(self, codes: ArrayLike) -> NDArray[np.float32]:
         """Decode codes into X̂: every code replaced by its centroid.
 
@@ -375,15 +367,11 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         ------
         InvalidInputError
             ``codes`` of the wrong shape or values outside 0..255.
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
+        %(pq_not_fitted)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        %(pq_example_fit)s
         >>> Xhat = pq.decode(pq.encode(X[:3]))
         >>> Xhat.shape, Xhat.dtype
         ((3, 16), dtype('float32'))
@@ -392,13 +380,11 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         books = _checked_books(self.codebooks_)
         return _core.pq_decode(books, _codes(codes, books.shape[0]), n_jobs=as_jobs(self.n_jobs))
 
+    @fill_doc
     def compress(self, X: ArrayLike) -> CompressedMatrix:
         """Encode ``X`` as a :class:`CompressedMatrix`.
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-            Rows of the width fitted on.
+        %(pq_rows_parameter)s
 
         Returns
         -------
@@ -406,52 +392,38 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
             The codes of ``X`` with this quantizer's codebooks: n·M bytes in place of
             n·d floats.
 
-        Raises
-        ------
-        InvalidInputError
-            As :meth:`encode`.
+        %(pq_raises_as_encode)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc
         CompressedMatrix(shape=(1000, 16), n_subspaces=4, n_bits=4, 4.0 kB of codes + 1.0 kB of codebooks; 64.0 kB decoded as float32)
         """
         return CompressedMatrix(self, self.encode(X))
 
+    @fill_doc
     def transform(self, X: ArrayLike) -> NDArray[np.float32]:
         """The quantized features X̂ of the rows of ``X`` (encoded, then decoded).
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-            Rows of the width fitted on.
+        %(pq_rows_parameter)s
 
         Returns
         -------
         ndarray of float32, shape (n_samples, n_features)
             X̂ (a DataFrame under ``set_output(transform="pandas")``).
 
-        Raises
-        ------
-        InvalidInputError
-            As :meth:`encode`.
+        %(pq_raises_as_encode)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        %(pq_example_fit)s
         >>> pq.transform(X[:2]).shape
         (2, 16)
         """
         return self.decode(self.encode(X))
 
+    @fill_doc
     def to_faiss(self) -> Any:
         """The codebooks as a trained ``faiss.ProductQuantizer``.
 
@@ -465,8 +437,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         ------
         ImportError
             faiss (``faiss-cpu``) is not installed.
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
+        %(pq_not_fitted)s
 
         See Also
         --------
@@ -644,6 +615,7 @@ class _Decodable(ABC):
         return getattr(ufunc, method)(*decoded, **kwargs)
 
 
+@fill_doc
 class CompressedMatrix(_Decodable):
     """The matrix X̂ of ``quantizer``'s decoded ``codes``, multiplied without decoding.
 
@@ -707,10 +679,7 @@ class CompressedMatrix(_Decodable):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from toprank.pq import ProductQuantizer
-    >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-    >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+    %(pq_example_fit)s
     >>> Xc = pq.compress(X)
     >>> B = np.ones((16, 3))
     >>> bool(np.allclose(Xc @ B, np.asarray(Xc) @ B))
@@ -727,21 +696,15 @@ class CompressedMatrix(_Decodable):
         self._books = quantizer.codebooks_
 
     @property
+    @fill_doc
     def codebooks(self) -> NDArray[np.float32]:
         """The codebooks the codes index.
 
-        Raises
-        ------
-        InvalidInputError
-            The quantizer was refitted since the codes were made.
+        %(pq_raises_refitted)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.codebooks is pq.codebooks_
         True
         >>> _ = pq.fit(X[:500])  # refitted: the codes no longer match its codebooks
@@ -755,32 +718,26 @@ class CompressedMatrix(_Decodable):
         return _checked_books(self._books)
 
     @property
+    @fill_doc
     def shape(self) -> tuple[int, int]:
         """(n, d): the codes' rows and the quantizer's features.
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.shape, Xc[[0, 5]].shape
         ((1000, 16), (2, 16))
         """
         return (self.codes.shape[0], int(self.quantizer.n_features_in_))
 
     @property
+    @fill_doc
     def nbytes(self) -> int:
         """Bytes of the codes and the codebooks (which row selections share).
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.nbytes, X.nbytes  # 1000 x 4 bytes of codes + 4 x 16 x 4 float32 centroids
         (5024, 128000)
         """
@@ -812,47 +769,32 @@ class CompressedMatrix(_Decodable):
         self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
         return CompressedMatrix(self.quantizer, self.codes[_row_index(rows, len(self))])
 
+    @fill_doc
     def decode(self) -> NDArray[np.float32]:
         """X̂, decoded.
 
-        Returns
-        -------
-        ndarray of float32, shape (n, d)
-            X̂.
+        %(pq_decoded_returns)s
 
-        Raises
-        ------
-        InvalidInputError
-            The quantizer was refitted since the codes were made.
+        %(pq_raises_refitted)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.decode().dtype
         dtype('float32')
         """
         self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
         return self.quantizer.decode(self.codes)
 
+    @fill_doc
     def toarray(self) -> NDArray[np.float32]:
         """X̂ as a dense array (as ``decode()``; the name scipy's sparse matrices use).
 
-        Returns
-        -------
-        ndarray of float32, shape (n, d)
-            X̂.
+        %(pq_decoded_returns)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.toarray().shape
         (1000, 16)
         """
@@ -873,6 +815,7 @@ class CompressedMatrix(_Decodable):
             raise InvalidInputError(f"{name}: contains NaN or infinity")
         return np.ascontiguousarray(arr), vector
 
+    @fill_doc
     def dot(self, B: ArrayLike) -> NDArray[Any]:
         """X̂·B, from the codes (Algorithm 1 of Harchaoui et al. 2012).
 
@@ -899,11 +842,7 @@ class CompressedMatrix(_Decodable):
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> B = np.ones((16, 2))
         >>> bool(np.allclose(Xc.dot(B), Xc.toarray() @ B))
         True
@@ -921,6 +860,7 @@ class CompressedMatrix(_Decodable):
     def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
         return self.dot(B)
 
+    @fill_doc
     def tdot(self, B: ArrayLike) -> NDArray[Any]:
         """X̂ᵀ·B, from the codes (Algorithm 2 of Harchaoui et al. 2012).
 
@@ -941,11 +881,7 @@ class CompressedMatrix(_Decodable):
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> v = np.ones(1000)
         >>> bool(np.allclose(Xc.tdot(v), Xc.toarray().T @ v))
         True
@@ -961,6 +897,7 @@ class CompressedMatrix(_Decodable):
             out = _core.pq_decode(self.codebooks, self.codes, arr, transposed=True, n_jobs=as_jobs(q.n_jobs))
         return out[:, 0] if vector else out
 
+    @fill_doc
     def rdot(self, A: ArrayLike) -> NDArray[Any]:
         """A·X̂, computed as (X̂ᵀ·Aᵀ)ᵀ from the codes.
 
@@ -982,11 +919,7 @@ class CompressedMatrix(_Decodable):
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> A = np.ones((2, 1000))
         >>> bool(np.allclose(A @ Xc, A @ Xc.toarray()))  # A @ Xc calls rdot
         True
@@ -1004,16 +937,13 @@ class CompressedMatrix(_Decodable):
         return self.rdot(A)
 
     @property
+    @fill_doc
     def T(self) -> _Transposed:
         """X̂ᵀ, for ``X.T @ B`` (``X.T.dot(B)``) and ``A @ X.T``.
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.T.shape, (Xc.T @ np.ones(1000)).shape
         ((16, 1000), (16,))
         """

@@ -112,6 +112,39 @@ References
 .. [1] V. Mácha, L. Adam, V. Šmídl. *Nonlinear classifiers for ranking problems
    based on kernelized SVM.* 2020 (accuracy at the top; precision and recall,
    eq. (20)).""",
+    # the estimators' prediction methods
+    "samples_parameter": """\
+Parameters
+----------
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Samples, as accepted by ``fit``.""",
+    "kernel_samples_parameter": """\
+Parameters
+----------
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Samples (for ``kernel="precomputed"``, their kernel with the training
+    samples).""",
+    "dense_kernel_samples_parameter": """\
+Parameters
+----------
+X : array-like of shape (n_samples, n_features)
+    Samples (for ``kernel="precomputed"``, their kernel with the training
+    samples).""",
+    "coded_samples_parameter": """\
+Parameters
+----------
+X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    Samples (dense, CSR or a :class:`~toprank.pq.CompressedMatrix`).""",
+    # the Prox-SDCA estimators' (TopKSVC, MultiLabelSVC) report attributes
+    "sdca_objective_attributes": """\
+n_iter_ : int
+    Epochs run.
+primal_objective_ : float
+    P(W) at the returned solution.
+dual_objective_ : float
+    D(A) at the returned solution.
+duality_gap_ : float
+    Relative duality gap :math:`(P - D) / \\max(|P|, |D|)`.""",
     # toprank.scoring: a classifier pipeline on iris, for the examples
     "iris_pipeline_example": """\
 >>> from sklearn.datasets import load_iris

@@ -40,6 +40,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.metaestimators import available_if
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._limits import row_sq_norms
 from toprank._options import FitStatus, Kernel, KernelSettings
 from toprank._validation import (
@@ -622,13 +623,11 @@ class ClassScores:
         scores = self._scores(X)
         return np.asarray(self.classes_[np.argmax(scores, axis=1)])
 
+    @fill_doc
     def predict_topk(self, X: ArrayLike, k: int | None = None) -> NDArray[Any]:
         """Predict the k highest-scoring classes of each sample, best first.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples, as accepted by ``fit``.
+        %(samples_parameter)s
         k : int, default=None
             Classes per sample, 1 ≤ k ≤ n_classes. None takes the ``k`` the model was
             trained for (its ``k`` parameter); a model without one needs it given.
@@ -656,17 +655,15 @@ class ClassScores:
         return np.asarray(self.classes_[order])
 
     @_if_proba
+    @fill_doc
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predict class probabilities, the softmax of the class scores.
 
         Offered for the losses that model probabilities (``loss="softmax"`` or
         ``"entropy"``; MultiLabelSVC's ``"softmax"``, then a distribution over the
-        labels): p = softmax(Wᵀx + b).
+        labels; TraceNormLogisticRegression's logistic loss): p = softmax(Wᵀx + b).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples, as accepted by ``fit``.
+        %(samples_parameter)s
 
         Returns
         -------
@@ -676,16 +673,14 @@ class ClassScores:
         return _softmax_rows(self._scores(X))
 
     @_if_proba
+    @fill_doc
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predict the logarithm of the class probabilities of :meth:`predict_proba`.
 
         Computed from the scores directly (log-sum-exp), so a probability too small
         for float64 still has a finite logarithm.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples, as accepted by ``fit``.
+        %(samples_parameter)s
 
         Returns
         -------

@@ -29,6 +29,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import DualSolverModel, choice, finite_fit, forget
 from toprank._options import KERNELS, SURROGATES, AttopMethod, AttopSettings, Kernel, Surrogate
 from toprank._validation import as_jobs, restores_on_failure, validate_input
@@ -198,6 +199,7 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
             return np.zeros(Xv.shape[0])
         return np.asarray(self._kernel_to_support(Xv) @ self.dual_coef_, dtype=np.float64)
 
+    @fill_doc
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Compute f(x) − ``threshold_``, oriented towards ``classes_[1]``.
 
@@ -205,11 +207,7 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
         that of :meth:`score_samples` when ``pos_label`` is ``classes_[1]``, reversed
         otherwise.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples (for ``kernel="precomputed"``, their kernel with the training
-            samples).
+        %(dense_kernel_samples_parameter)s
 
         Returns
         -------
@@ -219,14 +217,11 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
         margin = self.score_samples(X) - self.threshold_
         return margin if self.pos_label_ == self.classes_[1] else -margin
 
+    @fill_doc
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predict ``pos_label`` where f(x) is above the training threshold ``threshold_``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples (for ``kernel="precomputed"``, their kernel with the training
-            samples).
+        %(dense_kernel_samples_parameter)s
 
         Returns
         -------

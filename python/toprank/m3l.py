@@ -33,6 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import DualSolverModel, choice, finite_fit, forget, keep_params
 from toprank._limits import check_row_norms
 from toprank._options import KERNELS, M3L_SOLVERS, Kernel, M3lProblem, M3lSettings, M3LSolver
@@ -448,14 +449,11 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
             K = self._kernel_to_support(Xv)
         return np.asarray(K @ self._beta + self.intercept_)
 
+    @fill_doc
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Compute the label scores f_l(x) of each sample.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples (for ``kernel="precomputed"``, their kernel with the training
-            samples).
+        %(kernel_samples_parameter)s
 
         Returns
         -------
@@ -465,14 +463,11 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         scores = self._scores(X)
         return scores[:, 0] if self._target_kind == "binary" else scores
 
+    @fill_doc
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predict the labels with a positive score f_l(x) > 0.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples (for ``kernel="precomputed"``, their kernel with the training
-            samples).
+        %(kernel_samples_parameter)s
 
         Returns
         -------

@@ -56,6 +56,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
 from toprank._options import MULTILABEL_LOSSES, Kernel, MultiLabelLoss, SdcaLossName, SdcaProblem, SdcaSettings
 from toprank._validation import (
@@ -244,6 +245,7 @@ def hamming_threshold(scores: NDArray[np.float64], relevant: Any, weights: NDArr
     return t if highest_out <= t < lowest_in else highest_out
 
 
+@fill_doc
 class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Linear multi-label classifier with the multi-label hinge or softmax loss, by Prox-SDCA.
 
@@ -317,14 +319,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
     dual_coef_ : ndarray of shape (n_samples, n_labels)
         The dual variables A (``coef_ = Xᵀ A`` with the intercept column), only with
         ``keep_dual=True`` or ``warm_start=True``.
-    n_iter_ : int
-        Epochs run.
-    primal_objective_ : float
-        P(W) at the returned solution.
-    dual_objective_ : float
-        D(A) at the returned solution.
-    duality_gap_ : float
-        Relative duality gap :math:`(P - D) / \\max(|P|, |D|)`.
+    %(sdca_objective_attributes)s
     status_ : {"converged", "max_iter", "no_progress", "interrupted"}
         Why the solver stopped (see ``toprank._options.FitStatus``).
     history_ : list of toprank.FitProgress
@@ -493,13 +488,11 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         Xv: Any = validate_input(self, X, codes=True, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return self._linear_scores(Xv)
 
+    @fill_doc
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Compute the label scores s = Wᵀx + b of each sample.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples (dense, CSR or a :class:`~toprank.pq.CompressedMatrix`).
+        %(coded_samples_parameter)s
 
         Returns
         -------
@@ -513,6 +506,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
             return scores[:, 1] - scores[:, 0]
         return scores
 
+    @fill_doc
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predict the labels of each sample: those scoring above ``threshold_``.
 
@@ -522,10 +516,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         ``[set(model.classes_[row.astype(bool)]) for row in model.predict(X)]`` gives
         the predicted label sets.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples (dense, CSR or a :class:`~toprank.pq.CompressedMatrix`).
+        %(coded_samples_parameter)s
 
         Returns
         -------

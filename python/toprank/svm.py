@@ -39,6 +39,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
 from toprank._options import KERNELS, TOPK_LOSSES, Kernel, SdcaProblem, SdcaSettings, TopKLoss
 from toprank._validation import bounded_int as _int
@@ -50,6 +51,7 @@ from toprank.pq import CompressedMatrix
 __all__ = ["TopKSVC"]
 
 
+@fill_doc
 class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Top-k multiclass SVM and top-k entropy / softmax classifiers, trained by Prox-SDCA.
 
@@ -156,14 +158,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         accelerated solver took over a badly scaled problem: then ``coef_`` and
         ``dual_coef_`` are a primal and a dual iterate whose duality gap is
         ``duality_gap_`` (they coincide at the optimum).
-    n_iter_ : int
-        Epochs run.
-    primal_objective_ : float
-        P(W) at the returned solution.
-    dual_objective_ : float
-        D(A) at the returned solution.
-    duality_gap_ : float
-        Relative duality gap :math:`(P - D) / \\max(|P|, |D|)`.
+    %(sdca_objective_attributes)s
     status_ : {"converged", "max_iter", "no_progress", "interrupted"}
         Why the solver stopped: the tolerance was reached, ``max_epochs`` ran out,
         rounding stopped the progress, or Ctrl-C interrupted it (see

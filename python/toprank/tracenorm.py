@@ -64,7 +64,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from toprank import _core
-from toprank._estimator import LinePace, TraceNormProgress
+from toprank._estimator import ClassScores, LinePace, TraceNormProgress
 from toprank._limits import check_row_norms
 from toprank._validation import as_flag as _flag
 from toprank._validation import (
@@ -86,7 +86,7 @@ __all__ = ["TraceNormLogisticRegression", "PathPoint", "tracenorm_path"]
 _AtomArrays = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
 
 
-class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class TraceNormLogisticRegression(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Multinomial logistic regression with trace-norm and Frobenius penalties, by rank-one descent.
 
     It minimises eq. (4) of Harchaoui et al. (2012),
@@ -188,8 +188,8 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     array([[0, 1],
            [1, 2],
            [2, 1]])
-    >>> bool(model.score(X, y) > 0.9)
-    True
+    >>> np.round(model.predict_proba(X[[0]]), 3)
+    array([[0.968, 0.032, 0.   ]])
     """
 
     def __init__(
@@ -394,60 +394,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         Xv: Any = validate_input(self, X, codes=True, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return np.asarray(safe_sparse_dot(Xv, self.coef_.T, dense_output=True), dtype=np.float64) + self.intercept_
 
-    def predict(self, X: Any) -> NDArray[Any]:
-        """Predict the class with the highest score.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            One of ``classes_`` per sample.
-        """
-        scores = self._scores(X)
-        return np.asarray(self.classes_[np.argmax(scores, axis=1)])
-
-    def predict_proba(self, X: Any) -> NDArray[np.float64]:
-        """Predict the class probabilities softmax(Wᵀx + b).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Each row sums to 1; columns in the order of ``classes_``.
-        """
-        scores = self._scores(X)
-        scores -= scores.max(axis=1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=1, keepdims=True)
-        return scores
-
-    def predict_log_proba(self, X: Any) -> NDArray[np.float64]:
-        """Predict the logarithm of the class probabilities of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Log-probabilities (log-sum-exp of the scores: finite where the
-            probability underflows).
-        """
-        scores = self._scores(X)
-        scores -= scores.max(axis=1, keepdims=True)
-        return np.asarray(scores - np.log(np.exp(scores).sum(axis=1, keepdims=True)))
-
-    def predict_topk(self, X: Any, k: int = 5) -> NDArray[Any]:
+    def predict_topk(self, X: ArrayLike, k: int | None = 5) -> NDArray[Any]:
         """Predict the k highest-scoring classes of each sample, best first.
 
         Parameters
@@ -462,11 +409,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         ndarray of shape (n_samples, k)
             Labels from ``classes_``, best first (ties towards the lower class index).
         """
-        scores = self._scores(X)
-        kk = _int(k, "k", low=1)
-        if kk > scores.shape[1]:
-            raise InvalidInputError(f"k: must be <= n_classes = {scores.shape[1]}, got {kk}")
-        return np.asarray(self.classes_[np.argsort(-scores, axis=1, kind="stable")[:, :kk]])
+        return super().predict_topk(X, k)
 
 
 @dataclass

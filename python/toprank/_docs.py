@@ -145,6 +145,16 @@ dual_objective_ : float
     D(A) at the returned solution.
 duality_gap_ : float
     Relative duality gap :math:`(P - D) / \\max(|P|, |D|)`.""",
+    # the command lines' entry points
+    "cli_main_parameters": """\
+Parameters
+----------
+argv : sequence of str, optional
+    Arguments (default: ``sys.argv[1:]``).
+
+Returns
+-------
+int""",
     # toprank.scoring: a classifier pipeline on iris, for the examples
     "iris_pipeline_example": """\
 >>> from sklearn.datasets import load_iris

@@ -54,3 +54,38 @@ def test_fragments_fill_nested_placeholders() -> None:
     fill_doc(f)
     assert "%(" not in (f.__doc__ or "")
     assert "The projection p, a new array" in (f.__doc__ or "")
+
+
+def test_a_class_fills_its_methods_and_properties() -> None:
+    @fill_doc
+    class Model:
+        """Summary.
+
+        %(projection_n_jobs)s
+        """
+
+        def method(self) -> None:
+            """Summary.
+
+            %(projection_n_jobs)s
+            """
+
+        @property
+        def value(self) -> int:
+            """Summary.
+
+            %(projection_n_jobs)s
+            """
+            return 0
+
+        @classmethod
+        def build(cls) -> None:
+            """Summary.
+
+            %(projection_n_jobs)s
+            """
+
+    for doc in (Model.__doc__, Model.method.__doc__, Model.__dict__["value"].__doc__, Model.build.__doc__):
+        assert doc is not None
+        assert "%(" not in doc
+        assert "Threads for a 2-D ``x``" in doc

@@ -112,6 +112,22 @@ References
 .. [1] V. Mácha, L. Adam, V. Šmídl. *Nonlinear classifiers for ranking problems
    based on kernelized SVM.* 2020 (accuracy at the top; precision and recall,
    eq. (20)).""",
+    # the estimators' fit
+    "fit_parameters_X": """\
+Parameters
+----------
+X : {array-like, sparse matrix} of shape (n_samples, n_features)""",
+    "fit_returns": """\
+Returns
+-------
+object
+    The fitted estimator, ``self``.""",
+    "fit_returns_raises": """\
+%(fit_returns)s
+
+Raises
+------
+InvalidInputError""",
     # the estimators' prediction methods
     "samples_parameter": """\
 Parameters
@@ -263,8 +279,23 @@ def _render(text: str, owner: object) -> str:
     return _PLACEHOLDER.sub(fragment, text)
 
 
-def fill_doc(obj: _T) -> _T:
-    """``obj`` with each ``%(name)s`` line of its docstring replaced by ``FRAGMENTS[name]``."""
+def _fill(obj: object) -> None:
     if obj.__doc__:
         obj.__doc__ = _render(obj.__doc__, obj)
+
+
+def fill_doc(obj: _T) -> _T:
+    """``obj`` with each ``%(name)s`` line of its docstring replaced by ``FRAGMENTS[name]``.
+
+    On a class, also the docstrings of the methods and properties its body defines (a
+    property's own and its getter's, a classmethod's and its function's).
+    """
+    _fill(obj)
+    if isinstance(obj, type):
+        for member in vars(obj).values():
+            if isinstance(member, (property, classmethod, staticmethod)):
+                _fill(member)
+                _fill(member.fget if isinstance(member, property) else member.__func__)
+            elif callable(member):
+                _fill(member)
     return obj

@@ -417,6 +417,12 @@ class SdcaModel(DualSolverModel, ABC):
     dual_coef_: NDArray[np.float64]
     _c: NDArray[np.float64]
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # The linear fits take CSR rows; a kernel needs dense ones.
+        tags.input_tags.sparse = self.kernel == "linear"
+        return tags
+
     @abstractmethod
     def _is_hinge(self) -> bool:
         """Whether the loss is a hinge loss (its fits stall without smoothing; see
@@ -655,7 +661,7 @@ class ClassScores:
         return np.asarray(self.classes_[order])
 
     @_if_proba
-    @fill_doc
+    @fill_doc  # under _if_proba: a class-level fill_doc does not see through its descriptor
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predict class probabilities, the softmax of the class scores.
 

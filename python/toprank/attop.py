@@ -46,6 +46,7 @@ _TIE = 1e-12
 
 # The parameters as fields: the dataclass writes the __init__ scikit-learn expects (each stored as given).
 @dataclass(eq=False, repr=False, kw_only=True)
+@fill_doc
 class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared fitting and prediction of the three methods (see the module docs)."""
 
@@ -92,14 +93,7 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
         y : array-like of shape (n_samples,)
             Two classes; ``pos_label`` (default: the greater label) is the positive one.
 
-        Returns
-        -------
-        object
-            The fitted estimator, ``self``.
-
-        Raises
-        ------
-        InvalidInputError
+        %(fit_returns_raises)s
             If an input or a parameter is out of range (e.g. not exactly two classes,
             ``K`` not below the number of negatives, ``tau`` outside (0, 1)), naming it.
         NoSolutionError
@@ -199,7 +193,6 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
             return np.zeros(Xv.shape[0])
         return np.asarray(self._kernel_to_support(Xv) @ self.dual_coef_, dtype=np.float64)
 
-    @fill_doc
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Compute f(x) − ``threshold_``, oriented towards ``classes_[1]``.
 
@@ -217,7 +210,6 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
         margin = self.score_samples(X) - self.threshold_
         return margin if self.pos_label_ == self.classes_[1] else -margin
 
-    @fill_doc
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predict ``pos_label`` where f(x) is above the training threshold ``threshold_``.
 

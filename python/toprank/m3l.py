@@ -87,6 +87,7 @@ def label_prior(R: Any, n_labels: int) -> NDArray[np.float64]:
     return np.ascontiguousarray((M + M.T) / 2)
 
 
+@fill_doc
 class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Max-margin multi-label classifier with a label-correlation prior R.
 
@@ -308,9 +309,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
     def fit(self, X: ArrayLike, y: Any, sample_weight: ArrayLike | None = None) -> M3L:
         """Fit the model.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(fit_parameters_X)s
             Training examples (CSR with the linear kernel and solver "dcd" or "auto"), or
             the Gram matrix for ``kernel="precomputed"``.
         y : array-like or sparse matrix
@@ -321,14 +320,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
             (an integer weight is the example repeated that many times; weight 0
             ignores it), both solvers. Uniform weights 1 give the unweighted fit exactly.
 
-        Returns
-        -------
-        M3L
-            The fitted estimator, ``self``.
-
-        Raises
-        ------
-        InvalidInputError
+        %(fit_returns_raises)s
             If an input or a parameter is out of range (e.g. R not positive definite,
             a label that is never or always on, ``solver="dcd"`` with a kernel),
             naming it.
@@ -449,7 +441,6 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
             K = self._kernel_to_support(Xv)
         return np.asarray(K @ self._beta + self.intercept_)
 
-    @fill_doc
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Compute the label scores f_l(x) of each sample.
 
@@ -463,7 +454,6 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         scores = self._scores(X)
         return scores[:, 0] if self._target_kind == "binary" else scores
 
-    @fill_doc
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predict the labels with a positive score f_l(x) > 0.
 

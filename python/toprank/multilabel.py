@@ -399,7 +399,6 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.classifier_tags.multi_label = True
         return tags
 
@@ -407,9 +406,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
     def fit(self, X: ArrayLike, y: Any, sample_weight: ArrayLike | None = None) -> MultiLabelSVC:
         """Fit the model.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(fit_parameters_X)s
             Training data: float32 and float64 C-ordered arrays and CSR matrices are
             used in place; a :class:`toprank.pq.CompressedMatrix` trains from its codes
             on its decoded rows.
@@ -420,14 +417,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example multipliers w_i ≥ 0 of C (weight 2 is the example repeated).
 
-        Returns
-        -------
-        MultiLabelSVC
-            The fitted estimator, ``self``.
-
-        Raises
-        ------
-        InvalidInputError
+        %(fit_returns_raises)s
             If an input or a parameter is out of range, e.g. an example with no label
             or with every label, naming it.
         """
@@ -488,7 +478,6 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         Xv: Any = validate_input(self, X, codes=True, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return self._linear_scores(Xv)
 
-    @fill_doc
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Compute the label scores s = Wᵀx + b of each sample.
 
@@ -506,7 +495,6 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
             return scores[:, 1] - scores[:, 0]
         return scores
 
-    @fill_doc
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predict the labels of each sample: those scoring above ``threshold_``.
 

@@ -240,7 +240,6 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         return rows
 
     @restores_on_failure
-    @fill_doc
     def fit(self, X: ArrayLike, y: Any = None) -> ProductQuantizer:
         """Learn the codebooks from the rows of ``X``.
 
@@ -318,7 +317,6 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         """
         return int(self.n_subspaces)
 
-    @fill_doc
     def encode(self, X: ArrayLike) -> NDArray[np.uint8]:
         """Encode the rows of ``X``: the nearest centroid's index in each sub-space.
 
@@ -349,7 +347,6 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         check_is_fitted(self, "codebooks_")
         return _core.pq_encode(_checked_books(self.codebooks_), self._rows(X, reset=False), n_jobs=as_jobs(self.n_jobs))
 
-    @fill_doc
     def decode(self, codes: ArrayLike) -> NDArray[np.float32]:
         """Decode codes into X̂: every code replaced by its centroid.
 
@@ -380,7 +377,6 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         books = _checked_books(self.codebooks_)
         return _core.pq_decode(books, _codes(codes, books.shape[0]), n_jobs=as_jobs(self.n_jobs))
 
-    @fill_doc
     def compress(self, X: ArrayLike) -> CompressedMatrix:
         """Encode ``X`` as a :class:`CompressedMatrix`.
 
@@ -402,7 +398,6 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         """
         return CompressedMatrix(self, self.encode(X))
 
-    @fill_doc
     def transform(self, X: ArrayLike) -> NDArray[np.float32]:
         """The quantized features X̂ of the rows of ``X`` (encoded, then decoded).
 
@@ -423,7 +418,6 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         """
         return self.decode(self.encode(X))
 
-    @fill_doc
     def to_faiss(self) -> Any:
         """The codebooks as a trained ``faiss.ProductQuantizer``.
 
@@ -696,7 +690,6 @@ class CompressedMatrix(_Decodable):
         self._books = quantizer.codebooks_
 
     @property
-    @fill_doc
     def codebooks(self) -> NDArray[np.float32]:
         """The codebooks the codes index.
 
@@ -718,7 +711,6 @@ class CompressedMatrix(_Decodable):
         return _checked_books(self._books)
 
     @property
-    @fill_doc
     def shape(self) -> tuple[int, int]:
         """(n, d): the codes' rows and the quantizer's features.
 
@@ -731,7 +723,6 @@ class CompressedMatrix(_Decodable):
         return (self.codes.shape[0], int(self.quantizer.n_features_in_))
 
     @property
-    @fill_doc
     def nbytes(self) -> int:
         """Bytes of the codes and the codebooks (which row selections share).
 
@@ -769,7 +760,6 @@ class CompressedMatrix(_Decodable):
         self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
         return CompressedMatrix(self.quantizer, self.codes[_row_index(rows, len(self))])
 
-    @fill_doc
     def decode(self) -> NDArray[np.float32]:
         """X̂, decoded.
 
@@ -786,7 +776,6 @@ class CompressedMatrix(_Decodable):
         self.codebooks  # noqa: B018 (raises if the quantizer was refitted)
         return self.quantizer.decode(self.codes)
 
-    @fill_doc
     def toarray(self) -> NDArray[np.float32]:
         """X̂ as a dense array (as ``decode()``; the name scipy's sparse matrices use).
 
@@ -815,7 +804,6 @@ class CompressedMatrix(_Decodable):
             raise InvalidInputError(f"{name}: contains NaN or infinity")
         return np.ascontiguousarray(arr), vector
 
-    @fill_doc
     def dot(self, B: ArrayLike) -> NDArray[Any]:
         """X̂·B, from the codes (Algorithm 1 of Harchaoui et al. 2012).
 
@@ -860,7 +848,6 @@ class CompressedMatrix(_Decodable):
     def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
         return self.dot(B)
 
-    @fill_doc
     def tdot(self, B: ArrayLike) -> NDArray[Any]:
         """X̂ᵀ·B, from the codes (Algorithm 2 of Harchaoui et al. 2012).
 
@@ -897,7 +884,6 @@ class CompressedMatrix(_Decodable):
             out = _core.pq_decode(self.codebooks, self.codes, arr, transposed=True, n_jobs=as_jobs(q.n_jobs))
         return out[:, 0] if vector else out
 
-    @fill_doc
     def rdot(self, A: ArrayLike) -> NDArray[Any]:
         """A·X̂, computed as (X̂ᵀ·Aᵀ)ᵀ from the codes.
 
@@ -937,7 +923,6 @@ class CompressedMatrix(_Decodable):
         return self.rdot(A)
 
     @property
-    @fill_doc
     def T(self) -> _Transposed:
         """X̂ᵀ, for ``X.T @ B`` (``X.T.dot(B)``) and ``A @ X.T``.
 

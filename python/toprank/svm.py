@@ -33,7 +33,6 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._tags import Tags
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
@@ -269,18 +268,11 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
     def _is_hinge(self) -> bool:
         return self.loss in ("alpha", "beta")
 
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self.kernel == "linear"
-        return tags
-
     @restores_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> TopKSVC:
         """Fit the model.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(fit_parameters_X)s
             Training data (float32 and float64 C-ordered arrays and CSR matrices are
             used in place, without a copy); for ``kernel="precomputed"`` the
             (n_samples, n_samples) Gram matrix (dense, possibly a memory map). A
@@ -293,14 +285,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example multipliers of C.
 
-        Returns
-        -------
-        TopKSVC
-            The fitted estimator, ``self``.
-
-        Raises
-        ------
-        InvalidInputError
+        %(fit_returns_raises)s
             If a parameter or an input is out of range (e.g. ``k ≥ n_classes``, fewer
             than two classes, negative weights), naming it.
         NoSolutionError

@@ -64,6 +64,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import ClassScores, LinePace, TraceNormProgress
 from toprank._limits import check_row_norms
 from toprank._validation import as_flag as _flag
@@ -86,6 +87,7 @@ __all__ = ["TraceNormLogisticRegression", "PathPoint", "tracenorm_path"]
 _AtomArrays = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
 
 
+@fill_doc
 class TraceNormLogisticRegression(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Multinomial logistic regression with trace-norm and Frobenius penalties, by rank-one descent.
 
@@ -261,14 +263,7 @@ class TraceNormLogisticRegression(ClassScores, ClassifierMixin, BaseEstimator): 
             times; weight 0 ignores it). Uniform weights give the unweighted fit exactly.
             With ``fit_intercept``, every class present in y needs some positive weight.
 
-        Returns
-        -------
-        TraceNormLogisticRegression
-            The fitted estimator, ``self``.
-
-        Raises
-        ------
-        InvalidInputError
+        %(fit_returns_raises)s
             If an input or a parameter is out of range (e.g. fewer than two classes,
             a negative λ, a warm start from other classes or features), naming it.
 

@@ -151,6 +151,11 @@ Parameters
 ----------
 X : {array-like, sparse matrix} of shape (n_samples, n_features)
     Samples (dense, CSR or a :class:`~toprank.pq.CompressedMatrix`).""",
+    # the fitted models' history_ records
+    "progress_see_also": """\
+See Also
+--------
+FitProgress : The record of the dual solvers' gap checks.""",
     # the Prox-SDCA estimators' (TopKSVC, MultiLabelSVC) report attributes
     "sdca_objective_attributes": """\
 n_iter_ : int
@@ -171,13 +176,18 @@ argv : sequence of str, optional
 Returns
 -------
 int""",
-    # toprank.scoring: a classifier pipeline on iris, for the examples
-    "iris_pipeline_example": """\
+    # iris, and a classifier pipeline on it, for the examples
+    "iris_example": """\
 >>> from sklearn.datasets import load_iris
+>>> X, y = load_iris(return_X_y=True)""",
+    "tracenorm_path_example": """\
+>>> from toprank import tracenorm_path
+%(iris_example)s""",
+    "iris_pipeline_example": """\
 >>> from sklearn.pipeline import make_pipeline
 >>> from sklearn.preprocessing import StandardScaler
 >>> from toprank import TopKSVC
->>> X, y = load_iris(return_X_y=True)""",
+%(iris_example)s""",
     # toprank.plotting
     "plotting_ax": """\
 ax : matplotlib.axes.Axes, optional

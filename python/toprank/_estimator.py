@@ -58,6 +58,7 @@ from toprank.exceptions import InvalidInputError, NoSolutionError
 _STOPPED_SHORT: tuple[FitStatus, ...] = ("max_iter", "no_progress")
 
 
+@fill_doc
 class FitProgress(NamedTuple):
     """One progress check of a dual solver, an item of a fitted model's ``history_``.
 
@@ -90,9 +91,8 @@ class FitProgress(NamedTuple):
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
     >>> from toprank import TopKSVC
-    >>> X, y = load_iris(return_X_y=True)
+    %(iris_example)s
     >>> model = TopKSVC(k=2, tol=1e-3, random_state=0).fit(X / 10, y)
     >>> last = model.history_[-1]
     >>> last._fields
@@ -108,6 +108,7 @@ class FitProgress(NamedTuple):
     seconds: float
 
 
+@fill_doc
 class RankerProgress(NamedTuple):
     """One epoch of :class:`~toprank.RankmaxRanker`, an item of its ``history_``.
 
@@ -134,9 +135,7 @@ class RankerProgress(NamedTuple):
         Seconds since the fit (or the :meth:`~toprank.RankmaxRanker.partial_fit` call)
         started.
 
-    See Also
-    --------
-    FitProgress : The record of the dual solvers' gap checks.
+    %(progress_see_also)s
     TraceNormProgress : The record of :class:`~toprank.TraceNormLogisticRegression`'s iterations.
 
     Examples
@@ -159,6 +158,7 @@ class RankerProgress(NamedTuple):
     seconds: float
 
 
+@fill_doc
 class TraceNormProgress(NamedTuple):
     """One iteration of :class:`~toprank.TraceNormLogisticRegression`, an item of its ``history_``.
 
@@ -182,16 +182,13 @@ class TraceNormProgress(NamedTuple):
     seconds : float
         Seconds since the fit started.
 
-    See Also
-    --------
-    FitProgress : The record of the dual solvers' gap checks.
+    %(progress_see_also)s
     RankerProgress : The record of :class:`~toprank.RankmaxRanker`'s epochs.
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
     >>> from toprank import TraceNormLogisticRegression
-    >>> X, y = load_iris(return_X_y=True)
+    %(iris_example)s
     >>> model = TraceNormLogisticRegression(lambda_trace=0.05, random_state=0).fit(X, y)
     >>> last = model.history_[-1]
     >>> last._fields

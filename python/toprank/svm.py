@@ -210,9 +210,8 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
     >>> from toprank import TopKSVC
-    >>> X, y = load_iris(return_X_y=True)
+    %(iris_example)s
     >>> X = (X - X.mean(axis=0)) / X.std(axis=0) / 2  # ‖x‖ ≈ 1: few epochs
     >>> model = TopKSVC(k=2, C=1.0, random_state=0).fit(X, y)
     >>> model.status_, bool(model.duality_gap_ <= 1e-3)

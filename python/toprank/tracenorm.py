@@ -180,9 +180,8 @@ class TraceNormLogisticRegression(ClassScores, ClassifierMixin, BaseEstimator): 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
     >>> from toprank import TraceNormLogisticRegression
-    >>> X, y = load_iris(return_X_y=True)
+    %(iris_example)s
     >>> model = TraceNormLogisticRegression(lambda_trace=0.05, random_state=0).fit(X, y)
     >>> model.status_, model.rank_, model.coef_.shape  # 3 classes, one shared direction
     ('converged', 1, (3, 4))
@@ -407,6 +406,7 @@ class TraceNormLogisticRegression(ClassScores, ClassifierMixin, BaseEstimator): 
         return super().predict_topk(X, k)
 
 
+@fill_doc
 @dataclass
 class PathPoint:
     """One model of a regularisation path, as :func:`tracenorm_path` returns it.
@@ -440,9 +440,7 @@ class PathPoint:
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
-    >>> from toprank import tracenorm_path
-    >>> X, y = load_iris(return_X_y=True)
+    %(tracenorm_path_example)s
     >>> point = tracenorm_path(X, y, [0.05], random_state=0)[0]
     >>> point.lambda_trace, point.rank, point.model.rank_
     (0.05, 1, 1)
@@ -458,6 +456,7 @@ class PathPoint:
     validation_topk: dict[int, float] = field(default_factory=dict)
 
 
+@fill_doc
 def tracenorm_path(
     X: Any,
     y: ArrayLike,
@@ -516,9 +515,7 @@ def tracenorm_path(
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
-    >>> from toprank import tracenorm_path
-    >>> X, y = load_iris(return_X_y=True)
+    %(tracenorm_path_example)s
     >>> path = tracenorm_path(X, y, [0.01, 0.1], validation_data=(X, y), topk=(1, 2), random_state=0)
     >>> [point.lambda_trace for point in path]  # largest first
     [0.1, 0.01]

@@ -60,6 +60,9 @@ Raises
 NoSolutionError
     The exact search found no solution within its rounding bounds (never seen on
     finite input; raised rather than returning a wrong answer).""",
+    "projection_example_x": """\
+>>> import numpy as np
+>>> x = np.array([0.5, 1.2, -0.3, 0.9])""",
     "capped_simplex_sections": """\
 Parameters
 ----------

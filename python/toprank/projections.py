@@ -88,9 +88,8 @@ def simplex(x: ArrayLike, r: float = 1.0, inequality: bool = False, *, n_jobs: i
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import simplex
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> simplex(x)
     array([0.  , 0.65, 0.  , 0.35])
     >>> simplex(x, r=5.0, inequality=True)  # x_+ already sums to less than 5
@@ -205,9 +204,8 @@ def topk_cone(x: ArrayLike, k: int, rho: float = 0.0, *, n_jobs: int | None = No
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import topk_cone
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> topk_cone(x, k=2)  # already in the cone: 1.2 <= (0.5 + 1.2 + 0.9) / 2
     array([0.5, 1.2, 0. , 0.9])
     >>> p = topk_cone(x, k=3)
@@ -263,9 +261,8 @@ def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jo
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import topk_simplex
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> topk_simplex(x, k=2)
     array([0.05, 0.5 , 0.  , 0.45])
     >>> np.round(topk_simplex(x, k=2, rho=1.0), 6)  # the Prox-SDCA step
@@ -340,9 +337,8 @@ def bipartite_simplex(
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import bipartite_simplex
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> positive = np.array([True, False, False, True])
     >>> p = bipartite_simplex(x, positive)
     >>> p
@@ -444,9 +440,8 @@ def capped_simplex(x: ArrayLike, k: float, *, n_jobs: int | None = None) -> Floa
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import capped_simplex
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> capped_simplex(x, k=2)
     array([0.3, 1. , 0. , 0.7])
     >>> float(capped_simplex(x, k=2.5).sum())
@@ -489,9 +484,8 @@ def capped_simplex_entropy(x: ArrayLike, k: float, *, n_jobs: int | None = None)
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import capped_simplex_entropy
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> p = capped_simplex_entropy(x, k=1)
     >>> bool(np.allclose(p, np.exp(x) / np.exp(x).sum()))  # softmax
     True

@@ -74,6 +74,44 @@ k : float
 %(projection_returns_raises)s
     Also ``k`` outside (0, m].
 %(projection_no_solution)s""",
+    # toprank.losses: the cross-entropies of probability mappings
+    "loss_z_y": """\
+z : array_like of float32 or float64, shape (m,) or (n, m)
+    Scores over m classes of one example, or a batch of n examples (rows computed in
+    parallel without the GIL). float32 stays float32.
+y : int or array_like of int, shape (n,)
+    The true class: an int in [0, m) for a 1-D ``z``, one per row for a 2-D ``z``.""",
+    "loss_n_jobs": """\
+n_jobs : int or None, default None
+    Threads for a batch: ``None`` one, ``-1`` all cores, ``-2`` all but one.""",
+    "loss_returns": """\
+Returns
+-------
+loss : float or ndarray of shape (n,)
+    A float for a 1-D ``z``; one loss per row, in ``z``'s dtype, for a batch.
+grad : ndarray
+    The gradient with respect to ``z``, of its shape and dtype.""",
+    "loss_invalid": """\
+InvalidInputError
+    ``z`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
+    or infinite entries; ``y`` not an integer (array) in [0, m) with one label per
+    row; ``n_jobs`` not an integer, ``0`` or out of range.""",
+    "loss_overflow": """\
+NoSolutionError
+    The loss overflows float64 (finite scores whose differences exceed ~1e308):
+    rescale the scores.""",
+    "loss_sections": """\
+Parameters
+----------
+%(loss_z_y)s
+%(loss_n_jobs)s
+
+%(loss_returns)s
+
+Raises
+------
+%(loss_invalid)s
+%(loss_overflow)s""",
     # toprank.metrics: the metrics at k of label rankings
     "at_k_parameters": """\
 Parameters

@@ -1,6 +1,6 @@
 # Type stubs of the compiled extension `toprank._core` (checked by mypy.stubtest in `make test`).
 from collections.abc import Callable
-from typing import Any, Literal, Protocol, TypeVar, final, overload
+from typing import Any, Final, Literal, Protocol, TypeVar, final, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -98,18 +98,12 @@ class FitReport:
     iterations run, the objectives and their relative gap, and every progress check as
     (n_iter, primal, dual, gap, seconds)."""
 
-    @property
-    def status(self) -> FitStatus: ...
-    @property
-    def n_iter(self) -> int: ...
-    @property
-    def primal(self) -> float: ...
-    @property
-    def dual(self) -> float: ...
-    @property
-    def gap(self) -> float: ...
-    @property
-    def history(self) -> list[tuple[int, float, float, float, float]]: ...
+    status: Final[FitStatus]
+    n_iter: Final[int]
+    primal: Final[float]
+    dual: Final[float]
+    gap: Final[float]
+    history: Final[list[tuple[int, float, float, float, float]]]
 
 class _LabelSets(Protocol):
     """Positive labels per row in CSR form."""
@@ -198,20 +192,13 @@ _TraceNormAtoms = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.flo
 class TraceNormFit:
     """A finished rank-one descent fit (``src/solvers/tracenorm/descent.rs``)."""
 
-    @property
-    def coef(self) -> NDArray[np.float64]: ...
-    @property
-    def atoms(self) -> _TraceNormAtoms: ...
-    @property
-    def rank(self) -> int: ...
-    @property
-    def objective(self) -> float: ...
-    @property
-    def n_iter(self) -> int: ...
-    @property
-    def status(self) -> Literal["converged", "max_iter", "interrupted"]: ...
-    @property
-    def history(self) -> list[tuple[int, float, float, int, float]]: ...
+    coef: Final[NDArray[np.float64]]
+    atoms: Final[_TraceNormAtoms]
+    rank: Final[int]
+    objective: Final[float]
+    n_iter: Final[int]
+    status: Final[Literal["converged", "max_iter", "interrupted"]]
+    history: Final[list[tuple[int, float, float, int, float]]]
 
 @final
 class TraceNormSolver:

@@ -40,6 +40,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.metaestimators import available_if
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._limits import row_sq_norms
 from toprank._options import FitStatus, Kernel, KernelSettings
 from toprank._validation import (
@@ -57,6 +58,7 @@ from toprank.exceptions import InvalidInputError, NoSolutionError
 _STOPPED_SHORT: tuple[FitStatus, ...] = ("max_iter", "no_progress")
 
 
+@fill_doc
 class FitProgress(NamedTuple):
     """One progress check of a dual solver, an item of a fitted model's ``history_``.
 
@@ -89,9 +91,8 @@ class FitProgress(NamedTuple):
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
     >>> from toprank import TopKSVC
-    >>> X, y = load_iris(return_X_y=True)
+    %(iris_example)s
     >>> model = TopKSVC(k=2, tol=1e-3, random_state=0).fit(X / 10, y)
     >>> last = model.history_[-1]
     >>> last._fields
@@ -107,6 +108,7 @@ class FitProgress(NamedTuple):
     seconds: float
 
 
+@fill_doc
 class RankerProgress(NamedTuple):
     """One epoch of :class:`~toprank.RankmaxRanker`, an item of its ``history_``.
 
@@ -133,9 +135,7 @@ class RankerProgress(NamedTuple):
         Seconds since the fit (or the :meth:`~toprank.RankmaxRanker.partial_fit` call)
         started.
 
-    See Also
-    --------
-    FitProgress : The record of the dual solvers' gap checks.
+    %(progress_see_also)s
     TraceNormProgress : The record of :class:`~toprank.TraceNormLogisticRegression`'s iterations.
 
     Examples
@@ -158,6 +158,7 @@ class RankerProgress(NamedTuple):
     seconds: float
 
 
+@fill_doc
 class TraceNormProgress(NamedTuple):
     """One iteration of :class:`~toprank.TraceNormLogisticRegression`, an item of its ``history_``.
 
@@ -181,16 +182,13 @@ class TraceNormProgress(NamedTuple):
     seconds : float
         Seconds since the fit started.
 
-    See Also
-    --------
-    FitProgress : The record of the dual solvers' gap checks.
+    %(progress_see_also)s
     RankerProgress : The record of :class:`~toprank.RankmaxRanker`'s epochs.
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
     >>> from toprank import TraceNormLogisticRegression
-    >>> X, y = load_iris(return_X_y=True)
+    %(iris_example)s
     >>> model = TraceNormLogisticRegression(lambda_trace=0.05, random_state=0).fit(X, y)
     >>> last = model.history_[-1]
     >>> last._fields
@@ -416,6 +414,12 @@ class SdcaModel(DualSolverModel, ABC):
     dual_coef_: NDArray[np.float64]
     _c: NDArray[np.float64]
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # The linear fits take CSR rows; a kernel needs dense ones.
+        tags.input_tags.sparse = self.kernel == "linear"
+        return tags
+
     @abstractmethod
     def _is_hinge(self) -> bool:
         """Whether the loss is a hinge loss (its fits stall without smoothing; see
@@ -622,13 +626,11 @@ class ClassScores:
         scores = self._scores(X)
         return np.asarray(self.classes_[np.argmax(scores, axis=1)])
 
+    @fill_doc
     def predict_topk(self, X: ArrayLike, k: int | None = None) -> NDArray[Any]:
         """Predict the k highest-scoring classes of each sample, best first.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples, as accepted by ``fit``.
+        %(samples_parameter)s
         k : int, default=None
             Classes per sample, 1 ≤ k ≤ n_classes. None takes the ``k`` the model was
             trained for (its ``k`` parameter); a model without one needs it given.
@@ -656,17 +658,15 @@ class ClassScores:
         return np.asarray(self.classes_[order])
 
     @_if_proba
+    @fill_doc  # under _if_proba: a class-level fill_doc does not see through its descriptor
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predict class probabilities, the softmax of the class scores.
 
         Offered for the losses that model probabilities (``loss="softmax"`` or
         ``"entropy"``; MultiLabelSVC's ``"softmax"``, then a distribution over the
-        labels): p = softmax(Wᵀx + b).
+        labels; TraceNormLogisticRegression's logistic loss): p = softmax(Wᵀx + b).
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples, as accepted by ``fit``.
+        %(samples_parameter)s
 
         Returns
         -------
@@ -676,16 +676,14 @@ class ClassScores:
         return _softmax_rows(self._scores(X))
 
     @_if_proba
+    @fill_doc
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predict the logarithm of the class probabilities of :meth:`predict_proba`.
 
         Computed from the scores directly (log-sum-exp), so a probability too small
         for float64 still has a finite logarithm.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples, as accepted by ``fit``.
+        %(samples_parameter)s
 
         Returns
         -------

@@ -29,6 +29,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import DualSolverModel, choice, finite_fit, forget
 from toprank._options import KERNELS, SURROGATES, AttopMethod, AttopSettings, Kernel, Surrogate
 from toprank._validation import as_jobs, restores_on_failure, validate_input
@@ -45,6 +46,7 @@ _TIE = 1e-12
 
 # The parameters as fields: the dataclass writes the __init__ scikit-learn expects (each stored as given).
 @dataclass(eq=False, repr=False, kw_only=True)
+@fill_doc
 class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared fitting and prediction of the three methods (see the module docs)."""
 
@@ -91,14 +93,7 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
         y : array-like of shape (n_samples,)
             Two classes; ``pos_label`` (default: the greater label) is the positive one.
 
-        Returns
-        -------
-        object
-            The fitted estimator, ``self``.
-
-        Raises
-        ------
-        InvalidInputError
+        %(fit_returns_raises)s
             If an input or a parameter is out of range (e.g. not exactly two classes,
             ``K`` not below the number of negatives, ``tau`` outside (0, 1)), naming it.
         NoSolutionError
@@ -205,11 +200,7 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
         that of :meth:`score_samples` when ``pos_label`` is ``classes_[1]``, reversed
         otherwise.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples (for ``kernel="precomputed"``, their kernel with the training
-            samples).
+        %(dense_kernel_samples_parameter)s
 
         Returns
         -------
@@ -222,11 +213,7 @@ class _RankingAtTop(DualSolverModel, ClassifierMixin, BaseEstimator):  # type: i
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predict ``pos_label`` where f(x) is above the training threshold ``threshold_``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples (for ``kernel="precomputed"``, their kernel with the training
-            samples).
+        %(dense_kernel_samples_parameter)s
 
         Returns
         -------

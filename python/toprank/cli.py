@@ -32,6 +32,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from toprank import __version__, losses, metrics, projections
+from toprank._docs import fill_doc
 from toprank.datasets import DATASETS, DownloadError, load_letter
 from toprank.exceptions import InvalidInputError
 from toprank.svm import TopKSVC
@@ -235,17 +236,11 @@ def _epilog() -> str:
     )
 
 
+@fill_doc
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m toprank``.
 
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        Arguments (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
+    %(cli_main_parameters)s
         Exit status: 0 on success, 1 if the demo's data could not be fetched (argparse
         exits with 2 on bad arguments).
     """

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import choice
 from toprank._options import HINGE_VARIANTS, HingeVariant
 from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real
@@ -38,6 +39,7 @@ def _checked(name: str, result: Any) -> tuple[Loss, FloatArray]:
     return result[0], result[1]
 
 
+@fill_doc
 def rankmax_loss(
     z: ArrayLike, y: ArrayLike, k: int = 1, eta: float = 1.0, *, n_jobs: int | None = None
 ) -> tuple[Loss, FloatArray]:
@@ -53,36 +55,21 @@ def rankmax_loss(
 
     Parameters
     ----------
-    z : array_like of float32 or float64, shape (m,) or (n, m)
-        Scores over m classes of one example, or a batch of n examples (rows computed in
-        parallel without the GIL). float32 stays float32.
-    y : int or array_like of int, shape (n,)
-        The true class: an int in [0, m) for a 1-D ``z``, one per row for a 2-D ``z``.
+    %(loss_z_y)s
     k : int, default 1
         The Rankmax mass, ``1 <= k < m``: y counts as right when in the top k.
     eta : float, default 1.0
         The margin, finite and ``> 0``.
-    n_jobs : int or None, default None
-        Threads for a batch: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+    %(loss_n_jobs)s
 
-    Returns
-    -------
-    loss : float or ndarray of shape (n,)
-        A float for a 1-D ``z``; one loss per row, in ``z``'s dtype, for a batch.
-    grad : ndarray
-        The gradient with respect to ``z``, of its shape and dtype.
+    %(loss_returns)s
         It sums to 0 in every row.
 
     Raises
     ------
-    InvalidInputError
-        ``z`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``y`` not an integer (array) in [0, m) with one label per
-        row; ``n_jobs`` not an integer, ``0`` or out of range.
+    %(loss_invalid)s
         Also ``k`` outside [1, m), ``eta`` not finite and > 0.
-    NoSolutionError
-        The loss overflows float64 (finite scores whose differences exceed ~1e308):
-        rescale the scores.
+    %(loss_overflow)s
 
     See Also
     --------
@@ -119,6 +106,7 @@ def rankmax_loss(
     )
 
 
+@fill_doc
 def softmax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tuple[Loss, FloatArray]:
     r"""Softmax cross-entropy (multinomial logistic loss) and its gradient.
 
@@ -127,32 +115,7 @@ def softmax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tu
 
     Computed with the max shift, so no finite z overflows the exponentials.
 
-    Parameters
-    ----------
-    z : array_like of float32 or float64, shape (m,) or (n, m)
-        Scores over m classes of one example, or a batch of n examples (rows computed in
-        parallel without the GIL). float32 stays float32.
-    y : int or array_like of int, shape (n,)
-        The true class: an int in [0, m) for a 1-D ``z``, one per row for a 2-D ``z``.
-    n_jobs : int or None, default None
-        Threads for a batch: ``None`` one, ``-1`` all cores, ``-2`` all but one.
-
-    Returns
-    -------
-    loss : float or ndarray of shape (n,)
-        A float for a 1-D ``z``; one loss per row, in ``z``'s dtype, for a batch.
-    grad : ndarray
-        The gradient with respect to ``z``, of its shape and dtype.
-
-    Raises
-    ------
-    InvalidInputError
-        ``z`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``y`` not an integer (array) in [0, m) with one label per
-        row; ``n_jobs`` not an integer, ``0`` or out of range.
-    NoSolutionError
-        The loss overflows float64 (finite scores whose differences exceed ~1e308):
-        rescale the scores.
+    %(loss_sections)s
 
     See Also
     --------
@@ -175,6 +138,7 @@ def softmax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tu
     return _checked("softmax_loss", _core.softmax_loss(z_arr, as_labels(y, z_arr), n_jobs=as_jobs(n_jobs)))
 
 
+@fill_doc
 def sparsemax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tuple[Loss, FloatArray]:
     r"""Sparsemax loss and its gradient.
 
@@ -186,32 +150,7 @@ def sparsemax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> 
     the paper's −z_y + ½ Σ_{j∈S(z)} (z_j² − τ(z)²) + ½ written so that it is invariant to
     shifts of z and does not square large scores. It is 0 exactly when p = e_y.
 
-    Parameters
-    ----------
-    z : array_like of float32 or float64, shape (m,) or (n, m)
-        Scores over m classes of one example, or a batch of n examples (rows computed in
-        parallel without the GIL). float32 stays float32.
-    y : int or array_like of int, shape (n,)
-        The true class: an int in [0, m) for a 1-D ``z``, one per row for a 2-D ``z``.
-    n_jobs : int or None, default None
-        Threads for a batch: ``None`` one, ``-1`` all cores, ``-2`` all but one.
-
-    Returns
-    -------
-    loss : float or ndarray of shape (n,)
-        A float for a 1-D ``z``; one loss per row, in ``z``'s dtype, for a batch.
-    grad : ndarray
-        The gradient with respect to ``z``, of its shape and dtype.
-
-    Raises
-    ------
-    InvalidInputError
-        ``z`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``y`` not an integer (array) in [0, m) with one label per
-        row; ``n_jobs`` not an integer, ``0`` or out of range.
-    NoSolutionError
-        The loss overflows float64 (finite scores whose differences exceed ~1e308):
-        rescale the scores.
+    %(loss_sections)s
 
     See Also
     --------

@@ -33,6 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import DualSolverModel, choice, finite_fit, forget, keep_params
 from toprank._limits import check_row_norms
 from toprank._options import KERNELS, M3L_SOLVERS, Kernel, M3lProblem, M3lSettings, M3LSolver
@@ -86,6 +87,7 @@ def label_prior(R: Any, n_labels: int) -> NDArray[np.float64]:
     return np.ascontiguousarray((M + M.T) / 2)
 
 
+@fill_doc
 class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Max-margin multi-label classifier with a label-correlation prior R.
 
@@ -307,9 +309,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
     def fit(self, X: ArrayLike, y: Any, sample_weight: ArrayLike | None = None) -> M3L:
         """Fit the model.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(fit_parameters_X)s
             Training examples (CSR with the linear kernel and solver "dcd" or "auto"), or
             the Gram matrix for ``kernel="precomputed"``.
         y : array-like or sparse matrix
@@ -320,14 +320,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
             (an integer weight is the example repeated that many times; weight 0
             ignores it), both solvers. Uniform weights 1 give the unweighted fit exactly.
 
-        Returns
-        -------
-        M3L
-            The fitted estimator, ``self``.
-
-        Raises
-        ------
-        InvalidInputError
+        %(fit_returns_raises)s
             If an input or a parameter is out of range (e.g. R not positive definite,
             a label that is never or always on, ``solver="dcd"`` with a kernel),
             naming it.
@@ -451,11 +444,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Compute the label scores f_l(x) of each sample.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples (for ``kernel="precomputed"``, their kernel with the training
-            samples).
+        %(kernel_samples_parameter)s
 
         Returns
         -------
@@ -468,11 +457,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
     def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predict the labels with a positive score f_l(x) > 0.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples (for ``kernel="precomputed"``, their kernel with the training
-            samples).
+        %(kernel_samples_parameter)s
 
         Returns
         -------

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from toprank._docs import fill_doc
 from toprank._validation import sparse_structure
 from toprank.exceptions import InvalidInputError
 
@@ -199,9 +200,15 @@ def _positive_keys(y_true: object, n: int, m: int) -> IntArray | None:
     return None
 
 
-def _relevance(y_true: object, s: NDArray[Any], k: int) -> tuple[BoolArray, IntArray]:
-    """``rel[i, r]``: whether row i's r-th ranked label is relevant; ``nrel[i]``: |relevant_i|."""
+def _relevance(y_true: object, scores: ArrayLike, k: object) -> tuple[BoolArray, IntArray, int]:
+    """The metrics at k's common part, after checking ``scores``, then ``k``, then ``y_true``.
+
+    ``rel[i, r]``: whether row i's r-th ranked label is relevant; ``nrel[i]``: |relevant_i|;
+    and k as an int.
+    """
+    s = _scores(scores, 2)
     n, m = s.shape
+    k = _check_k(k, m)
     top = _topk_indices(s, k)
     keys = _positive_keys(y_true, n, m)
     if keys is None:
@@ -211,7 +218,7 @@ def _relevance(y_true: object, s: NDArray[Any], k: int) -> tuple[BoolArray, IntA
         yb = _binary_values(y, "y_true")
         rel = yb[np.arange(n)[:, None], top]
         nrel = np.count_nonzero(yb, axis=1).astype(np.int64)
-        return rel, nrel
+        return rel, nrel, k
     query = np.arange(n, dtype=np.int64)[:, None] * m + top
     if keys.size == 0:
         rel = np.zeros((n, k), dtype=np.bool_)
@@ -219,7 +226,7 @@ def _relevance(y_true: object, s: NDArray[Any], k: int) -> tuple[BoolArray, IntA
         pos = np.minimum(np.searchsorted(keys, query), keys.size - 1)
         rel = keys[pos] == query
     nrel = np.bincount(keys // m, minlength=n).astype(np.int64)
-    return rel, nrel
+    return rel, nrel, k
 
 
 def _nonempty_rows(nrel: IntArray) -> BoolArray:
@@ -435,6 +442,7 @@ def top_k_accuracy(y_true: ArrayLike, scores: ArrayLike, k: int, labels: ArrayLi
     return float(n_hits) / n
 
 
+@fill_doc
 def precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     """Mean over all n rows of the fraction of the top k labels that are relevant.
 
@@ -445,17 +453,7 @@ def precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     column index. Rows without relevant labels count as precision 0 (the usual
     extreme-classification convention). Requires 1 ≤ k ≤ L.
 
-    Parameters
-    ----------
-    y_true : array_like, scipy.sparse matrix or list of label sets
-        The relevant labels of the n rows: an (n, L) 0/1 indicator (dense or
-        scipy.sparse) or a list (or tuple) of n label sets of column indices in [0, L)
-        (see the module docs).
-    scores : array_like of shape (n, L)
-        Finite real scores (any real dtype; float32 is compared in float32), higher
-        ranking first.
-    k : int
-        How many of each row's top-ranked labels count, ``1 <= k <= L``.
+    %(at_k_parameters)s
 
     Returns
     -------
@@ -464,15 +462,9 @@ def precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
 
     Raises
     ------
-    InvalidInputError
-        ``scores`` not a non-empty 2-D real array or with NaN/inf; ``y_true`` of another
-        shape, with values other than 0/1, or with a label outside [0, L); ``k`` not an
-        integer in [1, L].
+    %(at_k_invalid)s
 
-    See Also
-    --------
-    precision_at_k, recall_at_k, average_precision_at_k : The other metrics at k.
-    toprank.scoring.ranking_scorer : Any of them as a ``scoring=`` callable.
+    %(at_k_see_also)s
 
     Notes
     -----
@@ -489,12 +481,11 @@ def precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     >>> precision_at_k([{0, 2}, {1}], scores, k=2)  # the same as label sets
     0.5
     """
-    s = _scores(scores, 2)
-    kk = _check_k(k, s.shape[1])
-    rel, _ = _relevance(y_true, s, kk)
-    return float(np.count_nonzero(rel)) / (int(s.shape[0]) * kk)
+    rel, _, kk = _relevance(y_true, scores, k)
+    return float(np.count_nonzero(rel)) / (int(rel.shape[0]) * kk)
 
 
+@fill_doc
 def recall_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     """Mean recall at k over the rows with at least one relevant label.
 
@@ -504,35 +495,14 @@ def recall_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     skipped (recall is undefined there); if every row is empty, InvalidInputError is
     raised. Requires 1 ≤ k ≤ L.
 
-    Parameters
-    ----------
-    y_true : array_like, scipy.sparse matrix or list of label sets
-        The relevant labels of the n rows: an (n, L) 0/1 indicator (dense or
-        scipy.sparse) or a list (or tuple) of n label sets of column indices in [0, L)
-        (see the module docs).
-    scores : array_like of shape (n, L)
-        Finite real scores (any real dtype; float32 is compared in float32), higher
-        ranking first.
-    k : int
-        How many of each row's top-ranked labels count, ``1 <= k <= L``.
+    %(at_k_parameters)s
 
     Returns
     -------
     float
         The mean recall at k, in [0, 1].
 
-    Raises
-    ------
-    InvalidInputError
-        ``scores`` not a non-empty 2-D real array or with NaN/inf; ``y_true`` of another
-        shape, with values other than 0/1, or with a label outside [0, L); ``k`` not an
-        integer in [1, L].
-        Also: no row has a relevant label.
-
-    See Also
-    --------
-    precision_at_k, recall_at_k, average_precision_at_k : The other metrics at k.
-    toprank.scoring.ranking_scorer : Any of them as a ``scoring=`` callable.
+    %(at_k_raises_no_row)s
 
     Examples
     --------
@@ -542,14 +512,13 @@ def recall_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     >>> recall_at_k([{0, 2}, {1}], scores, k=2)  # (1/2 + 1/1) / 2
     0.75
     """
-    s = _scores(scores, 2)
-    kk = _check_k(k, s.shape[1])
-    rel, nrel = _relevance(y_true, s, kk)
+    rel, nrel, _ = _relevance(y_true, scores, k)
     has = _nonempty_rows(nrel)
     hits = np.count_nonzero(rel, axis=1)[has]
     return float(np.mean(hits / nrel[has]))
 
 
+@fill_doc
 def average_precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     """Mean AP@k over the rows with at least one relevant label.
 
@@ -559,53 +528,28 @@ def average_precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     :func:`precision_at_k`; rows without relevant labels are skipped, and if every row is
     empty InvalidInputError is raised. Requires 1 ≤ k ≤ L.
 
-    Parameters
-    ----------
-    y_true : array_like, scipy.sparse matrix or list of label sets
-        The relevant labels of the n rows: an (n, L) 0/1 indicator (dense or
-        scipy.sparse) or a list (or tuple) of n label sets of column indices in [0, L)
-        (see the module docs).
-    scores : array_like of shape (n, L)
-        Finite real scores (any real dtype; float32 is compared in float32), higher
-        ranking first.
-    k : int
-        How many of each row's top-ranked labels count, ``1 <= k <= L``.
+    %(at_k_parameters)s
 
     Returns
     -------
     float
         The mean AP@k, in [0, 1].
 
-    Raises
-    ------
-    InvalidInputError
-        ``scores`` not a non-empty 2-D real array or with NaN/inf; ``y_true`` of another
-        shape, with values other than 0/1, or with a label outside [0, L); ``k`` not an
-        integer in [1, L].
-        Also: no row has a relevant label.
-
-    See Also
-    --------
-    precision_at_k, recall_at_k, average_precision_at_k : The other metrics at k.
-    toprank.scoring.ranking_scorer : Any of them as a ``scoring=`` callable.
+    %(at_k_raises_no_row)s
     toprank.recsys.evaluate_ranking : AP@k of recommendations, excluding seen items.
 
-    References
-    ----------
-    .. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. *Rankmax: An Adaptive
-       Projection Alternative to the Softmax Function.* NeurIPS 2020, §4.
+    %(refs_rankmax_evaluation)s
 
     Examples
     --------
     >>> import numpy as np
     >>> from toprank.metrics import average_precision_at_k
+    >>> y_true = [{0, 2}, {1}]
     >>> scores = np.array([[0.9, 0.8, 0.1, 0.3], [0.2, 0.7, 0.5, 0.4]])
-    >>> average_precision_at_k([{0, 2}, {1}], scores, k=2)  # (1/2 + 1/1) / 2
+    >>> average_precision_at_k(y_true, scores, k=2)  # (1/2 + 1/1) / 2
     0.75
     """
-    s = _scores(scores, 2)
-    kk = _check_k(k, s.shape[1])
-    rel, nrel = _relevance(y_true, s, kk)
+    rel, nrel, kk = _relevance(y_true, scores, k)
     has = _nonempty_rows(nrel)
     relf = rel[has].astype(np.float64)
     prec = np.cumsum(relf, axis=1) / np.arange(1, kk + 1, dtype=np.float64)
@@ -613,6 +557,7 @@ def average_precision_at_k(y_true: object, scores: ArrayLike, k: int) -> float:
     return float(np.mean(ap))
 
 
+@fill_doc
 def precision_at_recall(y_true: ArrayLike, scores: ArrayLike, recall: float) -> float:
     """Precision at the first threshold whose recall reaches ``recall``.
 
@@ -650,15 +595,7 @@ def precision_at_recall(y_true: ArrayLike, scores: ArrayLike, recall: float) -> 
     precision_recall_curve : Every point of the curve.
     toprank.TopPush, toprank.TopPushK, toprank.PatMat : Rankers for the top.
 
-    Notes
-    -----
-    One stable sort of the scores: O(n log n).
-
-    References
-    ----------
-    .. [1] V. Mácha, L. Adam, V. Šmídl. *Nonlinear classifiers for ranking problems
-       based on kernelized SVM.* 2020 (accuracy at the top; precision and recall,
-       eq. (20)).
+    %(precision_recall_notes)s
 
     Examples
     --------
@@ -692,6 +629,7 @@ def precision_at_recall(y_true: ArrayLike, scores: ArrayLike, recall: float) -> 
     return float(tp[first]) / float(n_pred[first])
 
 
+@fill_doc
 def precision_recall_curve(
     y_true: ArrayLike, scores: ArrayLike, pos_label: object = None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
@@ -759,15 +697,7 @@ def precision_recall_curve(
     precision_at_recall : One point of the curve.
     toprank.plotting.plot_pr_curves : Draws these curves.
 
-    Notes
-    -----
-    One stable sort of the scores: O(n log n).
-
-    References
-    ----------
-    .. [1] V. Mácha, L. Adam, V. Šmídl. *Nonlinear classifiers for ranking problems
-       based on kernelized SVM.* 2020 (accuracy at the top; precision and recall,
-       eq. (20)).
+    %(precision_recall_notes)s
 
     Examples
     --------

@@ -56,6 +56,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
 from toprank._options import MULTILABEL_LOSSES, Kernel, MultiLabelLoss, SdcaLossName, SdcaProblem, SdcaSettings
 from toprank._validation import (
@@ -244,6 +245,7 @@ def hamming_threshold(scores: NDArray[np.float64], relevant: Any, weights: NDArr
     return t if highest_out <= t < lowest_in else highest_out
 
 
+@fill_doc
 class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Linear multi-label classifier with the multi-label hinge or softmax loss, by Prox-SDCA.
 
@@ -317,14 +319,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
     dual_coef_ : ndarray of shape (n_samples, n_labels)
         The dual variables A (``coef_ = Xᵀ A`` with the intercept column), only with
         ``keep_dual=True`` or ``warm_start=True``.
-    n_iter_ : int
-        Epochs run.
-    primal_objective_ : float
-        P(W) at the returned solution.
-    dual_objective_ : float
-        D(A) at the returned solution.
-    duality_gap_ : float
-        Relative duality gap :math:`(P - D) / \\max(|P|, |D|)`.
+    %(sdca_objective_attributes)s
     status_ : {"converged", "max_iter", "no_progress", "interrupted"}
         Why the solver stopped (see ``toprank._options.FitStatus``).
     history_ : list of toprank.FitProgress
@@ -404,7 +399,6 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.classifier_tags.multi_label = True
         return tags
 
@@ -412,9 +406,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
     def fit(self, X: ArrayLike, y: Any, sample_weight: ArrayLike | None = None) -> MultiLabelSVC:
         """Fit the model.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(fit_parameters_X)s
             Training data: float32 and float64 C-ordered arrays and CSR matrices are
             used in place; a :class:`toprank.pq.CompressedMatrix` trains from its codes
             on its decoded rows.
@@ -425,14 +417,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example multipliers w_i ≥ 0 of C (weight 2 is the example repeated).
 
-        Returns
-        -------
-        MultiLabelSVC
-            The fitted estimator, ``self``.
-
-        Raises
-        ------
-        InvalidInputError
+        %(fit_returns_raises)s
             If an input or a parameter is out of range, e.g. an example with no label
             or with every label, naming it.
         """
@@ -496,10 +481,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Compute the label scores s = Wᵀx + b of each sample.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples (dense, CSR or a :class:`~toprank.pq.CompressedMatrix`).
+        %(coded_samples_parameter)s
 
         Returns
         -------
@@ -522,10 +504,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         ``[set(model.classes_[row.astype(bool)]) for row in model.predict(X)]`` gives
         the predicted label sets.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples (dense, CSR or a :class:`~toprank.pq.CompressedMatrix`).
+        %(coded_samples_parameter)s
 
         Returns
         -------

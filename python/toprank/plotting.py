@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from toprank._docs import fill_doc
 from toprank._validation import as_real
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import binary_scores, precision_recall_curve
@@ -56,6 +57,7 @@ def _axes(ax: object) -> Axes:
     return ax
 
 
+@fill_doc
 def plot_pr_curves(
     curves: Mapping[str, tuple[ArrayLike, ArrayLike]],
     ax: Axes | None = None,
@@ -79,43 +81,27 @@ def plot_pr_curves(
     curves : mapping of str to (y_true, scores)
         Legend label -> the binary labels and the scores of one ranking, each as
         :func:`toprank.metrics.precision_recall_curve` takes them.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; default: a new figure's Axes (``plt.subplots()``).
+    %(plotting_ax)s
     pos_label : object, optional
         The positive label, passed on to :func:`~toprank.metrics.precision_recall_curve`.
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        ``ax``, or the new Axes.
-
-    Raises
-    ------
+    %(plotting_returns_raises)s
     InvalidInputError
         ``curves`` not a non-empty mapping of pairs, an entry that
         :func:`~toprank.metrics.precision_recall_curve` refuses (the message names the
         entry), or ``ax`` not an Axes. Nothing is drawn then.
-    ImportError
-        matplotlib is not installed.
+    %(plotting_no_matplotlib)s
 
     See Also
     --------
     toprank.metrics.precision_recall_curve : The points drawn.
     plot_score_densities : The scores' distributions.
 
-    References
-    ----------
-    .. [1] V. Mácha, L. Adam, V. Šmídl. *Nonlinear classifiers for ranking problems based
-       on kernelized SVM.* 2020, §4.4 (Figures 1 and 2).
+    %(refs_plotting)s
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from matplotlib.figure import Figure
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, 200)
-    >>> good = y + rng.normal(scale=0.8, size=200)  # scores of two rankers
-    >>> poor = y + rng.normal(scale=2.0, size=200)
+    %(plotting_example_scores)s
     >>> from toprank.plotting import plot_pr_curves
     >>> ax = plot_pr_curves({"good": (y, good), "poor": (y, poor)}, ax=Figure().subplots())
     >>> [line.get_label() for line in ax.get_lines()], ax.get_xlabel()
@@ -177,6 +163,7 @@ def _top_quantile(s: NDArray[np.float64], quantile: float) -> float:
     return float(np.partition(s, n - k)[n - k])
 
 
+@fill_doc
 def plot_score_densities(
     y_true: ArrayLike,
     scores: ArrayLike,
@@ -213,8 +200,7 @@ def plot_score_densities(
         Binary labels (0/1, -1/1 or boolean; other pairs with ``pos_label``).
     scores : array_like of shape (n,)
         Finite real scores, higher meaning more likely positive.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; default: a new figure's Axes (``plt.subplots()``).
+    %(plotting_ax)s
     quantile : float or None, default 0.05
         Where to draw the vertical line: the top ``quantile`` of all scores, ``0 <
         quantile <= 1``; None for no line.
@@ -223,19 +209,12 @@ def plot_score_densities(
     n_points : int, default 512
         Grid points of the density curves, ``>= 2``.
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        ``ax``, or the new Axes.
-
-    Raises
-    ------
+    %(plotting_returns_raises)s
     InvalidInputError
         Labels or scores :func:`~toprank.metrics.precision_recall_curve` would refuse, a
         single class, ``quantile`` outside (0, 1], ``n_points`` not an integer ``>= 2``,
         or ``ax`` not an Axes. Nothing is drawn then.
-    ImportError
-        matplotlib is not installed.
+    %(plotting_no_matplotlib)s
 
     See Also
     --------
@@ -246,19 +225,11 @@ def plot_score_densities(
     The density of a class of n_c scores costs O(n_c · ``n_points``), in blocks of about a
     million terms.
 
-    References
-    ----------
-    .. [1] V. Mácha, L. Adam, V. Šmídl. *Nonlinear classifiers for ranking problems based
-       on kernelized SVM.* 2020, §4.4 (Figures 1 and 2).
+    %(refs_plotting)s
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from matplotlib.figure import Figure
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, 200)
-    >>> good = y + rng.normal(scale=0.8, size=200)  # scores of two rankers
-    >>> poor = y + rng.normal(scale=2.0, size=200)
+    %(plotting_example_scores)s
     >>> from toprank.plotting import plot_score_densities
     >>> ax = plot_score_densities(y, good, ax=Figure().subplots(), quantile=0.05)
     >>> [line.get_label() for line in ax.get_lines()]

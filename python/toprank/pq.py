@@ -40,6 +40,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import keep_params
 from toprank._limits import check_allocation
 from toprank._validation import as_array, as_jobs, restores_on_failure, sparse_structure
@@ -119,6 +120,7 @@ def _checked_books(books: Any, name: str = "codebooks_") -> NDArray[np.float32]:
     return np.ascontiguousarray(books)
 
 
+@fill_doc
 class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  # type: ignore[misc]
     """Product quantizer: k-means codebooks per sub-space, one byte per code.
 
@@ -194,10 +196,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from toprank.pq import ProductQuantizer
-    >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-    >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+    %(pq_example_fit)s
     >>> pq.codebooks_.shape, pq.codebooks_.dtype
     ((4, 16, 4), dtype('float32'))
     >>> pq.encode(X[:2])
@@ -267,10 +266,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        %(pq_example_fit)s
         >>> pq.training_error_.shape  # (n_subspaces, n_iter)
         (4, 25)
         >>> bool(np.all(np.diff(pq.training_error_, axis=1) <= 1e-9))  # k-means never gets worse
@@ -324,10 +320,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
     def encode(self, X: ArrayLike) -> NDArray[np.uint8]:
         """Encode the rows of ``X``: the nearest centroid's index in each sub-space.
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-            Rows of the width fitted on.
+        %(pq_rows_parameter)s
 
         Returns
         -------
@@ -338,8 +331,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         ------
         InvalidInputError
             ``X`` not 2-D, sparse, non-numeric or of another width.
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
+        %(pq_not_fitted)s
 
         See Also
         --------
@@ -348,10 +340,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        %(pq_example_fit)s
         >>> pq.encode(X[:3]).shape
         (3, 4)
         """
@@ -375,15 +364,11 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         ------
         InvalidInputError
             ``codes`` of the wrong shape or values outside 0..255.
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
+        %(pq_not_fitted)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        %(pq_example_fit)s
         >>> Xhat = pq.decode(pq.encode(X[:3]))
         >>> Xhat.shape, Xhat.dtype
         ((3, 16), dtype('float32'))
@@ -395,10 +380,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
     def compress(self, X: ArrayLike) -> CompressedMatrix:
         """Encode ``X`` as a :class:`CompressedMatrix`.
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-            Rows of the width fitted on.
+        %(pq_rows_parameter)s
 
         Returns
         -------
@@ -406,18 +388,11 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
             The codes of ``X`` with this quantizer's codebooks: n·M bytes in place of
             n·d floats.
 
-        Raises
-        ------
-        InvalidInputError
-            As :meth:`encode`.
+        %(pq_raises_as_encode)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc
         CompressedMatrix(shape=(1000, 16), n_subspaces=4, n_bits=4, 4.0 kB of codes + 1.0 kB of codebooks; 64.0 kB decoded as float32)
         """
@@ -426,27 +401,18 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
     def transform(self, X: ArrayLike) -> NDArray[np.float32]:
         """The quantized features X̂ of the rows of ``X`` (encoded, then decoded).
 
-        Parameters
-        ----------
-        X : array_like of shape (n_samples, n_features)
-            Rows of the width fitted on.
+        %(pq_rows_parameter)s
 
         Returns
         -------
         ndarray of float32, shape (n_samples, n_features)
             X̂ (a DataFrame under ``set_output(transform="pandas")``).
 
-        Raises
-        ------
-        InvalidInputError
-            As :meth:`encode`.
+        %(pq_raises_as_encode)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+        %(pq_example_fit)s
         >>> pq.transform(X[:2]).shape
         (2, 16)
         """
@@ -465,8 +431,7 @@ class ProductQuantizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):  
         ------
         ImportError
             faiss (``faiss-cpu``) is not installed.
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
+        %(pq_not_fitted)s
 
         See Also
         --------
@@ -644,6 +609,7 @@ class _Decodable(ABC):
         return getattr(ufunc, method)(*decoded, **kwargs)
 
 
+@fill_doc
 class CompressedMatrix(_Decodable):
     """The matrix X̂ of ``quantizer``'s decoded ``codes``, multiplied without decoding.
 
@@ -707,10 +673,7 @@ class CompressedMatrix(_Decodable):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from toprank.pq import ProductQuantizer
-    >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-    >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
+    %(pq_example_fit)s
     >>> Xc = pq.compress(X)
     >>> B = np.ones((16, 3))
     >>> bool(np.allclose(Xc @ B, np.asarray(Xc) @ B))
@@ -730,18 +693,11 @@ class CompressedMatrix(_Decodable):
     def codebooks(self) -> NDArray[np.float32]:
         """The codebooks the codes index.
 
-        Raises
-        ------
-        InvalidInputError
-            The quantizer was refitted since the codes were made.
+        %(pq_raises_refitted)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.codebooks is pq.codebooks_
         True
         >>> _ = pq.fit(X[:500])  # refitted: the codes no longer match its codebooks
@@ -760,11 +716,7 @@ class CompressedMatrix(_Decodable):
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.shape, Xc[[0, 5]].shape
         ((1000, 16), (2, 16))
         """
@@ -776,11 +728,7 @@ class CompressedMatrix(_Decodable):
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.nbytes, X.nbytes  # 1000 x 4 bytes of codes + 4 x 16 x 4 float32 centroids
         (5024, 128000)
         """
@@ -815,23 +763,13 @@ class CompressedMatrix(_Decodable):
     def decode(self) -> NDArray[np.float32]:
         """X̂, decoded.
 
-        Returns
-        -------
-        ndarray of float32, shape (n, d)
-            X̂.
+        %(pq_decoded_returns)s
 
-        Raises
-        ------
-        InvalidInputError
-            The quantizer was refitted since the codes were made.
+        %(pq_raises_refitted)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.decode().dtype
         dtype('float32')
         """
@@ -841,18 +779,11 @@ class CompressedMatrix(_Decodable):
     def toarray(self) -> NDArray[np.float32]:
         """X̂ as a dense array (as ``decode()``; the name scipy's sparse matrices use).
 
-        Returns
-        -------
-        ndarray of float32, shape (n, d)
-            X̂.
+        %(pq_decoded_returns)s
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.toarray().shape
         (1000, 16)
         """
@@ -899,11 +830,7 @@ class CompressedMatrix(_Decodable):
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> B = np.ones((16, 2))
         >>> bool(np.allclose(Xc.dot(B), Xc.toarray() @ B))
         True
@@ -941,11 +868,7 @@ class CompressedMatrix(_Decodable):
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> v = np.ones(1000)
         >>> bool(np.allclose(Xc.tdot(v), Xc.toarray().T @ v))
         True
@@ -982,11 +905,7 @@ class CompressedMatrix(_Decodable):
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> A = np.ones((2, 1000))
         >>> bool(np.allclose(A @ Xc, A @ Xc.toarray()))  # A @ Xc calls rdot
         True
@@ -1009,11 +928,7 @@ class CompressedMatrix(_Decodable):
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from toprank.pq import ProductQuantizer
-        >>> X = np.random.default_rng(0).normal(size=(1000, 16))
-        >>> pq = ProductQuantizer(n_subspaces=4, n_bits=4, random_state=0).fit(X)
-        >>> Xc = pq.compress(X)
+        %(pq_example_compressed)s
         >>> Xc.T.shape, (Xc.T @ np.ones(1000)).shape
         ((16, 1000), (16,))
         """

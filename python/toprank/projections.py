@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._validation import as_array, as_count, as_flag, as_jobs, as_labels, as_real
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
 FloatArray = NDArray[np.floating[Any]]
 
 
+@fill_doc
 def simplex(x: ArrayLike, r: float = 1.0, inequality: bool = False, *, n_jobs: int | None = None) -> FloatArray:
     r"""Euclidean projection onto the simplex of radius ``r``.
 
@@ -60,30 +62,16 @@ def simplex(x: ArrayLike, r: float = 1.0, inequality: bool = False, *, n_jobs: i
 
     Parameters
     ----------
-    x : array_like of float32 or float64, shape (m,) or (n, m)
-        The vector to project, or a batch of n rows projected independently (in
-        parallel). float32 stays float32; the thresholds are computed in float64.
+    %(projection_x)s
     r : float, default 1.0
         The radius, finite and ``>= 0`` (``r = 0`` gives p = 0).
     inequality : bool, default False
         Project onto {p ≥ 0, Σp ≤ r} instead of {p ≥ 0, Σp = r}.
-    n_jobs : int or None, default None
-        Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+    %(projection_n_jobs)s
 
-    Returns
-    -------
-    ndarray
-        The projection p, a new array of ``x``'s shape and dtype.
-
-    Raises
-    ------
-    InvalidInputError
-        ``x`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range.
+    %(projection_returns_raises)s
         Also ``r`` negative or not finite.
-    NoSolutionError
-        The exact search found no solution within its rounding bounds (never seen on
-        finite input; raised rather than returning a wrong answer).
+    %(projection_no_solution)s
 
     See Also
     --------
@@ -96,16 +84,12 @@ def simplex(x: ArrayLike, r: float = 1.0, inequality: bool = False, *, n_jobs: i
     Exact: t is found on the sorted prefix of the largest entries (see the module
     notes), expected O(m) per row, O(m log m) at worst.
 
-    References
-    ----------
-    .. [1] A. Martins, R. Astudillo. *From Softmax to Sparsemax: A Sparse Model of
-       Attention and Multi-Label Classification.* ICML 2016, §2.
+    %(refs_sparsemax)s
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import simplex
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> simplex(x)
     array([0.  , 0.65, 0.  , 0.35])
     >>> simplex(x, r=5.0, inequality=True)  # x_+ already sums to less than 5
@@ -116,6 +100,7 @@ def simplex(x: ArrayLike, r: float = 1.0, inequality: bool = False, *, n_jobs: i
     return _core.simplex(as_array(x, "x"), as_real(r, "r"), as_flag(inequality, "inequality"), n_jobs=as_jobs(n_jobs))
 
 
+@fill_doc
 def knapsack(x: ArrayLike, lo: float, hi: float, r: float, *, n_jobs: int | None = None) -> FloatArray:
     r"""Euclidean projection onto a box cut by a hyperplane: the continuous quadratic knapsack.
 
@@ -127,29 +112,23 @@ def knapsack(x: ArrayLike, lo: float, hi: float, r: float, *, n_jobs: int | None
 
     Parameters
     ----------
-    x : array_like of float32 or float64, shape (m,) or (n, m)
-        The vector to project, or a batch of n rows projected independently (in
-        parallel). float32 stays float32; the thresholds are computed in float64.
+    %(projection_x)s
     lo, hi : float
         The bounds of every entry, finite, ``lo <= hi``.
     r : float
         The required sum, ``m*lo <= r <= m*hi`` (m the row length).
-    n_jobs : int or None, default None
-        Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+    %(projection_n_jobs)s
 
     Returns
     -------
-    ndarray
-        The projection p, a new array of ``x``'s shape and dtype.
+    %(projection_returns)s
 
     Raises
     ------
     InfeasibleError
         ``lo > hi`` or r outside [m·lo, m·hi]: the set is empty (a subclass of
         InvalidInputError).
-    InvalidInputError
-        ``x`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range.
+    %(projection_invalid_x)s
 
     See Also
     --------
@@ -181,6 +160,7 @@ def knapsack(x: ArrayLike, lo: float, hi: float, r: float, *, n_jobs: int | None
     )
 
 
+@fill_doc
 def topk_cone(x: ArrayLike, k: int, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:
     r"""Biased projection onto the top-k cone.
 
@@ -195,30 +175,16 @@ def topk_cone(x: ArrayLike, k: int, rho: float = 0.0, *, n_jobs: int | None = No
 
     Parameters
     ----------
-    x : array_like of float32 or float64, shape (m,) or (n, m)
-        The vector to project, or a batch of n rows projected independently (in
-        parallel). float32 stays float32; the thresholds are computed in float64.
+    %(projection_x)s
     k : int
         ``1 <= k <= m``.
     rho : float, default 0.0
         The weight of the bias term, finite and ``>= 0``.
-    n_jobs : int or None, default None
-        Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+    %(projection_n_jobs)s
 
-    Returns
-    -------
-    ndarray
-        The projection p, a new array of ``x``'s shape and dtype.
-
-    Raises
-    ------
-    InvalidInputError
-        ``x`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range.
+    %(projection_returns_raises)s
         Also ``k`` outside [1, m], ``rho`` negative or not finite.
-    NoSolutionError
-        The exact search found no solution within its rounding bounds (never seen on
-        finite input; raised rather than returning a wrong answer).
+    %(projection_no_solution)s
 
     See Also
     --------
@@ -238,9 +204,8 @@ def topk_cone(x: ArrayLike, k: int, rho: float = 0.0, *, n_jobs: int | None = No
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import topk_cone
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> topk_cone(x, k=2)  # already in the cone: 1.2 <= (0.5 + 1.2 + 0.9) / 2
     array([0.5, 1.2, 0. , 0.9])
     >>> p = topk_cone(x, k=3)
@@ -250,6 +215,7 @@ def topk_cone(x: ArrayLike, k: int, rho: float = 0.0, *, n_jobs: int | None = No
     return _core.topk_cone(as_array(x, "x"), as_count(k, "k"), as_real(rho, "rho"), n_jobs=as_jobs(n_jobs))
 
 
+@fill_doc
 def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:
     r"""Biased projection onto the top-k simplex, the dual set of the top-k hinge loss.
 
@@ -266,32 +232,14 @@ def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jo
 
     Parameters
     ----------
-    x : array_like of float32 or float64, shape (m,) or (n, m)
-        The vector to project, or a batch of n rows projected independently (in
-        parallel). float32 stays float32; the thresholds are computed in float64.
+    %(projection_x)s
     k : int
         ``1 <= k <= m``.
-    r : float, default 1.0
-        The bound on the sum, finite and ``>= 0``.
-    rho : float, default 0.0
-        The weight of the bias term, finite and ``>= 0``.
-    n_jobs : int or None, default None
-        Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+    %(projection_r_rho)s
 
-    Returns
-    -------
-    ndarray
-        The projection p, a new array of ``x``'s shape and dtype.
-
-    Raises
-    ------
-    InvalidInputError
-        ``x`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range.
+    %(projection_returns_raises)s
         Also ``k`` outside [1, m], ``r`` or ``rho`` negative or not finite.
-    NoSolutionError
-        The exact search found no solution within its rounding bounds (never seen on
-        finite input; raised rather than returning a wrong answer).
+    %(projection_no_solution)s
 
     See Also
     --------
@@ -313,9 +261,8 @@ def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jo
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import topk_simplex
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> topk_simplex(x, k=2)
     array([0.05, 0.5 , 0.  , 0.45])
     >>> np.round(topk_simplex(x, k=2, rho=1.0), 6)  # the Prox-SDCA step
@@ -326,6 +273,7 @@ def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jo
     )
 
 
+@fill_doc
 def bipartite_simplex(
     x: ArrayLike, positive: ArrayLike, r: float = 1.0, rho: float = 0.0, *, n_jobs: int | None = None
 ) -> FloatArray:
@@ -355,8 +303,7 @@ def bipartite_simplex(
         The bound on the common sum s, ``>= 0``; ``math.inf`` for none.
     rho : float, default 0.0
         The weight of the bias term rho·s², ``>= 0``.
-    n_jobs : int or None, default None
-        Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+    %(projection_n_jobs)s
 
     Returns
     -------
@@ -365,14 +312,10 @@ def bipartite_simplex(
 
     Raises
     ------
-    InvalidInputError
-        ``x`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range.
+    %(projection_invalid_x)s
         Also ``positive`` not a boolean array of ``x``'s shape, a row with no positive
         or no negative entry, ``r`` or ``rho`` negative or NaN.
-    NoSolutionError
-        The exact search found no solution within its rounding bounds (never seen on
-        finite input; raised rather than returning a wrong answer).
+    %(projection_no_solution)s
 
     See Also
     --------
@@ -394,9 +337,8 @@ def bipartite_simplex(
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import bipartite_simplex
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> positive = np.array([True, False, False, True])
     >>> p = bipartite_simplex(x, positive)
     >>> p
@@ -413,6 +355,7 @@ def bipartite_simplex(
     )
 
 
+@fill_doc
 def box_simplex(x: ArrayLike, hi: float, r: float = 1.0, rho: float = 0.0, *, n_jobs: int | None = None) -> FloatArray:
     r"""Biased projection onto the box simplex, the dual set of the top-k hinge loss "beta".
 
@@ -426,32 +369,14 @@ def box_simplex(x: ArrayLike, hi: float, r: float = 1.0, rho: float = 0.0, *, n_
 
     Parameters
     ----------
-    x : array_like of float32 or float64, shape (m,) or (n, m)
-        The vector to project, or a batch of n rows projected independently (in
-        parallel). float32 stays float32; the thresholds are computed in float64.
+    %(projection_x)s
     hi : float
         The upper bound of every entry, finite and ``>= 0``.
-    r : float, default 1.0
-        The bound on the sum, finite and ``>= 0``.
-    rho : float, default 0.0
-        The weight of the bias term, finite and ``>= 0``.
-    n_jobs : int or None, default None
-        Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+    %(projection_r_rho)s
 
-    Returns
-    -------
-    ndarray
-        The projection p, a new array of ``x``'s shape and dtype.
-
-    Raises
-    ------
-    InvalidInputError
-        ``x`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range.
+    %(projection_returns_raises)s
         Also ``hi``, ``r`` or ``rho`` negative or not finite.
-    NoSolutionError
-        The exact search found no solution within its rounding bounds (never seen on
-        finite input; raised rather than returning a wrong answer).
+    %(projection_no_solution)s
 
     See Also
     --------
@@ -482,6 +407,7 @@ def box_simplex(x: ArrayLike, hi: float, r: float = 1.0, rho: float = 0.0, *, n_
     )
 
 
+@fill_doc
 def capped_simplex(x: ArrayLike, k: float, *, n_jobs: int | None = None) -> FloatArray:
     r"""Euclidean projection onto the (m, k)-simplex {0 ≤ p ≤ 1, Σp = k}.
 
@@ -493,30 +419,7 @@ def capped_simplex(x: ArrayLike, k: float, *, n_jobs: int | None = None) -> Floa
     whose solution is p_i = clip(x_i − t, 0, 1). k may be fractional; k = 1 is
     :func:`sparsemax`.
 
-    Parameters
-    ----------
-    x : array_like of float32 or float64, shape (m,) or (n, m)
-        The vector to project, or a batch of n rows projected independently (in
-        parallel). float32 stays float32; the thresholds are computed in float64.
-    k : float
-        The required sum, ``0 < k <= m``.
-    n_jobs : int or None, default None
-        Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.
-
-    Returns
-    -------
-    ndarray
-        The projection p, a new array of ``x``'s shape and dtype.
-
-    Raises
-    ------
-    InvalidInputError
-        ``x`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range.
-        Also ``k`` outside (0, m].
-    NoSolutionError
-        The exact search found no solution within its rounding bounds (never seen on
-        finite input; raised rather than returning a wrong answer).
+    %(capped_simplex_sections)s
 
     See Also
     --------
@@ -537,9 +440,8 @@ def capped_simplex(x: ArrayLike, k: float, *, n_jobs: int | None = None) -> Floa
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import capped_simplex
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> capped_simplex(x, k=2)
     array([0.3, 1. , 0. , 0.7])
     >>> float(capped_simplex(x, k=2.5).sum())
@@ -548,6 +450,7 @@ def capped_simplex(x: ArrayLike, k: float, *, n_jobs: int | None = None) -> Floa
     return _core.capped_simplex(as_array(x, "x"), as_real(k, "k"), n_jobs=as_jobs(n_jobs))
 
 
+@fill_doc
 def capped_simplex_entropy(x: ArrayLike, k: float, *, n_jobs: int | None = None) -> FloatArray:
     r"""Entropic projection onto the (m, k)-simplex; ``k=1`` is softmax.
 
@@ -559,30 +462,7 @@ def capped_simplex_entropy(x: ArrayLike, k: float, *, n_jobs: int | None = None)
     whose solution is p_i = min(1, exp(x_i − c)) for the c that makes the sum k. Every
     entry is positive (the entropy keeps p away from 0).
 
-    Parameters
-    ----------
-    x : array_like of float32 or float64, shape (m,) or (n, m)
-        The vector to project, or a batch of n rows projected independently (in
-        parallel). float32 stays float32; the thresholds are computed in float64.
-    k : float
-        The required sum, ``0 < k <= m``.
-    n_jobs : int or None, default None
-        Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.
-
-    Returns
-    -------
-    ndarray
-        The projection p, a new array of ``x``'s shape and dtype.
-
-    Raises
-    ------
-    InvalidInputError
-        ``x`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range.
-        Also ``k`` outside (0, m].
-    NoSolutionError
-        The exact search found no solution within its rounding bounds (never seen on
-        finite input; raised rather than returning a wrong answer).
+    %(capped_simplex_sections)s
 
     See Also
     --------
@@ -604,9 +484,8 @@ def capped_simplex_entropy(x: ArrayLike, k: float, *, n_jobs: int | None = None)
 
     Examples
     --------
-    >>> import numpy as np
     >>> from toprank.projections import capped_simplex_entropy
-    >>> x = np.array([0.5, 1.2, -0.3, 0.9])
+    %(projection_example_x)s
     >>> p = capped_simplex_entropy(x, k=1)
     >>> bool(np.allclose(p, np.exp(x) / np.exp(x).sum()))  # softmax
     True
@@ -616,6 +495,7 @@ def capped_simplex_entropy(x: ArrayLike, k: float, *, n_jobs: int | None = None)
     return _core.capped_simplex_entropy(as_array(x, "x"), as_real(k, "k"), n_jobs=as_jobs(n_jobs))
 
 
+@fill_doc
 def sparsemax(z: ArrayLike, *, n_jobs: int | None = None) -> FloatArray:
     r"""Sparsemax: the Euclidean projection of ``z`` onto the probability simplex.
 
@@ -630,8 +510,7 @@ def sparsemax(z: ArrayLike, *, n_jobs: int | None = None) -> FloatArray:
     z : array_like of float32 or float64, shape (m,) or (n, m)
         Scores, or a batch of n rows mapped independently (in parallel); float32 stays
         float32.
-    n_jobs : int or None, default None
-        Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+    %(projection_n_jobs)s
 
     Returns
     -------
@@ -640,12 +519,8 @@ def sparsemax(z: ArrayLike, *, n_jobs: int | None = None) -> FloatArray:
 
     Raises
     ------
-    InvalidInputError
-        ``z`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range.
-    NoSolutionError
-        The exact search found no solution within its rounding bounds (never seen on
-        finite input; raised rather than returning a wrong answer).
+    %(projection_invalid_z)s
+    %(projection_no_solution)s
 
     See Also
     --------
@@ -658,10 +533,7 @@ def sparsemax(z: ArrayLike, *, n_jobs: int | None = None) -> FloatArray:
     Expected O(m) per row (a selection and a sort of the support), O(m log m) at worst,
     where the paper sorts the whole row.
 
-    References
-    ----------
-    .. [1] A. Martins, R. Astudillo. *From Softmax to Sparsemax: A Sparse Model of
-       Attention and Multi-Label Classification.* ICML 2016, §2.
+    %(refs_sparsemax)s
 
     Examples
     --------
@@ -673,6 +545,7 @@ def sparsemax(z: ArrayLike, *, n_jobs: int | None = None) -> FloatArray:
     return _core.sparsemax(as_array(z, "z"), n_jobs=as_jobs(n_jobs))
 
 
+@fill_doc
 def rankmax(z: ArrayLike, y: ArrayLike, k: int = 1, eta: float = 1.0, *, n_jobs: int | None = None) -> FloatArray:
     r"""Rankmax(z, y): an adaptive projection onto the (n, k)-simplex that keeps the label y.
 
@@ -699,8 +572,7 @@ def rankmax(z: ArrayLike, y: ArrayLike, k: int = 1, eta: float = 1.0, *, n_jobs:
         The mass to distribute, ``1 <= k < n``.
     eta : float, default 1.0
         The margin below min(z_y, z_[k]) at which the support ends, finite and ``> 0``.
-    n_jobs : int or None, default None
-        Threads for a 2-D ``x``: ``None`` one, ``-1`` all cores, ``-2`` all but one.
+    %(projection_n_jobs)s
 
     Returns
     -------
@@ -709,14 +581,10 @@ def rankmax(z: ArrayLike, y: ArrayLike, k: int = 1, eta: float = 1.0, *, n_jobs:
 
     Raises
     ------
-    InvalidInputError
-        ``z`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
-        or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range.
+    %(projection_invalid_z)s
         Also ``y`` not an integer (array) in [0, n) with one label per row, ``k``
         outside [1, n), ``eta`` not finite and > 0.
-    NoSolutionError
-        The exact search found no solution within its rounding bounds (never seen on
-        finite input; raised rather than returning a wrong answer).
+    %(projection_no_solution)s
 
     See Also
     --------

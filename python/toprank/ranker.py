@@ -39,6 +39,7 @@ from sklearn.utils._tags import Tags
 from sklearn.utils.validation import check_is_fitted
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import LinePace, RankerProgress, choice, forget, keep_params
 from toprank._limits import check_allocation, check_row_norms
 from toprank._options import OPTIMIZERS, RANKER_LOSSES, Optimizer, RankerLoss, RankerSettings
@@ -180,6 +181,7 @@ class _Training:
     steps: int
 
 
+@fill_doc
 class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
     """Factorised label ranker trained with the Rankmax (or softmax / sparsemax) cross-entropy.
 
@@ -430,10 +432,7 @@ class RankmaxRanker(BaseEstimator):  # type: ignore[misc]
             ``exclude_val`` (indicator or label sets) lists labels never to rank for a row
             (e.g. its training items, as in the paper's protocol).
 
-        Returns
-        -------
-        RankmaxRanker
-            The fitted estimator, ``self``.
+        %(fit_returns)s
 
         Notes
         -----

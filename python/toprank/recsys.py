@@ -39,6 +39,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import Bunch, check_random_state
 
+from toprank._docs import fill_doc
 from toprank._validation import as_array, as_count, indicator_matrix
 from toprank.exceptions import InvalidInputError
 from toprank.metrics import average_precision_at_k, precision_at_k, recall_at_k
@@ -294,6 +295,7 @@ def _block_rows(n_items: int) -> int:
 # --------------------------------------------------------------------------- public API
 
 
+@fill_doc
 def split_interactions(
     users: ArrayLike,
     items: ArrayLike,
@@ -369,10 +371,7 @@ def split_interactions(
     One ``np.unique`` of the pairs and one random permutation: O(N log N) for N
     interactions; the three matrices hold the N' distinct pairs.
 
-    References
-    ----------
-    .. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. *Rankmax: An Adaptive
-       Projection Alternative to the Softmax Function.* NeurIPS 2020, §4.
+    %(refs_rankmax_evaluation)s
 
     Examples
     --------
@@ -415,6 +414,7 @@ def split_interactions(
     )
 
 
+@fill_doc
 def evaluate_ranking(
     scores: ArrayLike,
     relevant: Any,
@@ -478,10 +478,7 @@ def evaluate_ranking(
     evaluate_recommender : The same for a model, without the full score matrix.
     toprank.metrics.average_precision_at_k : AP@k without exclusions.
 
-    References
-    ----------
-    .. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. *Rankmax: An Adaptive
-       Projection Alternative to the Softmax Function.* NeurIPS 2020, §4.
+    %(refs_rankmax_evaluation)s
 
     Examples
     --------
@@ -504,6 +501,7 @@ def evaluate_ranking(
     return acc.result()
 
 
+@fill_doc
 def evaluate_recommender(
     model: Scorer,
     X: Any,
@@ -557,10 +555,7 @@ def evaluate_recommender(
     evaluate_ranking : The same for a score matrix.
     split_interactions : The parts to train and evaluate on.
 
-    References
-    ----------
-    .. [1] W. Kong, W. Krichene, N. Mayoraz, S. Rendle, L. Zhang. *Rankmax: An Adaptive
-       Projection Alternative to the Softmax Function.* NeurIPS 2020, §4.
+    %(refs_rankmax_evaluation)s
 
     Examples
     --------

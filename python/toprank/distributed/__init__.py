@@ -74,6 +74,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 
 from toprank import _core
+from toprank._docs import fill_doc
 from toprank._estimator import FitProgress
 from toprank._options import AGGREGATIONS, Aggregation
 from toprank._validation import as_flag, caller_stacklevel, intercept_scaling
@@ -91,6 +92,7 @@ _STATE = "state.json"
 
 
 @dataclass(frozen=True)
+@fill_doc
 class RoundRecord:
     r"""One check of :func:`fit_cocoa`: the objectives and costs after a round.
 
@@ -119,14 +121,7 @@ class RoundRecord:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import make_classification
-    >>> from toprank import TopKSVC
-    >>> from toprank.distributed import fit_cocoa
-    >>> X, y = make_classification(n_samples=300, n_features=8, n_informative=6, n_classes=3,
-    ...                            class_sep=2.0, random_state=0)
-    >>> X /= np.linalg.norm(X, axis=1).max()  # rows of norm <= 1: well scaled for the dual
-    >>> model, history = fit_cocoa(None, TopKSVC(k=1, random_state=0), [X[:150], X[150:]], [y[:150], y[150:]])
+    %(cocoa_example_fit)s
     >>> record = history[-1]
     >>> bool(record.gap <= 1e-3), bool(record.dual <= record.primal)
     (True, True)
@@ -352,6 +347,7 @@ def _label_width(Y: Any) -> int:
     return int(shape[1])
 
 
+@fill_doc
 def fit_cocoa(
     client: Any,
     estimator: TopKSVC | M3L,
@@ -471,14 +467,7 @@ def fit_cocoa(
     --------
     On local threads, two partitions:
 
-    >>> import numpy as np
-    >>> from sklearn.datasets import make_classification
-    >>> from toprank import TopKSVC
-    >>> from toprank.distributed import fit_cocoa
-    >>> X, y = make_classification(n_samples=300, n_features=8, n_informative=6, n_classes=3,
-    ...                            class_sep=2.0, random_state=0)
-    >>> X /= np.linalg.norm(X, axis=1).max()  # rows of norm <= 1: well scaled for the dual
-    >>> model, history = fit_cocoa(None, TopKSVC(k=1, random_state=0), [X[:150], X[150:]], [y[:150], y[150:]])
+    %(cocoa_example_fit)s
     >>> model.coef_.shape, round(model.score(X, y), 3)
     ((3, 8), 0.873)
 
@@ -771,6 +760,7 @@ def _read_checkpoint(directory: str, fingerprint: dict[str, Any]) -> tuple[int, 
 # ---------------------------------------------------------------- prediction on dask arrays
 
 
+@fill_doc
 def decision_function(estimator: TopKSVC | M3L, X: Any) -> Any:
     """The estimator's ``decision_function`` over the row chunks of a dask array.
 
@@ -779,8 +769,7 @@ def decision_function(estimator: TopKSVC | M3L, X: Any) -> Any:
 
     Parameters
     ----------
-    estimator : TopKSVC or M3L
-        Fitted (by :func:`fit_cocoa` or otherwise).
+    %(cocoa_fitted_estimator)s
     X : dask.array.Array of shape (n, d)
         The rows to score, chunked by rows (the columns are rechunked into one).
 
@@ -796,16 +785,8 @@ def decision_function(estimator: TopKSVC | M3L, X: Any) -> Any:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import make_classification
-    >>> from toprank import TopKSVC
-    >>> from toprank.distributed import fit_cocoa
-    >>> X, y = make_classification(n_samples=300, n_features=8, n_informative=6, n_classes=3,
-    ...                            class_sep=2.0, random_state=0)
-    >>> X /= np.linalg.norm(X, axis=1).max()  # rows of norm <= 1: well scaled for the dual
-    >>> model, history = fit_cocoa(None, TopKSVC(k=1, random_state=0), [X[:150], X[150:]], [y[:150], y[150:]])
-    >>> import dask.array as da
-    >>> X_dask = da.from_array(X, chunks=(100, 8))
+    %(cocoa_example_fit)s
+    %(cocoa_example_dask)s
     >>> from toprank.distributed import decision_function
     >>> scores = decision_function(model, X_dask)
     >>> scores.shape, scores.chunks
@@ -818,13 +799,13 @@ def decision_function(estimator: TopKSVC | M3L, X: Any) -> Any:
     return X.map_blocks(_block_scores, estimator, dtype=np.float64, chunks=(X.chunks[0], (width,)))
 
 
+@fill_doc
 def predict(estimator: TopKSVC | M3L, X: Any) -> Any:
     """The estimator's ``predict`` over the row chunks of a dask array.
 
     Parameters
     ----------
-    estimator : TopKSVC or M3L
-        Fitted (by :func:`fit_cocoa` or otherwise).
+    %(cocoa_fitted_estimator)s
     X : dask.array.Array of shape (n, d)
         The rows to predict, chunked by rows.
 
@@ -840,16 +821,8 @@ def predict(estimator: TopKSVC | M3L, X: Any) -> Any:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import make_classification
-    >>> from toprank import TopKSVC
-    >>> from toprank.distributed import fit_cocoa
-    >>> X, y = make_classification(n_samples=300, n_features=8, n_informative=6, n_classes=3,
-    ...                            class_sep=2.0, random_state=0)
-    >>> X /= np.linalg.norm(X, axis=1).max()  # rows of norm <= 1: well scaled for the dual
-    >>> model, history = fit_cocoa(None, TopKSVC(k=1, random_state=0), [X[:150], X[150:]], [y[:150], y[150:]])
-    >>> import dask.array as da
-    >>> X_dask = da.from_array(X, chunks=(100, 8))
+    %(cocoa_example_fit)s
+    %(cocoa_example_dask)s
     >>> from toprank.distributed import predict
     >>> bool(np.array_equal(predict(model, X_dask).compute(), model.predict(X)))
     True

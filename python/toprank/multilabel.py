@@ -280,7 +280,9 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
     max_epochs : int, default=1000
         Maximum number of passes over the data; a fit that runs out warns.
     check_every : int, default=5
-        Epochs between two duality-gap checks (a check costs about an epoch).
+        Epochs between two duality-gap checks (a check costs about an epoch). With
+        ``shrinking`` and at least 256 classes (hinge losses) the first check comes
+        after epoch 1: it builds the class lists that make later epochs cheap.
     shrinking : bool, default=True
         Between two checks, skip the examples with zero loss and zero dual variables
         (and, for the hinge, score only the labels near each example's dual support);

@@ -108,7 +108,9 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         Maximum number of passes over the data; a fit that runs out warns
         (``status_ == "max_iter"``) with what to change.
     check_every : int, default=5
-        Epochs between two duality-gap checks (a check costs about an epoch).
+        Epochs between two duality-gap checks (a check costs about an epoch). With
+        ``shrinking`` and at least 256 classes (hinge losses) the first check comes
+        after epoch 1: it builds the class lists that make later epochs cheap.
     shrinking : bool, default=True
         Between two checks, skip the examples with zero loss and zero dual variables
         and (hinge losses) score only the classes near each example's dual support, as

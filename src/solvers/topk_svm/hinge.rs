@@ -16,6 +16,7 @@
 //! whole problem: the duality gap P − D = ‖W‖² + Σ_i c_i L_i − dual_i is 0.
 
 use super::loss::{reduced, single, write_dual_row, LossWorkspace, SdcaLoss};
+use super::problem::MANY_CLASSES;
 use crate::losses::{topk_hinge, TopKVariant};
 use crate::projections::{box_simplex, topk_simplex};
 use crate::{Error, Result};
@@ -143,11 +144,11 @@ impl SdcaLoss for TopKHinge {
     /// own contribution), so a class is zero in the exact step iff v_j ≤ t. Take that
     /// step on a scratch row: every zero class l has v_l ≤ t, and the largest of them,
     /// v_z, bounds t from below. Keep y, both supports (current and stepped), and every
-    /// class with v_l ≥ v_z − `CLASS_MARGIN`, at most the `budget` highest of them (twice
-    /// as many as the support, at least 2k and `MIN_EXTRA_CLASSES`): a dropped class lies
-    /// below the threshold by the margin or by more than the budget's classes do, so it
-    /// stays zero until score differences drift that far — and the next check
-    /// re-admits it if they do.
+    /// class with v_l ≥ v_z − `CLASS_MARGIN` — with `MANY_CLASSES` or more, at most the
+    /// `budget` highest of them (twice as many as the support, at least 2k and
+    /// `MIN_EXTRA_CLASSES`): a dropped class lies below the threshold by the margin or by
+    /// more than the budget's classes do, so it stays zero until score differences drift
+    /// that far — and the next check re-admits it if they do.
     fn active_classes(
         &self,
         s: &[f64],
@@ -169,17 +170,19 @@ impl SdcaLoss for TopKHinge {
         let in_support = |j: usize| j == y || a[j] != 0.0 || stepped[j] != 0.0;
         let top_zero = (0..m).filter(|&j| !in_support(j)).map(|j| q[j]).fold(f64::NEG_INFINITY, f64::max);
         let mut cut = top_zero - CLASS_MARGIN;
-        // Of the zero classes above the margin's cut keep the `budget` highest: when the
-        // scores of all m classes lie within the margin (m = 1,000 classes of CNN-like
-        // features span ~0.6), the margin alone keeps every class.
-        let support = (0..m).filter(|&j| in_support(j)).count();
-        let budget = (2 * support).max(2 * self.k).max(MIN_EXTRA_CLASSES);
-        let near = &mut ws.b;
-        near.clear();
-        near.extend((0..m).filter(|&j| !in_support(j) && q[j] >= cut).map(|j| q[j]));
-        if near.len() > budget {
-            let (_, &mut kth, _) = near.select_nth_unstable_by(budget - 1, |u, v| v.total_cmp(u));
-            cut = kth;
+        if m >= MANY_CLASSES {
+            // Of the zero classes above the margin's cut keep the `budget` highest: when
+            // the scores of all m classes lie within the margin (1,000 classes of
+            // CNN-like features span ~0.6), the margin alone keeps every class.
+            let support = (0..m).filter(|&j| in_support(j)).count();
+            let budget = (2 * support).max(2 * self.k).max(MIN_EXTRA_CLASSES);
+            let near = &mut ws.b;
+            near.clear();
+            near.extend((0..m).filter(|&j| !in_support(j) && q[j] >= cut).map(|j| q[j]));
+            if near.len() > budget {
+                let (_, &mut kth, _) = near.select_nth_unstable_by(budget - 1, |u, v| v.total_cmp(u));
+                cut = kth;
+            }
         }
         let before = out.len();
         out.extend((0..m).filter(|&j| in_support(j) || q[j] >= cut).map(|j| j as u32));

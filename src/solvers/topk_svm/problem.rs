@@ -154,6 +154,12 @@ impl Objectives {
     }
 }
 
+/// The fewest classes at which class shrinking bounds its lists (`SdcaLoss::active_classes`)
+/// and the first gap check comes after epoch 1 (`solver::early_check`): below, a step's
+/// scoring costs little next to its projection, and short lists save less than an extra
+/// check costs (UCI Letter, m = 26: lists within the margin are a few classes anyway).
+pub const MANY_CLASSES: usize = 256;
+
 /// Rows per parallel task in the gap pass. Fixed (not left to work stealing) and the
 /// partial sums added in order, so the value does not depend on the thread count.
 const GAP_CHUNK: usize = 256;

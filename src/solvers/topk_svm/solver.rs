@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use super::loss::{LossWorkspace, SdcaLoss};
 use super::model::ScoreModel;
-use super::problem::{objectives, ActiveSet, Examples, Objectives};
+use super::problem::{objectives, ActiveSet, Examples, Objectives, MANY_CLASSES};
 use crate::data::RowBuf;
 use crate::rng::SplitMix64;
 use crate::solvers::{Monitor, Progress, Status};
@@ -148,12 +148,8 @@ pub(crate) fn drive(
 /// of 1,000); waiting `check_every` epochs for them costs that many epochs at full
 /// width, the early check one evaluation, about an epoch's scoring.
 pub(crate) fn early_check<L: SdcaLoss + ?Sized>(loss: &L, opts: &SdcaOptions, m: usize) -> bool {
-    opts.shrinking && opts.check_every > 1 && m >= EARLY_CHECK_CLASSES && loss.shrinks_classes()
+    opts.shrinking && opts.check_every > 1 && m >= MANY_CLASSES && loss.shrinks_classes()
 }
-
-/// The fewest classes for [`early_check`]: below, a step's scoring costs little next to
-/// its projection, and the lists save less than the extra check costs.
-const EARLY_CHECK_CLASSES: usize = 256;
 
 /// The checks both loops start with: the loss against m, the labels and weights, and
 /// the shape of the dual matrix.
@@ -581,7 +577,7 @@ mod tests {
         }
     }
 
-    /// Many classes (m = 260 ≥ `EARLY_CHECK_CLASSES`): with shrinking the first check
+    /// Many classes (m = 260 ≥ `MANY_CLASSES`): with shrinking the first check
     /// comes after epoch 1 and builds class lists far shorter than m; serial and CoCoA
     /// fits with and without shrinking reach the same optimum, and the dual never falls.
     #[test]

@@ -94,6 +94,7 @@ PUBLIC_MODULES = (
     "toprank.pq",
     "toprank.projections",
     "toprank.losses",
+    "toprank.torch",
     "toprank.metrics",
     "toprank.scoring",
     "toprank.recsys",

@@ -190,6 +190,15 @@ def test_ties_and_constant_rows(name: str, dtype: Any) -> None:
     torch.testing.assert_close(native, rust, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("name", ["sparsemax", "rankmax_k3", "softmax_loss"])
+def test_no_silent_second_derivative(name: str) -> None:
+    x, y = _data((2, M), seed=12)
+    x.requires_grad_(True)
+    (grad,) = torch.autograd.grad(_op(name, "rust")(x, y).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable|does not require grad"):
+        grad.sum().backward()
+
+
 def test_one_row_and_an_int_label() -> None:
     z = torch.tensor([0.5, 1.2, -0.3, 0.9], dtype=torch.float64)
     assert tt.rankmax_loss(z, 1, reduction="none").shape == ()

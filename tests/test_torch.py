@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 
 from toprank import losses, projections  # noqa: E402
 from toprank import torch as tt  # noqa: E402
-from toprank.exceptions import InvalidInputError  # noqa: E402
+from toprank.exceptions import InvalidInputError, NoSolutionError  # noqa: E402
 
 M = 9
 K = 3
@@ -309,6 +309,13 @@ def test_non_finite_scores_are_refused(backend: str) -> None:
             tt.sparsemax(z, backend=backend)
         with pytest.raises(InvalidInputError, match="^scores:"):
             tt.topk_hinge(z, torch.tensor([0, 1]), 2, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_overflowing_loss_raises(backend: str) -> None:
+    z = torch.tensor([[-1e308, 1e308]], dtype=torch.float64)
+    with pytest.raises(NoSolutionError, match="^softmax_loss: the loss overflows"):
+        tt.softmax_loss(z, torch.tensor([0]), backend=backend)
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:

@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 try:
     import torch
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess without torch
@@ -39,9 +41,8 @@ from toprank import _core
 from toprank import _torch_native as native
 from toprank._estimator import choice
 from toprank._options import HINGE_VARIANTS, REDUCTIONS, TORCH_BACKENDS, HingeVariant, Reduction, TorchBackend
-from toprank._validation import as_count, as_jobs, as_real
-from toprank.exceptions import InvalidInputError, NoSolutionError
-from toprank.losses import _finite
+from toprank._validation import as_count, as_jobs, as_real, finite_loss
+from toprank.exceptions import InvalidInputError
 
 __all__ = [
     "sparsemax",
@@ -474,7 +475,7 @@ def _loss(
 
         def compute() -> tuple[Tensor, Tensor]:
             loss, grad = rust(_numpy(rows), _numpy(labels), *args, n_jobs=jobs)
-            _finite(name, loss)
+            finite_loss(name, bool(np.all(np.isfinite(loss))))
             return torch.from_numpy(loss), torch.from_numpy(grad)
 
     else:
@@ -482,8 +483,7 @@ def _loss(
 
         def compute() -> tuple[Tensor, Tensor]:
             loss, grad = torch_path(rows.detach(), labels)
-            if not bool(torch.isfinite(loss).all()):
-                raise NoSolutionError(f"{name}: the loss overflows for these scores; rescale them")
+            finite_loss(name, bool(torch.isfinite(loss).all()))
             return loss, grad
 
     out: Tensor = _Loss.apply(rows, compute, keep, reduction)

@@ -242,9 +242,11 @@ def topk_hinge(s: Tensor, y: Tensor, k: int, alpha: bool, smoothing: float) -> t
 def _mean_free(g: Tensor, free: Tensor) -> Tensor:
     """g − mean_F(g) on the free set F, 0 elsewhere: the VJP of p = x − t on F when
     Σ_F p is fixed (t = (Σ_F x − const)/|F|)."""
-    w = free.to(g.dtype)
-    gf = g * w
-    return gf - w * (gf.sum(-1, keepdim=True) / torch.clamp(w.sum(-1, keepdim=True), min=1.0))
+    gf = torch.where(free, g, 0.0)
+    mean = gf.sum(-1, keepdim=True) / torch.clamp(free.sum(-1, keepdim=True), min=1).to(g.dtype)
+    # In place on the one new (n, m) tensor: a backward pass over large rows is a few
+    # passes over memory, not allocations.
+    return gf.sub_(mean).mul_(free)
 
 
 def sparsemax_vjp(p: Tensor, g: Tensor) -> Tensor:

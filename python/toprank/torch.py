@@ -381,7 +381,7 @@ def rankmax(
     torch.Tensor
         Rankmax(z, y), of z's shape, dtype and device. Backward: with F the free entries
         (0 < p < 1) and u those at 1, q = Σ_F g_i p_i / (k − u): α(g_i − q) on F, and
-        −α(Σ_F g − |F| q) more at the index that sets μ (y, or that of z_[k]).
+        −α(Σ_F g − f·q) more at the index that sets μ (y, or that of z_[k]), f the size of F.
 
     See Also
     --------

@@ -199,6 +199,35 @@ def test_no_silent_second_derivative(name: str) -> None:
         grad.sum().backward()
 
 
+@pytest.mark.parametrize("name", list(ALL))
+def test_the_torch_path_at_extreme_scores_answers_right_or_raises(name: str) -> None:
+    rows = [
+        [1e308, 1e308, 0.0, -1e308, 1.0],
+        [1.7e308] * 5,
+        [-1e308, 1e308, 0.0, 5.0, 1e300],
+        [1e-300, -5e-324, 0.0, 1e-310, 2e-300],
+    ]
+    for row in rows:
+        x = torch.tensor([row * 2], dtype=torch.float64)[:, :M]
+        y = torch.tensor([1])
+        try:
+            expected = _op(name, "rust")(x, y)
+        except NoSolutionError:
+            continue  # beyond what float64 resolves
+        try:
+            got = _op(name, "torch")(x, y)
+        except NoSolutionError:
+            continue  # refused, never a NaN
+        torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_the_torch_path_keeps_the_support_of_offset_float32_scores() -> None:
+    # 1e4 + N(0, 1) in float32: prefix sums of the raw scores would lose the support.
+    x = torch.randn(4, 1000, generator=torch.Generator().manual_seed(13)) + 1e4
+    for name in ("sparsemax", "capped_simplex", "rankmax_k3"):
+        torch.testing.assert_close(_op(name, "torch")(x, x[:, 0].long() % M), _op(name, "rust")(x, x[:, 0].long() % M))
+
+
 def test_one_row_and_an_int_label() -> None:
     z = torch.tensor([0.5, 1.2, -0.3, 0.9], dtype=torch.float64)
     assert tt.rankmax_loss(z, 1, reduction="none").shape == ()

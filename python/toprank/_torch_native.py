@@ -31,6 +31,9 @@ from torch import Tensor
 
 def sparsemax(z: Tensor) -> Tensor:
     """sparsemax(z) of each row: clip(z − τ, 0) summing to 1 (Martins & Astudillo 2016, Alg. 1)."""
+    # Shift invariant: from the row's maximum the prefix sums stay near the scale of the
+    # support, not of the scores (1e4 + N(0, 1) in float32 would lose the support).
+    z = z - z.amax(-1, keepdim=True)
     zs = torch.sort(z, dim=-1, descending=True).values
     cs = zs.cumsum(-1)
     ranks = torch.arange(1, z.shape[-1] + 1, dtype=z.dtype, device=z.device)
@@ -104,7 +107,8 @@ def capped_simplex(x: Tensor, k: float) -> Tensor:
     """The Euclidean projection onto {0 ≤ p ≤ 1, Σp = k} of each row."""
     n = x.shape[0]
     ones = x.new_ones(n, 1)
-    return knapsack(x, ones, ones * k, int(k) + 1)
+    # Shift invariant (t absorbs it): from the row's maximum no prefix sum overflows.
+    return knapsack(x - x.amax(-1, keepdim=True), ones, ones * k, int(k) + 1)
 
 
 def _topk_cone(x: Tensor, k: int) -> Tensor:
@@ -122,27 +126,44 @@ def _topk_cone(x: Tensor, k: int) -> Tensor:
     return _clip(x, t, c)
 
 
+def _scale(x: Tensor) -> Tensor:
+    """A power of two λ ≥ 1 per row (n, 1) with |x|/λ ≤ 2: Π_{λC}(x) = λ·Π_C(x/λ) holds
+    exactly for these, and sums of x/λ cannot overflow."""
+    exponent = torch.frexp(x.abs().amax(-1, keepdim=True)).exponent
+    return torch.clamp(torch.ldexp(torch.ones_like(x[:, :1]), exponent - 1), min=1.0)
+
+
+def _resolved(p: Tensor, total: Tensor) -> Tensor:
+    """p, or NaN in the rows whose sum misses ``total`` by far: a bound r far below the
+    entries' rounding (r/max|x| near the float epsilon) leaves x − t unresolved, and the
+    caller refuses NaN rather than return a wrong point (the Rust kernels resolve these)."""
+    tol = 1e-6 if p.dtype == torch.float64 else 1e-2
+    missed = (p.sum(-1, keepdim=True) - total).abs() > tol * total
+    return torch.where(missed, torch.nan, p)
+
+
 def topk_simplex(x: Tensor, k: int, r: float) -> Tensor:
     """The projection onto Δ_k(r) = {0 ≤ p_i ≤ Σp/k, Σp ≤ r} of each row (rho = 0)."""
-    n = x.shape[0]
+    # Δ_k(r) = λ·Δ_k(r/λ): projected at the scale of the row, no sum overflows.
+    scale = _scale(x)
+    x, r_row = x / scale, r / scale
     # The cone's projection is 0 exactly when the k largest entries do not sum above 0;
     # it is the answer if its sum is at most r, else the sum bound holds with equality
     # and p = clip(x − t, 0, r/k) with Σp = r (Lemma 5 of the paper).
     zero = torch.topk(x, k, dim=-1).values.sum(-1, keepdim=True) <= 0
     cone = _topk_cone(x, k)
-    full = x.new_full((n, 1), float(r))
-    capped = knapsack(x, full / k, full, k + 1)
-    inside = cone.sum(-1, keepdim=True) <= r
-    return torch.where(zero, torch.zeros_like(x), torch.where(inside, cone, capped))
+    capped = _resolved(knapsack(x, r_row / k, r_row, k + 1), r_row)
+    inside = cone.sum(-1, keepdim=True) <= r_row
+    return torch.where(zero, torch.zeros_like(x), torch.where(inside, cone, capped)) * scale
 
 
 def box_simplex(x: Tensor, hi: float, r: float) -> Tensor:
     """The projection onto {0 ≤ p ≤ hi, Σp ≤ r} of each row (rho = 0)."""
-    n = x.shape[0]
-    clipped = torch.clamp(x, 0.0, hi)
-    cap, full = x.new_full((n, 1), float(hi)), x.new_full((n, 1), float(r))
-    on_sum = knapsack(x, cap, full, min(int(r / hi), x.shape[-1]) + 1)
-    return torch.where(clipped.sum(-1, keepdim=True) <= r, clipped, on_sum)
+    scale = _scale(x)  # as in topk_simplex
+    x, hi_row, r_row = x / scale, hi / scale, r / scale
+    clipped = torch.minimum(torch.clamp(x, min=0.0), hi_row)
+    on_sum = _resolved(knapsack(x, hi_row, r_row, min(int(r / hi), x.shape[-1]) + 1), r_row)
+    return torch.where(clipped.sum(-1, keepdim=True) <= r_row, clipped, on_sum) * scale
 
 
 def _rankmax_anchor(z: Tensor, y: Tensor, k: int, eta: float) -> tuple[Tensor, Tensor]:
@@ -156,6 +177,8 @@ def _rankmax_anchor(z: Tensor, y: Tensor, k: int, eta: float) -> tuple[Tensor, T
 
 def rankmax(z: Tensor, y: Tensor, k: int, eta: float) -> Tensor:
     """Rankmax(z, y) = clip(α(z − μ), 0, 1) with Σ = k of each row (Kong et al. 2020, Prop. 3)."""
+    # Shift invariant (μ moves with z): from the row's maximum no sum overflows.
+    z = z - z.amax(-1, keepdim=True)
     mu, _ = _rankmax_anchor(z, y, k, eta)
     w = z - mu
     # u of the k largest w capped at 1: α = (k − u)/Σ_{i>u} w_(i)^+, consistent when

@@ -42,7 +42,7 @@ from toprank import _torch_native as native
 from toprank._estimator import choice
 from toprank._options import HINGE_VARIANTS, REDUCTIONS, TORCH_BACKENDS, HingeVariant, Reduction, TorchBackend
 from toprank._validation import as_count, as_jobs, as_real, finite_loss
-from toprank.exceptions import InvalidInputError
+from toprank.exceptions import InvalidInputError, NoSolutionError
 
 __all__ = [
     "sparsemax",
@@ -167,8 +167,9 @@ def _map(
     vjp: Callable[[Tensor, Tensor], Tensor],
     backend: TorchBackend,
     name: str,
+    op: str,
 ) -> Tensor:
-    compute = torch_path
+    compute: Callable[[Tensor], Tensor]
     if _on_rust(x, backend) and rust is not None:
         jobs = as_jobs(n_jobs)
 
@@ -177,6 +178,15 @@ def _map(
 
     else:
         _finite_rows(rows, name)
+
+        def compute(r: Tensor) -> Tensor:
+            p = torch_path(r)
+            # The kernels bound their rounding; here entries near the float range, or a
+            # bound far below their rounding, give NaN: refuse rather than return it.
+            if not bool(torch.isfinite(p).all()):
+                raise NoSolutionError(f"{op}: the torch path cannot resolve these entries of {name}; rescale {name}")
+            return p
+
     p: Tensor = _Map.apply(rows, compute, vjp)
     return p.reshape(x.shape)
 
@@ -221,7 +231,7 @@ def sparsemax(z: Tensor, *, backend: TorchBackend = "auto", n_jobs: int | None =
     tensor([[ 0.0000,  0.5000,  0.0000, -0.5000]], dtype=torch.float64)
     """
     rows = _rows(z, "z")
-    return _map(z, rows, _core.sparsemax, (), n_jobs, native.sparsemax, native.sparsemax_vjp, backend, "z")
+    return _map(z, rows, _core.sparsemax, (), n_jobs, native.sparsemax, native.sparsemax_vjp, backend, "z", "sparsemax")
 
 
 def topk_simplex(
@@ -283,6 +293,7 @@ def topk_simplex(
         lambda p, g: native.topk_simplex_vjp(p, g, kk, rr),
         backend,
         "x",
+        "topk_simplex",
     )
 
 
@@ -335,6 +346,7 @@ def capped_simplex(x: Tensor, k: float, *, backend: TorchBackend = "auto", n_job
         native.capped_simplex_vjp,
         backend,
         "x",
+        "capped_simplex",
     )
 
 
@@ -410,6 +422,7 @@ def rankmax(
         lambda p, g: native.rankmax_vjp(p, g, rows.detach(), labels, kk, ee),
         backend,
         "z",
+        "rankmax",
     )
 
 

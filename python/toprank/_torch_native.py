@@ -269,7 +269,7 @@ def _mean_free(g: Tensor, free: Tensor) -> Tensor:
     mean = gf.sum(-1, keepdim=True) / torch.clamp(free.sum(-1, keepdim=True), min=1).to(g.dtype)
     # In place on the one new (n, m) tensor: a backward pass over large rows is a few
     # passes over memory, not allocations.
-    return gf.sub_(mean).mul_(free)
+    return gf.sub_(mean).masked_fill_(~free, 0.0)  # +0, not the −0 of a product
 
 
 def sparsemax_vjp(p: Tensor, g: Tensor) -> Tensor:

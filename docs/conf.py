@@ -57,7 +57,7 @@ nitpicky = True
 # Names outside toprank cannot resolve (no intersphinx: the build is offline): the external
 # packages and the standard library whatever the role (py:class, py:func, py:mod, ...), and
 # the builtins (int, ValueError, ...).
-_EXTERNAL = ("numpy", "np", "scipy", "sklearn", "dask", "distributed", "faiss", "matplotlib", "pandas")
+_EXTERNAL = ("numpy", "np", "scipy", "sklearn", "dask", "distributed", "faiss", "matplotlib", "pandas", "torch")
 nitpick_ignore_regex = [
     (r"py:.*", rf"({'|'.join(sorted({*_EXTERNAL, *sys.stdlib_module_names}))})(\..*)?"),
     (r"py:.*", rf"({'|'.join(name for name in dir(builtins) if not name.startswith('_'))})"),
@@ -94,6 +94,7 @@ PUBLIC_MODULES = (
     "toprank.pq",
     "toprank.projections",
     "toprank.losses",
+    "toprank.torch",
     "toprank.metrics",
     "toprank.scoring",
     "toprank.recsys",

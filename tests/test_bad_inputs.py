@@ -641,6 +641,8 @@ _CRASH_SCRIPT = textwrap.dedent(
         lambda a, y, k, p: losses.sparsemax_loss(a, y),
         lambda a, y, k, p: losses.topk_hinge(a, y, k, "alpha"),
         lambda a, y, k, p: losses.topk_hinge(a, y, k, "beta"),
+        lambda a, y, k, p: losses.topk_hinge(a, y, k, "alpha", p),
+        lambda a, y, k, p: losses.topk_hinge(a, y, k, "beta", p),
     ]
     arrays = [
         np.array([1e308, -1e308, 0.0]), np.array([5e-324, -5e-324, 0.0]), np.full(7, 3.0),
@@ -671,7 +673,7 @@ def test_extreme_inputs_do_not_crash_or_panic():
     proc = subprocess.run([sys.executable, "-c", _CRASH_SCRIPT], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
     _, n, ok = proc.stdout.split()
-    assert int(n) == 15 * 11 * 8 * 10 * 7
+    assert int(n) == 17 * 11 * 8 * 10 * 7
     assert int(ok) > 10_000  # plenty of the calls are valid and ran to completion
 
 

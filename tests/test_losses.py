@@ -19,6 +19,7 @@ import pytest
 from scipy.special import logsumexp
 
 from toprank import losses, projections
+from toprank.exceptions import InvalidInputError
 
 RNG_SEED = 20240611
 
@@ -548,7 +549,7 @@ def test_topk_hinge_matches_reference(variant):
         s = rng.normal(0.0, float(rng.choice([0.2, 1.0, 3.0])), m) if i % 3 else rng.integers(-2, 3, m) * 0.5
         y = int(rng.integers(m))
         for k in sorted({1, m - 1, int(rng.integers(1, m))}):
-            got = losses.topk_hinge(s, y, k, variant)
+            got, _ = losses.topk_hinge(s, y, k, variant)
             assert isinstance(got, float)
             assert got == pytest.approx(ref_topk_hinge(s, y, k, variant), rel=1e-12, abs=1e-12), (
                 s.tolist(),
@@ -561,17 +562,17 @@ def test_topk_hinge_matches_reference(variant):
 def test_topk_hinge_default_variant_is_alpha():
     rng = np.random.default_rng(RNG_SEED + 6)
     s = rng.normal(size=12)
-    assert losses.topk_hinge(s, 3, 4) == losses.topk_hinge(s, 3, 4, variant="alpha")
+    assert losses.topk_hinge(s, 3, 4)[0] == losses.topk_hinge(s, 3, 4, variant="alpha")[0]
 
 
 def test_topk_hinge_alpha_and_beta_differ_when_margins_mix_signs():
     # h = 1 + s_j - s_y over j != y = [1.5, -0.5, -2.0]; k = 2: alpha = max(0, 1.0)/2, beta = 1.5/2
     s = np.array([1.0, 1.5, -0.5, -2.0])
-    assert losses.topk_hinge(s, 0, 2, "alpha") == pytest.approx(0.5)
-    assert losses.topk_hinge(s, 0, 2, "beta") == pytest.approx(0.75)
+    assert losses.topk_hinge(s, 0, 2, "alpha")[0] == pytest.approx(0.5)
+    assert losses.topk_hinge(s, 0, 2, "beta")[0] == pytest.approx(0.75)
     # k = 3: alpha = max(0, -1)/3 = 0, beta = 1.5/3
-    assert losses.topk_hinge(s, 0, 3, "alpha") == pytest.approx(0.0)
-    assert losses.topk_hinge(s, 0, 3, "beta") == pytest.approx(0.5)
+    assert losses.topk_hinge(s, 0, 3, "alpha")[0] == pytest.approx(0.0)
+    assert losses.topk_hinge(s, 0, 3, "beta")[0] == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize("variant", ["alpha", "beta"])
@@ -581,7 +582,7 @@ def test_topk_hinge_k1_is_crammer_singer(variant):
         m = int(rng.integers(2, 30))
         s = rng.normal(0.0, 1.5, m)
         y = int(rng.integers(m))
-        assert losses.topk_hinge(s, y, 1, variant) == pytest.approx(crammer_singer(s, y), rel=1e-13, abs=1e-14)
+        assert losses.topk_hinge(s, y, 1, variant)[0] == pytest.approx(crammer_singer(s, y), rel=1e-13, abs=1e-14)
 
 
 def test_topk_hinge_batch_returns_one_loss_per_row():
@@ -589,9 +590,69 @@ def test_topk_hinge_batch_returns_one_loss_per_row():
     S = rng.normal(size=(25, 9))
     Y = rng.integers(0, 9, 25)
     for variant in ("alpha", "beta"):
-        out = losses.topk_hinge(S, Y, 3, variant)
+        out, grad = losses.topk_hinge(S, Y, 3, variant)
+        assert grad.shape == S.shape
         assert out.shape == (25,) and out.dtype == np.float64
         np.testing.assert_allclose(out, [ref_topk_hinge(S[i], Y[i], 3, variant) for i in range(25)], rtol=1e-12)
+
+
+def ref_hinge_vertex(s: np.ndarray, y: int, k: int, variant: str) -> np.ndarray:
+    """A subgradient of the unsmoothed loss at s, away from ties: 1/k on the k largest
+    margins h_j (alpha: if their sum is positive; beta: those that are positive), through
+    h_j = 1 + s_j − s_y."""
+    h = 1.0 + s - s[y]
+    h[y] = -np.inf
+    top = np.argsort(-h)[:k]
+    p = np.zeros_like(s)
+    if variant == "alpha":
+        if h[top].sum() > 0:
+            p[top] = 1.0 / k
+    else:
+        p[top[h[top] > 0]] = 1.0 / k
+    p[y] = -p.sum()
+    return p
+
+
+@pytest.mark.parametrize("variant", ["alpha", "beta"])
+def test_topk_hinge_gradient_is_the_vertex_away_from_ties(variant):
+    rng = np.random.default_rng(RNG_SEED + 21)
+    for _ in range(200):
+        m = int(rng.integers(2, 25))
+        s, y = rng.normal(0.0, 1.5, m), int(rng.integers(m))
+        k = int(rng.integers(1, m))
+        loss, grad = losses.topk_hinge(s, y, k, variant)
+        np.testing.assert_allclose(grad, ref_hinge_vertex(s, y, k, variant), rtol=0, atol=1e-15)
+        assert loss == pytest.approx(float(grad @ (s - s[y] + 1.0) - grad[y]), abs=1e-12)
+
+
+@pytest.mark.parametrize("variant", ["alpha", "beta"])
+@pytest.mark.parametrize("gamma", [0.05, 0.5, 3.0])
+def test_smoothed_topk_hinge_matches_the_qp_and_its_gradient_the_differences(variant, gamma):
+    from svm_reference import margins, smoothed_loss
+
+    rng = np.random.default_rng(RNG_SEED + 22)
+    n, m, k = 12, 7, 3
+    S, Y = rng.normal(0.0, 1.0, (n, m)), rng.integers(0, m, n)
+    loss, grad = losses.topk_hinge(S, Y, k, variant, smoothing=gamma)
+    # The QP of the top-k SVM's reference (the max form, solved by cvxpy).
+    np.testing.assert_allclose(loss, smoothed_loss(margins(S, Y), variant, k, gamma), atol=1e-7)
+    unsmoothed, _ = losses.topk_hinge(S, Y, k, variant)
+    assert np.all(loss <= unsmoothed + 1e-15) and np.all(loss >= unsmoothed - gamma / 2 - 1e-15)
+    # L_γ is differentiable: central differences agree with the gradient.
+    eps = 1e-6
+    for j in range(m):
+        step = np.zeros(m)
+        step[j] = eps
+        up, _ = losses.topk_hinge(S + step, Y, k, variant, smoothing=gamma)
+        down, _ = losses.topk_hinge(S - step, Y, k, variant, smoothing=gamma)
+        np.testing.assert_allclose((up - down) / (2 * eps), grad[:, j], atol=1e-6)
+    np.testing.assert_allclose(grad.sum(axis=1), 0.0, atol=1e-14)
+
+
+def test_topk_hinge_smoothing_is_checked():
+    for bad in (-0.1, np.inf, np.nan):
+        with pytest.raises(InvalidInputError, match=r"^smoothing:"):
+            losses.topk_hinge(np.array([0.0, 1.0, 2.0]), 0, 1, smoothing=bad)
 
 
 # --------------------------------------------------------------------------------------

@@ -87,8 +87,14 @@ def rankmax_loss(
 def softmax_loss(z: _Float, y: int | NDArray[np.int64], *, n_jobs: int | None = None) -> tuple[_Loss, _Float]: ...
 def sparsemax_loss(z: _Float, y: int | NDArray[np.int64], *, n_jobs: int | None = None) -> tuple[_Loss, _Float]: ...
 def topk_hinge(
-    scores: _Float, y: int | NDArray[np.int64], k: int, variant: HingeVariant = "alpha", *, n_jobs: int | None = None
-) -> _Loss: ...
+    scores: _Float,
+    y: int | NDArray[np.int64],
+    k: int,
+    variant: HingeVariant = "alpha",
+    smoothing: float = 0.0,
+    *,
+    n_jobs: int | None = None,
+) -> tuple[_Loss, _Float]: ...
 
 _Progress = Callable[[int, float, float, float, float], object]
 

@@ -51,6 +51,10 @@ __all__ = [
     "RankerLoss",
     "Surrogate",
     "TopKLoss",
+    "TORCH_BACKENDS",
+    "REDUCTIONS",
+    "TorchBackend",
+    "Reduction",
 ]
 
 #: Kernels of the dual solvers (TopKSVC, M3L, TopPush/TopPushK/PatMat).
@@ -65,6 +69,11 @@ SdcaLossName = Literal["alpha", "beta", "softmax", "entropy", "multilabel_hinge"
 MultiLabelLoss = Literal["hinge", "softmax"]
 #: The top-k hinge variants of ``toprank.losses.topk_hinge``.
 HingeVariant = Literal["alpha", "beta"]
+#: Where ``toprank.torch`` computes: the Rust kernels on CPU tensors and torch elsewhere
+#: ("auto"), always the Rust kernels ("rust", CPU only), or always torch ("torch").
+TorchBackend = Literal["auto", "rust", "torch"]
+#: How ``toprank.torch``'s losses reduce the rows, as ``torch.nn.CrossEntropyLoss``.
+Reduction = Literal["mean", "sum", "none"]
 #: The surrogate of the ranking-at-top estimators.
 Surrogate = Literal["quadratic", "hinge"]
 #: M3L's solver: kernel SMO, linear dual coordinate descent, or chosen by the kernel.
@@ -88,6 +97,8 @@ KERNELS: tuple[Kernel, ...] = get_args(Kernel)
 TOPK_LOSSES: tuple[TopKLoss, ...] = get_args(TopKLoss)
 MULTILABEL_LOSSES: tuple[MultiLabelLoss, ...] = get_args(MultiLabelLoss)
 HINGE_VARIANTS: tuple[HingeVariant, ...] = get_args(HingeVariant)
+TORCH_BACKENDS: tuple[TorchBackend, ...] = get_args(TorchBackend)
+REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 SURROGATES: tuple[Surrogate, ...] = get_args(Surrogate)
 M3L_SOLVERS: tuple[M3LSolver, ...] = get_args(M3LSolver)
 RANKER_LOSSES: tuple[RankerLoss, ...] = get_args(RankerLoss)

@@ -65,8 +65,8 @@ def kernels(n_rows: int = 20_000, n_labels: int = 1_000, seed: int = 0) -> int:
 
     print("\nLosses for the true class y = 3:")
     for k in (1, 2, 3):
-        a = losses.topk_hinge(x, 3, k, "alpha")
-        b = losses.topk_hinge(x, 3, k, "beta")
+        a, _ = losses.topk_hinge(x, 3, k, "alpha")
+        b, _ = losses.topk_hinge(x, 3, k, "beta")
         print(f"  top-{k} hinge: alpha = {a:.4f}, beta = {b:.4f}")
     for name, fn in (("softmax", losses.softmax_loss), ("sparsemax", losses.sparsemax_loss)):
         value, grad = fn(x, 3)

@@ -17,8 +17,7 @@ from toprank import _core
 from toprank._docs import fill_doc
 from toprank._estimator import choice
 from toprank._options import HINGE_VARIANTS, HingeVariant
-from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real
-from toprank.exceptions import NoSolutionError
+from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real, finite_loss
 
 __all__ = ["rankmax_loss", "softmax_loss", "sparsemax_loss", "topk_hinge"]
 
@@ -26,16 +25,9 @@ FloatArray = NDArray[np.floating[Any]]
 Loss = float | FloatArray
 
 
-def _finite(name: str, loss: Any) -> None:
-    """Raises if a loss overflowed float64 (finite scores whose differences exceed ~1e308):
-    inf would pass for a value."""
-    if not bool(np.all(np.isfinite(loss))):
-        raise NoSolutionError(f"{name}: the loss overflows float64 for these scores; rescale them")
-
-
 def _checked(name: str, result: Any) -> tuple[Loss, FloatArray]:
-    """The core's (loss, grad), checked by `_finite`."""
-    _finite(name, result[0])
+    """The core's (loss, grad), checked by `finite_loss`."""
+    finite_loss(name, bool(np.all(np.isfinite(result[0]))))
     return result[0], result[1]
 
 
@@ -179,9 +171,15 @@ def sparsemax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> 
 
 
 def topk_hinge(
-    scores: ArrayLike, y: ArrayLike, k: int, variant: HingeVariant = "alpha", *, n_jobs: int | None = None
-) -> Loss:
-    r"""Top-k hinge loss per example, in its two variants.
+    scores: ArrayLike,
+    y: ArrayLike,
+    k: int,
+    variant: HingeVariant = "alpha",
+    smoothing: float = 0.0,
+    *,
+    n_jobs: int | None = None,
+) -> tuple[Loss, FloatArray]:
+    r"""Top-k hinge loss per example, in its two variants, optionally smoothed, and its gradient.
 
     Over the m − 1 classes j ≠ y, with h_j = 1 + s_j − s_y and h_[1] ≥ h_[2] ≥ … sorted,
 
@@ -190,8 +188,12 @@ def topk_hinge(
 
     alpha ≤ beta; both are 0 once y outscores every other class by 1 and both are the
     Crammer–Singer hinge for k = 1. alpha is the loss of :class:`toprank.TopKSVC`'s
-    ``loss="alpha"`` (dual set :func:`toprank.projections.topk_simplex`), beta of
-    ``loss="beta"`` (dual set :func:`toprank.projections.box_simplex`).
+    ``loss="alpha"`` (dual set S = :func:`toprank.projections.topk_simplex`), beta of
+    ``loss="beta"`` (dual set S = :func:`toprank.projections.box_simplex`). Both are
+    L(h) = max_{p ∈ S} ⟨h, p⟩; the smoothing γ = ``smoothing`` of the SVM subtracts
+    (γ/2)‖p‖² inside the max (the Moreau envelope of L, differentiable with a 1/γ-Lipschitz
+    gradient, L − γ/2 ≤ L_γ ≤ L), the loss :class:`toprank.TopKSVC` minimises with
+    ``smoothing=γ``.
 
     Parameters
     ----------
@@ -203,20 +205,27 @@ def topk_hinge(
         ``1 <= k <= m - 1``.
     variant : {"alpha", "beta"}, default "alpha"
         Which loss.
+    smoothing : float, default 0.0
+        The smoothing γ, finite and ``>= 0``; 0 is the (non-smooth) loss itself.
     n_jobs : int or None, default None
         Threads for a batch: ``None`` one, ``-1`` all cores, ``-2`` all but one.
 
     Returns
     -------
-    float or ndarray of shape (n,)
+    loss : float or ndarray of shape (n,)
         A float for 1-D ``scores``; one loss per row, in the scores' dtype, for a batch.
+    grad : ndarray
+        The gradient with respect to ``scores``, of their shape and dtype: p_j at j ≠ y
+        and −Σ_j p_j at y, p the maximiser above (for γ = 0 a vertex of S, 1/k on the k
+        largest h_j that count: an element of the subdifferential). It sums to 0 in every row.
 
     Raises
     ------
     InvalidInputError
         ``scores`` empty, not 1-D or 2-D, not float32/float64, or with NaN or
         infinite entries; ``y`` not an integer (array) in [0, m); ``k`` outside
-        [1, m − 1]; an unknown ``variant``; a bad ``n_jobs``.
+        [1, m − 1]; an unknown ``variant``; ``smoothing`` negative or not finite; a bad
+        ``n_jobs``.
     NoSolutionError
         The loss overflows float64 (finite scores whose differences exceed ~1e308):
         rescale the scores.
@@ -229,25 +238,42 @@ def topk_hinge(
 
     Notes
     -----
-    The k largest h_j are selected in O(m) per row.
+    The k largest h_j are selected in O(m) per row; with smoothing, p = Π_S(h/γ) is one
+    projection, expected O(m). A γ below 1e-12 times the largest score magnitude (plus
+    1) leaves the loss unsmoothed: h/γ would be beyond what the projection resolves.
 
     References
     ----------
     .. [1] M. Lapin, M. Hein, B. Schiele. *Top-k Multiclass SVM.* NIPS 2015, eq. (3)
        (alpha) and eq. (5) (beta, Usunier et al.'s variant).
+    .. [2] M. Lapin, M. Hein, B. Schiele. *Loss Functions for Top-k Error: Analysis and
+       Insights.* CVPR 2016, §2.2 (the smoothed top-k hinge).
 
     Examples
     --------
     >>> import numpy as np
     >>> from toprank.losses import topk_hinge
     >>> s = np.array([0.0, 1.0, 0.2, -5.0])  # y = 1 leads; h = (0, 0.2, -5)
-    >>> topk_hinge(s, 1, k=3), round(topk_hinge(s, 1, k=3, variant="beta"), 4)
+    >>> topk_hinge(s, 1, k=3)[0], round(topk_hinge(s, 1, k=3, variant="beta")[0], 4)
     (0.0, 0.0667)
-    >>> topk_hinge(np.array([[0.5, 1.2, -0.3, 0.9]] * 2), [2, 1], k=2)  # a batch
-    array([2.35, 0.5 ])
+    >>> loss, grad = topk_hinge(np.array([[0.5, 1.2, -0.3, 0.9]] * 2), [2, 1], k=2)  # a batch
+    >>> loss, grad
+    (array([2.35, 0.5 ]), array([[ 0. ,  0.5, -1. ,  0.5],
+           [ 0.5, -1. ,  0. ,  0.5]]))
+    >>> loss, grad = topk_hinge(np.array([0.5, 1.2, -0.3, 0.9]), 1, k=2, smoothing=1.0)
+    >>> loss, grad  # below the unsmoothed 0.5
+    (0.25, array([ 0.5, -1. ,  0. ,  0.5]))
     """
     s_arr = as_array(scores, "scores")
     choice(variant, "variant", HINGE_VARIANTS)
-    loss: Loss = _core.topk_hinge(s_arr, as_labels(y, s_arr), as_count(k, "k"), variant, n_jobs=as_jobs(n_jobs))
-    _finite("topk_hinge", loss)
-    return loss
+    return _checked(
+        "topk_hinge",
+        _core.topk_hinge(
+            s_arr,
+            as_labels(y, s_arr),
+            as_count(k, "k"),
+            variant,
+            as_real(smoothing, "smoothing"),
+            n_jobs=as_jobs(n_jobs),
+        ),
+    )

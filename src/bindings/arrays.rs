@@ -1,8 +1,8 @@
 //! NumPy arrays in and out, one way each: an argument is read with [`array_in`] (or
 //! [`array_exact`], [`indices`]), float32/float64 dispatch is [`with_float`] (and
 //! [`with_float_rows`] for a row or a batch of rows), results leave through
-//! [`to_numpy`], and a one-row kernel of the core runs on every row with [`map_rows`],
-//! [`loss_rows`] or [`value_rows`] (without the GIL, a panic caught).
+//! [`to_numpy`], and a one-row kernel of the core runs on every row with [`map_rows`]
+//! or [`loss_rows`] (without the GIL, a panic caught).
 //!
 //! The core reads arrays as slices: C order, aligned, native byte order. An argument
 //! that already is one is borrowed (read-only and memory-mapped arrays included); any
@@ -338,16 +338,4 @@ pub(crate) fn loss_rows<'py, T: Real + Element>(
         })
     })?;
     Ok(pair.into_pyobject(py)?.into_any())
-}
-
-/// `f` on every row of `z`: a value per row as in `Rows::per_row`.
-pub(crate) fn value_rows<'py, T: Real + Element>(
-    py: Python<'py>,
-    z: &Rows<'_, T>,
-    n_jobs: Option<usize>,
-    f: impl Fn(usize, &[T], &mut Workspace) -> crate::Result<f64> + Sync,
-) -> PyResult<Bound<'py, PyAny>> {
-    z.per_row(py, n_jobs, |values, parallel| {
-        batch::reduce_rows(z.data, z.row_len, values, parallel, |i, row, ws| finite_row(row, i, z.name, f(i, row, ws)))
-    })
 }

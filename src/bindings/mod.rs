@@ -55,8 +55,8 @@ macro_rules! second_argument {
 /// the labels (an int for a row, one per row for a batch; or what `Rows::reader` reads,
 /// e.g. `as mask`: a boolean mask of the array's shape) are checked against the array,
 /// and `kernel` runs on every row through `arrays::{kind}` — `map_rows` (an output row:
-/// `|i, row, out, ws|`), `loss_rows` (the loss, writing the gradient row) or `value_rows`
-/// (a value: `|i, row, ws|`). `register_row_functions` adds them all to the module.
+/// `|i, row, out, ws|`) or `loss_rows` (the loss, writing the gradient row: `|i, row,
+/// grad, ws|`). `register_row_functions` adds them all to the module.
 macro_rules! row_functions {
     ($(
         $kind:ident $name:ident($x:ident $(, $y:ident $(as $reader:ident)?)? $(; $($p:ident: $ty:ty $(= $d:tt)? $(=> $check:ident)?),+)?)
@@ -109,8 +109,8 @@ row_functions! {
         = |i, z, grad, ws| losses::rankmax_loss(z, y[i], k, eta, grad, ws);
     loss_rows softmax_loss(z, y) = |i, z, grad, _| losses::softmax_loss(z, y[i], grad);
     loss_rows sparsemax_loss(z, y) = |i, z, grad, ws| losses::sparsemax_loss(z, y[i], grad, ws);
-    value_rows topk_hinge(scores, y; k: i64 => positive_count, variant: &str = "alpha" => hinge_variant)
-        = |i, scores, ws| losses::topk_hinge(scores, y[i], k, variant, ws);
+    loss_rows topk_hinge(scores, y; k: i64 => positive_count, variant: &str = "alpha" => hinge_variant, smoothing: f64 = 0.0)
+        = |i, scores, grad, ws| losses::topk_hinge(scores, y[i], k, variant, smoothing, grad, ws);
 }
 
 /// Adds the solvers' functions and classes to the module.

@@ -40,6 +40,9 @@ pub struct Workspace {
     pub(crate) values: Vec<f64>,
     pub(crate) prefix_sums: Vec<f64>,
     pub(crate) block_maxima: Vec<f64>,
+    /// Rows of a caller that projects (the smoothed top-k hinge's h/γ and its
+    /// projection, `crate::losses::topk_hinge`); no projection touches it.
+    pub(crate) scratch: Vec<f64>,
 }
 
 impl Workspace {
@@ -52,6 +55,7 @@ impl Workspace {
             values: Vec::with_capacity(m),
             prefix_sums: Vec::with_capacity(m + 1),
             block_maxima: Vec::with_capacity(m.div_ceil(BLOCK)),
+            scratch: Vec::new(),
         }
     }
 }

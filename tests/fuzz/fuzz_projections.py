@@ -283,7 +283,7 @@ def check_losses(rng: np.random.Generator, X: np.ndarray, dtype: type) -> tuple[
         return np.ones(n, bool), [], which
     k = int(rng.integers(1, m))
     variant = str(rng.choice(["alpha", "beta"]))
-    loss = np.asarray(L.topk_hinge(Xd, y, k, variant), np.float64)
+    loss = np.asarray(L.topk_hinge(Xd, y, k, variant)[0], np.float64)
     h = (X64 - X64[rows, y][:, None]) + 1.0
     h[rows, y] = -np.inf
     top = -np.sort(-h, axis=1)[:, :k]

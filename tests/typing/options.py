@@ -9,8 +9,10 @@ type the ignore would be unused and mypy would fail.
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from toprank import M3L, FitProgress, PatMat, RankmaxRanker, TopKSVC, TopPush, losses
+from toprank import torch as tt
 from toprank._options import FitStatus, KernelSettings, SdcaSettings
 from toprank.distributed import fit_cocoa
 
@@ -42,3 +44,12 @@ status: FitStatus = model.status_
 progress: FitProgress = M3L().fit(np.zeros((4, 2)), np.arange(4)).history_[0]
 epochs: int = progress.n_iter
 stale = model.status_ == "max_epochs"  # type: ignore[comparison-overlap]
+
+# toprank.torch: the backend, the reduction and the hinge variant are Literal options too.
+z, y = torch.zeros(2, 3), torch.zeros(2, dtype=torch.int64)
+tt.topk_hinge(z, y, 1, "beta", reduction="sum", backend="torch")
+tt.TopKHingeLoss(1, "alpha", reduction="none", backend="rust")
+tt.topk_hinge(z, y, 1, "gamma")  # type: ignore[arg-type]
+tt.softmax_loss(z, y, reduction="avg")  # type: ignore[arg-type]
+tt.sparsemax(z, backend="cuda")  # type: ignore[arg-type]
+tt.RankmaxLoss(reduction="mean ")  # type: ignore[arg-type]

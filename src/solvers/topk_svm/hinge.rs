@@ -1,7 +1,8 @@
 //! Top-k hinge losses for Prox-SDCA (Lapin, Hein, Schiele 2015, §2–3, §5), optionally
 //! Moreau-smoothed.
 //!
-//! With h_j = 1 + s_j − s_y over the m − 1 classes j ≠ y (the convention of `crate::losses::topk_hinge`):
+//! With h_j = 1 + s_j − s_y over the m − 1 classes j ≠ y (the convention of
+//! `crate::losses::topk_hinge`, which computes the primal loss L_γ for both):
 //!   alpha: L(h) = (1/k) max{0, Σ_{j≤k} h_[j]} = max_{p ∈ Δ_k(1)} ⟨h, p⟩        (eq. (3), Prop. 2)
 //!   beta:  L(h) = (1/k) Σ_{j≤k} max{0, h_[j]} = max_{p ∈ Δ̃_k(1)} ⟨h, p⟩       (eq. (5), Prop. 5, (9))
 //! with Δ_k(r) = {p ≥ 0, Σp ≤ r, p_j ≤ Σp/k} and Δ̃_k(r) = {0 ≤ p ≤ r/k, Σp ≤ r}.
@@ -15,10 +16,9 @@
 //! i.e. the biased projection of the foundation (ρ = 1 when γ = 0). Optimality of the
 //! whole problem: the duality gap P − D = ‖W‖² + Σ_i c_i L_i − dual_i is 0.
 
-use super::loss::{reduced, single, write_dual_row, LossWorkspace, SdcaLoss};
+use super::loss::{single, write_dual_row, LossWorkspace, SdcaLoss};
 use super::problem::MANY_CLASSES;
-use crate::losses::{topk_hinge, TopKVariant};
-use crate::projections::{box_simplex, topk_simplex};
+use crate::losses::{hinge_and_maximiser, TopKVariant};
 use crate::{Error, Result};
 
 /// A top-k hinge loss ("alpha" or "beta"), optionally smoothed.
@@ -27,23 +27,6 @@ pub struct TopKHinge {
     pub k: usize,
     pub variant: TopKVariant,
     pub smoothing: f64,
-}
-
-impl TopKHinge {
-    /// Projects `b` onto r·S with bias `rho` into `out`.
-    fn project(
-        &self,
-        b: &[f64],
-        r: f64,
-        rho: f64,
-        out: &mut [f64],
-        ws: &mut crate::projections::Workspace,
-    ) -> Result<()> {
-        match self.variant {
-            TopKVariant::Alpha => topk_simplex(b, self.k, r, rho, out, ws).map(|_| ()),
-            TopKVariant::Beta => box_simplex(b, r / self.k as f64, r, rho, out, ws).map(|_| ()),
-        }
-    }
 }
 
 impl SdcaLoss for TopKHinge {
@@ -69,20 +52,9 @@ impl SdcaLoss for TopKHinge {
     }
 
     fn primal(&self, scores: &[f64], y: &[usize], ws: &mut LossWorkspace) -> Result<f64> {
-        let y = single(y);
-        let gamma = self.smoothing;
-        // L_γ ≤ L ≤ L_γ + γ/2 (‖p‖ ≤ 1 on S): a γ below the rounding of the scores leaves
-        // L itself, and h/γ would be beyond what a projection of radius 1 resolves.
-        let largest = scores.iter().fold(0.0f64, |m, s| m.max(s.abs())) + 1.0;
-        if gamma <= 1e-12 * largest {
-            return topk_hinge(scores, y, self.k, self.variant, &mut ws.projection);
-        }
-        // L_γ(h) = max_p ⟨h, p⟩ − (γ/2)‖p‖² is attained at p = Π_S(h/γ).
-        reduced(scores, y, &mut ws.b, |sj, sy| ((sj - sy) + 1.0) / gamma);
-        ws.p.resize(ws.b.len(), 0.0);
-        self.project(&ws.b, 1.0, 0.0, &mut ws.p, &mut ws.projection)?;
-        let (hp, pp) = ws.b.iter().zip(&ws.p).fold((0.0, 0.0), |(hp, pp), (&b, &p)| (hp + gamma * b * p, pp + p * p));
-        Ok(hp - 0.5 * gamma * pp)
+        // L_γ(h) = max_p ⟨h, p⟩ − (γ/2)‖p‖², attained at p = Π_S(h/γ): the loss module's
+        // computation, which `toprank.losses.topk_hinge` returns too.
+        hinge_and_maximiser(scores, single(y), self.k, self.variant, self.smoothing, &mut ws.b, &mut ws.projection)
     }
 
     fn dual(&self, a: &[f64], y: &[usize], c: f64) -> f64 {
@@ -120,7 +92,7 @@ impl SdcaLoss for TopKHinge {
         fill(after, &q[y + 1..]);
         let largest = if delta > 0.0 { largest_magnitude(b) } else { f64::INFINITY };
         if largest < 1e12 * c {
-            self.project(b, c, kii / delta, p, projection)?;
+            self.variant.project(self.k, b, c, kii / delta, p, projection)?;
         } else {
             // x_i = 0 and γ = 0: the step maximises the linear ⟨v, x⟩ over c·S. A vertex
             // does: c/k on the k largest v_j if that sum (alpha) or those v_j (beta) are

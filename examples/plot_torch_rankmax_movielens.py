@@ -40,6 +40,7 @@ pairs = parts.train.tocoo()
 users, items = torch.tensor(pairs.row, dtype=torch.long), torch.tensor(pairs.col, dtype=torch.long)
 print(f"{ratings.n_users} users, {ratings.n_items} movies; {len(users)} training pairs")
 
+
 # %%
 # The two towers
 # --------------

@@ -43,7 +43,9 @@ X_test = torch.tensor(test.data, dtype=torch.float32)
 y_clean = torch.tensor(train.target[keep])
 flip = rng.random(len(keep)) < 0.5
 y_noisy = torch.where(torch.from_numpy(flip), torch.from_numpy(rng.integers(0, 10, len(keep))), y_clean)
-print(f"train {tuple(X_train.shape)}, test {tuple(X_test.shape)}; noisy labels wrong: {(y_noisy != y_clean).float().mean():.1%}")
+print(
+    f"train {tuple(X_train.shape)}, test {tuple(X_test.shape)}; noisy labels wrong: {(y_noisy != y_clean).float().mean():.1%}"
+)
 
 # %%
 # The network and the losses
@@ -101,7 +103,7 @@ for labels, y in (("clean", y_clean), ("noisy", y_noisy)):
 fig, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained", sharey=True)
 epochs = np.arange(1, EPOCHS + 1)
 for ax, labels in zip(axes, ("clean", "noisy")):
-    for (name, color) in zip(LOSSES, ("tab:blue", "tab:red")):
+    for name, color in zip(LOSSES, ("tab:blue", "tab:red")):
         top1, top5 = np.array(histories[labels, name]).T
         ax.plot(epochs, top5, color=color, label=f"{name}, top-5")
         ax.plot(epochs, top1, "--", color=color, label=f"{name}, top-1")

@@ -4,7 +4,8 @@
 
 Everything runs in one process on CPU tensors, both sides on 2 threads: PyTorch's
 intra-op pool is set to 2 (``torch.set_num_threads(2)``) and toprank's Rust kernels run
-on 2 threads (``n_jobs=2``). One timed call is the forward pass and the backward pass
+on 2 threads (``n_jobs=2``); PyTorch's OpenMP threads wait passively
+(``OMP_WAIT_POLICY=PASSIVE`` unless the environment sets it; see below). One timed call is the forward pass and the backward pass
 (``loss.backward()``, or ``out.backward(G)`` with a fixed random G for a map) on the same
 seeded batch (scores standard normal × 2, labels uniform) with the input's gradient reset
 first. The sides are interleaved call by call (every other round in reverse order) so
@@ -38,23 +39,32 @@ is replaced (appended if absent); it is always printed.
 
 from __future__ import annotations
 
-import argparse
-import itertools
-import math
-import statistics
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
+import os
 
-import entmax
-import numpy as np
-import torch
-import torch.nn.functional as F
-from sections import command_line, machine, publish, verdict
+# PyTorch's OpenMP threads spin after each parallel region by default. On 2 cores shared
+# with other work (this benchmark's machine), a spinning thread holds a core that the
+# other side's threads, or the next op's, wait for: forward+backward of either side then
+# took 5-50x longer and varied by as much from call to call. Passive waiting (read when
+# torch loads its OpenMP runtime, so before the import) times the operations instead.
+OMP_WAIT_POLICY = os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import toprank
-import toprank.torch as tt
-from toprank import losses
+import argparse  # noqa: E402
+import itertools  # noqa: E402
+import math  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+
+import entmax  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from sections import command_line, machine, publish, verdict  # noqa: E402
+
+import toprank  # noqa: E402
+import toprank.torch as tt  # noqa: E402
+from toprank import losses  # noqa: E402
 
 BEGIN, END = "<!-- torch:begin -->", "<!-- torch:end -->"
 THREADS = 2
@@ -104,7 +114,9 @@ def _log_esp(x: torch.Tensor, weight: torch.Tensor, k: int) -> tuple[torch.Tenso
     return log_ek1 - (k - 1) * shift, coef[k - 1][:, 0].log() - k * shift
 
 
-def smooth_topk(s: torch.Tensor, y: torch.Tensor, k: int = TOPK, tau: float = TAU, alpha: float = ALPHA) -> torch.Tensor:
+def smooth_topk(
+    s: torch.Tensor, y: torch.Tensor, k: int = TOPK, tau: float = TAU, alpha: float = ALPHA
+) -> torch.Tensor:
     r"""The smooth top-k SVM loss L_{k,τ} of Berrada, Zisserman & Kumar (ICLR 2018), per row.
 
     The paper starts from the hard top-k loss with margin α,
@@ -177,7 +189,9 @@ def fmt(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms" if seconds < 1.0 else f"{seconds:.2f} s"
 
 
-def step(loss: Callable[[torch.Tensor], torch.Tensor], z: torch.Tensor, upstream: torch.Tensor | None = None) -> Callable[[], None]:
+def step(
+    loss: Callable[[torch.Tensor], torch.Tensor], z: torch.Tensor, upstream: torch.Tensor | None = None
+) -> Callable[[], None]:
     """One timed call: reset z's gradient, forward, backward (through `upstream` for a map)."""
 
     def run() -> None:
@@ -220,7 +234,9 @@ class Row:
     def cells(self, other: str) -> str:
         ratio = self.ours / self.theirs
         judged = (
-            verdict(ratio <= self.target, f"<= {self.target:g}x the time") if self.target is not None else "shown, not judged"
+            verdict(ratio <= self.target, f"<= {self.target:g}x the time")
+            if self.target is not None
+            else "shown, not judged"
         )
         speed = f"{1 / ratio:.2f}x faster" if ratio < 1 else f"{ratio:.2f}x the time"
         return (
@@ -232,6 +248,138 @@ class Row:
 def close(a: np.ndarray, b: np.ndarray, dtype: torch.dtype) -> bool:
     tol = 1e-10 if dtype == torch.float64 else 1e-4
     return bool(np.allclose(a, b, rtol=tol, atol=tol))
+
+
+def measure(
+    dtype: torch.dtype,
+    m: int,
+    args: argparse.Namespace,
+    rng: np.random.Generator,
+    rows: dict[str, list[Row]],
+    failures: list[str],
+) -> None:
+    """Checks, then times, every comparison on one seeded batch of m classes in `dtype`."""
+    dname, shape = str(dtype).removeprefix("torch."), f"{args.batch} × {m:,}"
+    z0 = torch.from_numpy(rng.normal(size=(args.batch, m)) * 2).to(dtype)
+    y = torch.from_numpy(rng.integers(0, m, size=args.batch))
+    G = torch.from_numpy(rng.normal(size=(args.batch, m))).to(dtype)
+    z = z0.clone().requires_grad_(True)
+    z_np, y_np = z0.numpy(), y.numpy()
+
+    def ours_sparsemax(t: torch.Tensor) -> torch.Tensor:
+        return tt.sparsemax(t, n_jobs=THREADS)
+
+    def entmax_sparsemax(t: torch.Tensor) -> torch.Tensor:
+        return entmax.sparsemax(t, dim=-1)
+
+    def ours_sparsemax_loss(t: torch.Tensor) -> torch.Tensor:
+        return tt.sparsemax_loss(t, y, n_jobs=THREADS)
+
+    def entmax_sparsemax_loss(t: torch.Tensor) -> torch.Tensor:
+        return entmax.sparsemax_loss(t, y).mean()
+
+    def ours_rankmax(t: torch.Tensor) -> torch.Tensor:
+        return tt.rankmax_loss(t, y, k=1, eta=1.0, n_jobs=THREADS)
+
+    def torch_ce(t: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(t, y)
+
+    def ours_hinge(t: torch.Tensor) -> torch.Tensor:
+        return tt.topk_hinge(t, y, TOPK, "alpha", n_jobs=THREADS)
+
+    def ours_hinge_smooth(t: torch.Tensor) -> torch.Tensor:
+        return tt.topk_hinge(t, y, TOPK, "alpha", smoothing=1.0, n_jobs=THREADS)
+
+    def torch_smooth_topk(t: torch.Tensor) -> torch.Tensor:
+        return smooth_topk(t, y).mean()
+
+    # -- checks, before any timing
+    for name, f, g in (
+        ("sparsemax", ours_sparsemax, entmax_sparsemax),
+        ("sparsemax_loss", ours_sparsemax_loss, entmax_sparsemax_loss),
+    ):
+        up = G if name == "sparsemax" else None
+        (v1, g1), (v2, g2) = value_and_grad(f, z0, up), value_and_grad(g, z0, up)
+        if not (close(v1, v2, dtype) and close(g1, g2, dtype)):
+            failures.append(f"{name} {dname} {shape}: toprank and entmax disagree")
+    ref_loss, ref_grad = losses.rankmax_loss(z_np, y_np, k=1, eta=1.0)
+    v, g = value_and_grad(ours_rankmax, z0)
+    if not (close(v, ref_loss.mean(), dtype) and close(g, ref_grad / args.batch, dtype)):
+        failures.append(f"rankmax_loss {dname} {shape}: differs from toprank.losses.rankmax_loss")
+    ref_loss, ref_grad = losses.softmax_loss(z_np, y_np)
+    v, g = value_and_grad(torch_ce, z0)
+    if not (close(v, ref_loss.mean(), dtype) and close(g, ref_grad / args.batch, dtype)):
+        failures.append(f"cross_entropy {dname} {shape}: differs from toprank.losses.softmax_loss")
+    for smoothing, f in ((0.0, ours_hinge), (1.0, ours_hinge_smooth)):
+        ref_loss, ref_grad = losses.topk_hinge(z_np, y_np, TOPK, "alpha", smoothing=smoothing)
+        v, g = value_and_grad(f, z0)
+        if not (close(v, ref_loss.mean(), dtype) and close(g, ref_grad / args.batch, dtype)):
+            failures.append(f"topk_hinge (smoothing {smoothing:g}) {dname} {shape}: differs from toprank.losses")
+    few = slice(0, 4)
+    ours_rows = smooth_topk(z0[few], y[few]).numpy()
+    if not close(ours_rows, smooth_topk_recursion(z_np[few], y_np[few], TOPK, TAU, ALPHA), dtype):
+        failures.append(f"smooth_topk {dname} {shape}: differs from the one-class-at-a-time recursion")
+
+    # -- timings
+    def judged(
+        key: str,
+        what: str,
+        ours: Callable[[torch.Tensor], torch.Tensor],
+        theirs: Callable[[torch.Tensor], torch.Tensor],
+        kernel: Callable[[], object],
+        target: float | None,
+        up: torch.Tensor | None = None,
+    ) -> None:
+        t = median_times(
+            {
+                "ours": step(ours, z, up),
+                "theirs": step(theirs, z, up),
+                "forward": forward_only(ours, z),
+                "kernel": kernel,
+            },
+            args.rounds,
+        )
+        # The quick run's sizes measure call overheads: its timings are shown, not judged.
+        target = None if args.quick else target
+        row = Row(what, dname, shape, t["ours"], t["theirs"], t["forward"], t["kernel"], target)
+        rows[key].append(row)
+        if target is not None and row.ours / row.theirs > target:
+            failures.append(f"{what} {dname} {shape}: {row.ours / row.theirs:.2f}x the other side's time")
+
+    judged(
+        "sparsemax",
+        "`sparsemax`",
+        ours_sparsemax,
+        entmax_sparsemax,
+        lambda: toprank.projections.sparsemax(z_np, n_jobs=THREADS),
+        SPARSEMAX_TARGET,
+        G,
+    )
+    judged(
+        "sparsemax_loss",
+        "`sparsemax_loss`",
+        ours_sparsemax_loss,
+        entmax_sparsemax_loss,
+        lambda: losses.sparsemax_loss(z_np, y_np, n_jobs=THREADS),
+        SPARSEMAX_TARGET,
+    )
+    judged(
+        "rankmax",
+        "`rankmax_loss` (k = 1)",
+        ours_rankmax,
+        torch_ce,
+        lambda: losses.rankmax_loss(z_np, y_np, n_jobs=THREADS),
+        RANKMAX_TARGET,
+    )
+    for smoothing, f in ((0.0, ours_hinge), (1.0, ours_hinge_smooth)):
+        judged(
+            "topk",
+            f"`topk_hinge` (k = {TOPK}, alpha, γ = {smoothing:g})",
+            f,
+            torch_smooth_topk,
+            lambda s=smoothing: losses.topk_hinge(z_np, y_np, TOPK, "alpha", smoothing=s, n_jobs=THREADS),
+            None,
+        )
 
 
 def main() -> int:
@@ -261,127 +409,7 @@ def main() -> int:
 
     rows: dict[str, list[Row]] = {"sparsemax": [], "sparsemax_loss": [], "rankmax": [], "topk": []}
     for dtype, m in itertools.product((torch.float32, torch.float64), args.classes):
-        dname, shape = str(dtype).removeprefix("torch."), f"{args.batch} × {m:,}"
-        z0 = torch.from_numpy(rng.normal(size=(args.batch, m)) * 2).to(dtype)
-        y = torch.from_numpy(rng.integers(0, m, size=args.batch))
-        G = torch.from_numpy(rng.normal(size=(args.batch, m))).to(dtype)
-        z = z0.clone().requires_grad_(True)
-        z_np, y_np = z0.numpy(), y.numpy()
-
-        def ours_sparsemax(t: torch.Tensor) -> torch.Tensor:
-            return tt.sparsemax(t, n_jobs=THREADS)
-
-        def entmax_sparsemax(t: torch.Tensor) -> torch.Tensor:
-            return entmax.sparsemax(t, dim=-1)
-
-        def ours_sparsemax_loss(t: torch.Tensor) -> torch.Tensor:
-            return tt.sparsemax_loss(t, y, n_jobs=THREADS)
-
-        def entmax_sparsemax_loss(t: torch.Tensor) -> torch.Tensor:
-            return entmax.sparsemax_loss(t, y).mean()
-
-        def ours_rankmax(t: torch.Tensor) -> torch.Tensor:
-            return tt.rankmax_loss(t, y, k=1, eta=1.0, n_jobs=THREADS)
-
-        def torch_ce(t: torch.Tensor) -> torch.Tensor:
-            return F.cross_entropy(t, y)
-
-        def ours_hinge(t: torch.Tensor) -> torch.Tensor:
-            return tt.topk_hinge(t, y, TOPK, "alpha", n_jobs=THREADS)
-
-        def ours_hinge_smooth(t: torch.Tensor) -> torch.Tensor:
-            return tt.topk_hinge(t, y, TOPK, "alpha", smoothing=1.0, n_jobs=THREADS)
-
-        def torch_smooth_topk(t: torch.Tensor) -> torch.Tensor:
-            return smooth_topk(t, y).mean()
-
-        # -- checks, before any timing
-        for name, f, g in (
-            ("sparsemax", ours_sparsemax, entmax_sparsemax),
-            ("sparsemax_loss", ours_sparsemax_loss, entmax_sparsemax_loss),
-        ):
-            up = G if name == "sparsemax" else None
-            (v1, g1), (v2, g2) = value_and_grad(f, z0, up), value_and_grad(g, z0, up)
-            if not (close(v1, v2, dtype) and close(g1, g2, dtype)):
-                failures.append(f"{name} {dname} {shape}: toprank and entmax disagree")
-        ref_loss, ref_grad = losses.rankmax_loss(z_np, y_np, k=1, eta=1.0)
-        v, g = value_and_grad(ours_rankmax, z0)
-        if not (close(v, ref_loss.mean(), dtype) and close(g, ref_grad / args.batch, dtype)):
-            failures.append(f"rankmax_loss {dname} {shape}: differs from toprank.losses.rankmax_loss")
-        ref_loss, ref_grad = losses.softmax_loss(z_np, y_np)
-        v, g = value_and_grad(torch_ce, z0)
-        if not (close(v, ref_loss.mean(), dtype) and close(g, ref_grad / args.batch, dtype)):
-            failures.append(f"cross_entropy {dname} {shape}: differs from toprank.losses.softmax_loss")
-        for smoothing, f in ((0.0, ours_hinge), (1.0, ours_hinge_smooth)):
-            ref_loss, ref_grad = losses.topk_hinge(z_np, y_np, TOPK, "alpha", smoothing=smoothing)
-            v, g = value_and_grad(f, z0)
-            if not (close(v, ref_loss.mean(), dtype) and close(g, ref_grad / args.batch, dtype)):
-                failures.append(f"topk_hinge (smoothing {smoothing:g}) {dname} {shape}: differs from toprank.losses")
-        few = slice(0, 4)
-        ours_rows = smooth_topk(z0[few], y[few]).numpy()
-        if not close(ours_rows, smooth_topk_recursion(z_np[few], y_np[few], TOPK, TAU, ALPHA), dtype):
-            failures.append(f"smooth_topk {dname} {shape}: differs from the one-class-at-a-time recursion")
-
-        # -- timings
-        def judged(
-            key: str,
-            what: str,
-            ours: Callable[[torch.Tensor], torch.Tensor],
-            theirs: Callable[[torch.Tensor], torch.Tensor],
-            kernel: Callable[[], object],
-            target: float | None,
-            up: torch.Tensor | None = None,
-        ) -> None:
-            t = median_times(
-                {
-                    "ours": step(ours, z, up),
-                    "theirs": step(theirs, z, up),
-                    "forward": forward_only(ours, z),
-                    "kernel": kernel,
-                },
-                args.rounds,
-            )
-            # The quick run's sizes measure call overheads: its timings are shown, not judged.
-            target = None if args.quick else target
-            row = Row(what, dname, shape, t["ours"], t["theirs"], t["forward"], t["kernel"], target)
-            rows[key].append(row)
-            if target is not None and row.ours / row.theirs > target:
-                failures.append(f"{what} {dname} {shape}: {row.ours / row.theirs:.2f}x the other side's time")
-
-        judged(
-            "sparsemax",
-            "`sparsemax`",
-            ours_sparsemax,
-            entmax_sparsemax,
-            lambda: toprank.projections.sparsemax(z_np, n_jobs=THREADS),
-            SPARSEMAX_TARGET,
-            G,
-        )
-        judged(
-            "sparsemax_loss",
-            "`sparsemax_loss`",
-            ours_sparsemax_loss,
-            entmax_sparsemax_loss,
-            lambda: losses.sparsemax_loss(z_np, y_np, n_jobs=THREADS),
-            SPARSEMAX_TARGET,
-        )
-        judged(
-            "rankmax",
-            "`rankmax_loss` (k = 1)",
-            ours_rankmax,
-            torch_ce,
-            lambda: losses.rankmax_loss(z_np, y_np, n_jobs=THREADS),
-            RANKMAX_TARGET,
-        )
-        for smoothing, f in ((0.0, ours_hinge), (1.0, ours_hinge_smooth)):
-            judged(
-                "topk",
-                f"`topk_hinge` (k = {TOPK}, alpha, γ = {smoothing:g})",
-                f,
-                torch_smooth_topk,
-                lambda s=smoothing: losses.topk_hinge(z_np, y_np, TOPK, "alpha", smoothing=s, n_jobs=THREADS),
-                None,
-            )
+        measure(dtype, m, args, rng, rows, failures)
 
     header = [
         "| operation | dtype | batch × classes | toprank | other side | toprank vs other | toprank forward / Rust kernel | target |",
@@ -395,7 +423,9 @@ def main() -> int:
                 "",
                 f"Command: `{command_line()}`. Machine: {load}. torch {torch.__version__}, entmax "
                 f"{getattr(entmax, '__version__', '?')}. CPU tensors; both sides on {THREADS} threads "
-                f"(`torch.set_num_threads({THREADS})`, toprank's `n_jobs={THREADS}`). One call is forward + "
+                f"(`torch.set_num_threads({THREADS})`, toprank's `n_jobs={THREADS}`), PyTorch's OpenMP threads "
+                f"waiting passively (`OMP_WAIT_POLICY={OMP_WAIT_POLICY}`: spinning threads on 2 shared cores made "
+                "both sides' times vary 5-50x, see the script). One call is forward + "
                 "backward on the same seeded batch (scores standard normal × 2, labels uniform), the input's "
                 f"gradient reset first; the sides interleaved, median of {args.rounds} calls each after a warm-up. "
                 "Each side's values and gradients were checked before timing (see the script). The last column but "

@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 
 from toprank import losses, projections  # noqa: E402
 from toprank import torch as tt  # noqa: E402
-from toprank.exceptions import InvalidInputError  # noqa: E402
+from toprank.exceptions import InvalidInputError, NoSolutionError  # noqa: E402
 
 M = 9
 K = 3
@@ -190,6 +190,15 @@ def test_ties_and_constant_rows(name: str, dtype: Any) -> None:
     torch.testing.assert_close(native, rust, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("name", ["sparsemax", "rankmax_k3", "softmax_loss"])
+def test_no_silent_second_derivative(name: str) -> None:
+    x, y = _data((2, M), seed=12)
+    x.requires_grad_(True)
+    (grad,) = torch.autograd.grad(_op(name, "rust")(x, y).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable|does not require grad"):
+        grad.sum().backward()
+
+
 def test_one_row_and_an_int_label() -> None:
     z = torch.tensor([0.5, 1.2, -0.3, 0.9], dtype=torch.float64)
     assert tt.rankmax_loss(z, 1, reduction="none").shape == ()
@@ -300,6 +309,13 @@ def test_non_finite_scores_are_refused(backend: str) -> None:
             tt.sparsemax(z, backend=backend)
         with pytest.raises(InvalidInputError, match="^scores:"):
             tt.topk_hinge(z, torch.tensor([0, 1]), 2, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_overflowing_loss_raises(backend: str) -> None:
+    z = torch.tensor([[-1e308, 1e308]], dtype=torch.float64)
+    with pytest.raises(NoSolutionError, match="^softmax_loss: the loss overflows"):
+        tt.softmax_loss(z, torch.tensor([0]), backend=backend)
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:

@@ -31,7 +31,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from toprank.exceptions import InvalidInputError
+from toprank.exceptions import InvalidInputError, NoSolutionError
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
@@ -91,6 +91,13 @@ def as_real(value: Any, name: str) -> float:
     if math.isinf(number) and not (isinstance(value, float) and math.isinf(value)):
         raise InvalidInputError(f"{name}: {value!r} is out of range")
     return number
+
+
+def finite_loss(name: str, all_finite: bool) -> None:
+    """Raises unless a loss's values are ``all_finite``: a loss overflows float64 for
+    finite scores whose differences exceed ~1e308, and inf would pass for a value."""
+    if not all_finite:
+        raise NoSolutionError(f"{name}: the loss overflows float64 for these scores; rescale them")
 
 
 def as_labels(y: ArrayLike, z: NDArray[Any], name: str = "y") -> Any:

@@ -16,8 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from toprank import _core
 from toprank._estimator import choice
 from toprank._options import HINGE_VARIANTS, HingeVariant
-from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real
-from toprank.exceptions import NoSolutionError
+from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real, finite_loss
 
 __all__ = ["rankmax_loss", "softmax_loss", "sparsemax_loss", "topk_hinge"]
 
@@ -25,16 +24,9 @@ FloatArray = NDArray[np.floating[Any]]
 Loss = float | FloatArray
 
 
-def _finite(name: str, loss: Any) -> None:
-    """Raises if a loss overflowed float64 (finite scores whose differences exceed ~1e308):
-    inf would pass for a value."""
-    if not bool(np.all(np.isfinite(loss))):
-        raise NoSolutionError(f"{name}: the loss overflows float64 for these scores; rescale them")
-
-
 def _checked(name: str, result: Any) -> tuple[Loss, FloatArray]:
-    """The core's (loss, grad), checked by `_finite`."""
-    _finite(name, result[0])
+    """The core's (loss, grad), checked by `finite_loss`."""
+    finite_loss(name, bool(np.all(np.isfinite(result[0]))))
     return result[0], result[1]
 
 

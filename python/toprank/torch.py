@@ -14,7 +14,8 @@ float64 (float32 stays float32).
   (the support, the entries at a cap, the free ones) in O(m) per row, never a Jacobian;
   a loss stores the gradient its forward pass computed (the kernels write it with the
   loss) and its backward pass scales it. At the kinks of a non-smooth function the
-  gradient is one element of its (Clarke) subdifferential.
+  gradient is one element of its (Clarke) subdifferential. The backward passes are not
+  differentiable themselves: a second derivative (``create_graph=True``) raises.
 * Losses reduce like :class:`torch.nn.CrossEntropyLoss`: ``reduction="mean"`` over the
   rows whose label is not ``ignore_index`` (NaN when every label is), ``"sum"``, or
   ``"none"`` (a loss per row, the leading shape).
@@ -27,19 +28,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 try:
     import torch
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess without torch
     raise ImportError('toprank.torch needs PyTorch: pip install "toprank[torch]"') from exc
 from torch import Tensor, nn
+from torch.autograd.function import once_differentiable
 
 from toprank import _core
 from toprank import _torch_native as native
 from toprank._estimator import choice
 from toprank._options import HINGE_VARIANTS, REDUCTIONS, TORCH_BACKENDS, HingeVariant, Reduction, TorchBackend
-from toprank._validation import as_count, as_jobs, as_real
-from toprank.exceptions import InvalidInputError, NoSolutionError
-from toprank.losses import _finite
+from toprank._validation import as_count, as_jobs, as_real, finite_loss
+from toprank.exceptions import InvalidInputError
 
 __all__ = [
     "sparsemax",
@@ -148,6 +151,7 @@ class _Map(torch.autograd.Function):
         return p
 
     @staticmethod
+    @once_differentiable  # the VJP treats the output's structure as constant
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, None, None]:
         (p,) = ctx.saved_tensors
         return ctx.vjp(p, g), None, None
@@ -422,28 +426,25 @@ class _Loss(torch.autograd.Function):
         loss, grad = compute()
         if keep is not None:
             loss = loss * keep
-            grad.mul_(keep[:, None])
-        ctx.reduction = reduction
-        if reduction == "sum":
-            out = loss.sum()
-        elif reduction == "mean":
-            # The gradient of the mean, stored once: backward is then one product.
-            if keep is None:
-                out = loss.sum() / loss.shape[0]
-                grad.div_(loss.shape[0])
-            else:
-                count = keep.sum()
-                out = loss.sum() / count
-                grad.div_(torch.clamp(count, min=1))
-        else:
-            out = loss
+        divisor: Tensor | int = 1
+        if reduction == "mean":
+            divisor = loss.shape[0] if keep is None else keep.sum()
+        out = loss if reduction == "none" else loss.sum() / divisor
+        # The row weights (ignored rows 0, 1/divisor for the mean) are applied in the
+        # backward pass, with the incoming gradient: one product over the (n, m) gradient.
+        ctx.reduction, ctx.divisor, ctx.keep = reduction, divisor, keep
         ctx.save_for_backward(grad)
         return out
 
     @staticmethod
+    @once_differentiable  # the stored gradient is a constant: no second derivative
     def backward(ctx: Any, g: Tensor) -> tuple[Tensor, None, None, None]:
         (grad,) = ctx.saved_tensors
         scale = g[:, None] if ctx.reduction == "none" else g
+        if ctx.reduction == "mean":
+            scale = scale / (ctx.divisor if isinstance(ctx.divisor, int) else torch.clamp(ctx.divisor, min=1))
+        if ctx.keep is not None:
+            scale = scale * ctx.keep[:, None]
         return grad * scale, None, None, None
 
 
@@ -474,7 +475,7 @@ def _loss(
 
         def compute() -> tuple[Tensor, Tensor]:
             loss, grad = rust(_numpy(rows), _numpy(labels), *args, n_jobs=jobs)
-            _finite(name, loss)
+            finite_loss(name, bool(np.all(np.isfinite(loss))))
             return torch.from_numpy(loss), torch.from_numpy(grad)
 
     else:
@@ -482,8 +483,7 @@ def _loss(
 
         def compute() -> tuple[Tensor, Tensor]:
             loss, grad = torch_path(rows.detach(), labels)
-            if not bool(torch.isfinite(loss).all()):
-                raise NoSolutionError(f"{name}: the loss overflows for these scores; rescale them")
+            finite_loss(name, bool(torch.isfinite(loss).all()))
             return loss, grad
 
     out: Tensor = _Loss.apply(rows, compute, keep, reduction)

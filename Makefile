@@ -10,7 +10,7 @@ DEPS := $(VENV)/.deps-stamp
 WHEEL_DIR := target/wheels
 WHEEL_VENV := target/wheel-venv
 
-.PHONY: all develop test lint test-rust test-python typecheck fuzz demo bench bench-rust bench-compare bench-sdca bench-svm bench-libsdca bench-attop bench-pq bench-ranker bench-m3l bench-multilabel bench-tracenorm bench-cocoa multilabel-real tracenorm-real tracenorm-pq-fashion topk-svm-epochs topk-svm-scale movielens m3l-prior wheel docs docs-html docs-rust docs-clean clean
+.PHONY: all develop test lint test-rust test-python typecheck fuzz demo bench bench-rust bench-compare bench-sdca bench-svm bench-libsdca bench-attop bench-pq bench-ranker bench-m3l bench-multilabel bench-tracenorm bench-cocoa bench-torch multilabel-real tracenorm-real tracenorm-pq-fashion topk-svm-epochs topk-svm-scale movielens m3l-prior wheel docs docs-html docs-rust docs-clean clean
 
 all: test
 
@@ -83,6 +83,7 @@ bench: bench-rust bench-compare
 	$(MAKE) --no-print-directory bench-multilabel
 	$(MAKE) --no-print-directory bench-tracenorm
 	$(MAKE) --no-print-directory bench-cocoa
+	$(MAKE) --no-print-directory bench-torch
 
 bench-rust:
 	cargo bench --bench projections
@@ -184,6 +185,12 @@ tracenorm-real: develop
 tracenorm-pq-fashion: develop
 	$(PY) -m toprank.datasets fetch fashion_mnist
 	$(PY) benches/compare/tracenorm_pq_fashion.py --write BENCHMARKS.md
+
+# toprank.torch against entmax's sparsemax, a PyTorch smooth top-k SVM loss and
+# torch.nn.functional.cross_entropy: forward + backward on CPU, both sides on 2 threads
+# (~5 min; needs torch and entmax, in the dev group).
+bench-torch: develop
+	$(PY) benches/compare/torch_ops.py --write BENCHMARKS.md
 
 bench-compare: develop
 	$(PY) benches/compare/projections.py --write BENCHMARKS.md --criterion target/criterion

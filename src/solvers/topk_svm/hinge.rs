@@ -16,8 +16,7 @@
 //! i.e. the biased projection of the foundation (ρ = 1 when γ = 0). Optimality of the
 //! whole problem: the duality gap P − D = ‖W‖² + Σ_i c_i L_i − dual_i is 0.
 
-use super::loss::{single, write_dual_row, LossWorkspace, SdcaLoss};
-use super::problem::MANY_CLASSES;
+use super::loss::{shrunk_list, single, write_dual_row, LossWorkspace, SdcaLoss, MIN_EXTRA_CLASSES};
 use crate::losses::{hinge_and_maximiser, TopKVariant};
 use crate::{Error, Result};
 
@@ -141,26 +140,10 @@ impl SdcaLoss for TopKHinge {
         // Only differences of v matter: compare q directly.
         let in_support = |j: usize| j == y || a[j] != 0.0 || stepped[j] != 0.0;
         let top_zero = (0..m).filter(|&j| !in_support(j)).map(|j| q[j]).fold(f64::NEG_INFINITY, f64::max);
-        let mut cut = top_zero - CLASS_MARGIN;
-        if m >= MANY_CLASSES {
-            // Of the zero classes above the margin's cut keep the `budget` highest: when
-            // the scores of all m classes lie within the margin (1,000 classes of
-            // CNN-like features span ~0.6), the margin alone keeps every class.
-            let support = (0..m).filter(|&j| in_support(j)).count();
-            let budget = (2 * support).max(2 * self.k).max(MIN_EXTRA_CLASSES);
-            let near = &mut ws.b;
-            near.clear();
-            near.extend((0..m).filter(|&j| !in_support(j) && q[j] >= cut).map(|j| q[j]));
-            if near.len() > budget {
-                let (_, &mut kth, _) = near.select_nth_unstable_by(budget - 1, |u, v| v.total_cmp(u));
-                cut = kth;
-            }
-        }
-        let before = out.len();
-        out.extend((0..m).filter(|&j| in_support(j) || q[j] >= cut).map(|j| j as u32));
+        let budget = (2 * self.k).max(MIN_EXTRA_CLASSES);
+        let kept = shrunk_list(q, in_support, (top_zero, CLASS_MARGIN, budget), &mut ws.b, out);
         ws.extra = scratch;
         // A list needs more than k classes for the restricted step (k < its m − 1 + 1).
-        let kept = out.len() - before;
         result.map(|()| kept < m && kept > self.k)
     }
 }
@@ -169,9 +152,6 @@ impl SdcaLoss for TopKHinge {
 /// may lie and still be kept by class shrinking. Late in a solve score differences move
 /// by ~0.01–0.1 per epoch; a class that rises faster is re-admitted at the next check.
 const CLASS_MARGIN: f64 = 0.5;
-
-/// The fewest zero classes a shrunk list keeps beside the support (see `active_classes`).
-const MIN_EXTRA_CLASSES: usize = 8;
 
 /// max_j |v_j| (0 for an empty row), in independent lanes: one running maximum would
 /// wait on each comparison in turn.

@@ -27,7 +27,7 @@
 //! at a vertex, t = c on the smallest q_Y and the largest q_N if 1 + max q_N − min q_Y
 //! > 0, else a = 0 (as `hinge.rs`). Optimality of the whole problem: the duality gap.
 
-use super::loss::{LossWorkspace, SdcaLoss};
+use super::loss::{shrunk_list, LossWorkspace, SdcaLoss, MIN_EXTRA_CLASSES};
 use crate::projections::bipartite_simplex;
 use crate::{Error, Result};
 
@@ -143,8 +143,9 @@ impl SdcaLoss for MultiLabelHinge {
     /// a class of N is zero in the exact step iff q_l is at most a threshold, which the
     /// largest q of the zero classes of N in that step, q_z, bounds from below. Keep the
     /// labels, both supports (current and stepped) and the classes of N with q_l ≥ q_z
-    /// − `CLASS_MARGIN`; the step restricted to any such list that still holds a class
-    /// of N is the exact step over it.
+    /// − `CLASS_MARGIN` (with many labels at most a budget of them, `loss::shrunk_list`);
+    /// the step restricted to any such list that still holds a class of N is the exact
+    /// step over it.
     fn active_classes(
         &self,
         s: &[f64],
@@ -164,12 +165,11 @@ impl SdcaLoss for MultiLabelHinge {
         let result = self.update(q, kii, y, c, stepped, ws);
         // `update` left the labels marked in ws.mask.
         let label = &ws.mask;
-        let zero_n = (0..m).filter(|&j| !label[j] && stepped[j] == 0.0);
-        let cut = zero_n.map(|j| q[j]).fold(f64::NEG_INFINITY, f64::max) - CLASS_MARGIN;
-        let before = out.len();
-        out.extend((0..m).filter(|&j| label[j] || a[j] != 0.0 || stepped[j] != 0.0 || q[j] >= cut).map(|j| j as u32));
+        let top_zero =
+            (0..m).filter(|&j| !label[j] && stepped[j] == 0.0).map(|j| q[j]).fold(f64::NEG_INFINITY, f64::max);
+        let keep = |j: usize| label[j] || a[j] != 0.0 || stepped[j] != 0.0;
+        let kept = shrunk_list(q, keep, (top_zero, CLASS_MARGIN, MIN_EXTRA_CLASSES), &mut ws.b, out);
         ws.extra = scratch;
-        let kept = out.len() - before;
         result.map(|()| kept < m && kept > y.len())
     }
 }

@@ -738,6 +738,28 @@ mod tests {
         assert_restricted_steps_are_exact(&MultiLabelHinge { smoothing: 0.4 }, &ex, &rows, m, "smoothed");
     }
 
+    /// Label sets over many labels (m = 260 ≥ `MANY_CLASSES`): the multi-label hinge
+    /// checks after epoch 1 with shrinking, its lists bounded by `loss::shrunk_list`, and
+    /// every way reaches the same optimum.
+    #[test]
+    fn many_labels_check_early_and_shrink_to_the_same_optimum() {
+        let (n, d, m) = (50, 4, 260);
+        let (x, y, starts) = label_set_problem(n, d, m, 9);
+        let c = vec![1.0; n];
+        let rows = DenseRows::new(&x, n, d).unwrap();
+        let ex = Examples::with_label_sets(&y, &starts, &c);
+        let loss = MultiLabelHinge { smoothing: 0.0 };
+        let opts = SdcaOptions { tol: 1e-4, max_epochs: 5_000, check_every: 5, seed: 3, shrinking: true };
+        let ways = [(false, 1), (true, 1), (true, 2)];
+        let fits = solve_all_ways(&loss, &ex, &rows, m, opts, &ways);
+        for ((shrinking, blocks), (report, _)) in ways.iter().zip(&fits) {
+            assert_eq!(report.status, Status::Converged, "shrinking {shrinking}, {blocks} blocks");
+            assert_eq!(report.history[0].epoch, if *shrinking { 1 } else { 5 });
+            let primal = report.objectives.primal;
+            assert!((primal - fits[0].0.objectives.primal).abs() <= 2e-4 * primal.abs());
+        }
+    }
+
     /// A `&dyn SdcaLoss` as a sized loss (the helpers above are generic).
     struct Dyn<'a>(&'a dyn SdcaLoss);
 

@@ -37,6 +37,9 @@ def _torch_scores(name: str) -> str:
 
 FRAGMENTS: dict[str, str] = {
     # toprank.projections
+    "topk_k": """\
+k : int
+    ``1 <= k <= m``.""",
     "projection_x": """\
 x : array_like of float32 or float64, shape (m,) or (n, m)
     The vector to project, or a batch of n rows projected independently (in

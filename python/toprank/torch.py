@@ -249,8 +249,7 @@ def topk_simplex(
     Parameters
     ----------
     %(torch_rows_x)s
-    k : int
-        ``1 <= k <= m``.
+    %(topk_k)s
     r : float, default 1.0
         The bound on the sum, finite and ``>= 0``.
     %(torch_projection_options)s
@@ -785,8 +784,7 @@ class TopKSimplex(_Module):
 
     Parameters
     ----------
-    k : int
-        ``1 <= k <= m``.
+    %(topk_k)s
     r : float, default 1.0
         The bound on the sum.
     %(torch_module_options)s

@@ -45,6 +45,16 @@ def test_no_placeholder_is_left_in_a_public_docstring() -> None:
         assert "%(" not in doc, name
 
 
+def test_no_placeholder_is_left_in_the_torch_docstrings() -> None:
+    # The functions, the modules and the forward methods they define or inherit.
+    tt = pytest.importorskip("toprank.torch")
+    for name in tt.__all__:
+        obj = getattr(tt, name)
+        forward = getattr(obj, "forward", None)
+        for doc in (obj.__doc__, forward.__doc__ if isinstance(obj, type) else ""):
+            assert doc is not None and "%(" not in doc, name
+
+
 def test_fragments_fill_nested_placeholders() -> None:
     assert "%(" in FRAGMENTS["projection_returns_raises"]
 

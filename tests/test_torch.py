@@ -281,6 +281,28 @@ def test_modules_call_the_functions() -> None:
     assert "k=3" in repr(tt.TopKHingeLoss(K)) and "training" not in repr(tt.TopKHingeLoss(K))
 
 
+@pytest.mark.parametrize(
+    ("module", "function", "arguments"),
+    [
+        (tt.RankmaxLoss, tt.rankmax_loss, (K, 0.7)),
+        (tt.SoftmaxLoss, tt.softmax_loss, ()),
+        (tt.SparsemaxLoss, tt.sparsemax_loss, ()),
+        (tt.TopKHingeLoss, tt.topk_hinge, (K, "beta", 0.2)),
+    ],
+)
+def test_loss_modules_pass_every_option(module: Any, function: Any, arguments: tuple[Any, ...]) -> None:
+    # The loss modules share one forward: each must still pass its own arguments and
+    # all four keyword options (an ignored row and the torch path make each one count).
+    x, y = _data((6, M), seed=12)
+    y[2] = -1
+    options = {"reduction": "none", "ignore_index": -1, "backend": "torch", "n_jobs": 2}
+    loss = module(*arguments, **options)
+    torch.testing.assert_close(loss(x, y), function(x, y, *arguments, **options), rtol=0, atol=0)
+    assert loss(x, y)[2] == 0
+    for name, value in options.items():
+        assert f"{name}={value!r}" in repr(loss)
+
+
 def test_n_jobs_is_passed_to_the_kernels() -> None:
     x, y = _data((64, M), seed=11)
     torch.testing.assert_close(tt.sparsemax(x, n_jobs=2), tt.sparsemax(x))

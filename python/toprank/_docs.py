@@ -28,8 +28,18 @@ InvalidInputError
     or infinite entries; ``n_jobs`` not an integer, ``0`` or out of range."""
 
 
+def _torch_scores(name: str) -> str:
+    """The entry of a toprank.torch function's scores argument ``name``."""
+    return f"""\
+{name} : torch.Tensor of float32 or float64, shape (..., m)
+    Scores; each index of the leading dimensions is a row."""
+
+
 FRAGMENTS: dict[str, str] = {
     # toprank.projections
+    "topk_k": """\
+k : int
+    ``1 <= k <= m``.""",
     "projection_x": """\
 x : array_like of float32 or float64, shape (m,) or (n, m)
     The vector to project, or a batch of n rows projected independently (in
@@ -300,6 +310,71 @@ InvalidInputError
     "pq_example_compressed": """\
 %(pq_example_fit)s
 >>> Xc = pq.compress(X)""",
+    # toprank.torch: the functions' parameters
+    "torch_z": _torch_scores("z"),
+    "torch_scores": _torch_scores("scores"),
+    "torch_rows_x": """\
+x : torch.Tensor of float32 or float64, shape (..., m)
+    The rows to project.""",
+    "torch_y_ignore": """\
+y : torch.Tensor of int, shape (...)
+    The label of each row, in [0, m) or ``ignore_index``.""",
+    "torch_z_y_ignore": """\
+%(torch_z)s
+%(torch_y_ignore)s""",
+    "torch_backend": """\
+backend : {"auto", "rust", "torch"}, default "auto"
+    As :func:`sparsemax`.""",
+    "torch_n_jobs": """\
+n_jobs : int or None, default None
+    Threads of the Rust kernel for the rows: ``None`` one, ``-1`` all cores.""",
+    "torch_projection_options": """\
+backend : {"auto", "rust", "torch"}, default "auto"
+    As :func:`sparsemax`. The torch path needs O(k·m) memory per row.
+%(torch_n_jobs)s""",
+    "torch_reduction": """\
+reduction : {"mean", "sum", "none"}, default "mean"
+    As :class:`torch.nn.CrossEntropyLoss`: the mean over the rows whose label is not
+    ``ignore_index``, their sum, or one loss per row (0 at ignored rows).
+ignore_index : int, default -100
+    Rows with this label count nowhere (loss and gradient 0).""",
+    "torch_loss_options": """\
+%(torch_reduction)s
+%(torch_backend)s
+%(torch_n_jobs)s""",
+    "torch_loss_returns": """\
+Returns
+-------
+torch.Tensor
+    A scalar, or the losses of shape (...) for ``reduction="none"``; z's dtype.""",
+    # toprank.torch: the modules' parameters and forward
+    "torch_module_options": """\
+%(torch_backend)s
+n_jobs : int or None, default None
+    Threads of the Rust kernel.""",
+    "torch_module_loss_options": """\
+reduction : {"mean", "sum", "none"}, default "mean"
+    How the rows' losses combine.
+ignore_index : int, default -100
+    The label of rows that count nowhere.
+%(torch_module_options)s""",
+    "torch_forward_rows": """\
+Parameters
+----------
+x : torch.Tensor, shape (..., m)
+    The rows.
+
+Returns
+-------
+torch.Tensor
+    Of x's shape.""",
+    "torch_forward_z_y": """\
+Parameters
+----------
+z : torch.Tensor, shape (..., m)
+    Scores.
+y : torch.Tensor of int, shape (...)
+    The labels.""",
     # References cited alike by several functions.
     "refs_sparsemax": """\
 References

@@ -176,8 +176,7 @@ def topk_cone(x: ArrayLike, k: int, rho: float = 0.0, *, n_jobs: int | None = No
     Parameters
     ----------
     %(projection_x)s
-    k : int
-        ``1 <= k <= m``.
+    %(topk_k)s
     rho : float, default 0.0
         The weight of the bias term, finite and ``>= 0``.
     %(projection_n_jobs)s
@@ -233,8 +232,7 @@ def topk_simplex(x: ArrayLike, k: int, r: float = 1.0, rho: float = 0.0, *, n_jo
     Parameters
     ----------
     %(projection_x)s
-    k : int
-        ``1 <= k <= m``.
+    %(topk_k)s
     %(projection_r_rho)s
 
     %(projection_returns_raises)s

@@ -26,7 +26,7 @@ Bad input raises :class:`toprank.InvalidInputError` naming the argument.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from torch.autograd.function import once_differentiable
 
 from toprank import _core
 from toprank import _torch_native as native
+from toprank._docs import fill_doc
 from toprank._estimator import choice
 from toprank._options import HINGE_VARIANTS, REDUCTIONS, TORCH_BACKENDS, HingeVariant, Reduction, TorchBackend
 from toprank._validation import as_count, as_jobs, as_real, finite_loss
@@ -191,6 +192,7 @@ def _map(
     return p.reshape(x.shape)
 
 
+@fill_doc
 def sparsemax(z: Tensor, *, backend: TorchBackend = "auto", n_jobs: int | None = None) -> Tensor:
     r"""Sparsemax along the last dimension, differentiable: the projection onto the simplex.
 
@@ -199,13 +201,11 @@ def sparsemax(z: Tensor, *, backend: TorchBackend = "auto", n_jobs: int | None =
 
     Parameters
     ----------
-    z : torch.Tensor of float32 or float64, shape (..., m)
-        Scores; each index of the leading dimensions is a row.
+    %(torch_z)s
     backend : {"auto", "rust", "torch"}, default "auto"
         ``"auto"``: the Rust kernel for CPU tensors, torch on other devices; ``"rust"``:
         the kernel (CPU tensors only); ``"torch"``: the torch implementation.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel for the rows: ``None`` one, ``-1`` all cores.
+    %(torch_n_jobs)s
 
     Returns
     -------
@@ -234,6 +234,7 @@ def sparsemax(z: Tensor, *, backend: TorchBackend = "auto", n_jobs: int | None =
     return _map(z, rows, _core.sparsemax, (), n_jobs, native.sparsemax, native.sparsemax_vjp, backend, "z", "sparsemax")
 
 
+@fill_doc
 def topk_simplex(
     x: Tensor, k: int, r: float = 1.0, *, backend: TorchBackend = "auto", n_jobs: int | None = None
 ) -> Tensor:
@@ -247,16 +248,11 @@ def topk_simplex(
 
     Parameters
     ----------
-    x : torch.Tensor of float32 or float64, shape (..., m)
-        The rows to project.
-    k : int
-        ``1 <= k <= m``.
+    %(torch_rows_x)s
+    %(topk_k)s
     r : float, default 1.0
         The bound on the sum, finite and ``>= 0``.
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`. The torch path needs O(k·m) memory per row.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel for the rows: ``None`` one, ``-1`` all cores.
+    %(torch_projection_options)s
 
     Returns
     -------
@@ -297,6 +293,7 @@ def topk_simplex(
     )
 
 
+@fill_doc
 def capped_simplex(x: Tensor, k: float, *, backend: TorchBackend = "auto", n_jobs: int | None = None) -> Tensor:
     r"""The projection onto the capped simplex {0 ≤ p ≤ 1, Σp = k} along the last dimension.
 
@@ -305,14 +302,10 @@ def capped_simplex(x: Tensor, k: float, *, backend: TorchBackend = "auto", n_job
 
     Parameters
     ----------
-    x : torch.Tensor of float32 or float64, shape (..., m)
-        The rows to project.
+    %(torch_rows_x)s
     k : float
         The sum, ``0 < k <= m`` (fractional allowed).
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`. The torch path needs O(k·m) memory per row.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel for the rows: ``None`` one, ``-1`` all cores.
+    %(torch_projection_options)s
 
     Returns
     -------
@@ -357,6 +350,7 @@ def _eta(eta: Any) -> float:
     return value
 
 
+@fill_doc
 def rankmax(
     z: Tensor,
     y: Tensor,
@@ -375,18 +369,15 @@ def rankmax(
 
     Parameters
     ----------
-    z : torch.Tensor of float32 or float64, shape (..., m)
-        Scores; each index of the leading dimensions is a row.
+    %(torch_z)s
     y : torch.Tensor of int, shape (...)
         The label of each row, in [0, m) (an int for a 1-D ``z``).
     k : int, default 1
         The mass, ``1 <= k < m``.
     eta : float, default 1.0
         The margin, finite and ``> 0``.
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel for the rows: ``None`` one, ``-1`` all cores.
+    %(torch_backend)s
+    %(torch_n_jobs)s
 
     Returns
     -------
@@ -503,6 +494,7 @@ def _loss(
     return out.reshape(z.shape[:-1]) if reduction == "none" else out
 
 
+@fill_doc
 def rankmax_loss(
     z: Tensor,
     y: Tensor,
@@ -521,28 +513,14 @@ def rankmax_loss(
 
     Parameters
     ----------
-    z : torch.Tensor of float32 or float64, shape (..., m)
-        Scores; each index of the leading dimensions is a row.
-    y : torch.Tensor of int, shape (...)
-        The label of each row, in [0, m) or ``ignore_index``.
+    %(torch_z_y_ignore)s
     k : int, default 1
         The Rankmax mass, ``1 <= k < m``.
     eta : float, default 1.0
         The margin, finite and ``> 0``.
-    reduction : {"mean", "sum", "none"}, default "mean"
-        As :class:`torch.nn.CrossEntropyLoss`: the mean over the rows whose label is not
-        ``ignore_index``, their sum, or one loss per row (0 at ignored rows).
-    ignore_index : int, default -100
-        Rows with this label count nowhere (loss and gradient 0).
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel for the rows: ``None`` one, ``-1`` all cores.
+    %(torch_loss_options)s
 
-    Returns
-    -------
-    torch.Tensor
-        A scalar, or the losses of shape (...) for ``reduction="none"``; z's dtype.
+    %(torch_loss_returns)s
 
     See Also
     --------
@@ -576,6 +554,7 @@ def rankmax_loss(
     )
 
 
+@fill_doc
 def softmax_loss(
     z: Tensor,
     y: Tensor,
@@ -592,24 +571,10 @@ def softmax_loss(
 
     Parameters
     ----------
-    z : torch.Tensor of float32 or float64, shape (..., m)
-        Scores; each index of the leading dimensions is a row.
-    y : torch.Tensor of int, shape (...)
-        The label of each row, in [0, m) or ``ignore_index``.
-    reduction : {"mean", "sum", "none"}, default "mean"
-        As :class:`torch.nn.CrossEntropyLoss`: the mean over the rows whose label is not
-        ``ignore_index``, their sum, or one loss per row (0 at ignored rows).
-    ignore_index : int, default -100
-        Rows with this label count nowhere (loss and gradient 0).
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel for the rows: ``None`` one, ``-1`` all cores.
+    %(torch_z_y_ignore)s
+    %(torch_loss_options)s
 
-    Returns
-    -------
-    torch.Tensor
-        A scalar, or the losses of shape (...) for ``reduction="none"``; z's dtype.
+    %(torch_loss_returns)s
 
     See Also
     --------
@@ -629,6 +594,7 @@ def softmax_loss(
     )
 
 
+@fill_doc
 def sparsemax_loss(
     z: Tensor,
     y: Tensor,
@@ -645,24 +611,10 @@ def sparsemax_loss(
 
     Parameters
     ----------
-    z : torch.Tensor of float32 or float64, shape (..., m)
-        Scores; each index of the leading dimensions is a row.
-    y : torch.Tensor of int, shape (...)
-        The label of each row, in [0, m) or ``ignore_index``.
-    reduction : {"mean", "sum", "none"}, default "mean"
-        As :class:`torch.nn.CrossEntropyLoss`: the mean over the rows whose label is not
-        ``ignore_index``, their sum, or one loss per row (0 at ignored rows).
-    ignore_index : int, default -100
-        Rows with this label count nowhere (loss and gradient 0).
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel for the rows: ``None`` one, ``-1`` all cores.
+    %(torch_z_y_ignore)s
+    %(torch_loss_options)s
 
-    Returns
-    -------
-    torch.Tensor
-        A scalar, or the losses of shape (...) for ``reduction="none"``; z's dtype.
+    %(torch_loss_returns)s
 
     See Also
     --------
@@ -692,6 +644,7 @@ def sparsemax_loss(
     )
 
 
+@fill_doc
 def topk_hinge(
     scores: Tensor,
     y: Tensor,
@@ -712,25 +665,18 @@ def topk_hinge(
 
     Parameters
     ----------
-    scores : torch.Tensor of float32 or float64, shape (..., m)
-        Scores; each index of the leading dimensions is a row.
-    y : torch.Tensor of int, shape (...)
-        The label of each row, in [0, m) or ``ignore_index``.
+    %(torch_scores)s
+    %(torch_y_ignore)s
     k : int
         ``1 <= k <= m - 1``.
     variant : {"alpha", "beta"}, default "alpha"
         Which loss.
     smoothing : float, default 0.0
         The smoothing γ, finite and ``>= 0``.
-    reduction : {"mean", "sum", "none"}, default "mean"
-        As :class:`torch.nn.CrossEntropyLoss`: the mean over the rows whose label is not
-        ``ignore_index``, their sum, or one loss per row (0 at ignored rows).
-    ignore_index : int, default -100
-        Rows with this label count nowhere (loss and gradient 0).
+    %(torch_reduction)s
     backend : {"auto", "rust", "torch"}, default "auto"
         As :func:`sparsemax`. With smoothing the torch path needs O(k·m) memory per row.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel for the rows: ``None`` one, ``-1`` all cores.
+    %(torch_n_jobs)s
 
     Returns
     -------
@@ -779,9 +725,10 @@ def topk_hinge(
 
 
 class _Module(nn.Module):
-    """Keeps the keyword options every op takes."""
+    """Keeps the keyword options every op takes (the whole signature of a module without
+    options of its own)."""
 
-    def __init__(self, backend: TorchBackend, n_jobs: int | None) -> None:
+    def __init__(self, *, backend: TorchBackend = "auto", n_jobs: int | None = None) -> None:
         super().__init__()
         self.backend: TorchBackend = choice(backend, "backend", TORCH_BACKENDS)
         self.n_jobs = as_jobs(n_jobs)
@@ -799,15 +746,13 @@ class _Module(nn.Module):
         )
 
 
+@fill_doc
 class Sparsemax(_Module):
     """:func:`sparsemax` as a module.
 
     Parameters
     ----------
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel.
+    %(torch_module_options)s
 
     Examples
     --------
@@ -816,9 +761,6 @@ class Sparsemax(_Module):
     >>> Sparsemax()(torch.tensor([0.5, 1.2, -0.3, 0.9]))
     tensor([0.0000, 0.6500, 0.0000, 0.3500])
     """
-
-    def __init__(self, *, backend: TorchBackend = "auto", n_jobs: int | None = None) -> None:
-        super().__init__(backend, n_jobs)
 
     def forward(self, z: Tensor) -> Tensor:
         """sparsemax(z) along the last dimension.
@@ -836,19 +778,16 @@ class Sparsemax(_Module):
         return sparsemax(z, backend=self.backend, n_jobs=self.n_jobs)
 
 
+@fill_doc
 class TopKSimplex(_Module):
     """:func:`topk_simplex` as a module.
 
     Parameters
     ----------
-    k : int
-        ``1 <= k <= m``.
+    %(topk_k)s
     r : float, default 1.0
         The bound on the sum.
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel.
+    %(torch_module_options)s
 
     Examples
     --------
@@ -859,25 +798,18 @@ class TopKSimplex(_Module):
     """
 
     def __init__(self, k: int, r: float = 1.0, *, backend: TorchBackend = "auto", n_jobs: int | None = None) -> None:
-        super().__init__(backend, n_jobs)
+        super().__init__(backend=backend, n_jobs=n_jobs)
         self.k, self.r = k, r
 
     def forward(self, x: Tensor) -> Tensor:
         """The projection of x onto the top-k simplex along the last dimension.
 
-        Parameters
-        ----------
-        x : torch.Tensor, shape (..., m)
-            The rows.
-
-        Returns
-        -------
-        torch.Tensor
-            Of x's shape.
+        %(torch_forward_rows)s
         """
         return topk_simplex(x, self.k, self.r, backend=self.backend, n_jobs=self.n_jobs)
 
 
+@fill_doc
 class CappedSimplex(_Module):
     """:func:`capped_simplex` as a module.
 
@@ -885,10 +817,7 @@ class CappedSimplex(_Module):
     ----------
     k : float
         The sum, ``0 < k <= m``.
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel.
+    %(torch_module_options)s
 
     Examples
     --------
@@ -899,25 +828,18 @@ class CappedSimplex(_Module):
     """
 
     def __init__(self, k: float, *, backend: TorchBackend = "auto", n_jobs: int | None = None) -> None:
-        super().__init__(backend, n_jobs)
+        super().__init__(backend=backend, n_jobs=n_jobs)
         self.k = k
 
     def forward(self, x: Tensor) -> Tensor:
         """The projection of x onto the capped simplex along the last dimension.
 
-        Parameters
-        ----------
-        x : torch.Tensor, shape (..., m)
-            The rows.
-
-        Returns
-        -------
-        torch.Tensor
-            Of x's shape.
+        %(torch_forward_rows)s
         """
         return capped_simplex(x, self.k, backend=self.backend, n_jobs=self.n_jobs)
 
 
+@fill_doc
 class Rankmax(_Module):
     """:func:`rankmax` as a module.
 
@@ -927,10 +849,7 @@ class Rankmax(_Module):
         The mass, ``1 <= k < m``.
     eta : float, default 1.0
         The margin.
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel.
+    %(torch_module_options)s
 
     Examples
     --------
@@ -944,18 +863,13 @@ class Rankmax(_Module):
     def __init__(
         self, k: int = 1, eta: float = 1.0, *, backend: TorchBackend = "auto", n_jobs: int | None = None
     ) -> None:
-        super().__init__(backend, n_jobs)
+        super().__init__(backend=backend, n_jobs=n_jobs)
         self.k, self.eta = k, eta
 
     def forward(self, z: Tensor, y: Tensor) -> Tensor:
         """Rankmax(z, y) along the last dimension.
 
-        Parameters
-        ----------
-        z : torch.Tensor, shape (..., m)
-            Scores.
-        y : torch.Tensor of int, shape (...)
-            The labels.
+        %(torch_forward_z_y)s
 
         Returns
         -------
@@ -965,13 +879,51 @@ class Rankmax(_Module):
         return rankmax(z, y, self.k, self.eta, backend=self.backend, n_jobs=self.n_jobs)
 
 
+@fill_doc
 class _LossModule(_Module):
-    def __init__(self, reduction: Reduction, ignore_index: int, backend: TorchBackend, n_jobs: int | None) -> None:
-        super().__init__(backend, n_jobs)
+    """A loss as a module: ``forward`` calls the class's ``_function`` with the scores, the
+    labels, the loss's own options (``_arguments``) and the reduction and kernel options."""
+
+    _function: ClassVar[Callable[..., Tensor]]
+
+    def __init__(
+        self,
+        *,
+        reduction: Reduction = "mean",
+        ignore_index: int = -100,
+        backend: TorchBackend = "auto",
+        n_jobs: int | None = None,
+    ) -> None:
+        super().__init__(backend=backend, n_jobs=n_jobs)
         self.reduction: Reduction = choice(reduction, "reduction", REDUCTIONS)
         self.ignore_index = as_count(ignore_index, "ignore_index")
 
+    def _arguments(self) -> tuple[Any, ...]:
+        """The loss's own options, passed after the labels."""
+        return ()
 
+    def forward(self, z: Tensor, y: Tensor) -> Tensor:
+        """The loss of scores z for labels y.
+
+        %(torch_forward_z_y)s
+
+        Returns
+        -------
+        torch.Tensor
+            The reduced loss.
+        """
+        return self._function(
+            z,
+            y,
+            *self._arguments(),
+            reduction=self.reduction,
+            ignore_index=self.ignore_index,
+            backend=self.backend,
+            n_jobs=self.n_jobs,
+        )
+
+
+@fill_doc
 class RankmaxLoss(_LossModule):
     """:func:`rankmax_loss` as a module, like :class:`torch.nn.CrossEntropyLoss`.
 
@@ -981,14 +933,7 @@ class RankmaxLoss(_LossModule):
         The Rankmax mass, ``1 <= k < m``.
     eta : float, default 1.0
         The margin.
-    reduction : {"mean", "sum", "none"}, default "mean"
-        How the rows' losses combine.
-    ignore_index : int, default -100
-        The label of rows that count nowhere.
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel.
+    %(torch_module_loss_options)s
 
     Examples
     --------
@@ -998,6 +943,8 @@ class RankmaxLoss(_LossModule):
     >>> round(RankmaxLoss()(z, torch.tensor([1])).item(), 4)
     0.6931
     """
+
+    _function = staticmethod(rankmax_loss)
 
     def __init__(
         self,
@@ -1009,49 +956,20 @@ class RankmaxLoss(_LossModule):
         backend: TorchBackend = "auto",
         n_jobs: int | None = None,
     ) -> None:
-        super().__init__(reduction, ignore_index, backend, n_jobs)
+        super().__init__(reduction=reduction, ignore_index=ignore_index, backend=backend, n_jobs=n_jobs)
         self.k, self.eta = k, eta
 
-    def forward(self, z: Tensor, y: Tensor) -> Tensor:
-        """The loss of scores z for labels y.
-
-        Parameters
-        ----------
-        z : torch.Tensor, shape (..., m)
-            Scores.
-        y : torch.Tensor of int, shape (...)
-            The labels.
-
-        Returns
-        -------
-        torch.Tensor
-            The reduced loss.
-        """
-        return rankmax_loss(
-            z,
-            y,
-            self.k,
-            self.eta,
-            reduction=self.reduction,
-            ignore_index=self.ignore_index,
-            backend=self.backend,
-            n_jobs=self.n_jobs,
-        )
+    def _arguments(self) -> tuple[Any, ...]:
+        return self.k, self.eta
 
 
+@fill_doc
 class SoftmaxLoss(_LossModule):
     """:func:`softmax_loss` as a module, like :class:`torch.nn.CrossEntropyLoss`.
 
     Parameters
     ----------
-    reduction : {"mean", "sum", "none"}, default "mean"
-        How the rows' losses combine.
-    ignore_index : int, default -100
-        The label of rows that count nowhere.
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel.
+    %(torch_module_loss_options)s
 
     Examples
     --------
@@ -1062,49 +980,16 @@ class SoftmaxLoss(_LossModule):
     2.4004
     """
 
-    def __init__(
-        self,
-        *,
-        reduction: Reduction = "mean",
-        ignore_index: int = -100,
-        backend: TorchBackend = "auto",
-        n_jobs: int | None = None,
-    ) -> None:
-        super().__init__(reduction, ignore_index, backend, n_jobs)
-
-    def forward(self, z: Tensor, y: Tensor) -> Tensor:
-        """The loss of scores z for labels y.
-
-        Parameters
-        ----------
-        z : torch.Tensor, shape (..., m)
-            Scores.
-        y : torch.Tensor of int, shape (...)
-            The labels.
-
-        Returns
-        -------
-        torch.Tensor
-            The reduced loss.
-        """
-        return softmax_loss(
-            z, y, reduction=self.reduction, ignore_index=self.ignore_index, backend=self.backend, n_jobs=self.n_jobs
-        )
+    _function = staticmethod(softmax_loss)
 
 
+@fill_doc
 class SparsemaxLoss(_LossModule):
     """:func:`sparsemax_loss` as a module, like :class:`torch.nn.CrossEntropyLoss`.
 
     Parameters
     ----------
-    reduction : {"mean", "sum", "none"}, default "mean"
-        How the rows' losses combine.
-    ignore_index : int, default -100
-        The label of rows that count nowhere.
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel.
+    %(torch_module_loss_options)s
 
     Examples
     --------
@@ -1115,36 +1000,10 @@ class SparsemaxLoss(_LossModule):
     0.1225
     """
 
-    def __init__(
-        self,
-        *,
-        reduction: Reduction = "mean",
-        ignore_index: int = -100,
-        backend: TorchBackend = "auto",
-        n_jobs: int | None = None,
-    ) -> None:
-        super().__init__(reduction, ignore_index, backend, n_jobs)
-
-    def forward(self, z: Tensor, y: Tensor) -> Tensor:
-        """The loss of scores z for labels y.
-
-        Parameters
-        ----------
-        z : torch.Tensor, shape (..., m)
-            Scores.
-        y : torch.Tensor of int, shape (...)
-            The labels.
-
-        Returns
-        -------
-        torch.Tensor
-            The reduced loss.
-        """
-        return sparsemax_loss(
-            z, y, reduction=self.reduction, ignore_index=self.ignore_index, backend=self.backend, n_jobs=self.n_jobs
-        )
+    _function = staticmethod(sparsemax_loss)
 
 
+@fill_doc
 class TopKHingeLoss(_LossModule):
     """:func:`topk_hinge` as a module, like :class:`torch.nn.CrossEntropyLoss`.
 
@@ -1156,14 +1015,7 @@ class TopKHingeLoss(_LossModule):
         Which loss.
     smoothing : float, default 0.0
         The smoothing γ, finite and ``>= 0``.
-    reduction : {"mean", "sum", "none"}, default "mean"
-        How the rows' losses combine.
-    ignore_index : int, default -100
-        The label of rows that count nowhere.
-    backend : {"auto", "rust", "torch"}, default "auto"
-        As :func:`sparsemax`.
-    n_jobs : int or None, default None
-        Threads of the Rust kernel.
+    %(torch_module_loss_options)s
 
     Examples
     --------
@@ -1173,6 +1025,8 @@ class TopKHingeLoss(_LossModule):
     >>> TopKHingeLoss(2, smoothing=1.0)(s, torch.tensor([1])).item()
     0.25
     """
+
+    _function = staticmethod(topk_hinge)
 
     def __init__(
         self,
@@ -1185,9 +1039,12 @@ class TopKHingeLoss(_LossModule):
         backend: TorchBackend = "auto",
         n_jobs: int | None = None,
     ) -> None:
-        super().__init__(reduction, ignore_index, backend, n_jobs)
+        super().__init__(reduction=reduction, ignore_index=ignore_index, backend=backend, n_jobs=n_jobs)
         self.k, self.smoothing = k, smoothing
         self.variant: HingeVariant = choice(variant, "variant", HINGE_VARIANTS)
+
+    def _arguments(self) -> tuple[Any, ...]:
+        return self.k, self.variant, self.smoothing
 
     def forward(self, scores: Tensor, y: Tensor) -> Tensor:
         """The loss of the scores for labels y.
@@ -1204,14 +1061,4 @@ class TopKHingeLoss(_LossModule):
         torch.Tensor
             The reduced loss.
         """
-        return topk_hinge(
-            scores,
-            y,
-            self.k,
-            self.variant,
-            self.smoothing,
-            reduction=self.reduction,
-            ignore_index=self.ignore_index,
-            backend=self.backend,
-            n_jobs=self.n_jobs,
-        )
+        return super().forward(scores, y)

@@ -655,6 +655,53 @@ def test_topk_hinge_smoothing_is_checked():
             losses.topk_hinge(np.array([0.0, 1.0, 2.0]), 0, 1, smoothing=bad)
 
 
+@pytest.mark.parametrize("gamma", [0.0, 0.05, 0.5, 3.0])
+def test_multilabel_losses_match_the_reference_and_their_gradients_the_differences(gamma):
+    from multilabel_reference import losses as reference
+
+    rng = np.random.default_rng(RNG_SEED + 23)
+    n, m = 12, 7
+    S = rng.normal(0.0, 1.0, (n, m))
+    Y = rng.random((n, m)) < 0.35
+    Y[np.arange(n), rng.integers(0, m, n)] = True  # a label in every row
+    Y[:, 0] &= ~Y[:, 1:].all(axis=1)  # and a class that is not one
+    # The multi-label SVM's reference: the direct formula, or the max form by cvxpy.
+    loss, grad = losses.multilabel_hinge(S, Y, smoothing=gamma)
+    np.testing.assert_allclose(loss, reference(S, Y, "hinge", gamma), atol=1e-7)
+    soft, soft_grad = losses.multilabel_softmax_loss(S, Y.astype(int))
+    np.testing.assert_allclose(soft, reference(S, Y, "softmax"), rtol=1e-13)
+    eps = 1e-6
+    for j in range(m):
+        step = np.zeros(m)
+        step[j] = eps
+        for f, g in ((lambda v: losses.multilabel_softmax_loss(v, Y)[0], soft_grad),) + (
+            ((lambda v: losses.multilabel_hinge(v, Y, smoothing=gamma)[0], grad),) if gamma > 0 else ()
+        ):
+            np.testing.assert_allclose((f(S + step) - f(S - step)) / (2 * eps), g[:, j], atol=1e-6)
+    np.testing.assert_allclose(grad.sum(axis=1), 0.0, atol=1e-14)
+    np.testing.assert_allclose(soft_grad.sum(axis=1), 0.0, atol=1e-14)
+    # One row as the batch's row; float32 stays float32.
+    row_loss, row_grad = losses.multilabel_hinge(S[3], Y[3], smoothing=gamma)
+    assert row_loss == pytest.approx(loss[3], abs=1e-15) and np.array_equal(row_grad, grad[3])
+    loss32, grad32 = losses.multilabel_hinge(S.astype(np.float32), Y, smoothing=gamma)
+    assert loss32.dtype == grad32.dtype == np.float32
+
+
+def test_multilabel_losses_refuse_bad_label_sets():
+    s = np.array([[0.0, 1.0, 2.0]])
+    for bad, match in [
+        (np.array([[False, False, False]]), "no label"),
+        (np.array([[True, True, True]]), "every class"),
+        (np.array([[2, 0, 0]]), "0/1"),
+        (np.array([True, False, False]), "shape"),
+    ]:
+        for f in (losses.multilabel_hinge, losses.multilabel_softmax_loss):
+            with pytest.raises(InvalidInputError, match=rf"^y:.*{match}"):
+                f(s, bad)
+    with pytest.raises(InvalidInputError, match=r"^smoothing:"):
+        losses.multilabel_hinge(s, np.array([[True, False, False]]), smoothing=-1.0)
+
+
 # --------------------------------------------------------------------------------------
 # 4. Batches, threads, float32
 # --------------------------------------------------------------------------------------

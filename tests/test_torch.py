@@ -80,9 +80,28 @@ LOSSES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
         lambda x, y, b, **kw: tt.topk_hinge(x, y, K, "beta", 0.3, backend=b, **kw),
         lambda x, y: losses.topk_hinge(x, y, K, "beta", 0.3),
     ),
+    "multilabel_hinge": (
+        lambda x, y, b, **kw: tt.multilabel_hinge(x, _label_sets(x, y), backend=b, **kw),
+        lambda x, y: losses.multilabel_hinge(x, _label_sets(torch.from_numpy(x), torch.from_numpy(y)).numpy()),
+    ),
+    "multilabel_hinge_smooth": (
+        lambda x, y, b, **kw: tt.multilabel_hinge(x, _label_sets(x, y), 0.6, backend=b, **kw),
+        lambda x, y: losses.multilabel_hinge(x, _label_sets(torch.from_numpy(x), torch.from_numpy(y)).numpy(), 0.6),
+    ),
+    "multilabel_softmax_loss": (
+        lambda x, y, b, **kw: tt.multilabel_softmax_loss(x, _label_sets(x, y), backend=b, **kw),
+        lambda x, y: losses.multilabel_softmax_loss(x, _label_sets(torch.from_numpy(x), torch.from_numpy(y)).numpy()),
+    ),
 }
 ALL = {**MAPS, **LOSSES}
 BACKENDS = ["rust", "torch"]
+
+
+def _label_sets(x: Any, y: Any) -> Any:
+    """Label sets of x's shape from labels y: y and every class j ≡ 1 (mod 4), never all
+    of the M classes."""
+    classes = torch.arange(x.shape[-1])
+    return (classes == y[..., None]) | (classes % 4 == 1)
 
 
 def _op(name: str, backend: str) -> Callable[[Any, Any], Any]:
@@ -275,6 +294,14 @@ def test_modules_call_the_functions() -> None:
         (tt.SparsemaxLoss(reduction="none")(x, y), tt.sparsemax_loss(x, y, reduction="none")),
         (tt.TopKHingeLoss(K, "beta", 0.2)(x, y), tt.topk_hinge(x, y, K, "beta", 0.2)),
         (tt.Sparsemax(backend="torch")(x), tt.sparsemax(x)),
+        (
+            tt.MultiLabelHingeLoss(0.3, reduction="sum")(x, _label_sets(x, y)),
+            tt.multilabel_hinge(x, _label_sets(x, y), 0.3, reduction="sum"),
+        ),
+        (
+            tt.MultiLabelSoftmaxLoss(backend="torch")(x, _label_sets(x, y)),
+            tt.multilabel_softmax_loss(x, _label_sets(x, y)),
+        ),
     ]
     for got, expected in pairs:
         torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
@@ -332,6 +359,11 @@ BAD_CALLS: list[tuple[Callable[[], Any], str]] = [
     (lambda: tt.rankmax_loss(torch.ones(2, 4), torch.tensor([True, False])), "y"),
     (lambda: tt.rankmax_loss(torch.ones(2, 4), torch.tensor([0, 1, 2])), "y"),
     (lambda: tt.softmax_loss(torch.ones(2, 4), torch.tensor([0, 1]), reduction="avg"), "reduction"),
+    (lambda: tt.multilabel_hinge(torch.ones(2, 4), torch.tensor([[1, 0, 0, 0], [0, 0, 0, 0]])), "y"),
+    (lambda: tt.multilabel_hinge(torch.ones(2, 4), torch.ones(2, 4, dtype=torch.bool)), "y"),
+    (lambda: tt.multilabel_softmax_loss(torch.ones(2, 4), torch.tensor([[2, 0, 0, 0], [1, 0, 0, 0]])), "y"),
+    (lambda: tt.multilabel_softmax_loss(torch.ones(2, 4), torch.ones(2, 3, dtype=torch.bool)), "y"),
+    (lambda: tt.multilabel_hinge(torch.ones(2, 4), torch.eye(2, 4, dtype=torch.bool), smoothing=-1.0), "smoothing"),
     (lambda: tt.softmax_loss(torch.ones(2, 4), torch.tensor([0, 1]), ignore_index=1.5), "ignore_index"),
     (lambda: tt.sparsemax_loss(torch.ones(2, 4), torch.tensor([0, 1]), backend="cuda"), "backend"),
     (lambda: tt.topk_hinge(torch.ones(2, 4), torch.tensor([0, 1]), 4), "k"),

@@ -41,6 +41,8 @@ __all__ = [
     "kernel_cross",
     "knapsack",
     "m3l_fit",
+    "multilabel_hinge",
+    "multilabel_softmax_loss",
     "pq_decode",
     "pq_encode",
     "pq_train",
@@ -86,6 +88,10 @@ def rankmax_loss(
 ) -> tuple[_Loss, _Float]: ...
 def softmax_loss(z: _Float, y: int | NDArray[np.int64], *, n_jobs: int | None = None) -> tuple[_Loss, _Float]: ...
 def sparsemax_loss(z: _Float, y: int | NDArray[np.int64], *, n_jobs: int | None = None) -> tuple[_Loss, _Float]: ...
+def multilabel_hinge(
+    scores: _Float, y: NDArray[np.bool_], smoothing: float = 0.0, *, n_jobs: int | None = None
+) -> tuple[_Loss, _Float]: ...
+def multilabel_softmax_loss(z: _Float, y: NDArray[np.bool_], *, n_jobs: int | None = None) -> tuple[_Loss, _Float]: ...
 def topk_hinge(
     scores: _Float,
     y: int | NDArray[np.int64],

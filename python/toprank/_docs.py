@@ -342,6 +342,15 @@ ignore_index : int, default -100
 %(torch_reduction)s
 %(torch_backend)s
 %(torch_n_jobs)s""",
+    "torch_label_sets": """\
+y : torch.Tensor of bool or 0/1 int, shape (..., m)
+    The label sets: ``y[..., j]`` whether class j is a label of the row. Every row
+    needs a label and a class that is not one.""",
+    "torch_label_set_options": """\
+reduction : {"mean", "sum", "none"}, default "mean"
+    The mean over the rows, their sum, or one loss per row.
+%(torch_backend)s
+%(torch_n_jobs)s""",
     "torch_loss_returns": """\
 Returns
 -------
@@ -357,6 +366,10 @@ reduction : {"mean", "sum", "none"}, default "mean"
     How the rows' losses combine.
 ignore_index : int, default -100
     The label of rows that count nowhere.
+%(torch_module_options)s""",
+    "torch_module_label_set_options": """\
+reduction : {"mean", "sum", "none"}, default "mean"
+    How the rows' losses combine.
 %(torch_module_options)s""",
     "torch_forward_rows": """\
 Parameters

@@ -23,6 +23,8 @@ over F and U per row: O(m), never a Jacobian. They serve both backends.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -257,6 +259,82 @@ def topk_hinge(s: Tensor, y: Tensor, k: int, alpha: bool, smoothing: float) -> t
     grad[others] = p.flatten()
     grad.scatter_(-1, y[:, None], -p.sum(-1, keepdim=True))
     return loss, grad
+
+
+def _bisect(g: Callable[[Tensor], Tensor], lo: Tensor, hi: Tensor) -> Tensor:
+    """A root of each row's decreasing g in [lo, hi] (g(lo) ≥ 0 ≥ g(hi)), halved until no
+    interval shrinks (adjacent floats): the callers then recompute it exactly from the
+    sets it separates. At most ~2,100 halvings (float64's exponent and mantissa range)."""
+    while True:
+        mid = 0.5 * (lo + hi)
+        above = g(mid) > 0
+        new_lo, new_hi = torch.where(above, mid, lo), torch.where(above, hi, mid)
+        if torch.equal(new_lo, lo) and torch.equal(new_hi, hi):
+            return mid
+        lo, hi = new_lo, new_hi
+
+
+def _simplex_side(x: Tensor, on: Tensor) -> Tensor:
+    """(x − t)_+ on ``on`` (0 elsewhere), Σ = 1: each row's side projected onto the
+    simplex, t = (Σ_A x − 1)/|A| over the entries A above it."""
+    top = torch.where(on, x, -torch.inf).amax(-1, keepdim=True)
+    mass = lambda t: torch.where(on, torch.relu(x - t), 0.0).sum(-1, keepdim=True) - 1.0  # noqa: E731
+    t = _bisect(mass, top - 1.0, top)
+    active = on & (x > t)
+    t = (torch.where(active, x, 0.0).sum(-1, keepdim=True) - 1.0) / active.sum(-1, keepdim=True)
+    return torch.where(on, torch.relu(x - t), 0.0)
+
+
+def bipartite_simplex(x: Tensor, label: Tensor) -> Tensor:
+    """Π_B(x), B = {p ≥ 0, Σp_Y = Σp_N = τ ≤ 1} (``src/projections/bipartite_simplex.rs``):
+    α = (x_Y − t)_+ and β = (x_N + t)_+ with Σα = Σβ, the root t of the decreasing
+    Σ_Y (x − t)_+ − Σ_N (x + t)_+; when that mass τ exceeds 1, each side's own simplex
+    projection; 0 when max x_Y + max x_N ≤ 0."""
+    top_y = torch.where(label, x, -torch.inf).amax(-1, keepdim=True)
+    top_n = torch.where(label, -torch.inf, x).amax(-1, keepdim=True)
+
+    def gap(t: Tensor) -> Tensor:
+        return torch.where(label, torch.relu(x - t), -torch.relu(x + t)).sum(-1, keepdim=True)
+
+    t = _bisect(gap, torch.minimum(-top_n, top_y), top_y)
+    # Exact from the sets the root separates: Σ_{A_Y}(x − t) = Σ_{A_N}(x + t).
+    active_y, active_n = label & (x > t), ~label & (x > -t)
+    signed = torch.where(active_y, x, 0.0).sum(-1, keepdim=True) - torch.where(active_n, x, 0.0).sum(-1, keepdim=True)
+    t = signed / torch.clamp((active_y | active_n).sum(-1, keepdim=True), min=1)
+    p = torch.where(label, torch.relu(x - t), torch.relu(x + t))
+    p = torch.where(top_y + top_n <= 0, 0.0, p)
+    full = torch.where(label, p, 0.0).sum(-1, keepdim=True) > 1.0
+    if bool(full.any()):
+        p = torch.where(full, _simplex_side(x, label) + _simplex_side(x, ~label), p)
+    return p
+
+
+def multilabel_hinge(s: Tensor, label: Tensor, smoothing: float) -> tuple[Tensor, Tensor]:
+    """The multi-label hinge, smoothed by γ, and its gradient, of each row
+    (``src/losses/multilabel.rs``): max_{p ∈ B} ⟨h, p⟩ − (γ/2)‖p‖², h = (½ − s_Y, ½ + s_N),
+    maximised by Π_B(h/γ) (γ > 0) or the vertex on the lowest label and the highest other
+    class (γ = 0); ∂L/∂s = (−p_Y, p_N)."""
+    low, low_at = torch.where(label, s, torch.inf).min(-1, keepdim=True)
+    high, high_at = torch.where(label, -torch.inf, s).max(-1, keepdim=True)
+    loss = torch.clamp(1.0 + (high - low), min=0.0)[:, 0]  # as the kernel: no 1 + 1e308 − 1e308 = 0
+    violated = (loss > 0).to(s.dtype)[:, None]
+    p = torch.zeros_like(s).scatter_(-1, low_at, violated).scatter_(-1, high_at, violated)
+    # As the Rust kernel: a γ below the rounding of the scores leaves the loss unsmoothed.
+    smooth = smoothing > 1e-12 * (s.abs().amax(-1, keepdim=True) + 1.0)
+    if smoothing > 0 and bool(smooth.any()):
+        b = torch.where(label, 0.5 - s, 0.5 + s) / smoothing
+        q = bipartite_simplex(b, label)
+        smoothed = (smoothing * b * q).sum(-1) - 0.5 * smoothing * (q * q).sum(-1)
+        loss = torch.where(smooth[:, 0], smoothed, loss)
+        p = torch.where(smooth, q, p)
+    return loss, torch.where(label, 0.0 - p, p)
+
+
+def multilabel_softmax_loss(z: Tensor, label: Tensor) -> tuple[Tensor, Tensor]:
+    """log Σ e^z − mean_Y z and softmax(z) − 1_Y/|Y| of each row."""
+    count = label.sum(-1, keepdim=True).to(z.dtype)
+    share = label.to(z.dtype) / count
+    return torch.logsumexp(z, dim=-1) - (z * share).sum(-1), torch.softmax(z, dim=-1) - share
 
 
 # --------------------------------------------------------------------------- backward

@@ -18,8 +18,16 @@ from toprank._docs import fill_doc
 from toprank._estimator import choice
 from toprank._options import HINGE_VARIANTS, HingeVariant
 from toprank._validation import as_array, as_count, as_jobs, as_labels, as_real, finite_loss
+from toprank.exceptions import InvalidInputError
 
-__all__ = ["rankmax_loss", "softmax_loss", "sparsemax_loss", "topk_hinge"]
+__all__ = [
+    "multilabel_hinge",
+    "multilabel_softmax_loss",
+    "rankmax_loss",
+    "softmax_loss",
+    "sparsemax_loss",
+    "topk_hinge",
+]
 
 FloatArray = NDArray[np.floating[Any]]
 Loss = float | FloatArray
@@ -276,4 +284,150 @@ def topk_hinge(
             as_real(smoothing, "smoothing"),
             n_jobs=as_jobs(n_jobs),
         ),
+    )
+
+
+def _label_sets(y: ArrayLike, scores: NDArray[Any]) -> NDArray[np.bool_]:
+    """``y`` as a boolean indicator of ``scores``' shape (bool, or 0/1 integers)."""
+    arr = np.asarray(y)
+    if arr.shape != scores.shape:
+        raise InvalidInputError(f"y: expected a 0/1 indicator of the scores' shape {scores.shape}, got {arr.shape}")
+    if arr.dtype.kind in "iu" and bool(np.all((arr == 0) | (arr == 1))):
+        return arr.astype(bool)
+    if arr.dtype.kind != "b":
+        raise InvalidInputError(f"y: expected boolean or 0/1 integer labels, got dtype {arr.dtype} with other values")
+    return arr
+
+
+@fill_doc
+def multilabel_hinge(
+    scores: ArrayLike, y: ArrayLike, smoothing: float = 0.0, *, n_jobs: int | None = None
+) -> tuple[Loss, FloatArray]:
+    r"""Multi-label hinge loss per example, optionally smoothed, and its gradient.
+
+    With Y an example's labels and N its other classes,
+
+    .. math:: L(s; Y) = \max\big(0,\ 1 + \max_{l \in N} s_l - \min_{j \in Y} s_j\big)
+              = \max_{p \in B} \ \langle h, p \rangle, \qquad h = (\tfrac12 - s_Y,\ \tfrac12 + s_N),
+
+    0 once every label outscores every other class by 1; B = {p ≥ 0, Σp_Y = Σp_N ≤ 1}
+    is the bipartite simplex (:func:`toprank.projections.bipartite_simplex`). The
+    smoothing γ = ``smoothing`` subtracts (γ/2)‖p‖² inside the max (the Moreau envelope,
+    with a 1/γ-Lipschitz gradient), the loss :class:`toprank.MultiLabelSVC` minimises
+    with ``loss="hinge"`` and ``smoothing=γ``. With one label it is the Crammer–Singer
+    hinge (unsmoothed).
+
+    Parameters
+    ----------
+    scores : array_like of float32 or float64, shape (m,) or (n, m)
+        Scores over m classes of one example or of a batch of n (rows in parallel).
+    y : array_like of bool or 0/1 int, the shape of ``scores``
+        The label sets: ``y[i, j]`` whether class j is a label of example i. Every row
+        needs a label and a class that is not one.
+    smoothing : float, default 0.0
+        The smoothing γ, finite and ``>= 0``; 0 is the (non-smooth) loss itself.
+    %(loss_n_jobs)s
+
+    Returns
+    -------
+    loss : float or ndarray of shape (n,)
+        A float for 1-D ``scores``; one loss per row, in the scores' dtype, for a batch.
+    grad : ndarray
+        The gradient with respect to ``scores``, of their shape and dtype: −p on the
+        labels and p elsewhere, p the maximiser above (for γ = 0 the vertex with 1 on
+        the lowest label and on the highest other class while the margin is violated:
+        an element of the subdifferential). It sums to 0 in every row.
+
+    Raises
+    ------
+    InvalidInputError
+        ``scores`` empty, not 1-D or 2-D, not float32/float64, or with NaN or infinite
+        entries; ``y`` not a boolean (or 0/1) array of the scores' shape, or a row with
+        no label or with every class a label; ``smoothing`` negative or not finite; a
+        bad ``n_jobs``.
+    %(loss_overflow)s
+
+    See Also
+    --------
+    toprank.MultiLabelSVC : The SVM trained on this loss.
+    multilabel_softmax_loss : The cross-entropy counterpart.
+
+    References
+    ----------
+    .. [1] M. Lapin, M. Hein, B. Schiele. *Analysis and Optimization of Loss Functions
+       for Multiclass, Top-k, and Multilabel Classification.* TPAMI 40(7), 2018, §4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.losses import multilabel_hinge
+    >>> s = np.array([2.0, 1.5, 0.7, -1.0])
+    >>> y = np.array([True, True, False, False])  # labels 0 and 1
+    >>> loss, grad = multilabel_hinge(s, y)  # 1 + 0.7 - 1.5
+    >>> round(loss, 4), grad
+    (0.2, array([ 0., -1.,  1.,  0.]))
+    >>> round(multilabel_hinge(s, y, smoothing=1.0)[0], 4)
+    0.01
+    """
+    s_arr = as_array(scores, "scores")
+    result = _core.multilabel_hinge(
+        s_arr, _label_sets(y, s_arr), as_real(smoothing, "smoothing"), n_jobs=as_jobs(n_jobs)
+    )
+    return _checked("multilabel_hinge", result)
+
+
+@fill_doc
+def multilabel_softmax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> tuple[Loss, FloatArray]:
+    r"""Multi-label softmax loss: the cross-entropy of softmax(z) against the uniform
+    distribution on the labels, and its gradient.
+
+    .. math:: L(z; Y) = \log \sum_j e^{z_j} - \frac{1}{|Y|} \sum_{j \in Y} z_j,
+              \qquad \nabla L = \operatorname{softmax}(z) - \mathbb{1}_Y / |Y|,
+
+    the loss of :class:`toprank.MultiLabelSVC` with ``loss="softmax"``; with one label
+    it is :func:`softmax_loss`.
+
+    Parameters
+    ----------
+    z : array_like of float32 or float64, shape (m,) or (n, m)
+        Scores over m classes of one example, or a batch of n examples (rows computed in
+        parallel without the GIL). float32 stays float32.
+    y : array_like of bool or 0/1 int, the shape of ``z``
+        The label sets: ``y[i, j]`` whether class j is a label of example i. Every row
+        needs a label and a class that is not one.
+    %(loss_n_jobs)s
+
+    %(loss_returns)s
+        It sums to 0 in every row.
+
+    Raises
+    ------
+    InvalidInputError
+        ``z`` empty, not 1-D or 2-D, not float32/float64, or with NaN or infinite
+        entries; ``y`` not a boolean (or 0/1) array of ``z``'s shape, or a row with no
+        label or with every class a label; a bad ``n_jobs``.
+    %(loss_overflow)s
+
+    See Also
+    --------
+    multilabel_hinge : The hinge counterpart.
+    softmax_loss : The one-label case.
+
+    References
+    ----------
+    .. [1] M. Lapin, M. Hein, B. Schiele. *Analysis and Optimization of Loss Functions
+       for Multiclass, Top-k, and Multilabel Classification.* TPAMI 40(7), 2018, §4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from toprank.losses import multilabel_softmax_loss
+    >>> z = np.array([[2.0, 1.5, 0.7, -1.0]])
+    >>> loss, grad = multilabel_softmax_loss(z, [[1, 1, 0, 0]])
+    >>> np.round(loss, 4), bool(np.isclose(grad.sum(), 0.0))
+    (array([0.9069]), True)
+    """
+    z_arr = as_array(z, "z")
+    return _checked(
+        "multilabel_softmax_loss", _core.multilabel_softmax_loss(z_arr, _label_sets(y, z_arr), n_jobs=as_jobs(n_jobs))
     )

@@ -54,6 +54,8 @@ __all__ = [
     "softmax_loss",
     "sparsemax_loss",
     "topk_hinge",
+    "multilabel_hinge",
+    "multilabel_softmax_loss",
     "Sparsemax",
     "TopKSimplex",
     "CappedSimplex",
@@ -62,6 +64,8 @@ __all__ = [
     "SoftmaxLoss",
     "SparsemaxLoss",
     "TopKHingeLoss",
+    "MultiLabelHingeLoss",
+    "MultiLabelSoftmaxLoss",
 ]
 
 _FLOATS = (torch.float32, torch.float64)
@@ -474,6 +478,55 @@ def _loss(
     if not bool(kept.all()):
         keep = kept.to(rows.dtype)
         labels = torch.where(kept, labels, 0)
+    return _apply_loss(name, z, rows, labels, keep, rust, args, torch_path, reduction, backend, n_jobs, argument)
+
+
+def _label_set_loss(
+    name: str,
+    z: Tensor,
+    y: Any,
+    rust: Callable[..., Any],
+    args: tuple[Any, ...],
+    torch_path: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]],
+    reduction: Reduction,
+    backend: TorchBackend,
+    n_jobs: int | None,
+    argument: str = "z",
+) -> Tensor:
+    """A multi-label loss: ``y`` a 0/1 indicator of ``z``'s shape, each row with a label and
+    a class that is not one."""
+    rows = _rows(z, argument)
+    choice(reduction, "reduction", REDUCTIONS)
+    if not isinstance(y, Tensor):
+        raise InvalidInputError(f"y: expected a torch.Tensor of label sets, got {type(y).__name__}")
+    if tuple(y.shape) != tuple(z.shape) or y.device != z.device:
+        raise InvalidInputError(f"y: expected label sets of shape {tuple(z.shape)} on {z.device}, got {tuple(y.shape)}")
+    if y.dtype.is_floating_point or y.dtype.is_complex:
+        raise InvalidInputError(f"y: expected a bool or 0/1 integer tensor, got {y.dtype}")
+    if y.dtype != torch.bool and not bool(((y == 0) | (y == 1)).all()):
+        raise InvalidInputError("y: expected only 0/1 values")
+    labels = y.reshape(rows.shape).to(torch.bool)
+    count = labels.sum(-1)
+    if not bool(((count > 0) & (count < rows.shape[-1])).all()):
+        raise InvalidInputError("y: every row needs a label and a class that is not one")
+    return _apply_loss(name, z, rows, labels, None, rust, args, torch_path, reduction, backend, n_jobs, argument)
+
+
+def _apply_loss(
+    name: str,
+    z: Tensor,
+    rows: Tensor,
+    labels: Tensor,
+    keep: Tensor | None,
+    rust: Callable[..., Any],
+    args: tuple[Any, ...],
+    torch_path: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]],
+    reduction: Reduction,
+    backend: TorchBackend,
+    n_jobs: int | None,
+    argument: str,
+) -> Tensor:
+    """The loss of the checked rows and labels on the chosen path, reduced."""
     if _on_rust(z, backend):
         jobs = as_jobs(n_jobs)
 
@@ -718,6 +771,117 @@ def topk_hinge(
         backend,
         n_jobs,
         argument="scores",
+    )
+
+
+@fill_doc
+def multilabel_hinge(
+    scores: Tensor,
+    y: Tensor,
+    smoothing: float = 0.0,
+    *,
+    reduction: Reduction = "mean",
+    backend: TorchBackend = "auto",
+    n_jobs: int | None = None,
+) -> Tensor:
+    r"""The multi-label hinge, optionally smoothed, differentiable in the scores.
+
+    max(0, 1 + max_{l∈N} s_l − min_{j∈Y} s_j) for each row's labels Y and other classes
+    N; with ``smoothing`` γ > 0 the smoothed loss of :class:`toprank.MultiLabelSVC`,
+    max_{p ∈ B} ⟨h, p⟩ − (γ/2)‖p‖² over the bipartite simplex
+    (:func:`toprank.losses.multilabel_hinge`).
+
+    Parameters
+    ----------
+    %(torch_scores)s
+    %(torch_label_sets)s
+    smoothing : float, default 0.0
+        The smoothing γ, finite and ``>= 0``.
+    %(torch_label_set_options)s
+
+    Returns
+    -------
+    torch.Tensor
+        A scalar, or the losses of shape (...) for ``reduction="none"``; the scores' dtype.
+        The gradient is (−p_Y, p_N), p the maximiser (a subgradient for γ = 0).
+
+    See Also
+    --------
+    toprank.losses.multilabel_hinge : The NumPy function (the same kernel).
+    MultiLabelHingeLoss : The module.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from toprank.torch import multilabel_hinge
+    >>> s = torch.tensor([[2.0, 1.5, 0.7, -1.0]], dtype=torch.float64, requires_grad=True)
+    >>> loss = multilabel_hinge(s, torch.tensor([[1, 1, 0, 0]]))
+    >>> loss.backward()
+    >>> round(loss.item(), 4), s.grad
+    (0.2, tensor([[ 0., -1.,  1.,  0.]], dtype=torch.float64))
+    """
+    gamma = as_real(smoothing, "smoothing")
+    if not (gamma >= 0 and gamma != float("inf")):
+        raise InvalidInputError(f"smoothing: must be finite and >= 0, got {smoothing!r}")
+    return _label_set_loss(
+        "multilabel_hinge",
+        scores,
+        y,
+        _core.multilabel_hinge,
+        (gamma,),
+        lambda v, t: native.multilabel_hinge(v, t, gamma),
+        reduction,
+        backend,
+        n_jobs,
+        argument="scores",
+    )
+
+
+@fill_doc
+def multilabel_softmax_loss(
+    z: Tensor,
+    y: Tensor,
+    *,
+    reduction: Reduction = "mean",
+    backend: TorchBackend = "auto",
+    n_jobs: int | None = None,
+) -> Tensor:
+    r"""The multi-label softmax loss log Σ e^z − mean_{j∈Y} z_j, differentiable in z.
+
+    The cross-entropy of softmax(z) against the uniform distribution on the labels;
+    its gradient is softmax(z) − 1_Y/|Y| (:func:`toprank.losses.multilabel_softmax_loss`).
+
+    Parameters
+    ----------
+    %(torch_z)s
+    %(torch_label_sets)s
+    %(torch_label_set_options)s
+
+    %(torch_loss_returns)s
+
+    See Also
+    --------
+    toprank.losses.multilabel_softmax_loss : The NumPy function (the same kernel).
+    MultiLabelSoftmaxLoss : The module.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from toprank.torch import multilabel_softmax_loss
+    >>> z = torch.tensor([[2.0, 1.5, 0.7, -1.0]], dtype=torch.float64)
+    >>> round(multilabel_softmax_loss(z, torch.tensor([[True, True, False, False]])).item(), 4)
+    0.9069
+    """
+    return _label_set_loss(
+        "multilabel_softmax_loss",
+        z,
+        y,
+        _core.multilabel_softmax_loss,
+        (),
+        native.multilabel_softmax_loss,
+        reduction,
+        backend,
+        n_jobs,
     )
 
 
@@ -1062,3 +1226,96 @@ class TopKHingeLoss(_LossModule):
             The reduced loss.
         """
         return super().forward(scores, y)
+
+
+@fill_doc
+class _LabelSetLossModule(_Module):
+    """A multi-label loss as a module: ``forward`` calls the class's ``_function`` with the
+    scores, the label sets, the loss's own options and the reduction and kernel options."""
+
+    _function: ClassVar[Callable[..., Tensor]]
+
+    def __init__(
+        self, *, reduction: Reduction = "mean", backend: TorchBackend = "auto", n_jobs: int | None = None
+    ) -> None:
+        super().__init__(backend=backend, n_jobs=n_jobs)
+        self.reduction: Reduction = choice(reduction, "reduction", REDUCTIONS)
+
+    def _arguments(self) -> tuple[Any, ...]:
+        """The loss's own options, passed after the label sets."""
+        return ()
+
+    def forward(self, z: Tensor, y: Tensor) -> Tensor:
+        """The loss of scores z for label sets y.
+
+        Parameters
+        ----------
+        z : torch.Tensor, shape (..., m)
+            Scores.
+        y : torch.Tensor of bool or 0/1 int, shape (..., m)
+            The label sets.
+
+        Returns
+        -------
+        torch.Tensor
+            The reduced loss.
+        """
+        return self._function(
+            z, y, *self._arguments(), reduction=self.reduction, backend=self.backend, n_jobs=self.n_jobs
+        )
+
+
+@fill_doc
+class MultiLabelHingeLoss(_LabelSetLossModule):
+    """:func:`multilabel_hinge` as a module.
+
+    Parameters
+    ----------
+    smoothing : float, default 0.0
+        The smoothing γ, finite and ``>= 0``.
+    %(torch_module_label_set_options)s
+
+    Examples
+    --------
+    >>> import torch
+    >>> from toprank.torch import MultiLabelHingeLoss
+    >>> s = torch.tensor([[2.0, 1.5, 0.7, -1.0]], dtype=torch.float64)
+    >>> round(MultiLabelHingeLoss(smoothing=1.0)(s, torch.tensor([[1, 1, 0, 0]])).item(), 4)
+    0.01
+    """
+
+    _function = staticmethod(multilabel_hinge)
+
+    def __init__(
+        self,
+        smoothing: float = 0.0,
+        *,
+        reduction: Reduction = "mean",
+        backend: TorchBackend = "auto",
+        n_jobs: int | None = None,
+    ) -> None:
+        super().__init__(reduction=reduction, backend=backend, n_jobs=n_jobs)
+        self.smoothing = smoothing
+
+    def _arguments(self) -> tuple[Any, ...]:
+        return (self.smoothing,)
+
+
+@fill_doc
+class MultiLabelSoftmaxLoss(_LabelSetLossModule):
+    """:func:`multilabel_softmax_loss` as a module.
+
+    Parameters
+    ----------
+    %(torch_module_label_set_options)s
+
+    Examples
+    --------
+    >>> import torch
+    >>> from toprank.torch import MultiLabelSoftmaxLoss
+    >>> z = torch.tensor([[2.0, 1.5, 0.7, -1.0]], dtype=torch.float64)
+    >>> round(MultiLabelSoftmaxLoss()(z, torch.tensor([[1, 1, 0, 0]])).item(), 4)
+    0.9069
+    """
+
+    _function = staticmethod(multilabel_softmax_loss)

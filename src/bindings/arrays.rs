@@ -249,14 +249,14 @@ impl<T: Real + Element> Rows<'_, T> {
         raw.iter().enumerate().map(in_range).collect()
     }
 
-    /// A boolean mask of these rows' shape (`positive` of the bipartite simplex), read
-    /// like any array argument and copied once (a byte per entry) so that it outlives
-    /// the borrow.
-    pub(crate) fn mask(&self, obj: &Bound<'_, PyAny>) -> PyResult<RowMask> {
-        let arr = array_in::<bool, IxDyn>(obj, "positive")?;
+    /// A boolean mask of these rows' shape, the argument `arg` (`positive` of the
+    /// bipartite simplex, the label sets `y` of the multi-label losses), read like any
+    /// array argument and copied once (a byte per entry) so that it outlives the borrow.
+    pub(crate) fn mask(&self, obj: &Bound<'_, PyAny>, arg: &str) -> PyResult<RowMask> {
+        let arr = array_in::<bool, IxDyn>(obj, arg)?;
         if arr.shape() != self.shape {
             let (have, name, want) = (arr.shape(), self.name, self.shape);
-            return Err(invalid("positive", format!("has shape {have:?} but {name} has shape {want:?}")));
+            return Err(invalid(arg, format!("has shape {have:?} but {name} has shape {want:?}")));
         }
         Ok(RowMask::new(arr.as_slice()?.to_vec(), self.row_len))
     }

@@ -43,7 +43,7 @@ macro_rules! second_argument {
         $rows.labels($y)?
     };
     ($rows:ident, $y:ident, $reader:ident) => {
-        $rows.$reader($y)?
+        $rows.$reader($y, stringify!($y))?
     };
 }
 
@@ -108,6 +108,9 @@ row_functions! {
     loss_rows rankmax_loss(z, y; k: i64 = 1 => positive_count, eta: f64 = 1.0)
         = |i, z, grad, ws| losses::rankmax_loss(z, y[i], k, eta, grad, ws);
     loss_rows softmax_loss(z, y) = |i, z, grad, _| losses::softmax_loss(z, y[i], grad);
+    loss_rows multilabel_hinge(scores, y as mask; smoothing: f64 = 0.0)
+        = |i, scores, grad, ws| losses::multilabel_hinge(scores, &y[i], smoothing, grad, ws);
+    loss_rows multilabel_softmax_loss(z, y as mask) = |i, z, grad, _| losses::multilabel_softmax_loss(z, &y[i], grad);
     loss_rows sparsemax_loss(z, y) = |i, z, grad, ws| losses::sparsemax_loss(z, y[i], grad, ws);
     loss_rows topk_hinge(scores, y; k: i64 => positive_count, variant: &str = "alpha" => hinge_variant, smoothing: f64 = 0.0)
         = |i, scores, grad, ws| losses::topk_hinge(scores, y[i], k, variant, smoothing, grad, ws);

@@ -1,12 +1,15 @@
 //! Losses on score vectors: value and gradient with respect to the scores, one row at
 //! a time (row-batched versions in [`crate::batch`]).
 
+mod multilabel;
 mod rankmax;
 mod rankmax_sweep;
 mod softmax;
 mod sparsemax;
 mod topk_hinge;
 
+pub(crate) use multilabel::hinge_and_maximiser as multilabel_hinge_and_maximiser;
+pub use multilabel::{multilabel_hinge, multilabel_softmax_loss};
 pub use rankmax::rankmax_loss;
 pub use rankmax_sweep::{rankmax_loss_multilabel, SweepWorkspace};
 pub use softmax::softmax_loss;

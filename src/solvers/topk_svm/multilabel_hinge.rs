@@ -28,6 +28,7 @@
 //! > 0, else a = 0 (as `hinge.rs`). Optimality of the whole problem: the duality gap.
 
 use super::loss::{shrunk_list, LossWorkspace, SdcaLoss, MIN_EXTRA_CLASSES};
+use crate::losses::multilabel_hinge_and_maximiser as hinge_and_maximiser;
 use crate::projections::bipartite_simplex;
 use crate::{Error, Result};
 
@@ -73,33 +74,11 @@ impl SdcaLoss for MultiLabelHinge {
     }
 
     fn primal(&self, scores: &[f64], y: &[usize], ws: &mut LossWorkspace) -> Result<f64> {
-        let gamma = self.smoothing;
-        // As `hinge.rs`: L_γ ≤ L ≤ L_γ + γ (‖p‖² ≤ 2 on B), so a γ below the rounding of
-        // the scores leaves L itself.
-        let largest = scores.iter().fold(0.0f64, |m, s| m.max(s.abs())) + 1.0;
-        let LossWorkspace { b, p, mask, projection, .. } = ws;
+        let LossWorkspace { b, mask, projection, .. } = ws;
         mark(y, scores.len(), mask);
-        if gamma <= 1e-12 * largest {
-            let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
-            for (&s, &label) in scores.iter().zip(mask.iter()) {
-                if label {
-                    low = low.min(s);
-                } else {
-                    high = high.max(s);
-                }
-            }
-            if !(low.is_finite() && high.is_finite()) {
-                return Err(Error::no_solution("multilabel_hinge", "non-finite score"));
-            }
-            return Ok((1.0 + (high - low)).max(0.0));
-        }
-        // L_γ(s) = max_{p ∈ B} ⟨h, p⟩ − (γ/2)‖p‖², h = (½ − s_Y, ½ + s_N) (Σp_Y = Σp_N
-        // splits τ), attained at p = Π_B(h/γ).
-        bipartite_point(scores, mask, 1.0 / gamma, b);
-        p.resize(b.len(), 0.0);
-        bipartite_simplex(b, mask, 1.0, 0.0, p, projection)?;
-        let (hp, pp) = b.iter().zip(p.iter()).fold((0.0, 0.0), |(hp, pp), (&b, &p)| (hp + gamma * b * p, pp + p * p));
-        Ok(hp - 0.5 * gamma * pp)
+        // L_γ(s) = max_{p ∈ B} ⟨h, p⟩ − (γ/2)‖p‖²: the loss module's computation, which
+        // `toprank.losses.multilabel_hinge` returns too.
+        hinge_and_maximiser(scores, mask, self.smoothing, b, projection)
     }
 
     fn dual(&self, a: &[f64], y: &[usize], c: f64) -> f64 {

@@ -20,6 +20,7 @@
 
 use super::loss::{LossWorkspace, SdcaLoss};
 use super::softmax::{check_finite, entropy_dual, label_set_step};
+use crate::losses::multilabel_softmax_loss;
 use crate::Result;
 
 /// The multi-label softmax loss.
@@ -35,16 +36,15 @@ impl SdcaLoss for MultiLabelSoftmax {
         true
     }
 
-    fn primal(&self, scores: &[f64], y: &[usize], _ws: &mut LossWorkspace) -> Result<f64> {
+    fn primal(&self, scores: &[f64], y: &[usize], ws: &mut LossWorkspace) -> Result<f64> {
         check_finite(scores)?;
-        // As `Softmax::primal`: log Σ exp(s_j) = top + log1p(Σ_{j ≠ top} exp(s_j − top)).
-        let (jmax, top) = scores
-            .iter()
-            .enumerate()
-            .fold((0, f64::NEG_INFINITY), |(i, t), (j, &s)| if s > t { (j, s) } else { (i, t) });
-        let rest: f64 = scores.iter().enumerate().filter(|&(j, _)| j != jmax).map(|(_, &s)| (s - top).exp()).sum();
-        let mean = y.iter().map(|&j| scores[j]).sum::<f64>() / y.len() as f64;
-        Ok((top - mean) + rest.ln_1p())
+        let LossWorkspace { p, mask, .. } = ws;
+        mask.clear();
+        mask.resize(scores.len(), false);
+        y.iter().for_each(|&j| mask[j] = true);
+        p.resize(scores.len(), 0.0);
+        // The loss module's computation (`toprank.losses.multilabel_softmax_loss`).
+        multilabel_softmax_loss(scores, mask, p)
     }
 
     fn dual(&self, a: &[f64], y: &[usize], c: f64) -> f64 {

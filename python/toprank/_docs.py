@@ -388,7 +388,16 @@ z : torch.Tensor, shape (..., m)
     Scores.
 y : torch.Tensor of int, shape (...)
     The labels.""",
+    "loss_label_sets": """\
+y : array_like of bool or 0/1 int, the shape of the scores
+    The label sets: ``y[i, j]`` whether class j is a label of example i. Every row
+    needs a label and a class that is not one.""",
     # References cited alike by several functions.
+    "refs_lapin_multilabel": """\
+References
+----------
+.. [1] M. Lapin, M. Hein, B. Schiele. *Analysis and Optimization of Loss Functions
+   for Multiclass, Top-k, and Multilabel Classification.* TPAMI 40(7), 2018, §4.""",
     "refs_sparsemax": """\
 References
 ----------

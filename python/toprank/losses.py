@@ -321,9 +321,7 @@ def multilabel_hinge(
     ----------
     scores : array_like of float32 or float64, shape (m,) or (n, m)
         Scores over m classes of one example or of a batch of n (rows in parallel).
-    y : array_like of bool or 0/1 int, the shape of ``scores``
-        The label sets: ``y[i, j]`` whether class j is a label of example i. Every row
-        needs a label and a class that is not one.
+    %(loss_label_sets)s
     smoothing : float, default 0.0
         The smoothing γ, finite and ``>= 0``; 0 is the (non-smooth) loss itself.
     %(loss_n_jobs)s
@@ -352,10 +350,7 @@ def multilabel_hinge(
     toprank.MultiLabelSVC : The SVM trained on this loss.
     multilabel_softmax_loss : The cross-entropy counterpart.
 
-    References
-    ----------
-    .. [1] M. Lapin, M. Hein, B. Schiele. *Analysis and Optimization of Loss Functions
-       for Multiclass, Top-k, and Multilabel Classification.* TPAMI 40(7), 2018, §4.
+    %(refs_lapin_multilabel)s
 
     Examples
     --------
@@ -392,9 +387,7 @@ def multilabel_softmax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = 
     z : array_like of float32 or float64, shape (m,) or (n, m)
         Scores over m classes of one example, or a batch of n examples (rows computed in
         parallel without the GIL). float32 stays float32.
-    y : array_like of bool or 0/1 int, the shape of ``z``
-        The label sets: ``y[i, j]`` whether class j is a label of example i. Every row
-        needs a label and a class that is not one.
+    %(loss_label_sets)s
     %(loss_n_jobs)s
 
     %(loss_returns)s
@@ -413,10 +406,7 @@ def multilabel_softmax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = 
     multilabel_hinge : The hinge counterpart.
     softmax_loss : The one-label case.
 
-    References
-    ----------
-    .. [1] M. Lapin, M. Hein, B. Schiele. *Analysis and Optimization of Loss Functions
-       for Multiclass, Top-k, and Multilabel Classification.* TPAMI 40(7), 2018, §4.
+    %(refs_lapin_multilabel)s
 
     Examples
     --------

@@ -287,6 +287,20 @@ CORE: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, Any], tuple[
         True,
     ),
     "rankmax_loss": (_core.rankmax_loss, dict(z=SCORES, y=YC), dict(k=2), (), True),
+    "multilabel_hinge": (
+        _core.multilabel_hinge,
+        dict(scores=SCORES, y=np.arange(M) == YC[:, None]),
+        dict(smoothing=0.5),
+        (),
+        True,
+    ),
+    "multilabel_softmax_loss": (
+        _core.multilabel_softmax_loss,
+        dict(z=SCORES, y=np.arange(M) == YC[:, None]),
+        {},
+        (),
+        True,
+    ),
     "topk_hinge": (_core.topk_hinge, dict(scores=SCORES, y=YC), dict(k=2), (), True),
     "topk_svm_fit_linear": (
         topk_svm_fit,

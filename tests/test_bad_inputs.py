@@ -77,10 +77,10 @@ LABELED = [n for n, s in SPECS.items() if s.labels]
 ALL = list(SPECS)
 
 
-# Takes a boolean mask of x's shape as a second array: its bad inputs (x, positive and
-# the parameters) are tested in test_bipartite_simplex.py, its layouts in
-# test_array_inputs.py.
-ELSEWHERE = {"bipartite_simplex"}
+# Take a boolean mask of x's shape as a second array: their bad inputs (the array, the
+# mask and the parameters) are tested in test_bipartite_simplex.py and test_losses.py
+# (the multi-label losses), their layouts in test_array_inputs.py.
+ELSEWHERE = {"bipartite_simplex", "multilabel_hinge", "multilabel_softmax_loss"}
 
 
 def test_every_public_function_is_covered():

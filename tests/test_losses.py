@@ -700,6 +700,11 @@ def test_multilabel_losses_refuse_bad_label_sets():
                 f(s, bad)
     with pytest.raises(InvalidInputError, match=r"^smoothing:"):
         losses.multilabel_hinge(s, np.array([[True, False, False]]), smoothing=-1.0)
+    y = np.array([[True, False, False]])
+    for f, name in ((losses.multilabel_hinge, "scores"), (losses.multilabel_softmax_loss, "z")):
+        for bad in (np.array([[0.0, np.nan, 1.0]]), np.array([[0, 1, 2]]), np.zeros((1, 1, 3)), np.zeros((1, 0))):
+            with pytest.raises(InvalidInputError, match=rf"^{name}:"):
+                f(bad, y if bad.shape == (1, 3) else np.zeros(bad.shape, dtype=bool))
 
 
 # --------------------------------------------------------------------------------------

@@ -849,7 +849,7 @@ def multilabel_softmax_loss(
     r"""The multi-label softmax loss log Σ e^z − mean_{j∈Y} z_j, differentiable in z.
 
     The cross-entropy of softmax(z) against the uniform distribution on the labels;
-    its gradient is softmax(z) − 1_Y/|Y| (:func:`toprank.losses.multilabel_softmax_loss`).
+    its gradient is softmax(z) minus 1/#Y on the labels (:func:`toprank.losses.multilabel_softmax_loss`).
 
     Parameters
     ----------

@@ -658,6 +658,7 @@ def test_bad_params():
     _bad(X, y, "^C", C=float("nan"))
     _bad(X, y, "^C", C=float("inf"))
     _bad(X, y, "^C", C="1")
+    _bad(X, y, "^C", C=10**400)  # an int beyond float64: out of range, not an OverflowError
     _bad(X, y, "^smoothing", smoothing=-0.1)
     _bad(X, y, "^smoothing", smoothing=float("nan"))
     _bad(X, y, "^loss", loss="hinge")
@@ -667,6 +668,7 @@ def test_bad_params():
     _bad(X, y, "^kernel", kernel=None)
     _bad(X, y, "^tol", tol=0.0)
     _bad(X, y, "^tol", tol=-1e-3)
+    _bad(X, y, "^tol", tol=10**400)
     _bad(X, y, "^max_epochs", max_epochs=0)
     _bad(X, y, "^check_every", check_every=0)
     _bad(X, y, "^shrinking", shrinking="yes")

@@ -196,9 +196,7 @@ def sample_weights(sample_weight: Any, n: int) -> NDArray[np.float64] | None:
 
 def bounded_real(value: Any, name: str, *, low: float, strict: bool) -> float:
     """A finite real ``> low`` (``strict``) or ``>= low``; anything else raises naming ``name``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise InvalidInputError(f"{name}: expected a real number, got {type(value).__name__}")
-    v = float(value)
+    v = as_real(value, name)
     if not np.isfinite(v) or v < low or (strict and v == low):
         sign = ">" if strict else ">="
         raise InvalidInputError(f"{name}: must be finite and {sign} {low}, got {value!r}")

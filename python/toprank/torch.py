@@ -42,7 +42,7 @@ from toprank import _torch_native as native
 from toprank._docs import fill_doc
 from toprank._estimator import choice
 from toprank._options import HINGE_VARIANTS, REDUCTIONS, TORCH_BACKENDS, HingeVariant, Reduction, TorchBackend
-from toprank._validation import as_count, as_jobs, as_real, finite_loss
+from toprank._validation import as_count, as_jobs, as_real, bounded_real, finite_loss
 from toprank.exceptions import InvalidInputError, NoSolutionError
 
 __all__ = [
@@ -280,9 +280,7 @@ def topk_simplex(
     """
     rows = _rows(x, "x")
     kk = _k_range(k, "k", 1, rows.shape[-1])
-    rr = as_real(r, "r")
-    if not (rr >= 0 and rr != float("inf")):
-        raise InvalidInputError(f"r: must be finite and >= 0, got {r!r}")
+    rr = bounded_real(r, "r", low=0.0, strict=False)
     return _map(
         x,
         rows,
@@ -347,13 +345,6 @@ def capped_simplex(x: Tensor, k: float, *, backend: TorchBackend = "auto", n_job
     )
 
 
-def _eta(eta: Any) -> float:
-    value = as_real(eta, "eta")
-    if not (value > 0 and value != float("inf")):
-        raise InvalidInputError(f"eta: must be finite and > 0, got {eta!r}")
-    return value
-
-
 @fill_doc
 def rankmax(
     z: Tensor,
@@ -406,7 +397,7 @@ def rankmax(
     rows = _rows(z, "z")
     labels = _labels(y, z, rows)
     kk = _k_range(k, "k", 1, rows.shape[-1] - 1)
-    ee = _eta(eta)
+    ee = bounded_real(eta, "eta", low=0.0, strict=True)
     return _map(
         z,
         rows,
@@ -456,47 +447,29 @@ class _Loss(torch.autograd.Function):
         return grad * scale, None, None, None
 
 
-def _loss(
-    name: str,
-    z: Tensor,
-    y: Any,
-    rust: Callable[..., Any],
-    args: tuple[Any, ...],
-    torch_path: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]],
-    reduction: Reduction,
-    ignore_index: int,
-    backend: TorchBackend,
-    n_jobs: int | None,
-    argument: str = "z",
-) -> Tensor:
-    rows = _rows(z, argument)
-    choice(reduction, "reduction", REDUCTIONS)
-    ignore = as_count(ignore_index, "ignore_index")
-    labels = _labels(y, z, rows, ignore)
-    keep: Tensor | None = None
-    kept = labels != ignore
-    if not bool(kept.all()):
-        keep = kept.to(rows.dtype)
-        labels = torch.where(kept, labels, 0)
-    return _apply_loss(name, z, rows, labels, keep, rust, args, torch_path, reduction, backend, n_jobs, argument)
+# How a loss reads its labels: (y, the scores, their rows) -> the labels the kernels take
+# and the 0/1 weights of the rows that count (None when every row does).
+_LabelReader = Callable[[Any, Tensor, Tensor], tuple[Tensor, Tensor | None]]
 
 
-def _label_set_loss(
-    name: str,
-    z: Tensor,
-    y: Any,
-    rust: Callable[..., Any],
-    args: tuple[Any, ...],
-    torch_path: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]],
-    reduction: Reduction,
-    backend: TorchBackend,
-    n_jobs: int | None,
-    argument: str = "z",
-) -> Tensor:
-    """A multi-label loss: ``y`` a 0/1 indicator of ``z``'s shape, each row with a label and
-    a class that is not one."""
-    rows = _rows(z, argument)
-    choice(reduction, "reduction", REDUCTIONS)
+def _class_labels(ignore_index: Any) -> _LabelReader:
+    """One class label per row, rows labelled ``ignore_index`` counting nowhere (their
+    label set to 0 for the kernels)."""
+
+    def read(y: Any, z: Tensor, rows: Tensor) -> tuple[Tensor, Tensor | None]:
+        ignore = as_count(ignore_index, "ignore_index")
+        labels = _labels(y, z, rows, ignore)
+        kept = labels != ignore
+        if bool(kept.all()):
+            return labels, None
+        return torch.where(kept, labels, 0), kept.to(rows.dtype)
+
+    return read
+
+
+def _label_sets(y: Any, z: Tensor, rows: Tensor) -> tuple[Tensor, None]:
+    """``y`` a 0/1 indicator of ``z``'s shape, each row with a label and a class that is
+    not one, as bool rows; every row counts."""
     if not isinstance(y, Tensor):
         raise InvalidInputError(f"y: expected a torch.Tensor of label sets, got {type(y).__name__}")
     if tuple(y.shape) != tuple(z.shape) or y.device != z.device:
@@ -509,24 +482,27 @@ def _label_set_loss(
     count = labels.sum(-1)
     if not bool(((count > 0) & (count < rows.shape[-1])).all()):
         raise InvalidInputError("y: every row needs a label and a class that is not one")
-    return _apply_loss(name, z, rows, labels, None, rust, args, torch_path, reduction, backend, n_jobs, argument)
+    return labels, None
 
 
-def _apply_loss(
+def _loss(
     name: str,
     z: Tensor,
-    rows: Tensor,
-    labels: Tensor,
-    keep: Tensor | None,
+    y: Any,
+    read_labels: _LabelReader,
     rust: Callable[..., Any],
     args: tuple[Any, ...],
     torch_path: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]],
     reduction: Reduction,
     backend: TorchBackend,
     n_jobs: int | None,
-    argument: str,
+    argument: str = "z",
 ) -> Tensor:
-    """The loss of the checked rows and labels on the chosen path, reduced."""
+    """The loss ``name`` of the scores ``z`` (the argument ``argument``) for the labels
+    ``read_labels`` makes of ``y``, on the chosen path, reduced."""
+    rows = _rows(z, argument)
+    choice(reduction, "reduction", REDUCTIONS)
+    labels, keep = read_labels(y, z, rows)
     if _on_rust(z, backend):
         jobs = as_jobs(n_jobs)
 
@@ -592,16 +568,16 @@ def rankmax_loss(
     """
     m = _rows(z, "z").shape[-1]
     kk = _k_range(k, "k", 1, m - 1)
-    ee = _eta(eta)
+    ee = bounded_real(eta, "eta", low=0.0, strict=True)
     return _loss(
         "rankmax_loss",
         z,
         y,
+        _class_labels(ignore_index),
         _core.rankmax_loss,
         (kk, ee),
         lambda v, t: native.rankmax_loss(v, t, kk, ee),
         reduction,
-        ignore_index,
         backend,
         n_jobs,
     )
@@ -643,7 +619,16 @@ def softmax_loss(
     2.4004
     """
     return _loss(
-        "softmax_loss", z, y, _core.softmax_loss, (), native.softmax_loss, reduction, ignore_index, backend, n_jobs
+        "softmax_loss",
+        z,
+        y,
+        _class_labels(ignore_index),
+        _core.softmax_loss,
+        (),
+        native.softmax_loss,
+        reduction,
+        backend,
+        n_jobs,
     )
 
 
@@ -687,11 +672,11 @@ def sparsemax_loss(
         "sparsemax_loss",
         z,
         y,
+        _class_labels(ignore_index),
         _core.sparsemax_loss,
         (),
         native.sparsemax_loss,
         reduction,
-        ignore_index,
         backend,
         n_jobs,
     )
@@ -756,18 +741,16 @@ def topk_hinge(
     m = _rows(scores, "scores").shape[-1]
     kk = _k_range(k, "k", 1, m - 1)
     choice(variant, "variant", HINGE_VARIANTS)
-    gamma = as_real(smoothing, "smoothing")
-    if not (gamma >= 0 and gamma != float("inf")):
-        raise InvalidInputError(f"smoothing: must be finite and >= 0, got {smoothing!r}")
+    gamma = bounded_real(smoothing, "smoothing", low=0.0, strict=False)
     return _loss(
         "topk_hinge",
         scores,
         y,
+        _class_labels(ignore_index),
         _core.topk_hinge,
         (kk, variant, gamma),
         lambda v, t: native.topk_hinge(v, t, kk, variant == "alpha", gamma),
         reduction,
-        ignore_index,
         backend,
         n_jobs,
         argument="scores",
@@ -820,13 +803,12 @@ def multilabel_hinge(
     >>> round(loss.item(), 4), s.grad
     (0.2, tensor([[ 0., -1.,  1.,  0.]], dtype=torch.float64))
     """
-    gamma = as_real(smoothing, "smoothing")
-    if not (gamma >= 0 and gamma != float("inf")):
-        raise InvalidInputError(f"smoothing: must be finite and >= 0, got {smoothing!r}")
-    return _label_set_loss(
+    gamma = bounded_real(smoothing, "smoothing", low=0.0, strict=False)
+    return _loss(
         "multilabel_hinge",
         scores,
         y,
+        _label_sets,
         _core.multilabel_hinge,
         (gamma,),
         lambda v, t: native.multilabel_hinge(v, t, gamma),
@@ -872,10 +854,11 @@ def multilabel_softmax_loss(
     >>> round(multilabel_softmax_loss(z, torch.tensor([[True, True, False, False]])).item(), 4)
     0.9069
     """
-    return _label_set_loss(
+    return _loss(
         "multilabel_softmax_loss",
         z,
         y,
+        _label_sets,
         _core.multilabel_softmax_loss,
         (),
         native.multilabel_softmax_loss,

@@ -1029,25 +1029,24 @@ class Rankmax(_Module):
 @fill_doc
 class _LossModule(_Module):
     """A loss as a module: ``forward`` calls the class's ``_function`` with the scores, the
-    labels, the loss's own options (``_arguments``) and the reduction and kernel options."""
+    labels, the loss's own options (``_arguments``) and the options the module keeps for
+    every call (``_options``: the reduction and the kernel options)."""
 
     _function: ClassVar[Callable[..., Tensor]]
 
     def __init__(
-        self,
-        *,
-        reduction: Reduction = "mean",
-        ignore_index: int = -100,
-        backend: TorchBackend = "auto",
-        n_jobs: int | None = None,
+        self, *, reduction: Reduction = "mean", backend: TorchBackend = "auto", n_jobs: int | None = None
     ) -> None:
         super().__init__(backend=backend, n_jobs=n_jobs)
         self.reduction: Reduction = choice(reduction, "reduction", REDUCTIONS)
-        self.ignore_index = as_count(ignore_index, "ignore_index")
 
     def _arguments(self) -> tuple[Any, ...]:
         """The loss's own options, passed after the labels."""
         return ()
+
+    def _options(self) -> dict[str, Any]:
+        """The keyword options passed to ``_function``."""
+        return {"reduction": self.reduction, "backend": self.backend, "n_jobs": self.n_jobs}
 
     def forward(self, z: Tensor, y: Tensor) -> Tensor:
         """The loss of scores z for labels y.
@@ -1059,19 +1058,30 @@ class _LossModule(_Module):
         torch.Tensor
             The reduced loss.
         """
-        return self._function(
-            z,
-            y,
-            *self._arguments(),
-            reduction=self.reduction,
-            ignore_index=self.ignore_index,
-            backend=self.backend,
-            n_jobs=self.n_jobs,
-        )
+        return self._function(z, y, *self._arguments(), **self._options())
+
+
+class _LabelLossModule(_LossModule):
+    """A loss of one class label per row as a module: rows labelled ``ignore_index`` count
+    nowhere."""
+
+    def __init__(
+        self,
+        *,
+        reduction: Reduction = "mean",
+        ignore_index: int = -100,
+        backend: TorchBackend = "auto",
+        n_jobs: int | None = None,
+    ) -> None:
+        super().__init__(reduction=reduction, backend=backend, n_jobs=n_jobs)
+        self.ignore_index = as_count(ignore_index, "ignore_index")
+
+    def _options(self) -> dict[str, Any]:
+        return {**super()._options(), "ignore_index": self.ignore_index}
 
 
 @fill_doc
-class RankmaxLoss(_LossModule):
+class RankmaxLoss(_LabelLossModule):
     """:func:`rankmax_loss` as a module, like :class:`torch.nn.CrossEntropyLoss`.
 
     Parameters
@@ -1111,7 +1121,7 @@ class RankmaxLoss(_LossModule):
 
 
 @fill_doc
-class SoftmaxLoss(_LossModule):
+class SoftmaxLoss(_LabelLossModule):
     """:func:`softmax_loss` as a module, like :class:`torch.nn.CrossEntropyLoss`.
 
     Parameters
@@ -1131,7 +1141,7 @@ class SoftmaxLoss(_LossModule):
 
 
 @fill_doc
-class SparsemaxLoss(_LossModule):
+class SparsemaxLoss(_LabelLossModule):
     """:func:`sparsemax_loss` as a module, like :class:`torch.nn.CrossEntropyLoss`.
 
     Parameters
@@ -1151,7 +1161,7 @@ class SparsemaxLoss(_LossModule):
 
 
 @fill_doc
-class TopKHingeLoss(_LossModule):
+class TopKHingeLoss(_LabelLossModule):
     """:func:`topk_hinge` as a module, like :class:`torch.nn.CrossEntropyLoss`.
 
     Parameters
@@ -1211,22 +1221,8 @@ class TopKHingeLoss(_LossModule):
         return super().forward(scores, y)
 
 
-@fill_doc
-class _LabelSetLossModule(_Module):
-    """A multi-label loss as a module: ``forward`` calls the class's ``_function`` with the
-    scores, the label sets, the loss's own options and the reduction and kernel options."""
-
-    _function: ClassVar[Callable[..., Tensor]]
-
-    def __init__(
-        self, *, reduction: Reduction = "mean", backend: TorchBackend = "auto", n_jobs: int | None = None
-    ) -> None:
-        super().__init__(backend=backend, n_jobs=n_jobs)
-        self.reduction: Reduction = choice(reduction, "reduction", REDUCTIONS)
-
-    def _arguments(self) -> tuple[Any, ...]:
-        """The loss's own options, passed after the label sets."""
-        return ()
+class _LabelSetLossModule(_LossModule):
+    """A multi-label loss as a module: ``y`` holds each row's label set."""
 
     def forward(self, z: Tensor, y: Tensor) -> Tensor:
         """The loss of scores z for label sets y.
@@ -1243,9 +1239,7 @@ class _LabelSetLossModule(_Module):
         torch.Tensor
             The reduced loss.
         """
-        return self._function(
-            z, y, *self._arguments(), reduction=self.reduction, backend=self.backend, n_jobs=self.n_jobs
-        )
+        return super().forward(z, y)
 
 
 @fill_doc

@@ -125,6 +125,13 @@ def test_matmul_with_bad_operands_names_them(fitted: Any) -> None:
         np.ones((2, 3)) @ Xc.T
     with pytest.raises(InvalidInputError, match="^B: contains NaN"):
         Xc @ np.full(D, np.nan)
+    # A on the left of X or of X.T is A, whichever product computes it.
+    for left in (np.full(len(X), np.nan), np.full((2, len(X)), np.nan)):
+        with pytest.raises(InvalidInputError, match="^A: contains NaN"):
+            left @ Xc
+    for left in (np.full(D, np.nan), np.full((2, D), np.nan)):
+        with pytest.raises(InvalidInputError, match="^A: contains NaN"):
+            left @ Xc.T
     with pytest.raises(InvalidInputError, match="^B: expected a numeric array"):
         Xc @ np.array(["a"] * D)
 

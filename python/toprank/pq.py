@@ -30,7 +30,7 @@ import sys
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -588,6 +588,25 @@ class _Decodable(ABC):
     @abstractmethod
     def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]: ...
 
+    @abstractmethod
+    def _transposed_product(self, B: NDArray[Any], name: str) -> NDArray[Any]:
+        """Mᵀ·B of this matrix M, from the codes; ``name`` names B in errors."""
+
+    # What the rows of M are, for the message of an A with the wrong number of columns.
+    _rows_are: ClassVar[str]
+
+    def _left_product(self, A: ArrayLike) -> NDArray[Any]:
+        """A·M for A of shape (k, rows of M) or (rows of M,), as (Mᵀ·Aᵀ)ᵀ."""
+        arr = as_array(A.toarray() if sp.issparse(A) else A, "A")  # type: ignore[union-attr]
+        if arr.ndim == 1:
+            return self._transposed_product(arr, "A")
+        if arr.ndim != 2:
+            raise InvalidInputError(f"A: expected a 1-D or 2-D array, got {arr.ndim}-D")
+        rows = self.shape[0]
+        if arr.shape[1] != rows:
+            raise InvalidInputError(f"A: expected {rows} columns (one per {self._rows_are}), got shape {arr.shape}")
+        return self._transposed_product(arr.T, "A").T
+
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         if copy is False:
             # NumPy 2's contract: copy=False must fail where a copy cannot be avoided.
@@ -681,6 +700,8 @@ class CompressedMatrix(_Decodable):
     >>> Xc[:10].shape, Xc.T.shape
     ((10, 16), (16, 1000))
     """
+
+    _rows_are = "row of X"
 
     def __init__(self, quantizer: ProductQuantizer, codes: ArrayLike) -> None:
         check_is_fitted(quantizer, "codebooks_")
@@ -837,13 +858,7 @@ class CompressedMatrix(_Decodable):
         >>> Xc.dot(B.astype(np.float32)).dtype  # B's dtype
         dtype('float32')
         """
-        arr, vector = self._operand(B, self.shape[1], "B")
-        if len(self) == 0 or arr.shape[1] == 0:
-            out = np.zeros((len(self), arr.shape[1]), dtype=arr.dtype)
-        else:
-            q = self.quantizer
-            out = _core.pq_decode(self.codebooks, self.codes, arr, n_jobs=as_jobs(q.n_jobs))
-        return out[:, 0] if vector else out
+        return self._product(B, "B", transposed=False)
 
     def __matmul__(self, B: ArrayLike) -> NDArray[Any]:
         return self.dot(B)
@@ -873,16 +888,21 @@ class CompressedMatrix(_Decodable):
         >>> bool(np.allclose(Xc.tdot(v), Xc.toarray().T @ v))
         True
         """
-        return self._tdot(B, "B")
+        return self._product(B, "B", transposed=True)
 
-    def _tdot(self, B: ArrayLike, name: str) -> NDArray[Any]:
-        arr, vector = self._operand(B, len(self), name)
-        if len(self) == 0 or arr.shape[1] == 0:
-            out = np.zeros((self.shape[1], arr.shape[1]), dtype=arr.dtype)
+    def _product(self, B: ArrayLike, name: str, *, transposed: bool) -> NDArray[Any]:
+        """X̂·B, or X̂ᵀ·B where ``transposed``, from the codes; ``name`` names B in errors."""
+        n, d = self.shape
+        arr, vector = self._operand(B, n if transposed else d, name)
+        if n == 0 or arr.shape[1] == 0:
+            out = np.zeros((d if transposed else n, arr.shape[1]), dtype=arr.dtype)
         else:
-            q = self.quantizer
-            out = _core.pq_decode(self.codebooks, self.codes, arr, transposed=True, n_jobs=as_jobs(q.n_jobs))
+            jobs = as_jobs(self.quantizer.n_jobs)
+            out = _core.pq_decode(self.codebooks, self.codes, arr, transposed=transposed, n_jobs=jobs)
         return out[:, 0] if vector else out
+
+    def _transposed_product(self, B: NDArray[Any], name: str) -> NDArray[Any]:
+        return self._product(B, name, transposed=True)
 
     def rdot(self, A: ArrayLike) -> NDArray[Any]:
         """A·X̂, computed as (X̂ᵀ·Aᵀ)ᵀ from the codes.
@@ -910,14 +930,7 @@ class CompressedMatrix(_Decodable):
         >>> bool(np.allclose(A @ Xc, A @ Xc.toarray()))  # A @ Xc calls rdot
         True
         """
-        arr = as_array(A.toarray() if sp.issparse(A) else A, "A")  # type: ignore[union-attr]
-        if arr.ndim == 1:
-            return self._tdot(arr, "A")
-        if arr.ndim != 2:
-            raise InvalidInputError(f"A: expected a 1-D or 2-D array, got {arr.ndim}-D")
-        if arr.shape[1] != len(self):
-            raise InvalidInputError(f"A: expected {len(self)} columns (one per row of X), got shape {arr.shape}")
-        return self._tdot(arr.T, "A").T
+        return self._left_product(A)
 
     def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]:
         return self.rdot(A)
@@ -974,6 +987,8 @@ class _Transposed(_Decodable):
     """X̂ᵀ of a :class:`CompressedMatrix`: ``@`` from either side, ``dot``, ``shape``,
     ``T``, and ``np.asarray`` (which decodes)."""
 
+    _rows_are = "feature of X"
+
     def __init__(self, matrix: CompressedMatrix) -> None:
         self.matrix = matrix
 
@@ -1000,12 +1015,7 @@ class _Transposed(_Decodable):
 
     def __rmatmul__(self, A: ArrayLike) -> NDArray[Any]:
         """A·X̂ᵀ for A of shape (k, d) or (d,): (X̂·Aᵀ)ᵀ."""
-        arr = as_array(A.toarray() if sp.issparse(A) else A, "A")  # type: ignore[union-attr]
-        if arr.ndim == 1:
-            return self.matrix.dot(arr)
-        if arr.ndim != 2:
-            raise InvalidInputError(f"A: expected a 1-D or 2-D array, got {arr.ndim}-D")
-        d = self.matrix.shape[1]
-        if arr.shape[1] != d:
-            raise InvalidInputError(f"A: expected {d} columns (one per feature of X), got shape {arr.shape}")
-        return self.matrix.dot(arr.T).T
+        return self._left_product(A)
+
+    def _transposed_product(self, B: NDArray[Any], name: str) -> NDArray[Any]:
+        return self.matrix._product(B, name, transposed=False)

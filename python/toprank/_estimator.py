@@ -42,7 +42,7 @@ from sklearn.utils.metaestimators import available_if
 from toprank import _core
 from toprank._docs import fill_doc
 from toprank._limits import row_sq_norms
-from toprank._options import FitStatus, Kernel, KernelSettings
+from toprank._options import FitStatus, Kernel, KernelSettings, SdcaLossName, SdcaSettings
 from toprank._validation import (
     DEGREE_MAX,
     as_flag,
@@ -393,10 +393,10 @@ class DualSolverModel:
 class SdcaModel(DualSolverModel, ABC):
     """What the Prox-SDCA estimators (:class:`~toprank.TopKSVC`,
     :class:`~toprank.MultiLabelSVC`) share beyond :class:`DualSolverModel`: their common
-    parameters validated, the costs c_i of the examples, the dual rows a warm start
-    begins from and those a model keeps, the linear model from the core's W, and the
-    advice of a fit that stopped short. Each estimator says whether its loss is a
-    (smoothable) hinge loss, ``_is_hinge``."""
+    parameters validated and the core's settings made of them, the costs c_i of the
+    examples, the dual rows a warm start begins from and those a model keeps, the linear
+    model from the core's W, and the advice of a fit that stopped short. Each estimator
+    says whether its loss is a (smoothable) hinge loss, ``_is_hinge``."""
 
     C: float
     smoothing: float
@@ -441,6 +441,25 @@ class SdcaModel(DualSolverModel, ABC):
             "intercept_scaling": intercept_scaling(self.intercept_scaling),
             "n_jobs": as_jobs(self.n_jobs),
         }
+
+    def _sdca_settings(self, params: dict[str, Any], n_classes: int, loss: SdcaLossName, k: int = 1) -> SdcaSettings:
+        """The core's settings of a fit from the validated ``params`` and a seed drawn
+        from ``random_state``: the stopping rule, the loss and, for a linear fit, the
+        constant feature of the intercept (None without one). A kernel fit adds its
+        ``kernel``."""
+        linear_intercept = self.kernel == "linear" and params["fit_intercept"]
+        return SdcaSettings(
+            n_classes=n_classes,
+            loss=loss,
+            k=k,
+            smoothing=params["smoothing"],
+            tol=params["tol"],
+            max_epochs=params["max_epochs"],
+            check_every=params["check_every"],
+            seed=self._seed(),
+            shrinking=params["shrinking"],
+            bias=params["intercept_scaling"] if linear_intercept else None,
+        )
 
     @staticmethod
     def _costs(

@@ -58,7 +58,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 from toprank import _core
 from toprank._docs import fill_doc
 from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
-from toprank._options import MULTILABEL_LOSSES, Kernel, MultiLabelLoss, SdcaLossName, SdcaProblem, SdcaSettings
+from toprank._options import MULTILABEL_LOSSES, Kernel, MultiLabelLoss, SdcaLossName, SdcaProblem
 from toprank._validation import (
     canonical_csr,
     indicator_matrix,
@@ -435,18 +435,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         sw = sample_weights(sample_weight, n)
         weights = np.ones(n) if sw is None else sw
         c = self._costs(params["C"], weights)
-        settings = SdcaSettings(
-            n_classes=len(targets.classes),
-            loss=_CORE_LOSS[loss],
-            k=1,
-            smoothing=params["smoothing"],
-            tol=params["tol"],
-            max_epochs=params["max_epochs"],
-            check_every=params["check_every"],
-            seed=self._seed(),
-            shrinking=params["shrinking"],
-            bias=params["intercept_scaling"] if params["fit_intercept"] else None,
-        )
+        settings = self._sdca_settings(params, len(targets.classes), _CORE_LOSS[loss])
         label_sets = (targets.starts, targets.labels)
         problem = SdcaProblem(
             targets.labels, c, label_starts=targets.starts, dual_coef=self._warm_dual(n, targets.classes, c, label_sets)

@@ -40,7 +40,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from toprank import _core
 from toprank._docs import fill_doc
 from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
-from toprank._options import KERNELS, TOPK_LOSSES, Kernel, SdcaProblem, SdcaSettings, TopKLoss
+from toprank._options import KERNELS, TOPK_LOSSES, Kernel, SdcaProblem, TopKLoss
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank._validation import canonical_csr, restores_on_failure, validate_input
@@ -326,22 +326,9 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         cw = compute_class_weight(self.class_weight, classes=classes, y=y)
         c = self._costs(params["C"], sw, cw[y_enc])
 
-        settings = SdcaSettings(
-            n_classes=m,
-            loss=self.loss,
-            k=params["k"],
-            smoothing=params["smoothing"],
-            tol=params["tol"],
-            max_epochs=params["max_epochs"],
-            check_every=params["check_every"],
-            seed=self._seed(),
-            shrinking=params["shrinking"],
-        )
+        settings = self._sdca_settings(params, m, self.loss, params["k"])
         problem = SdcaProblem(y_enc.astype(np.int64), c, dual_coef=self._warm_dual(Xv.shape[0], classes, c))
-        if self.kernel == "linear":
-            bias = params["intercept_scaling"] if params["fit_intercept"] else None
-            settings = replace(settings, bias=bias)
-        else:
+        if self.kernel != "linear":
             settings = replace(settings, kernel=self._kernel_params(Xv, params["cache_size"]))
         W, dual, report = _core.topk_svm_fit(
             Xv, problem, settings, n_jobs=params["n_jobs"], callback=self._progress("epoch")

@@ -106,6 +106,14 @@ InvalidInputError
     ``z`` empty, not 1-D or 2-D, of an integer, bool or complex dtype, or with NaN
     or infinite entries; ``y`` not an integer (array) in [0, m) with one label per
     row; ``n_jobs`` not an integer, ``0`` or out of range.""",
+    "topk_hinge_k_variant": """\
+k : int
+    ``1 <= k <= m - 1``.
+variant : {"alpha", "beta"}, default "alpha"
+    Which loss.""",
+    "rankmax_eta": """\
+eta : float, default 1.0
+    The margin, finite and ``> 0``.""",
     "loss_overflow": """\
 NoSolutionError
     The loss overflows float64 (finite scores whose differences exceed ~1e308):
@@ -179,6 +187,25 @@ object
 Raises
 ------
 InvalidInputError""",
+    "fit_y_class_labels": """\
+y : array-like of shape (n_samples,)
+    Class labels (at least two distinct).""",
+    # the estimators' parameters and attributes
+    "kernel_degree": """\
+degree : int, default=3
+    Polynomial kernel degree (≥ 1).""",
+    "dual_verbose": """\
+verbose : int, default=0
+    1 prints a duality-gap check's line at most once a second (the first always)
+    and a last line with the final status; 2 prints every check's line.""",
+    "sdca_check_every": """\
+check_every : int, default=5
+    Epochs between two duality-gap checks (a check costs about an epoch). With
+    ``shrinking`` and at least 256 classes (hinge losses) the first check comes
+    after epoch 1: it builds the class lists that make later epochs cheap.""",
+    "n_features_in": """\
+n_features_in_ : int
+    Number of features seen during :meth:`fit`.""",
     # the estimators' prediction methods
     "samples_parameter": """\
 Parameters
@@ -322,6 +349,9 @@ y : torch.Tensor of int, shape (...)
     "torch_z_y_ignore": """\
 %(torch_z)s
 %(torch_y_ignore)s""",
+    "torch_smoothing": """\
+smoothing : float, default 0.0
+    The smoothing γ, finite and ``>= 0``.""",
     "torch_backend": """\
 backend : {"auto", "rust", "torch"}, default "auto"
     As :func:`sparsemax`.""",

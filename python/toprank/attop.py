@@ -249,8 +249,7 @@ _COMMON_DOC = """
         comparison (the documentation's results page: 36 of 36 cells over 10 splits).
     gamma : float, default=None
         Kernel coefficient (> 0); ``None`` means 1 / (n_features · X.var()).
-    degree : int, default=3
-        Polynomial kernel degree (≥ 1).
+    %(kernel_degree)s
     coef0 : float, default=1.0
         Polynomial kernel constant.
     pos_label : label, default=None
@@ -269,9 +268,7 @@ _COMMON_DOC = """
         Threads for the kernel columns and for each iteration's passes over the examples
         (partner scan, choice of k, score update; from n = 16,384). ``None`` is one
         thread, ``-1`` all cores (see "Threads" in the user guide's workflow page).
-    verbose : int, default=0
-        1 prints a duality-gap check's line at most once a second (the first always)
-        and a last line with the final status; 2 prints every check's line.
+    %(dual_verbose)s
 
     Attributes
     ----------
@@ -279,8 +276,7 @@ _COMMON_DOC = """
         The two class labels, sorted.
     pos_label_ : label
         The positive class.
-    n_features_in_ : int
-        Number of features seen during :meth:`fit`.
+    %(n_features_in)s
     support_ : ndarray of int
         Training examples with a nonzero dual variable.
     dual_coef_ : ndarray of shape (n_support,)
@@ -354,6 +350,7 @@ _COMMON_DOC = """
 
 
 # The parameters as fields: the dataclass writes the __init__ scikit-learn expects (each stored as given).
+@fill_doc
 @dataclass(eq=False, repr=False)
 class TopPushK(_RankingAtTop):
     __doc__ = "TopPushK: push the positives above the mean of the K highest-scoring negatives.\n" + _COMMON_DOC.format(
@@ -370,6 +367,7 @@ class TopPushK(_RankingAtTop):
         return _int(self.K, "K", low=1), 0.0
 
 
+@fill_doc
 class TopPush(_RankingAtTop):
     __doc__ = (
         "TopPush: push the positives above the highest-scoring negative (TopPushK with K = 1).\n"
@@ -384,6 +382,7 @@ class TopPush(_RankingAtTop):
 
 
 # The parameters as fields: the dataclass writes the __init__ scikit-learn expects (each stored as given).
+@fill_doc
 @dataclass(eq=False, repr=False)
 class PatMat(_RankingAtTop):
     __doc__ = (

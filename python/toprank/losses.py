@@ -58,8 +58,7 @@ def rankmax_loss(
     %(loss_z_y)s
     k : int, default 1
         The Rankmax mass, ``1 <= k < m``: y counts as right when in the top k.
-    eta : float, default 1.0
-        The margin, finite and ``> 0``.
+    %(rankmax_eta)s
     %(loss_n_jobs)s
 
     %(loss_returns)s
@@ -178,6 +177,7 @@ def sparsemax_loss(z: ArrayLike, y: ArrayLike, *, n_jobs: int | None = None) -> 
     return _checked("sparsemax_loss", _core.sparsemax_loss(z_arr, as_labels(y, z_arr), n_jobs=as_jobs(n_jobs)))
 
 
+@fill_doc
 def topk_hinge(
     scores: ArrayLike,
     y: ArrayLike,
@@ -209,10 +209,7 @@ def topk_hinge(
         Scores over m classes of one example or of a batch of n (rows in parallel).
     y : int or array_like of int, shape (n,)
         The true class: an int in [0, m) for 1-D ``scores``, one per row for a batch.
-    k : int
-        ``1 <= k <= m - 1``.
-    variant : {"alpha", "beta"}, default "alpha"
-        Which loss.
+    %(topk_hinge_k_variant)s
     smoothing : float, default 0.0
         The smoothing γ, finite and ``>= 0``; 0 is the (non-smooth) loss itself.
     n_jobs : int or None, default None

@@ -118,8 +118,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         for the linear kernel, smo otherwise.
     gamma : float or None, default=None
         Kernel coefficient (None: 1 / (n_features · X.var()), scikit-learn's "scale").
-    degree : int, default=3
-        Polynomial kernel degree (≥ 1).
+    %(kernel_degree)s
     coef0 : float, default=1.0
         Polynomial kernel constant.
     fit_intercept : bool, default=True
@@ -172,8 +171,7 @@ class M3L(DualSolverModel, MultiOutputMixin, ClassifierMixin, BaseEstimator):  #
         Their feature vectors (kernel="rbf"/"poly"), used for prediction.
     solver_ : {"smo", "dcd"}
         The solver that ran (``solver="auto"`` resolved).
-    n_features_in_ : int
-        Number of features seen during :meth:`fit`.
+    %(n_features_in)s
     n_iter_ : int
         SMO outer iterations, or DCD epochs, run.
     status_ : {"converged", "max_iter", "no_progress", "interrupted"}

@@ -279,10 +279,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         Stop when the relative duality gap :math:`(P - D) / \\max(|P|, |D|)` is at most tol (> 0).
     max_epochs : int, default=1000
         Maximum number of passes over the data; a fit that runs out warns.
-    check_every : int, default=5
-        Epochs between two duality-gap checks (a check costs about an epoch). With
-        ``shrinking`` and at least 256 classes (hinge losses) the first check comes
-        after epoch 1: it builds the class lists that make later epochs cheap.
+    %(sdca_check_every)s
     shrinking : bool, default=True
         Between two checks, skip the examples with zero loss and zero dual variables
         (and, for the hinge, score only the labels near each example's dual support);
@@ -299,9 +296,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
     n_jobs : int or None, default=None
         Threads for the duality-gap evaluation and, for large problems, the parallel
         solver, as in :class:`toprank.TopKSVC`. ``None`` is one thread; ``-1`` all.
-    verbose : int, default=0
-        1 prints a duality-gap check's line at most once a second (the first always)
-        and a last line with the final status; 2 prints every check's line.
+    %(dual_verbose)s
 
     Attributes
     ----------
@@ -312,8 +307,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         The weights W (one row per label).
     intercept_ : ndarray of shape (n_labels,)
         The intercepts b; zeros when ``fit_intercept=False``.
-    n_features_in_ : int
-        Number of features seen during :meth:`fit`.
+    %(n_features_in)s
     threshold_ : float
         The score threshold of :meth:`predict`, fitted on the training set (multi-label
         targets only; see ``toprank.multilabel.hamming_threshold``): the one of least

@@ -88,8 +88,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
     gamma : float, default=None
         RBF/poly kernel coefficient (> 0); ``None`` means 1 / (n_features · X.var()) as
         in scikit-learn's ``gamma="scale"``.
-    degree : int, default=3
-        Polynomial kernel degree (≥ 1).
+    %(kernel_degree)s
     coef0 : float, default=1.0
         Polynomial kernel constant: (gamma ⟨x, x'⟩ + coef0)^degree.
     fit_intercept : bool, default=True
@@ -107,10 +106,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
     max_epochs : int, default=1000
         Maximum number of passes over the data; a fit that runs out warns
         (``status_ == "max_iter"``) with what to change.
-    check_every : int, default=5
-        Epochs between two duality-gap checks (a check costs about an epoch). With
-        ``shrinking`` and at least 256 classes (hinge losses) the first check comes
-        after epoch 1: it builds the class lists that make later epochs cheap.
+    %(sdca_check_every)s
     shrinking : bool, default=True
         Between two checks, skip the examples with zero loss and zero dual variables
         and (hinge losses) score only the classes near each example's dual support, as
@@ -134,9 +130,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         the parallel (CoCoA+) solver. ``None`` is one thread; negative values count
         back from all cores (joblib style: ``-1`` is all). Results are reproducible for
         a given ``random_state`` and ``n_jobs``.
-    verbose : int, default=0
-        1 prints a duality-gap check's line at most once a second (the first always)
-        and a last line with the final status; 2 prints every check's line.
+    %(dual_verbose)s
 
     Attributes
     ----------
@@ -150,8 +144,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         Intercepts (zeros when ``fit_intercept=False`` or for kernels).
     classes_ : ndarray of shape (n_classes,)
         The class labels, sorted; the columns of :meth:`decision_function`.
-    n_features_in_ : int
-        Number of features seen during :meth:`fit`.
+    %(n_features_in)s
     dual_coef_ : ndarray of shape (n_samples, n_classes)
         The dual variables A, only with ``keep_dual=True`` or ``warm_start=True`` (a
         kernel model predicts from the rows of ``support_``, kept privately);
@@ -281,8 +274,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
             the codes with ``kernel="linear"`` (memory holds only the codes), decoded
             first with the other kernels; the model then predicts on raw features, or
             on a CompressedMatrix (from its codes with the linear kernel).
-        y : array-like of shape (n_samples,)
-            Class labels (at least two distinct).
+        %(fit_y_class_labels)s
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example multipliers of C.
 

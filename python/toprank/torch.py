@@ -369,8 +369,7 @@ def rankmax(
         The label of each row, in [0, m) (an int for a 1-D ``z``).
     k : int, default 1
         The mass, ``1 <= k < m``.
-    eta : float, default 1.0
-        The margin, finite and ``> 0``.
+    %(rankmax_eta)s
     %(torch_backend)s
     %(torch_n_jobs)s
 
@@ -545,8 +544,7 @@ def rankmax_loss(
     %(torch_z_y_ignore)s
     k : int, default 1
         The Rankmax mass, ``1 <= k < m``.
-    eta : float, default 1.0
-        The margin, finite and ``> 0``.
+    %(rankmax_eta)s
     %(torch_loss_options)s
 
     %(torch_loss_returns)s
@@ -705,12 +703,8 @@ def topk_hinge(
     ----------
     %(torch_scores)s
     %(torch_y_ignore)s
-    k : int
-        ``1 <= k <= m - 1``.
-    variant : {"alpha", "beta"}, default "alpha"
-        Which loss.
-    smoothing : float, default 0.0
-        The smoothing γ, finite and ``>= 0``.
+    %(topk_hinge_k_variant)s
+    %(torch_smoothing)s
     %(torch_reduction)s
     backend : {"auto", "rust", "torch"}, default "auto"
         As :func:`sparsemax`. With smoothing the torch path needs O(k·m) memory per row.
@@ -778,8 +772,7 @@ def multilabel_hinge(
     ----------
     %(torch_scores)s
     %(torch_label_sets)s
-    smoothing : float, default 0.0
-        The smoothing γ, finite and ``>= 0``.
+    %(torch_smoothing)s
     %(torch_label_set_options)s
 
     Returns
@@ -1166,12 +1159,8 @@ class TopKHingeLoss(_LabelLossModule):
 
     Parameters
     ----------
-    k : int
-        ``1 <= k <= m - 1``.
-    variant : {"alpha", "beta"}, default "alpha"
-        Which loss.
-    smoothing : float, default 0.0
-        The smoothing γ, finite and ``>= 0``.
+    %(topk_hinge_k_variant)s
+    %(torch_smoothing)s
     %(torch_module_loss_options)s
 
     Examples
@@ -1248,8 +1237,7 @@ class MultiLabelHingeLoss(_LabelSetLossModule):
 
     Parameters
     ----------
-    smoothing : float, default 0.0
-        The smoothing γ, finite and ``>= 0``.
+    %(torch_smoothing)s
     %(torch_module_label_set_options)s
 
     Examples

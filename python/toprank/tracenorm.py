@@ -133,8 +133,7 @@ class TraceNormLogisticRegression(ClassScores, ClassifierMixin, BaseEstimator): 
         The intercepts b (zeros without ``fit_intercept``).
     classes_ : ndarray of shape (n_classes,)
         The class labels, sorted.
-    n_features_in_ : int
-        Number of features seen during :meth:`fit`.
+    %(n_features_in)s
     rank_ : int
         The rank of W: its singular values above 1e-6 × the largest (smaller ones are
         atoms within the tolerance of zero weight).
@@ -254,8 +253,7 @@ class TraceNormLogisticRegression(ClassScores, ClassifierMixin, BaseEstimator): 
         X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
             Training data: dense, CSR, or a :class:`toprank.pq.CompressedMatrix` (trained
             on its codes).
-        y : array-like of shape (n_samples,)
-            Class labels (at least two distinct).
+        %(fit_y_class_labels)s
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example weights w_i ≥ 0 of the loss: the data term becomes
             (1/Σw) Σ_i w_i loss_i (an integer weight is the example repeated that many
@@ -478,8 +476,7 @@ def tracenorm_path(
     ----------
     X : {array-like, sparse matrix, CompressedMatrix} of shape (n_samples, n_features)
         Training data, as for :meth:`TraceNormLogisticRegression.fit`.
-    y : array-like of shape (n_samples,)
-        Class labels (at least two distinct).
+    %(fit_y_class_labels)s
     lambdas_trace : array-like of float
         The λ1 values (≥ 0, at least one), in any order.
     lambda_fro : float, default=1e-4

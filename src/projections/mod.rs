@@ -22,6 +22,7 @@ pub use box_simplex::box_simplex;
 pub use capped_simplex::capped_simplex;
 pub use capped_simplex_entropy::capped_simplex_entropy;
 pub use knapsack::knapsack;
+pub(crate) use prefix::short_top;
 pub use prefix::Workspace;
 pub use rankmax::{rankmax, rankmax_state, RankmaxState};
 pub use simplex::{simplex, sparsemax};

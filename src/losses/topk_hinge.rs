@@ -84,8 +84,35 @@ pub fn topk_hinge<T: Real>(
 /// L_γ of one row (see [`topk_hinge`]) and its gradient with respect to h, the
 /// maximiser p over the classes j ≠ y in order, left in `scratch[m − 1..]` (`scratch`
 /// holds h or h/γ before it). The one computation of the loss: Prox-SDCA's primal
-/// (`crate::solvers::topk_svm::TopKHinge`) calls it too.
-pub(crate) fn hinge_and_maximiser<T: Real>(
+/// (`crate::solvers::topk_svm::TopKHinge`) calls it too, through [`hinge_value`].
+fn hinge_and_maximiser<T: Real>(
+    scores: &[T],
+    y: usize,
+    k: usize,
+    variant: TopKVariant,
+    smoothing: f64,
+    scratch: &mut Vec<f64>,
+    ws: &mut Workspace,
+) -> Result<f64> {
+    hinge::<T, true>(scores, y, k, variant, smoothing, scratch, ws)
+}
+
+/// L_γ alone: [`hinge_and_maximiser`] without writing the maximiser where the loss
+/// does not need it (γ = 0: the sum of the k largest margins). Prox-SDCA's gap check
+/// evaluates it at every example.
+pub(crate) fn hinge_value<T: Real>(
+    scores: &[T],
+    y: usize,
+    k: usize,
+    variant: TopKVariant,
+    smoothing: f64,
+    scratch: &mut Vec<f64>,
+    ws: &mut Workspace,
+) -> Result<f64> {
+    hinge::<T, false>(scores, y, k, variant, smoothing, scratch, ws)
+}
+
+fn hinge<T: Real, const MAXIMISER: bool>(
     scores: &[T],
     y: usize,
     k: usize,
@@ -123,6 +150,9 @@ pub(crate) fn hinge_and_maximiser<T: Real>(
         return Ok(hp - 0.5 * gamma * pp);
     }
     let (total, kth) = k_largest_sum(h, k, variant, &mut ws.values);
+    if !MAXIMISER {
+        return Ok(total / k as f64);
+    }
     // The vertex: 1/k on the k largest h_j (those tied with the k-th in index order),
     // for alpha where their sum is positive, for beta where h_j itself is.
     let counts = |v: f64| match variant {

@@ -1,7 +1,6 @@
 //! Binding of the Prox-SDCA fit: the design matrix (dense, CSR or product-quantized
 //! codes), or the kernel when the settings have one, in; one core call without the GIL
-//! (`solvers::topk_svm::fit_linear` or `solvers::topk_svm::solve`); the arrays and a `FitReport`
-//! out.
+//! (`solvers::topk_svm::Fit`, linear or kernel); the arrays and a `FitReport` out.
 
 use ndarray::Ix1;
 use pyo3::prelude::*;
@@ -9,11 +8,11 @@ use pyo3::prelude::*;
 use super::arrays::{array_in, indices};
 use super::design::{with_model, DesignJob, KernelJob, KernelSettings};
 use super::monitor::PyMonitor;
-use super::report::{fitted, initial_dual, Fitted};
+use super::report::{fitted, initial_dual, Fitted as PyFitted};
 use super::threads;
 use crate::data::Design;
-use crate::kernels::{ColumnCache, KernelSource};
-use crate::solvers::topk_svm::{self, Examples, KernelModel, LinearModel, SdcaLoss, SdcaOptions, SdcaReport};
+use crate::kernels::KernelSource;
+use crate::solvers::topk_svm::{self, Examples, Fit, Fitted, SdcaOptions};
 
 /// `toprank._options.SdcaSettings`.
 #[derive(FromPyObject)]
@@ -32,51 +31,19 @@ pub(crate) struct SdcaSettings {
     kernel: Option<KernelSettings>,
 }
 
-/// What a fit solves: the loss, the examples' labels and weights, the dual rows to start
-/// from (n × m, m classes) and the settings.
-struct Problem<'a> {
-    loss: Box<dyn SdcaLoss>,
-    examples: Examples<'a>,
-    dual: Vec<f64>,
-    settings: &'a SdcaSettings,
-}
-
-impl Problem<'_> {
-    fn options(&self) -> SdcaOptions {
-        let s = self.settings;
-        SdcaOptions {
-            tol: s.tol,
-            max_epochs: s.max_epochs,
-            check_every: s.check_every,
-            seed: s.seed,
-            shrinking: s.shrinking,
-        }
-    }
-}
-
 /// A linear fit: the weights (m × (d [+ 1 for the bias feature])), the dual rows, the report.
-impl DesignJob for Problem<'_> {
-    type Output = (Option<Vec<f64>>, Vec<f64>, SdcaReport);
-    fn run<D: Design>(mut self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        let (s, options) = (self.settings, self.options());
-        let mut model = LinearModel::new(x, s.n_classes, s.bias);
-        let (loss, ex) = (&*self.loss, &self.examples);
-        let report = topk_svm::fit_linear(&mut model, loss, ex, &mut self.dual, &options, s.parallel, monitor)?;
-        Ok((Some(model.weights().to_vec()), self.dual, report))
+impl DesignJob for Fit<'_> {
+    type Output = Fitted;
+    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Fitted> {
+        self.linear(x, monitor)
     }
 }
 
 /// A kernel fit (scores A·K_i): no weights, the dual rows and the report.
-impl KernelJob for Problem<'_> {
-    type Output = (Option<Vec<f64>>, Vec<f64>, SdcaReport);
-    fn run<S: KernelSource + ?Sized>(mut self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        let (s, options) = (self.settings, self.options());
-        let cache = ColumnCache::new(source.n(), s.kernel.as_ref().map_or(0.0, |k| k.cache_size))?;
-        // `bias` is a linear fit's setting (`SdcaSettings`): kernel scores have no intercept.
-        let mut model = KernelModel::new(source, s.n_classes, None, cache)?;
-        model.sync_dual(&self.dual)?;
-        let report = topk_svm::solve(&mut model, &*self.loss, &self.examples, &mut self.dual, &options, monitor)?;
-        Ok((None, self.dual, report))
+impl KernelJob for Fit<'_> {
+    type Output = Fitted;
+    fn run<S: KernelSource + ?Sized>(self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Fitted> {
+        self.kernel(source, monitor)
     }
 }
 
@@ -106,7 +73,7 @@ pub(crate) fn topk_svm_fit<'py>(
     settings: SdcaSettings,
     n_jobs: Option<i64>,
     callback: Option<Py<PyAny>>,
-) -> PyResult<Fitted<'py>> {
+) -> PyResult<PyFitted<'py>> {
     let threads = threads::resolve(n_jobs)?;
     let (y, c) = (indices::<usize>(&problem.y, "y")?, array_in::<f64, Ix1>(&problem.c, "c")?);
     let starts = problem.label_starts.as_ref().map(|starts| indices::<usize>(starts, "label_starts")).transpose()?;
@@ -119,6 +86,14 @@ pub(crate) fn topk_svm_fit<'py>(
         None => (Examples::new(&y, c.as_slice()?), y.len()),
     };
     let dual = initial_dual(problem.dual_coef.as_ref(), n, m)?;
-    let job = Problem { loss, examples, dual, settings: s };
+    let options = SdcaOptions {
+        tol: s.tol,
+        max_epochs: s.max_epochs,
+        check_every: s.check_every,
+        seed: s.seed,
+        shrinking: s.shrinking,
+    };
+    let (bias, parallel, cache_mb) = (s.bias, s.parallel, s.kernel.as_ref().map_or(0.0, |k| k.cache_size));
+    let job = Fit { loss, examples, dual, n_classes: m, options, bias, parallel, cache_mb };
     fitted(x.py(), with_model(x, s.kernel.as_ref(), threads, callback, job)?, m)
 }

@@ -1,12 +1,16 @@
-//! The linear fit as the estimator runs it, in front of [`solve_linear`]: the warm start
-//! and the choice between the serial solver and CoCoA+.
+//! The fits as the estimator runs them: the linear fit in front of [`solve_linear`] (the
+//! warm start and the choice between the serial solver and CoCoA+), and [`Fit`], one
+//! fit of either model from its settings (the linear one through [`fit_linear`], the
+//! kernel one through [`solve`] on a [`KernelModel`]).
 
 use super::accelerated::solve_linear;
+use super::kernel_model::KernelModel;
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::Examples;
-use super::solver::{check_problem, SdcaOptions, SdcaReport};
+use super::solver::{check_problem, solve, SdcaOptions, SdcaReport};
 use crate::data::{Design, RowBuf};
+use crate::kernels::{ColumnCache, KernelSource};
 use crate::solvers::Monitor;
 use crate::Result;
 
@@ -42,6 +46,46 @@ pub fn fit_linear<D: Design, L: SdcaLoss + ?Sized>(
     let threads = rayon::current_num_threads();
     let parallel = parallel.unwrap_or(threads >= 2 && n >= PARALLEL_MIN_ROWS);
     solve_linear(model, loss, ex, a, opts, parallel.then_some(threads.max(2)), monitor)
+}
+
+/// A fit's result: the weights (m × (d [+ 1 for the bias feature]); None for a kernel
+/// fit), the dual rows (n × m) and the report.
+pub type Fitted = (Option<Vec<f64>>, Vec<f64>, SdcaReport);
+
+/// One fit of `examples` under `loss` from the dual rows `dual` (n × m, m = `n_classes`;
+/// zeros for a cold start), on a design ([`Fit::linear`]) or a kernel ([`Fit::kernel`]).
+pub struct Fit<'a> {
+    pub loss: Box<dyn SdcaLoss>,
+    pub examples: Examples<'a>,
+    pub dual: Vec<f64>,
+    pub n_classes: usize,
+    pub options: SdcaOptions,
+    /// A linear fit's constant feature (intercept), or None.
+    pub bias: Option<f64>,
+    /// A linear fit's choice of CoCoA+ (None: [`fit_linear`]'s default).
+    pub parallel: Option<bool>,
+    /// A kernel fit's column cache, in MB.
+    pub cache_mb: f64,
+}
+
+impl Fit<'_> {
+    /// The linear fit on `x` ([`fit_linear`]).
+    pub fn linear<D: Design>(mut self, x: &D, monitor: &mut dyn Monitor) -> Result<Fitted> {
+        let mut model = LinearModel::new(x, self.n_classes, self.bias);
+        let (loss, ex, opts) = (&*self.loss, &self.examples, &self.options);
+        let report = fit_linear(&mut model, loss, ex, &mut self.dual, opts, self.parallel, monitor)?;
+        Ok((Some(model.weights().to_vec()), self.dual, report))
+    }
+
+    /// The kernel fit (scores A·K_i) on `source`, its columns cached; `bias` is a linear
+    /// fit's setting: kernel scores have no intercept.
+    pub fn kernel<S: KernelSource + ?Sized>(mut self, source: &S, monitor: &mut dyn Monitor) -> Result<Fitted> {
+        let cache = ColumnCache::new(source.n(), self.cache_mb)?;
+        let mut model = KernelModel::new(source, self.n_classes, None, cache)?;
+        model.sync_dual(&self.dual)?;
+        let report = solve(&mut model, &*self.loss, &self.examples, &mut self.dual, &self.options, monitor)?;
+        Ok((None, self.dual, report))
+    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,79 @@ pub fn on_pool<R: Send>(entries: usize, threads: Option<usize>, work: impl FnOnc
     crate::threads::install(threads.filter(|_| parallel), || work(parallel))
 }
 
+/// The rows of a 1-D (one row) or 2-D array argument `name` of shape `shape`, as one
+/// row-major slice; none may be empty.
+#[derive(Debug, Clone, Copy)]
+pub struct Rows<'a, T> {
+    pub data: &'a [T],
+    pub n_rows: usize,
+    pub row_len: usize,
+    pub shape: &'a [usize],
+    pub name: &'static str,
+}
+
+impl<'a, T: Real> Rows<'a, T> {
+    /// The rows of `data`, checked against its `shape`.
+    pub fn new(data: &'a [T], shape: &'a [usize], name: &'static str) -> Result<Self> {
+        let (n_rows, row_len) = match *shape {
+            [m] => (1, m),
+            [n, m] => (n, m),
+            _ => {
+                let ndim = shape.len();
+                return Err(Error::input(
+                    name,
+                    format!("expected a 1-D array or a 2-D batch of rows, got a {ndim}-D array"),
+                ));
+            }
+        };
+        if n_rows == 0 || row_len == 0 {
+            return Err(Error::input(name, format!("is empty (shape {shape:?})")));
+        }
+        if n_rows.checked_mul(row_len) != Some(data.len()) {
+            return Err(Error::input(name, format!("{} values are not of shape {shape:?}", data.len())));
+        }
+        Ok(Self { data, n_rows, row_len, shape, name })
+    }
+
+    /// The boolean mask `arg` of these rows' shape (`data` of shape `shape`), one row per
+    /// row.
+    pub fn mask_of(&self, data: Vec<bool>, shape: &[usize], arg: &'static str) -> Result<RowMask> {
+        if shape != self.shape {
+            let (name, want) = (self.name, self.shape);
+            return Err(Error::input(arg, format!("has shape {shape:?} but {name} has shape {want:?}")));
+        }
+        Ok(RowMask::new(data, self.row_len))
+    }
+
+    /// [`map_rows`] of `f` (writing an output row) on these rows, a row with NaN or
+    /// infinity refused ([`finite_row`]).
+    pub fn map<R>(
+        &self,
+        out: &mut [T],
+        parallel: bool,
+        f: impl Fn(usize, &[T], &mut [T], &mut Workspace) -> Result<R> + Sync,
+    ) -> Result<()> {
+        map_rows(self.data, self.row_len, out, parallel, |i, row, o, ws| {
+            finite_row(row, i, self.name, f(i, row, o, ws)).map(drop)
+        })
+    }
+
+    /// [`loss_rows`] of `f` (a loss, writing the gradient row into `grad`) on these rows,
+    /// a row with NaN or infinity refused ([`finite_row`]): the losses, one per row.
+    pub fn losses(
+        &self,
+        grad: &mut [T],
+        parallel: bool,
+        f: impl Fn(usize, &[T], &mut [T], &mut Workspace) -> Result<f64> + Sync,
+    ) -> Result<Vec<T>> {
+        let mut loss = vec![T::from_f64(0.0); self.n_rows];
+        loss_rows(self.data, self.row_len, &mut loss, grad, parallel, |i, row, g, ws| {
+            finite_row(row, i, self.name, f(i, row, g, ws))
+        })?;
+        Ok(loss)
+    }
+}
+
 /// A boolean mask with one row per row of a batch: `mask[i]` is row i's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowMask {
@@ -186,6 +259,22 @@ pub fn check_finite_rows<T: Real>(data: &[T], row_len: usize, name: &'static str
     }
 }
 
+/// The labels `y` of the rows of `x` (`n_rows` rows of `m` entries; `name` names it),
+/// each checked to lie in [0, m): one per row of a batch (`batch`; the error names the
+/// row), else the one label of a single row.
+pub fn labels(y: &[i64], (name, n_rows, m): (&str, usize, usize), batch: bool) -> Result<Vec<usize>> {
+    if batch && y.len() != n_rows {
+        return Err(Error::param("y", format!("has {} labels but {name} has {n_rows} rows", y.len())));
+    }
+    let in_range = |(row, &label): (usize, &i64)| {
+        usize::try_from(label).ok().filter(|&l| l < m).ok_or_else(|| {
+            let at = if batch { format!(" at row {row}") } else { String::new() };
+            Error::param("y", format!("label {label}{at} out of range [0, {m})"))
+        })
+    };
+    y.iter().enumerate().map(in_range).collect()
+}
+
 /// `result`, the kernel's on row `index`, unless the row holds NaN or infinity. Called
 /// inside the batch right after the kernel has read the row (so the check runs on all
 /// threads and finds the row in cache); a failed check wins over the kernel's result.
@@ -210,6 +299,32 @@ mod tests {
         assert!(!on_pool(10, Some(4), |parallel| parallel));
         assert!(!on_pool(1 << 20, Some(1), |parallel| parallel));
         assert!(on_pool(1 << 20, Some(2), |parallel| parallel && rayon::current_num_threads() == 2));
+    }
+
+    #[test]
+    fn rows_are_one_or_a_batch_and_never_empty() {
+        let data = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let rows = Rows::new(&data, &[2, 3], "x").unwrap();
+        assert_eq!((rows.n_rows, rows.row_len), (2, 3));
+        assert_eq!(Rows::new(&data, &[6], "x").map(|r| (r.n_rows, r.row_len)), Ok((1, 6)));
+        let cube = Rows::new(&data, &[1, 2, 3], "x").unwrap_err().to_string();
+        assert_eq!(cube, "x: expected a 1-D array or a 2-D batch of rows, got a 3-D array");
+        assert_eq!(Rows::new(&data[..0], &[0, 3], "z").unwrap_err().to_string(), "z: is empty (shape [0, 3])");
+        assert!(Rows::new(&data, &[2, 2], "x").is_err());
+        let mask = rows.mask_of(vec![true; 6], &[2, 3], "positive").unwrap();
+        assert_eq!(&mask[1], &[true; 3][..]);
+        let shape = rows.mask_of(vec![true; 6], &[3, 2], "positive").unwrap_err().to_string();
+        assert_eq!(shape, "positive: has shape [3, 2] but x has shape [2, 3]");
+    }
+
+    #[test]
+    fn labels_lie_below_the_row_length() {
+        let x = |n_rows| ("z", n_rows, 6);
+        assert_eq!(labels(&[0, 5, 2], x(3), true), Ok(vec![0, 5, 2]));
+        let negative = labels(&[1, -1], x(2), true).unwrap_err().to_string();
+        assert_eq!(negative, "y: label -1 at row 1 out of range [0, 6)");
+        assert_eq!(labels(&[6], x(1), false).unwrap_err().to_string(), "y: label 6 out of range [0, 6)");
+        assert_eq!(labels(&[0], x(2), true).unwrap_err().to_string(), "y: has 1 labels but z has 2 rows");
     }
 
     #[test]

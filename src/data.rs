@@ -9,6 +9,7 @@
 
 use crate::linalg::{axpy, dot, dot4};
 use crate::real::Real;
+use crate::solvers::Monitor;
 use crate::{Error, Result};
 
 /// One example x_i in `f64`, dense or as sorted (index, value) pairs.
@@ -130,6 +131,53 @@ pub trait Design: Sync {
     /// `None` for other designs.
     fn coded(&self) -> Option<(&crate::pq::Codebooks<'_>, &[u8])> {
         None
+    }
+}
+
+/// Work that runs on X, generic over the design's type: a fit, a round, a product. The
+/// caller (the bindings) builds the design from its storage with [`DesignJob::on_dense`],
+/// [`DesignJob::on_csr`] or [`DesignJob::on_coded`], which check X first.
+pub trait DesignJob: Send + Sized {
+    type Output: Send;
+    /// True for jobs that detect non-finite rows of X from what they compute (a round
+    /// that reads a part of X, a product whose every output entry reads a whole row or
+    /// column): a pass over X would cost as much as the job.
+    const CHECKS_X_ITSELF: bool = false;
+    fn run<D: Design>(self, x: &D, monitor: &mut dyn Monitor) -> Result<Self::Output>;
+
+    /// The job on the dense row-major n × d values `data`, checked for NaN and infinity
+    /// first (unless [`Self::CHECKS_X_ITSELF`]).
+    fn on_dense<T: Real>(self, data: &[T], n: usize, d: usize, monitor: &mut dyn Monitor) -> Result<Self::Output> {
+        if !Self::CHECKS_X_ITSELF {
+            crate::batch::check_finite_rows(data, d, "X")?;
+        }
+        self.run(&DenseRows::new(data, n, d)?, monitor)
+    }
+
+    /// The job on a CSR matrix of `d` columns ([`CsrRows::new`]), its values checked for
+    /// NaN and infinity first (unless [`Self::CHECKS_X_ITSELF`]).
+    fn on_csr<T: Real, I: CsrIndex>(
+        self,
+        (indptr, indices, data): (&[I], &[I], &[T]),
+        d: usize,
+        monitor: &mut dyn Monitor,
+    ) -> Result<Self::Output> {
+        let design = CsrRows::new(indptr, indices, data, d)?;
+        if !Self::CHECKS_X_ITSELF {
+            design.check_finite()?;
+        }
+        self.run(&design, monitor)
+    }
+
+    /// The job on product-quantized rows (`CodedRows::new`: the codebooks are finite,
+    /// checked when built; the codes are indices).
+    fn on_coded(
+        self,
+        books: crate::pq::Codebooks<'_>,
+        codes: &[u8],
+        monitor: &mut dyn Monitor,
+    ) -> Result<Self::Output> {
+        self.run(&crate::pq::CodedRows::new(books, codes)?, monitor)
     }
 }
 

@@ -20,8 +20,7 @@ use numpy::{
 use pyo3::prelude::*;
 
 use super::errors::{invalid, to_py, InternalError};
-pub(crate) use crate::batch::check_finite_rows;
-use crate::batch::{self, finite_row, RowMask};
+use crate::batch::{self, RowMask, Rows};
 use crate::projections::Workspace;
 use crate::threads;
 use crate::Real;
@@ -76,7 +75,8 @@ macro_rules! with_float {
 }
 pub(crate) use with_float;
 
-/// [`with_float`] that also binds `$rows` to the checked [`Rows`] of the array.
+/// [`with_float`] that also binds `$rows` to the checked `batch::Rows` of the array
+/// (borrowed, never copied).
 macro_rules! with_float_rows {
     ($obj:expr, $name:expr, |$rows:ident: $t:ident| $body:expr) => {{
         let (obj, name): (&::pyo3::Bound<'_, ::pyo3::PyAny>, &'static str) = ($obj, $name);
@@ -197,68 +197,37 @@ pub(crate) fn to_numpy<'py, T: Element>(py: Python<'py>, data: Vec<T>, shape: &[
     Ok(array.into_pyarray(py).into_any())
 }
 
-/// The rows of a 1-D (one row) or 2-D float array argument, as one row-major slice.
-pub(crate) struct Rows<'a, T> {
-    pub data: &'a [T],
-    pub n_rows: usize,
-    pub row_len: usize,
-    shape: &'a [usize],
+/// The checked rows of an array argument (`array_in`): borrowed, never copied.
+pub(crate) fn rows<'a, T: Real + Element>(
+    arr: &'a PyReadonlyArrayDyn<'_, T>,
     name: &'static str,
-}
-
-/// The rows of a checked array (`array_in`): borrowed, never copied; none may be empty.
-pub(crate) fn rows<'a, T: Element>(arr: &'a PyReadonlyArrayDyn<'_, T>, name: &'static str) -> PyResult<Rows<'a, T>> {
-    let shape = arr.shape();
-    let (n_rows, row_len) = match *shape {
-        [m] => (1, m),
-        [n, m] => (n, m),
-        _ => {
-            let ndim = shape.len();
-            return Err(invalid(name, format!("expected a 1-D array or a 2-D batch of rows, got a {ndim}-D array")));
-        }
-    };
-    if n_rows == 0 || row_len == 0 {
-        return Err(invalid(name, format!("is empty (shape {shape:?})")));
-    }
-    Ok(Rows { data: arr.as_slice()?, n_rows, row_len, shape, name })
+) -> PyResult<Rows<'a, T>> {
+    Ok(Rows::new(arr.as_slice()?, arr.shape(), name)?)
 }
 
 impl<T: Real + Element> Rows<'_, T> {
     /// Labels for these rows: an int for a 1-D array, an int64 array with one label per
-    /// row for a batch; each in [0, row_len).
+    /// row for a batch; each in [0, row_len) (`batch::labels`).
     pub(crate) fn labels(&self, y: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
         let (batch, name, n_rows) = (self.shape.len() == 2, self.name, self.n_rows);
         let raw = if batch {
             if y.cast::<PyUntypedArray>().is_err() {
                 return Err(invalid("y", format!("expected a 1-D int64 array with one label per row of {name}")));
             }
-            let arr = array_in::<i64, ndarray::Ix1>(y, "y")?;
-            if arr.len() != n_rows {
-                return Err(invalid("y", format!("has {} labels but {name} has {n_rows} rows", arr.len())));
-            }
-            arr.as_slice()?.to_vec()
+            array_in::<i64, ndarray::Ix1>(y, "y")?.as_slice()?.to_vec()
         } else {
             vec![y.extract::<i64>().map_err(|_| invalid("y", format!("expected an int label for a 1-D {name}")))?]
         };
-        let in_range = |(row, &label): (usize, &i64)| {
-            usize::try_from(label).ok().filter(|&l| l < self.row_len).ok_or_else(|| {
-                let at = if batch { format!(" at row {row}") } else { String::new() };
-                invalid("y", format!("label {label}{at} out of range [0, {})", self.row_len))
-            })
-        };
-        raw.iter().enumerate().map(in_range).collect()
+        Ok(batch::labels(&raw, (name, n_rows, self.row_len), batch)?)
     }
 
-    /// A boolean mask of these rows' shape, the argument `arg` (`positive` of the
-    /// bipartite simplex, the label sets `y` of the multi-label losses), read like any
-    /// array argument and copied once (a byte per entry) so that it outlives the borrow.
-    pub(crate) fn mask(&self, obj: &Bound<'_, PyAny>, arg: &str) -> PyResult<RowMask> {
+    /// A boolean mask of these rows' shape (`batch::Rows::mask_of`), the argument `arg`
+    /// (`positive` of the bipartite simplex, the label sets `y` of the multi-label
+    /// losses), read like any array argument and copied once (a byte per entry) so that it
+    /// outlives the borrow.
+    pub(crate) fn mask(&self, obj: &Bound<'_, PyAny>, arg: &'static str) -> PyResult<RowMask> {
         let arr = array_in::<bool, IxDyn>(obj, arg)?;
-        if arr.shape() != self.shape {
-            let (have, name, want) = (arr.shape(), self.name, self.shape);
-            return Err(invalid(arg, format!("has shape {have:?} but {name} has shape {want:?}")));
-        }
-        Ok(RowMask::new(arr.as_slice()?.to_vec(), self.row_len))
+        Ok(self.mask_of(arr.as_slice()?.to_vec(), arr.shape(), arg)?)
     }
 
     /// Runs `work(parallel)` without the GIL, in parallel on the requested pool or
@@ -285,24 +254,6 @@ impl<T: Real + Element> Rows<'_, T> {
         let result = fill(out.readwrite().as_slice_mut()?)?;
         Ok((result, out.into_any()))
     }
-
-    /// One value per row, written by `fill`: a float for a 1-D array, an (n,) array for a
-    /// batch.
-    fn per_row<'py>(
-        &self,
-        py: Python<'py>,
-        n_jobs: Option<usize>,
-        fill: impl FnOnce(&mut [T], bool) -> crate::Result<()> + Send,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let values = self.run(py, n_jobs, |parallel| {
-            let mut values = vec![T::from_f64(0.0); self.n_rows];
-            fill(&mut values, parallel).map(|()| values)
-        })?;
-        match self.shape.len() {
-            2 => to_numpy(py, values, &[self.n_rows]),
-            _ => Ok(values[0].to_f64().into_pyobject(py)?.into_any()),
-        }
-    }
 }
 
 /// `f` on every row of `x`, writing an output row: an array of x's shape and dtype.
@@ -312,30 +263,23 @@ pub(crate) fn map_rows<'py, T: Real + Element, R>(
     n_jobs: Option<usize>,
     f: impl Fn(usize, &[T], &mut [T], &mut Workspace) -> crate::Result<R> + Sync,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let ((), out) = x.filled(py, |out| {
-        x.run(py, n_jobs, |parallel| {
-            batch::map_rows(x.data, x.row_len, out, parallel, |i, row, o, ws| {
-                finite_row(row, i, x.name, f(i, row, o, ws)).map(drop)
-            })
-        })
-    })?;
+    let ((), out) = x.filled(py, |out| x.run(py, n_jobs, |parallel| x.map(out, parallel, &f)))?;
     Ok(out)
 }
 
 /// `f` on every row of `z`, writing the gradient row and returning the loss: the tuple
-/// (the losses as in `Rows::per_row`, the gradient: an array of z's shape and dtype).
+/// (the losses: a float for a 1-D array, an (n,) array for a batch; the gradient: an
+/// array of z's shape and dtype).
 pub(crate) fn loss_rows<'py, T: Real + Element>(
     py: Python<'py>,
     z: &Rows<'_, T>,
     n_jobs: Option<usize>,
     f: impl Fn(usize, &[T], &mut [T], &mut Workspace) -> crate::Result<f64> + Sync,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let pair = z.filled(py, |grad| {
-        z.per_row(py, n_jobs, |loss, parallel| {
-            batch::loss_rows(z.data, z.row_len, loss, grad, parallel, |i, row, g, ws| {
-                finite_row(row, i, z.name, f(i, row, g, ws))
-            })
-        })
-    })?;
-    Ok(pair.into_pyobject(py)?.into_any())
+    let (losses, grad) = z.filled(py, |grad| z.run(py, n_jobs, |parallel| z.losses(grad, parallel, &f)))?;
+    let losses = match z.shape.len() {
+        2 => to_numpy(py, losses, &[z.n_rows])?,
+        _ => losses[0].to_f64().into_pyobject(py)?.into_any(),
+    };
+    Ok((losses, grad).into_pyobject(py)?.into_any())
 }

@@ -6,49 +6,20 @@ use ndarray::Ix1;
 use pyo3::prelude::*;
 
 use super::arrays::{array_in, to_numpy};
-use super::design::{with_kernel, KernelJob, KernelSettings};
-use super::errors::to_py;
-use super::monitor::PyMonitor;
+use super::design::{with_kernel, KernelSettings};
 use super::report::FitReport;
-use crate::kernels::{ColumnCache, KernelSource};
-use crate::solvers::attop::{solve_attop, AtTop, AtTopOptions, AtTopReport, AtTopSolution};
+use crate::solvers::attop::{AtTopOptions, Fit, Settings};
 use crate::threads;
 
-/// `toprank._options.AttopSettings`.
-#[derive(FromPyObject)]
+/// `toprank._options.AttopSettings`: the kernel and the core's settings and options, read
+/// from its attributes.
 pub(crate) struct AttopSettings {
-    method: String,
-    surrogate: String,
-    c: f64,
-    scale: f64,
     kernel: KernelSettings,
-    tol: f64,
-    max_iter: usize,
-    check_every: usize,
-    seed: u64,
-    k: usize,
-    tau: f64,
-    reuse: f64,
+    fit: Settings,
 }
-
-/// A TopPush/Pat&Mat solve, whatever the source of the kernel columns.
-struct AtTopFit<'a> {
-    problem: AtTop,
-    positive: &'a [bool],
-    settings: &'a AttopSettings,
-}
-
-impl KernelJob for AtTopFit<'_> {
-    type Output = (AtTopSolution, AtTopReport, (u64, u64));
-    fn run<S: KernelSource + ?Sized>(self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        let s = self.settings;
-        let opts =
-            AtTopOptions { tol: s.tol, max_iter: s.max_iter, check_every: s.check_every, seed: s.seed, reuse: s.reuse };
-        let mut cache = ColumnCache::new(source.n(), s.kernel.cache_size)?;
-        let (solution, report) = solve_attop(&self.problem, source, &mut cache, self.positive, &opts, monitor)?;
-        Ok((solution, report, (cache.hits(), cache.misses())))
-    }
-}
+by_attribute!(AttopSettings { kernel; fit });
+by_attribute!(Settings { method, surrogate, c, scale, k, tau; options });
+by_attribute!(AtTopOptions { tol, max_iter, check_every, seed, reuse });
 
 /// The arrays and numbers of a TopPush/Pat&Mat fit: (dual_coef, decision values on the
 /// training examples, threshold, report, (kernel-cache hits, misses)).
@@ -67,11 +38,9 @@ pub(crate) fn attop_fit<'py>(
     callback: Option<Py<PyAny>>,
 ) -> PyResult<AttopResult<'py>> {
     let threads = threads::resolve(n_jobs)?;
-    let s = &settings;
-    let problem = AtTop::named(&s.method, &s.surrogate, s.k, s.tau, s.scale, s.c).map_err(to_py)?;
-    let positive = array_in::<bool, Ix1>(positive, "y")?;
-    let job = AtTopFit { problem, positive: positive.as_slice()?, settings: s };
-    let (solution, report, cache) = with_kernel(x, &s.kernel, threads, callback, job)?;
+    let (positive, kernel) = (array_in::<bool, Ix1>(positive, "y")?, &settings.kernel);
+    let job = Fit::new(&settings.fit, positive.as_slice()?, kernel.cache_size)?;
+    let (solution, report, cache) = with_kernel(x, kernel, threads, callback, job)?;
     let (n, py) = (solution.v.len(), x.py());
     let (v, f) = (to_numpy(py, solution.v, &[n])?, to_numpy(py, solution.f, &[n])?);
     Ok((v, f, report.objectives.threshold, FitReport::from(&report), cache))

@@ -10,13 +10,11 @@ use numpy::{Element, IntoPyArray, PyArray1, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use super::arrays::{array_in, indices, to_numpy};
-use super::design::{with_design, DesignJob};
-use super::errors::{invalid, InternalError};
-use super::monitor::PyMonitor;
-use crate::data::Design;
+use super::design::with_design;
+use super::monitor::finished;
 use crate::solvers::m3l::M3lRoundOptions;
-use crate::solvers::partition;
-use crate::solvers::topk_svm::{self, NamedArrays, PartitionRound, SdcaLoss};
+use crate::solvers::partition::{self, Build, Call, SvcSettings};
+use crate::solvers::topk_svm::{self, NamedArrays};
 
 type Obj<'py> = Bound<'py, PyAny>;
 type State<'py> = (BTreeMap<String, Bound<'py, PyArray1<f64>>>, BTreeMap<String, Bound<'py, PyArray1<i64>>>);
@@ -24,19 +22,8 @@ type Given<'py> = BTreeMap<String, Obj<'py>>;
 /// What a partition class's constructor returns: the class on its `Partition`.
 type Init<T> = PyResult<PyClassInitializer<T>>;
 
-/// `toprank.distributed._partitions.SvcPartitionSettings`, read by attribute.
-#[derive(FromPyObject)]
-struct SvcPartitionSettings {
-    loss: String,
-    k: usize,
-    smoothing: f64,
-    bias: Option<f64>,
-    n_classes: usize,
-    shrinking: bool,
-    local_epochs: f64,
-    sigma: f64,
-    line_search: bool,
-}
+// `toprank.distributed._partitions.SvcPartitionSettings`.
+by_attribute!(SvcSettings { loss, k, smoothing, bias, n_classes, shrinking, local_epochs, sigma, line_search });
 
 /// `toprank.distributed._partitions.M3lPartitionSettings`, read by attribute.
 #[derive(FromPyObject)]
@@ -48,38 +35,6 @@ struct M3lPartitionSettings<'py> {
     bias: Option<f64>,
     local_epochs: u64,
     sigma: f64,
-}
-
-/// The core's constructor of a partition on its rows X, with its arguments (X is checked
-/// for NaN and infinity here, once).
-enum Build {
-    TopKSvm(Box<dyn SdcaLoss>, Vec<usize>, Vec<f64>, usize, PartitionRound),
-    M3l(usize, [Vec<f64>; 4], f64, M3lRoundOptions),
-}
-
-impl DesignJob for Build {
-    type Output = partition::Partition;
-    fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        match self {
-            Build::TopKSvm(loss, y, c, m, opts) => partition::Partition::topk_svm(x, loss, y, c, m, opts),
-            Build::M3l(labels, arrays, c, opts) => partition::Partition::m3l(x, labels, arrays, c, opts),
-        }
-    }
-}
-
-/// A round (true: u and its dual change at t = ½, 1) or the gap terms (false) from W.
-struct Call<'a>(&'a mut partition::Partition, &'a [f64], bool);
-
-impl DesignJob for Call<'_> {
-    type Output = Option<(Vec<f64>, [f64; 3])>;
-    // X was checked when the partition was built.
-    const CHECKS_X_ITSELF: bool = true;
-    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        Ok(match self {
-            Call(part, w, true) => part.round(x, w, monitor)?.map(|(u, (half, one))| (u, [half, one, 0.0])),
-            Call(part, w, false) => Some((Vec::new(), part.terms(x, w)?.into())),
-        })
-    }
 }
 
 /// A partition on its rows X, with the methods the driver calls (`SvcPartition` and
@@ -96,15 +51,14 @@ impl Partition {
     }
 
     /// After committing the last round's change by `step`, the call on the rows from W
-    /// (`coef`, with a row per class or label; the core checks the rest).
-    fn call(&mut self, coef: &Obj<'_>, step: f64, round: bool) -> PyResult<(Vec<f64>, [f64; 3])> {
+    /// (`coef`, with a row per class or label; checked by the core).
+    /// Returns W's shape, which u has.
+    fn call(&mut self, coef: &Obj<'_>, step: f64, round: bool) -> PyResult<(Vec<f64>, [f64; 3], [usize; 2])> {
         self.part.commit(step)?;
-        let (w, rows) = (array_in::<f64, Ix2>(coef, "coef")?, self.part.w_rows());
-        if w.shape()[0] != rows {
-            return Err(invalid("coef", format!("must have {rows} rows, got {}", w.shape()[0])));
-        }
-        let stopped = || InternalError::new_err("the round stopped without an interrupt");
-        with_design(self.x.bind(coef.py()), None, None, Call(&mut self.part, w.as_slice()?, round))?.ok_or_else(stopped)
+        let w = array_in::<f64, Ix2>(coef, "coef")?;
+        let call = Call { part: &mut self.part, w: w.as_slice()?, w_rows: w.shape()[0], round };
+        let (u, terms) = finished(with_design(self.x.bind(coef.py()), None, None, call)?, "the round")?;
+        Ok((u, terms, [w.shape()[0], w.shape()[1]]))
     }
 }
 
@@ -113,10 +67,8 @@ impl Partition {
     /// After committing the last round's change by the driver's `step`, a round from W
     /// (`coef`): (u = W + σ'ΔW_k, with a line search its dual change at t = ½ and 1).
     fn round<'py>(&mut self, py: Python<'py>, coef: &Obj<'py>, step: f64) -> PyResult<(Obj<'py>, (f64, f64))> {
-        let (local, [half, one, _]) = self.call(coef, step, true)?;
-        let rows = self.part.w_rows();
-        let cols = local.len().checked_div(rows).unwrap_or(0);
-        Ok((to_numpy(py, local, &[rows, cols])?, (half, one)))
+        let (local, [half, one, _], shape) = self.call(coef, step, true)?;
+        Ok((to_numpy(py, local, &shape)?, (half, one)))
     }
 
     /// After the step's commit, the gap terms at (W, A_k): TopKSVC's (Σ c_i L_i(W),
@@ -146,12 +98,9 @@ pub(crate) struct SvcPartition;
 impl SvcPartition {
     /// X (dense or CSR), y (class indices), c (C times the examples' weights).
     #[new]
-    fn new(x: &Obj<'_>, y: &Obj<'_>, c: &Obj<'_>, settings: SvcPartitionSettings, seed: u64) -> Init<Self> {
-        let (s, y, c) = (settings, indices(y, "y")?, array_in::<f64, Ix1>(c, "c")?.as_slice()?.to_vec());
-        let (sigma, local_epochs, shrinking, line_search) = (s.sigma, s.local_epochs, s.shrinking, s.line_search);
-        let opts = PartitionRound { sigma, local_epochs, seed, shrinking, line_search, bias: s.bias };
-        let loss = topk_svm::named_loss(&s.loss, s.k, s.smoothing)?;
-        let build = Build::TopKSvm(loss, y, c, s.n_classes, opts);
+    fn new(x: &Obj<'_>, y: &Obj<'_>, c: &Obj<'_>, settings: SvcSettings, seed: u64) -> Init<Self> {
+        let (y, c) = (indices(y, "y")?, array_in::<f64, Ix1>(c, "c")?.as_slice()?.to_vec());
+        let build = Build::svc(y, c, &settings, seed)?;
         Ok(PyClassInitializer::from(Partition::built(x, build)?).add_subclass(Self))
     }
 }

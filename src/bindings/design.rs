@@ -2,56 +2,29 @@
 //! a scipy CSR matrix (float32/float64 data, int32/int64 indices) or product-quantized
 //! rows (an object with `codes` and `codebooks`, decoded row by row), taken through
 //! `arrays::array_in` (borrowed when C-ordered and aligned, else copied once) and handed
-//! to a solver job that runs without the GIL (Ctrl-C and progress as in `monitor.rs`);
-//! or the kernel of dense examples under a `toprank._options.KernelSettings` (or X as a
-//! precomputed Gram matrix). Every job checks X for NaN and infinity first, on the job's
-//! pool, unless it checks what it computes from X instead (`DesignJob::CHECKS_X_ITSELF`).
+//! to a solver job of the core (`data::DesignJob`) that runs without the GIL (Ctrl-C and
+//! progress as in `monitor.rs`); or the kernel of dense examples under a
+//! `toprank._options.KernelSettings` (or X as a precomputed Gram matrix) to a
+//! `kernels::KernelJob`. The core's jobs check X for NaN and infinity first, on the job's
+//! pool.
 
 use ndarray::{Ix1, Ix2, Ix3};
 use numpy::{Element, PyReadonlyArray2, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-use super::arrays::{array_in, check_finite_rows, is_wide, run_detached, to_numpy, with_float};
-use super::errors::{invalid, to_py};
-use super::monitor::{run_interruptible, PyMonitor};
-use crate::data::{CsrIndex, CsrRows, DenseRows, Design};
-use crate::kernels::{cross_kernel, DataKernel, KernelFunction, KernelSource, PrecomputedKernel};
-use crate::pq::{Codebooks, CodedRows};
+use super::arrays::{array_in, is_wide, run_detached, to_numpy, with_float};
+use super::errors::invalid;
+use super::monitor::run_interruptible;
+use crate::data::CsrIndex;
+pub(crate) use crate::data::DesignJob;
+use crate::kernels::cross_kernel;
+pub(crate) use crate::kernels::{KernelJob, KernelSettings};
+use crate::pq::Codebooks;
 use crate::threads;
 use crate::Real;
 
-/// `toprank._options.KernelSettings`.
-#[derive(FromPyObject)]
-pub(crate) struct KernelSettings {
-    kernel: String,
-    gamma: f64,
-    degree: u32,
-    coef0: f64,
-    pub(crate) cache_size: f64,
-}
-
-impl KernelSettings {
-    /// The core's kernel function, or None for a precomputed Gram matrix.
-    fn function(&self) -> PyResult<Option<KernelFunction>> {
-        KernelFunction::named(&self.kernel, self.gamma, self.degree, self.coef0).map_err(to_py)
-    }
-}
-
-/// Work that runs on X, generic over the design's type.
-pub(crate) trait DesignJob: Send {
-    type Output: Send;
-    /// True for jobs that detect non-finite rows of X from what they compute (a round
-    /// that reads a part of X, a product whose every output entry reads a whole row or
-    /// column): a pass over X would cost as much as the job.
-    const CHECKS_X_ITSELF: bool = false;
-    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output>;
-}
-
-/// Work that runs on a kernel matrix, generic over where its columns come from.
-pub(crate) trait KernelJob: Send {
-    type Output: Send;
-    fn run<S: KernelSource + ?Sized>(self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output>;
-}
+// `toprank._options.KernelSettings`.
+by_attribute!(KernelSettings { kernel, gamma, degree, coef0, cache_size });
 
 /// A dense X as the core reads it: (values, rows, columns).
 fn dense<'a, T: Element>(x: &'a PyReadonlyArray2<'_, T>) -> PyResult<(&'a [T], usize, usize)> {
@@ -61,7 +34,7 @@ fn dense<'a, T: Element>(x: &'a PyReadonlyArray2<'_, T>) -> PyResult<(&'a [T], u
 /// The codebooks argument (M × 2^bits × dsub float32), read from its checked array.
 pub(crate) fn codebooks<'a>(books: &'a PyReadonlyArray3<'_, f32>) -> PyResult<Codebooks<'a>> {
     let shape = books.shape();
-    Codebooks::new(books.as_slice()?, shape[0], shape[1], shape[2]).map_err(to_py)
+    Ok(Codebooks::new(books.as_slice()?, shape[0], shape[1], shape[2])?)
 }
 
 fn run_csr<T: Real + Element, I: CsrIndex + Element, J: DesignJob>(
@@ -74,14 +47,8 @@ fn run_csr<T: Real + Element, I: CsrIndex + Element, J: DesignJob>(
     let data = array_in::<T, Ix1>(&x.getattr("data")?, "X")?;
     let indices = array_in::<I, Ix1>(&x.getattr("indices")?, "X")?;
     let indptr = array_in::<I, Ix1>(&x.getattr("indptr")?, "X")?;
-    let (data, indices, indptr) = (data.as_slice()?, indices.as_slice()?, indptr.as_slice()?);
-    run_interruptible(x.py(), threads, callback, |monitor| {
-        let design = CsrRows::new(indptr, indices, data, n_features)?;
-        if !J::CHECKS_X_ITSELF {
-            design.check_finite()?;
-        }
-        job.run(&design, monitor)
-    })
+    let csr = (indptr.as_slice()?, indices.as_slice()?, data.as_slice()?);
+    run_interruptible(x.py(), threads, callback, |monitor| job.on_csr(csr, n_features, monitor))
 }
 
 /// Runs `job` on X on the requested pool, interruptible, with progress to `callback`.
@@ -92,25 +59,17 @@ pub(crate) fn with_design<J: DesignJob>(
     job: J,
 ) -> PyResult<J::Output> {
     if x.hasattr("codes")? && x.hasattr("codebooks")? {
-        // Product-quantized rows, such as a `toprank.pq.CompressedMatrix`'s: the codebooks
-        // are checked finite by `Codebooks::new`; the codes are indices.
+        // Product-quantized rows, such as a `toprank.pq.CompressedMatrix`'s.
         let codes = array_in::<u8, Ix2>(&x.getattr("codes")?, "X")?;
         let books = array_in::<f32, Ix3>(&x.getattr("codebooks")?, "codebooks")?;
         let (codes, books) = (codes.as_slice()?, codebooks(&books)?);
-        return run_interruptible(x.py(), threads, callback, |monitor| {
-            job.run(&CodedRows::new(books, codes)?, monitor)
-        });
+        return run_interruptible(x.py(), threads, callback, |monitor| job.on_coded(books, codes, monitor));
     }
     if !x.hasattr("indptr")? {
         return with_float!(x, "X", |T| {
             let x_array = array_in::<T, Ix2>(x, "X")?;
             let (data, n, d) = dense(&x_array)?;
-            run_interruptible(x.py(), threads, callback, |monitor| {
-                if !J::CHECKS_X_ITSELF {
-                    check_finite_rows(data, d, "X")?;
-                }
-                job.run(&DenseRows::new(data, n, d)?, monitor)
-            })
+            run_interruptible(x.py(), threads, callback, |monitor| job.on_dense(data, n, d, monitor))
         });
     }
     let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
@@ -136,14 +95,7 @@ pub(crate) fn with_kernel<J: KernelJob>(
     with_float!(x, "X", |T| {
         let x_array = array_in::<T, Ix2>(x, "X")?;
         let (data, rows, cols) = dense(&x_array)?;
-        run_interruptible(x.py(), threads, callback, |monitor| match function {
-            None => job.run(&PrecomputedKernel::checked(data, rows, cols)?, monitor),
-            Some(f) => {
-                // The kernel's diagonal check misses non-finite features (an RBF's is 1).
-                check_finite_rows(data, cols, "X")?;
-                job.run(&DataKernel::new(&DenseRows::new(data, rows, cols)?, f)?, monitor)
-            }
-        })
+        run_interruptible(x.py(), threads, callback, |monitor| job.on_rows(data, (rows, cols), function, monitor))
     })
 }
 

@@ -6,30 +6,28 @@ use pyo3::prelude::*;
 
 use crate::Error;
 
-create_exception!(
-    toprank.exceptions,
-    InvalidInputError,
-    PyValueError,
-    "Bad input: a wrong shape, dtype or value, or a parameter out of range. The message starts with the argument's name."
-);
-create_exception!(
-    toprank.exceptions,
-    InfeasibleError,
-    InvalidInputError,
-    "The constraint set is empty for these parameters (for example m*lo > r in a knapsack)."
-);
-create_exception!(
-    toprank.exceptions,
-    NoSolutionError,
-    PyRuntimeError,
-    "An exact search found no solution satisfying the optimality conditions (a numerical breakdown; never silently ignored)."
-);
-create_exception!(
-    toprank.exceptions,
-    InternalError,
-    PyRuntimeError,
-    "A bug in toprank's Rust core (a caught panic). Please report it."
-);
+/// The exceptions of `toprank.exceptions`: each `Name(Base): "docstring";` is created,
+/// and `register` adds them all to the module.
+macro_rules! exceptions {
+    ($($name:ident($base:ty): $doc:literal;)+) => {
+        $(create_exception!(toprank.exceptions, $name, $base, $doc);)+
+
+        pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $(m.add(stringify!($name), m.py().get_type::<$name>())?;)+
+            Ok(())
+        }
+    };
+}
+
+exceptions! {
+    InvalidInputError(PyValueError):
+        "Bad input: a wrong shape, dtype or value, or a parameter out of range. The message starts with the argument's name.";
+    InfeasibleError(InvalidInputError):
+        "The constraint set is empty for these parameters (for example m*lo > r in a knapsack).";
+    NoSolutionError(PyRuntimeError):
+        "An exact search found no solution satisfying the optimality conditions (a numerical breakdown; never silently ignored).";
+    InternalError(PyRuntimeError): "A bug in toprank's Rust core (a caught panic). Please report it.";
+}
 
 /// Converts a core error to the matching Python exception.
 pub(crate) fn to_py(err: Error) -> PyErr {
@@ -51,13 +49,4 @@ impl From<Error> for PyErr {
 /// An input error naming the argument.
 pub(crate) fn invalid(name: &str, reason: impl std::fmt::Display) -> PyErr {
     InvalidInputError::new_err(format!("{name}: {reason}"))
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
-    m.add("InvalidInputError", py.get_type::<InvalidInputError>())?;
-    m.add("InfeasibleError", py.get_type::<InfeasibleError>())?;
-    m.add("NoSolutionError", py.get_type::<NoSolutionError>())?;
-    m.add("InternalError", py.get_type::<InternalError>())?;
-    Ok(())
 }

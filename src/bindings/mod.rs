@@ -2,6 +2,22 @@
 //! [`row_functions!`]; the solvers have a file each. Docstrings live in the typed facade
 //! (`python/toprank`).
 
+/// `FromPyObject` for a struct read by attribute name from a settings object of
+/// `toprank._options`: `Type { field, … }` reads each field from the attribute of its
+/// name, and the fields after `;` (the core's options structs) from the same object's
+/// attributes, so that a core struct is what the binding reads.
+macro_rules! by_attribute {
+    ($ty:ty { $($field:ident),* $(; $($whole:ident),+)? }) => {
+        impl<'a, 'py> pyo3::FromPyObject<'a, 'py> for $ty {
+            type Error = pyo3::PyErr;
+            fn extract(obj: pyo3::Borrowed<'a, 'py, pyo3::PyAny>) -> pyo3::PyResult<Self> {
+                use pyo3::types::PyAnyMethods;
+                Ok(Self { $($field: obj.getattr(stringify!($field))?.extract()?,)* $($($whole: obj.extract()?,)+)? })
+            }
+        }
+    };
+}
+
 mod arrays;
 mod attop;
 mod cocoa;
@@ -31,11 +47,6 @@ fn positive_count(value: i64, name: &str) -> PyResult<usize> {
         .ok_or_else(|| invalid(name, format!("must be a positive integer, got {value}")))
 }
 
-/// The core's top-k hinge variant named `value`.
-fn hinge_variant(value: &str, _name: &str) -> PyResult<TopKVariant> {
-    TopKVariant::new(value).map_err(errors::to_py)
-}
-
 /// The second argument of a [`row_functions!`] line: labels, or what the named reader
 /// of `Rows` makes of it.
 macro_rules! second_argument {
@@ -59,7 +70,7 @@ macro_rules! second_argument {
 /// grad, ws|`). `register_row_functions` adds them all to the module.
 macro_rules! row_functions {
     ($(
-        $kind:ident $name:ident($x:ident $(, $y:ident $(as $reader:ident)?)? $(; $($p:ident: $ty:ty $(= $d:tt)? $(=> $check:ident)?),+)?)
+        $kind:ident $name:ident($x:ident $(, $y:ident $(as $reader:ident)?)? $(; $($p:ident: $ty:ty $(= $d:tt)? $(=> $check:expr)?),+)?)
             = $kernel:expr;
     )*) => {
         $(
@@ -72,7 +83,7 @@ macro_rules! row_functions {
                 $($($p: $ty,)+)?
                 n_jobs: Option<i64>,
             ) -> PyResult<Bound<'py, PyAny>> {
-                $($($(let $p = $check($p, stringify!($p))?;)?)+)?
+                $($($(let $p = ($check)($p, stringify!($p))?;)?)+)?
                 let n_jobs = threads::resolve(n_jobs)?;
                 with_float_rows!($x, stringify!($x), |rows: T| {
                     $(let $y = second_argument!(rows, $y $(, $reader)?);)?
@@ -112,7 +123,8 @@ row_functions! {
         = |i, scores, grad, ws| losses::multilabel_hinge(scores, &y[i], smoothing, grad, ws);
     loss_rows multilabel_softmax_loss(z, y as mask) = |i, z, grad, _| losses::multilabel_softmax_loss(z, &y[i], grad);
     loss_rows sparsemax_loss(z, y) = |i, z, grad, ws| losses::sparsemax_loss(z, y[i], grad, ws);
-    loss_rows topk_hinge(scores, y; k: i64 => positive_count, variant: &str = "alpha" => hinge_variant, smoothing: f64 = 0.0)
+    loss_rows topk_hinge(scores, y; k: i64 => positive_count,
+        variant: &str = "alpha" => |v, _| TopKVariant::new(v), smoothing: f64 = 0.0)
         = |i, scores, grad, ws| losses::topk_hinge(scores, y[i], k, variant, smoothing, grad, ws);
 }
 

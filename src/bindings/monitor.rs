@@ -44,6 +44,12 @@ impl Monitor for PyMonitor<'_> {
     }
 }
 
+/// The result of a run that gives None only when its monitor asked it to stop, and then
+/// [`run_interruptible`] has already returned the signal's exception: None here is a bug.
+pub(crate) fn finished<R>(result: Option<R>, what: &str) -> PyResult<R> {
+    result.ok_or_else(|| InternalError::new_err(format!("{what} stopped without a pending signal")))
+}
+
 /// Runs `work` without the GIL on the requested pool, interruptible by Ctrl-C: a
 /// signal exception or an exception raised by `callback` wins over the result; a Rust
 /// error becomes its Python exception; a panic becomes InternalError.

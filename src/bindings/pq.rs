@@ -7,28 +7,21 @@ use ndarray::{Ix2, Ix3};
 use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 
-use super::arrays::{array_in, check_finite_rows, run_detached, to_numpy, with_float_rows};
-use super::errors::{invalid, InternalError};
-use super::monitor::run_interruptible;
+use super::arrays::{array_in, run_detached, to_numpy, with_float_rows};
+use super::monitor::{finished, run_interruptible};
 use crate::pq::{self, TrainOptions};
 use crate::solvers::Monitor;
 use crate::threads;
 
-/// The settings of `pq_train`: `toprank.pq.PqSettings`, read by attribute name.
-#[derive(FromPyObject)]
+/// The settings of `pq_train`: `toprank.pq.PqSettings`, and the core's k-means options
+/// read from its attributes.
 pub(crate) struct PqSettings {
     n_subspaces: usize,
     n_bits: u32,
-    n_iter: usize,
-    max_points_per_centroid: usize,
-    seed: u64,
+    options: TrainOptions,
 }
-
-/// The result of an interruptible run: None only when the stop flag was raised, and
-/// then `run_interruptible` has already returned the signal's exception.
-fn finished<R>(result: Option<R>) -> PyResult<R> {
-    result.ok_or_else(|| InternalError::new_err("product quantization stopped without a pending signal"))
-}
+by_attribute!(PqSettings { n_subspaces, n_bits; options });
+by_attribute!(TrainOptions { n_iter, max_points_per_centroid, seed });
 
 /// k-means codebooks of the rows of `x`: (codebooks M × 2^n_bits × dsub float32, the
 /// error after each assignment step M × n_iter).
@@ -40,17 +33,15 @@ pub(crate) fn pq_train<'py>(
     settings: PqSettings,
     n_jobs: Option<i64>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let PqSettings { n_subspaces, n_bits, n_iter, max_points_per_centroid, seed } = settings;
-    let threads = threads::resolve(n_jobs)?;
-    let opts = TrainOptions { n_iter, max_points_per_centroid, seed };
+    let (PqSettings { n_subspaces, n_bits, options }, threads) = (settings, threads::resolve(n_jobs)?);
     with_float_rows!(x, "X", |x: T| {
         let d = x.row_len;
         let trained = run_interruptible(py, threads, None, |monitor| {
-            pq::train::<T>(x.data, d, n_subspaces, n_bits, &opts, monitor.stop_flag())
+            pq::train::<T>(x.data, d, n_subspaces, n_bits, &options, monitor.stop_flag())
         })?;
-        let trained = finished(trained)?;
+        let trained = finished(trained, "product quantization")?;
         let books = to_numpy(py, trained.codebooks, &[n_subspaces, 1 << n_bits, d / n_subspaces])?;
-        Ok((books, to_numpy(py, trained.errors.concat(), &[n_subspaces, n_iter])?))
+        Ok((books, to_numpy(py, trained.errors.concat(), &[n_subspaces, options.n_iter])?))
     })
 }
 
@@ -67,12 +58,10 @@ pub(crate) fn pq_encode<'py>(
     let books = array_in::<f32, Ix3>(codebooks, "codebooks")?;
     let books = super::design::codebooks(&books)?;
     with_float_rows!(x, "X", |x: T| {
-        if x.row_len != books.dim() {
-            return Err(invalid("X", format!("has {} features, the codebooks {}", x.row_len, books.dim())));
-        }
+        books.check_features(x.row_len)?;
         let codes =
             run_interruptible(py, threads, None, |monitor| pq::encode::<T>(&books, x.data, monitor.stop_flag()));
-        to_numpy(py, finished(codes?)?, &[x.n_rows, books.n_subspaces()])
+        to_numpy(py, finished(codes?, "product quantization")?, &[x.n_rows, books.n_subspaces()])
     })
 }
 
@@ -93,24 +82,14 @@ pub(crate) fn pq_decode<'py>(
     let books = array_in::<f32, Ix3>(codebooks, "codebooks")?;
     let books = super::design::codebooks(&books)?;
     let codes = array_in::<u8, Ix2>(codes, "codes")?;
-    let (n, m) = (codes.shape()[0], books.n_subspaces());
-    if codes.shape()[1] != m {
-        let got = codes.shape()[1];
-        return Err(invalid("codes", format!("must have {m} columns (one per sub-space), got {got}")));
-    }
+    let n = codes.shape()[0];
+    books.check_code_columns(codes.shape()[1])?;
     let codes = codes.as_slice()?;
     let Some(b) = b else {
         return to_numpy(py, run_detached(py, threads, || pq::decode(&books, codes))?, &[n, books.dim()]);
     };
     with_float_rows!(b, "B", |b: T| {
-        let out = run_detached(py, threads, || {
-            check_finite_rows(b.data, b.row_len, "B")?;
-            if transposed {
-                pq::tdot::<T>(&books, codes, b.data, b.row_len)
-            } else {
-                pq::dot::<T>(&books, codes, b.data, b.row_len)
-            }
-        })?;
+        let out = run_detached(py, threads, || pq::times::<T>(&books, codes, b.data, b.row_len, transposed))?;
         to_numpy(py, out, &[if transposed { books.dim() } else { n }, b.row_len])
     })
 }

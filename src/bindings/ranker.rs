@@ -10,27 +10,12 @@ use ndarray::Ix1;
 use pyo3::prelude::*;
 
 use super::arrays::{array_exact, array_in, indices, to_numpy, with_float};
-use super::design::{with_design, DesignJob};
-use super::monitor::PyMonitor;
-use crate::data::Design;
-use crate::solvers::ranker::{
-    objective, train_epoch, EpochReport, LabelLoss, Labels, Optimizer, OptimizerState, Param, Shape, TrainOptions,
-};
+use super::design::with_design;
+use crate::solvers::ranker::{Epoch, Objective, Problem, Settings};
 use crate::threads;
 
-/// `toprank._options.RankerSettings`.
-#[derive(FromPyObject)]
-pub(crate) struct RankerSettings {
-    n_labels: usize,
-    n_components: usize,
-    loss: String,
-    k: usize,
-    eta: f64,
-    alpha: f64,
-    optimizer: String,
-    learning_rate: f64,
-    batch_size: usize,
-}
+// `toprank._options.RankerSettings`.
+by_attribute!(Settings { n_labels, n_components, loss, k, eta, alpha, optimizer, learning_rate, batch_size });
 
 /// The optimiser's state: θ, the first and second moments (of θ's dtype) and the steps
 /// taken.
@@ -45,77 +30,25 @@ pub(crate) struct Training<'py> {
 /// An epoch's new state for Python: (θ, first moment, second moment, steps taken).
 type State<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>, u64);
 
-/// A ranker's training problem: X (read, and checked finite, at each call), the positive
-/// labels as CSR lists, the rows to visit, θ's shape and the training options.
+/// A ranker's training problem: X (read, and checked finite, at each call) and the
+/// core's problem.
 #[pyclass(module = "toprank._core", frozen)]
 pub(crate) struct RankerProblem {
     x: Py<PyAny>,
-    indptr: Vec<usize>,
-    indices: Vec<u32>,
-    rows: Vec<usize>,
-    shape: Shape,
-    options: TrainOptions,
-}
-
-impl RankerProblem {
-    fn labels(&self, n_rows: usize) -> crate::Result<Labels<'_>> {
-        Labels::new(&self.indptr, &self.indices, n_rows, self.shape.labels)
-    }
-}
-
-/// An epoch on its own copy of the state [θ, first, second] after `steps` steps, its
-/// examples in the order of `seed`.
-struct EpochJob<'a, T> {
-    problem: &'a RankerProblem,
-    state: [Vec<T>; 3],
-    steps: u64,
-    seed: u64,
-}
-
-impl<T: Param> DesignJob for EpochJob<'_, T> {
-    type Output = ([Vec<T>; 3], u64, EpochReport);
-    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        let (p, labels) = (self.problem, self.problem.labels(x.n_rows())?);
-        let [mut theta, mut first, mut second] = self.state;
-        let mut state = OptimizerState { first: &mut first, second: &mut second, steps: self.steps };
-        let (options, seed) = (&p.options, self.seed);
-        let report = train_epoch(x, &labels, &p.rows, p.shape, &mut theta, &mut state, options, seed, monitor)?;
-        let steps = state.steps;
-        Ok(([theta, first, second], steps, report))
-    }
-}
-
-/// The objective and its gradient at θ.
-struct ObjectiveJob<'a, T>(&'a RankerProblem, &'a [T]);
-
-impl<T: Param> DesignJob for ObjectiveJob<'_, T> {
-    type Output = (f64, Vec<T>);
-    fn run<D: Design>(self, x: &D, _monitor: &mut PyMonitor<'_>) -> crate::Result<Self::Output> {
-        let (p, o) = (self.0, &self.0.options);
-        objective(x, &p.labels(x.n_rows())?, &p.rows, p.shape, self.1, o.loss, o.alpha, o.batch_size)
-    }
+    problem: Problem,
 }
 
 #[pymethods]
 impl RankerProblem {
     /// X (dense or CSR), the positive labels `y` (an object with CSR `indptr` and
-    /// `indices`), the rows to visit and the settings (loss and optimiser named by the
-    /// core).
+    /// `indices`), the rows to visit and the settings (`toprank._options.RankerSettings`,
+    /// read by attribute; the loss and optimiser named by the core).
     #[new]
-    fn new(
-        x: &Bound<'_, PyAny>,
-        y: &Bound<'_, PyAny>,
-        rows: &Bound<'_, PyAny>,
-        settings: RankerSettings,
-    ) -> PyResult<Self> {
-        let s = settings;
-        let (loss, optimizer) = (LabelLoss::new(&s.loss, s.k, s.eta)?, Optimizer::new(&s.optimizer)?);
-        let (learning_rate, alpha, batch_size) = (s.learning_rate, s.alpha, s.batch_size);
-        let options = TrainOptions { loss, optimizer, learning_rate, alpha, batch_size };
-        let (indptr, labels) = (indices(&y.getattr("indptr")?, "Y")?, indices(&y.getattr("indices")?, "Y")?);
+    fn new(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>, rows: &Bound<'_, PyAny>, settings: Settings) -> PyResult<Self> {
+        let labels = (indices(&y.getattr("indptr")?, "Y")?, indices(&y.getattr("indices")?, "Y")?);
         let (_, d): (usize, usize) = x.getattr("shape")?.extract()?;
-        let shape = Shape::new(d, s.n_labels, s.n_components)?;
-        Ok(Self { x: x.clone().unbind(), indptr, indices: labels, rows: indices(rows, "rows")?, shape, options })
+        let problem = Problem::new(d, labels, indices(rows, "rows")?, &settings)?;
+        Ok(Self { x: x.clone().unbind(), problem })
     }
 
     /// One epoch of minibatch training from the state `training`, the rows in the order
@@ -135,9 +68,9 @@ impl RankerProblem {
         with_float!(theta, "theta", |T| {
             let copy = |a, name| Ok::<_, PyErr>(array_exact::<T, Ix1>(a, name, "theta")?.as_slice()?.to_vec());
             let state = [copy(theta, "theta")?, copy(first, "first")?, copy(second, "second")?];
-            let job = EpochJob { problem: self, state, steps: *steps, seed };
+            let job = Epoch { problem: &self.problem, state, steps: *steps, seed };
             let ([theta, first, second], steps, report) = with_design(self.x.bind(py), threads, None, job)?;
-            let out = |values: Vec<T>| to_numpy(py, values, &[self.shape.parameters()]);
+            let out = |values: Vec<T>| to_numpy(py, values, &[self.problem.shape.parameters()]);
             let state = (out(theta)?, out(first)?, out(second)?, steps);
             Ok((state, (report.mean_loss, report.steps, report.interrupted)))
         })
@@ -154,7 +87,8 @@ impl RankerProblem {
         let threads = threads::resolve(n_jobs)?;
         with_float!(theta, "theta", |T| {
             let theta = array_in::<T, Ix1>(theta, "theta")?;
-            let (value, grad) = with_design(self.x.bind(py), threads, None, ObjectiveJob(self, theta.as_slice()?))?;
+            let (value, grad) =
+                with_design(self.x.bind(py), threads, None, Objective(&self.problem, theta.as_slice()?))?;
             let size = grad.len();
             Ok((value, to_numpy(py, grad, &[size])?))
         })

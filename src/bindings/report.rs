@@ -1,16 +1,13 @@
 //! What every fit returns besides its arrays: one report type with the solvers' one
 //! status vocabulary (`crate::solvers::Status`) and one history record, built here from
-//! the core's reports; and the dual fits' warm start in and arrays out.
+//! every core report (`solvers::Report`); and the dual fits' warm start in and arrays out.
 
 use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 
 use super::arrays::{array_in, to_numpy};
 use super::errors::to_py;
-use crate::solvers::attop::AtTopReport;
-use crate::solvers::m3l::M3lReport;
-use crate::solvers::topk_svm::SdcaReport;
-use crate::solvers::{relative_gap, Progress, Status};
+use crate::solvers::{relative_gap, Report};
 
 /// The end of a solve: why it stopped, the iterations (epochs) run, the objectives and
 /// their relative gap at the returned iterate, and every progress check as (iteration,
@@ -25,29 +22,12 @@ pub(crate) struct FitReport {
     history: Vec<(usize, f64, f64, f64, f64)>,
 }
 
-impl FitReport {
-    fn new(status: Status, n_iter: usize, primal: f64, dual: f64, history: &[Progress]) -> Self {
+impl<R: Report> From<&R> for FitReport {
+    fn from(report: &R) -> Self {
+        let (status, n_iter, primal, dual, history) = report.summary();
         let history = history.iter().map(|p| (p.epoch, p.primal, p.dual, p.gap, p.elapsed.as_secs_f64())).collect();
-        let gap = relative_gap(primal, dual);
-        Self { status: status.as_str().to_owned(), n_iter, primal, dual, gap, history }
-    }
-}
-
-impl From<&SdcaReport> for FitReport {
-    fn from(r: &SdcaReport) -> Self {
-        Self::new(r.status, r.epochs, r.objectives.primal, r.objectives.dual, &r.history)
-    }
-}
-
-impl From<&AtTopReport> for FitReport {
-    fn from(r: &AtTopReport) -> Self {
-        Self::new(r.status, r.iterations, r.objectives.primal, r.objectives.dual, &r.history)
-    }
-}
-
-impl From<&M3lReport> for FitReport {
-    fn from(r: &M3lReport) -> Self {
-        Self::new(r.status, r.iterations, r.primal, r.dual, &r.history)
+        let (status, gap) = (status.as_str().to_owned(), relative_gap(primal, dual));
+        Self { status, n_iter, primal, dual, gap, history }
     }
 }
 
@@ -63,14 +43,11 @@ pub(crate) fn initial_dual(dual_coef: Option<&Bound<'_, PyAny>>, n: usize, m: us
 /// None for a kernel fit), the dual rows (n × m) and the report.
 pub(crate) type Fitted<'py> = (Option<Bound<'py, PyAny>>, Bound<'py, PyAny>, FitReport);
 
-pub(crate) fn fitted<'py, R>(
+pub(crate) fn fitted<'py, R: Report>(
     py: Python<'py>,
-    (coef, dual, report): (Option<Vec<f64>>, Vec<f64>, R),
+    (coef, dual, report): crate::solvers::Fitted<R>,
     m: usize,
-) -> PyResult<Fitted<'py>>
-where
-    for<'r> FitReport: From<&'r R>,
-{
+) -> PyResult<Fitted<'py>> {
     let matrix = |values: Vec<f64>, rows_are_m: bool| {
         let other = values.len().checked_div(m).unwrap_or(0);
         to_numpy(py, values, &if rows_are_m { [m, other] } else { [other, m] })

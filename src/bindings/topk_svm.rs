@@ -6,46 +6,20 @@ use ndarray::Ix1;
 use pyo3::prelude::*;
 
 use super::arrays::{array_in, indices};
-use super::design::{with_model, DesignJob, KernelJob, KernelSettings};
-use super::monitor::PyMonitor;
-use super::report::{fitted, initial_dual, Fitted as PyFitted};
+use super::design::{with_model, KernelSettings};
+use super::report::{fitted, initial_dual, Fitted};
 use super::threads;
-use crate::data::Design;
-use crate::kernels::KernelSource;
-use crate::solvers::topk_svm::{self, Examples, Fit, Fitted, SdcaOptions};
+use crate::solvers::topk_svm::{Examples, Fit, SdcaOptions, Settings};
 
-/// `toprank._options.SdcaSettings`.
-#[derive(FromPyObject)]
+/// `toprank._options.SdcaSettings`: the kernel (None: a linear fit) and the core's
+/// settings and options, read from its attributes.
 pub(crate) struct SdcaSettings {
-    n_classes: usize,
-    loss: String,
-    k: usize,
-    smoothing: f64,
-    tol: f64,
-    max_epochs: usize,
-    check_every: usize,
-    seed: u64,
-    shrinking: bool,
-    bias: Option<f64>,
-    parallel: Option<bool>,
     kernel: Option<KernelSettings>,
+    fit: Settings,
 }
-
-/// A linear fit: the weights (m × (d [+ 1 for the bias feature])), the dual rows, the report.
-impl DesignJob for Fit<'_> {
-    type Output = Fitted;
-    fn run<D: Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<Fitted> {
-        self.linear(x, monitor)
-    }
-}
-
-/// A kernel fit (scores A·K_i): no weights, the dual rows and the report.
-impl KernelJob for Fit<'_> {
-    type Output = Fitted;
-    fn run<S: KernelSource + ?Sized>(self, source: &S, monitor: &mut PyMonitor<'_>) -> crate::Result<Fitted> {
-        self.kernel(source, monitor)
-    }
-}
+by_attribute!(SdcaSettings { kernel; fit });
+by_attribute!(Settings { n_classes, loss, k, smoothing, bias, parallel; options });
+by_attribute!(SdcaOptions { tol, max_epochs, check_every, seed, shrinking });
 
 /// `toprank._options.SdcaProblem`, read by attribute: the labels `y` (one per example,
 /// or with `label_starts`, n + 1 offsets, label sets: example i's labels are
@@ -73,12 +47,11 @@ pub(crate) fn topk_svm_fit<'py>(
     settings: SdcaSettings,
     n_jobs: Option<i64>,
     callback: Option<Py<PyAny>>,
-) -> PyResult<PyFitted<'py>> {
+) -> PyResult<Fitted<'py>> {
     let threads = threads::resolve(n_jobs)?;
     let (y, c) = (indices::<usize>(&problem.y, "y")?, array_in::<f64, Ix1>(&problem.c, "c")?);
     let starts = problem.label_starts.as_ref().map(|starts| indices::<usize>(starts, "label_starts")).transpose()?;
-    let (s, m) = (&settings, settings.n_classes);
-    let loss = topk_svm::named_loss(&s.loss, s.k, s.smoothing)?;
+    let (kernel, m) = (settings.kernel.as_ref(), settings.fit.n_classes);
     // n: one label each, or one label set between consecutive offsets (the core checks
     // the offsets, labels and weights against X's rows).
     let (examples, n) = match &starts {
@@ -86,14 +59,6 @@ pub(crate) fn topk_svm_fit<'py>(
         None => (Examples::new(&y, c.as_slice()?), y.len()),
     };
     let dual = initial_dual(problem.dual_coef.as_ref(), n, m)?;
-    let options = SdcaOptions {
-        tol: s.tol,
-        max_epochs: s.max_epochs,
-        check_every: s.check_every,
-        seed: s.seed,
-        shrinking: s.shrinking,
-    };
-    let (bias, parallel, cache_mb) = (s.bias, s.parallel, s.kernel.as_ref().map_or(0.0, |k| k.cache_size));
-    let job = Fit { loss, examples, dual, n_classes: m, options, bias, parallel, cache_mb };
-    fitted(x.py(), with_model(x, s.kernel.as_ref(), threads, callback, job)?, m)
+    let job = Fit::new(&settings.fit, examples, dual, kernel.map_or(0.0, |k| k.cache_size))?;
+    fitted(x.py(), with_model(x, kernel, threads, callback, job)?, m)
 }

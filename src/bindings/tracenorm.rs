@@ -8,9 +8,8 @@ use numpy::{IntoPyArray, PyArray, ToPyArray};
 use pyo3::prelude::*;
 
 use super::arrays::array_in;
-use super::design::{with_design, DesignJob};
+use super::design::with_design;
 use super::errors::invalid;
-use super::monitor::PyMonitor;
 use crate::solvers::tracenorm::{self as tn, Start};
 
 /// The penalties and settings of one trace-norm problem (checked by the core).
@@ -33,19 +32,6 @@ pub(crate) struct TraceNormFit {
     status: &'static str,
     #[pyo3(get)]
     history: Vec<(usize, f64, f64, usize, f64)>,
-}
-
-/// The descent on X: the labels, the sample weights, the settings and the start.
-struct FitJob<'a>(&'a [u32], Option<&'a [f64]>, tn::Options, Option<Start>);
-
-impl DesignJob for FitJob<'_> {
-    type Output = tn::Fit;
-    // Every product with X (on its codes when product-quantized, `tn::Rows`) is checked
-    // finite by the core, which names X.
-    const CHECKS_X_ITSELF: bool = true;
-    fn run<D: crate::data::Design>(self, x: &D, monitor: &mut PyMonitor<'_>) -> crate::Result<tn::Fit> {
-        tn::fit_labels(&tn::Rows(x), self.0, self.1, &self.2, self.3, monitor)
-    }
 }
 
 /// A start: a previous fit on the same data, or the arrays (U, V, θ, b) of any fit.
@@ -75,10 +61,8 @@ impl TraceNormSolver {
         subspace_every: usize,
         seed: u64,
     ) -> PyResult<Self> {
-        let penalties = tn::Penalties { trace: lambda_trace, fro: lambda_fro };
-        let options = tn::Options { penalties, fit_intercept, tol, max_iter, subspace_every, seed };
-        options.check()?;
-        Ok(Self { options })
+        let penalties = (lambda_trace, lambda_fro);
+        Ok(Self { options: tn::Options::new(penalties, fit_intercept, tol, max_iter, subspace_every, seed)? })
     }
 
     /// R1D on X and labels y in 0..max(y), weighted by `sample_weight` if given, from
@@ -97,7 +81,7 @@ impl TraceNormSolver {
         let labels = array_in::<u32, Ix1>(y, "y")?;
         let weights = sample_weight.map(|w| array_in::<f64, Ix1>(w, "sample_weight")).transpose()?;
         let weights = weights.as_ref().map(|w| w.as_slice()).transpose()?;
-        let job = FitJob(labels.as_slice()?, weights, self.options, start.map(start_of).transpose()?);
+        let job = tn::FitLabels(labels.as_slice()?, weights, self.options, start.map(start_of).transpose()?);
         let fit = with_design(x, threads, callback, job)?;
         let history = fit.history.iter().map(|r| (r.iteration, r.objective, r.sigma, r.rank, r.seconds)).collect();
         let (rank, objective, n_iter, status) = (fit.rank(), fit.objective, fit.n_iter, fit.status.as_str());

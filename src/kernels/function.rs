@@ -23,6 +23,24 @@ pub enum KernelFunction {
     Poly { gamma: f64, degree: u32, coef0: f64 },
 }
 
+/// A kernel as an estimator sets it: the function by the `kernel` option's name with its
+/// parameters ([`KernelFunction::named`]), and the column cache's size in MB.
+#[derive(Debug, Clone)]
+pub struct KernelSettings {
+    pub kernel: String,
+    pub gamma: f64,
+    pub degree: u32,
+    pub coef0: f64,
+    pub cache_size: f64,
+}
+
+impl KernelSettings {
+    /// The kernel function, or None for a precomputed Gram matrix.
+    pub fn function(&self) -> Result<Option<KernelFunction>> {
+        KernelFunction::named(&self.kernel, self.gamma, self.degree, self.coef0)
+    }
+}
+
 impl KernelFunction {
     /// The kernel named by the `kernel` option ("linear", "rbf", "poly") with
     /// scikit-learn's parameters, checked; None for "precomputed" (the caller's Gram

@@ -23,7 +23,7 @@ pub(crate) mod vexp;
 
 pub use cache::{ColumnCache, Stored};
 pub use data_kernel::{cross_kernel, DataKernel};
-pub use function::KernelFunction;
+pub use function::{KernelFunction, KernelSettings};
 pub use precomputed::PrecomputedKernel;
 pub use shifted::ShiftedKernel;
-pub use source::KernelSource;
+pub use source::{KernelJob, KernelSource};

@@ -8,6 +8,36 @@
 
 use rayon::prelude::*;
 
+use super::{DataKernel, KernelFunction, PrecomputedKernel};
+use crate::data::DenseRows;
+use crate::solvers::Monitor;
+use crate::{Real, Result};
+
+/// Work that runs on a kernel matrix, generic over where its columns come from: a kernel
+/// fit. The caller (the bindings) hands it the examples with [`KernelJob::on_rows`].
+pub trait KernelJob: Send + Sized {
+    type Output: Send;
+    fn run<S: KernelSource + ?Sized>(self, source: &S, monitor: &mut dyn Monitor) -> Result<Self::Output>;
+
+    /// The job on the kernel `function` of the dense row-major examples `data` (rows ×
+    /// cols), or, without a function, on `data` as a precomputed Gram matrix (checked
+    /// finite and symmetric).
+    fn on_rows<T: Real>(
+        self,
+        data: &[T],
+        (rows, cols): (usize, usize),
+        function: Option<KernelFunction>,
+        monitor: &mut dyn Monitor,
+    ) -> Result<Self::Output> {
+        let Some(f) = function else {
+            return self.run(&PrecomputedKernel::checked(data, rows, cols)?, monitor);
+        };
+        // The kernel's diagonal check misses non-finite features (an RBF's is 1).
+        crate::batch::check_finite_rows(data, cols, "X")?;
+        self.run(&DataKernel::new(&DenseRows::new(data, rows, cols)?, f)?, monitor)
+    }
+}
+
 /// An n × n kernel matrix read by columns.
 pub trait KernelSource: Sync {
     /// Number of examples n.

@@ -70,6 +70,23 @@ impl<'a> Codebooks<'a> {
         &self.data[q * len..(q + 1) * len]
     }
 
+    /// Checks that X's rows, of `features` entries, have the codebooks' d features.
+    pub fn check_features(&self, features: usize) -> Result<()> {
+        match self.dim() {
+            d if d == features => Ok(()),
+            d => Err(Error::input("X", format!("has {features} features, the codebooks {d}"))),
+        }
+    }
+
+    /// Checks that the codes' rows, of `columns` codes, have one per sub-space (a flat
+    /// [`Self::check_codes`] cannot tell n × M' from n' × M).
+    pub fn check_code_columns(&self, columns: usize) -> Result<()> {
+        match self.n_subspaces {
+            m if m == columns => Ok(()),
+            m => Err(Error::input("codes", format!("must have {m} columns (one per sub-space), got {columns}"))),
+        }
+    }
+
     /// Checks that `codes` holds n rows of M codes, each below ksub.
     pub fn check_codes(&self, codes: &[u8]) -> Result<usize> {
         let m = self.n_subspaces;
@@ -241,6 +258,18 @@ pub fn decode(books: &Codebooks<'_>, codes: &[u8]) -> Result<Vec<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The codes' rows have a code per sub-space and X's rows d features; the messages
+    /// name the argument.
+    #[test]
+    fn widths_are_checked_against_the_codebooks() {
+        let values = vec![0.0f32; 2 * 4 * 3];
+        let books = Codebooks::new(&values, 2, 4, 3).unwrap();
+        assert_eq!((books.check_code_columns(2), books.check_features(6)), (Ok(()), Ok(())));
+        let codes = books.check_code_columns(3).unwrap_err().to_string();
+        assert_eq!(codes, "codes: must have 2 columns (one per sub-space), got 3");
+        assert_eq!(books.check_features(5).unwrap_err().to_string(), "X: has 5 features, the codebooks 6");
+    }
 
     fn data(n: usize, d: usize, seed: u64) -> Vec<f64> {
         let mut rng = SplitMix64::new(seed);

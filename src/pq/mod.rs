@@ -16,4 +16,4 @@ mod products;
 
 pub use codebooks::{decode, encode, train, Codebooks, TrainOptions, Trained};
 pub use design::CodedRows;
-pub use products::{dot, tdot, Scalar};
+pub use products::{dot, tdot, times, Scalar};

@@ -130,6 +130,17 @@ pub fn tdot<T: Scalar>(books: &Codebooks<'_>, codes: &[u8], b: &[T], m: usize) -
     Ok(out)
 }
 
+/// X̂·B ([`dot`]) or, `transposed`, X̂ᵀ·B ([`tdot`]) for B of `m` columns, B checked for
+/// NaN and infinity first: the products as a caller with arbitrary B asks for them.
+pub fn times<T: Scalar>(books: &Codebooks<'_>, codes: &[u8], b: &[T], m: usize, transposed: bool) -> Result<Vec<T>> {
+    crate::batch::check_finite_rows(b, m, "B")?;
+    if transposed {
+        tdot(books, codes, b, m)
+    } else {
+        dot(books, codes, b, m)
+    }
+}
+
 /// Algorithm 1, chunk by chunk of W columns.
 fn dot_chunks<T: Scalar, const W: usize>(books: &Codebooks<'_>, codes: &[u8], b: &[T], m: usize, out: &mut [T]) {
     let (n_sub, ksub, dsub) = (books.n_subspaces(), books.ksub(), books.dsub());
@@ -406,6 +417,22 @@ mod tests {
 
     /// Both products equal the dense products with the decoded matrix, for shapes where
     /// n, m and M are not multiples of the blocks, and for no rows at all.
+    /// `times` is `dot` or `tdot`, and refuses a B with NaN or infinity, naming it.
+    #[test]
+    fn times_checks_b_and_picks_the_product() {
+        let values: Vec<f32> = (0..2 * 4 * 3).map(|v| v as f32 / 8.0).collect();
+        let books = Codebooks::new(&values, 2, 4, 3).unwrap();
+        let codes = [0u8, 1, 2, 3, 3, 0];
+        let b: Vec<f64> = (0..6 * 2).map(|v| v as f64 - 5.0).collect();
+        assert_eq!(times(&books, &codes, &b, 2, false).unwrap(), dot(&books, &codes, &b, 2).unwrap());
+        let bt: Vec<f64> = (0..3 * 2).map(|v| v as f64).collect();
+        assert_eq!(times(&books, &codes, &bt, 2, true).unwrap(), tdot(&books, &codes, &bt, 2).unwrap());
+        let mut bad = b.clone();
+        bad[3] = f64::NAN;
+        let err = times(&books, &codes, &bad, 2, false).unwrap_err().to_string();
+        assert_eq!(err, "B: contains NaN or infinity (row 1, column 1)");
+    }
+
     #[test]
     fn products_equal_dense_products_with_the_decoded_matrix() {
         let mut rng = SplitMix64::new(4);

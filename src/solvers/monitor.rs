@@ -67,6 +67,14 @@ pub trait Monitor {
     }
 }
 
+/// What every solver's report says, read the same way whatever the solver (the one report
+/// type of the bindings is built from it).
+pub trait Report {
+    /// Why the solver stopped, the iterations (epochs) run, the primal and dual objectives
+    /// at the returned iterate, and every progress check.
+    fn summary(&self) -> (Status, usize, f64, f64, &[Progress]);
+}
+
 /// A monitor that never reports and never stops.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Silent;

@@ -13,8 +13,8 @@
 use super::m3l::{local_round as m3l, M3lRoundOptions};
 use super::topk_svm::{self, LinearModel, NamedArrays, PartitionRound, SdcaLoss};
 use super::Monitor;
-use crate::data::Design;
-use crate::Result;
+use crate::data::{Design, DesignJob};
+use crate::{Error, Result};
 
 /// What a round sends to the driver: u = W + σ'ΔW_k and the round's dual change at t = ½
 /// and 1 (zeros without a line search).
@@ -99,6 +99,75 @@ impl Partition {
     }
 }
 
+/// The constructor of a partition on its rows X, with its arguments ([`Partition::topk_svm`],
+/// [`Partition::m3l`]): a job on X, which is checked for NaN and infinity here, once.
+pub enum Build {
+    TopKSvm(Box<dyn SdcaLoss>, Vec<usize>, Vec<f64>, usize, PartitionRound),
+    M3l(usize, [Vec<f64>; 4], f64, M3lRoundOptions),
+}
+
+/// TopKSVC's partition settings as the driver gives them: the loss by name
+/// ([`topk_svm::named_loss`]) and the rounds' options ([`PartitionRound`]).
+#[derive(Debug, Clone)]
+pub struct SvcSettings {
+    pub loss: String,
+    pub k: usize,
+    pub smoothing: f64,
+    pub bias: Option<f64>,
+    pub n_classes: usize,
+    pub shrinking: bool,
+    pub local_epochs: f64,
+    pub sigma: f64,
+    pub line_search: bool,
+}
+
+impl Build {
+    /// TopKSVC's partition: class indices `y`, the examples' C times their weights `c`,
+    /// the settings and the rounds' `seed`.
+    pub fn svc(y: Vec<usize>, c: Vec<f64>, s: &SvcSettings, seed: u64) -> Result<Self> {
+        let (sigma, local_epochs, shrinking, line_search) = (s.sigma, s.local_epochs, s.shrinking, s.line_search);
+        let opts = PartitionRound { sigma, local_epochs, seed, shrinking, line_search, bias: s.bias };
+        Ok(Build::TopKSvm(topk_svm::named_loss(&s.loss, s.k, s.smoothing)?, y, c, s.n_classes, opts))
+    }
+}
+
+impl DesignJob for Build {
+    type Output = Partition;
+    fn run<D: Design>(self, x: &D, _monitor: &mut dyn Monitor) -> Result<Partition> {
+        match self {
+            Build::TopKSvm(loss, y, c, m, opts) => Partition::topk_svm(x, loss, y, c, m, opts),
+            Build::M3l(labels, arrays, c, opts) => Partition::m3l(x, labels, arrays, c, opts),
+        }
+    }
+}
+
+/// A call on the partition's rows X (checked when it was built) from W (`w`, `w_rows`
+/// rows, one per class or label): a round (`round` true: u and its dual change at t = ½,
+/// 1; None if the monitor asked to stop) or the gap terms.
+pub struct Call<'a> {
+    pub part: &'a mut Partition,
+    pub w: &'a [f64],
+    pub w_rows: usize,
+    pub round: bool,
+}
+
+impl DesignJob for Call<'_> {
+    type Output = Option<(Vec<f64>, [f64; 3])>;
+    const CHECKS_X_ITSELF: bool = true;
+    fn run<D: Design>(self, x: &D, monitor: &mut dyn Monitor) -> Result<Self::Output> {
+        let rows = self.part.w_rows();
+        if self.w_rows != rows {
+            return Err(Error::input("coef", format!("must have {rows} rows, got {}", self.w_rows)));
+        }
+        Ok(match self {
+            Call { part, w, round: true, .. } => {
+                part.round(x, w, monitor)?.map(|(u, (half, one))| (u, [half, one, 0.0]))
+            }
+            Call { part, w, round: false, .. } => Some((Vec::new(), part.terms(x, w)?.into())),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +202,34 @@ mod tests {
         assert!(m3l.commit(0.5).is_err());
         let (u, change) = m3l.round(&x, &vec![0.0; 2 * d], &mut Silent).unwrap().unwrap();
         assert_eq!((u.len(), change), (2 * d, (0.0, 0.0)));
+    }
+
+    /// A call from W checks that W has a row per class (the driver's `coef`), then runs.
+    #[test]
+    fn a_call_checks_the_rows_of_w() {
+        let (n, d, m) = (4, 2, 3);
+        let x: Vec<f64> = (0..n * d).map(|i| i as f64 / 8.0).collect();
+        let x = DenseRows::new(&x, n, d).unwrap();
+        let settings = SvcSettings {
+            loss: "alpha".into(),
+            k: 1,
+            smoothing: 0.0,
+            bias: None,
+            n_classes: m,
+            shrinking: false,
+            local_epochs: 1.0,
+            sigma: 1.0,
+            line_search: false,
+        };
+        let build = Build::svc((0..n).map(|i| i % m).collect(), vec![1.0; n], &settings, 0).unwrap();
+        let mut part = build.run(&x, &mut Silent).unwrap();
+        let w = vec![0.0; m * d];
+        let wrong = Call { part: &mut part, w: &w, w_rows: 2, round: true }.run(&x, &mut Silent);
+        assert_eq!(wrong.unwrap_err().to_string(), "coef: must have 3 rows, got 2");
+        let round = Call { part: &mut part, w: &w, w_rows: m, round: true }.run(&x, &mut Silent).unwrap();
+        let (u, terms) = round.unwrap();
+        assert_eq!((u.len(), terms[2]), (m * d, 0.0));
+        let terms = Call { part: &mut part, w: &w, w_rows: m, round: false }.run(&x, &mut Silent).unwrap();
+        assert_eq!(terms.map(|(u, _)| u.len()), Some(0));
     }
 }

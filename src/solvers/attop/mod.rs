@@ -8,4 +8,4 @@ mod solver;
 mod step;
 
 pub use objective::{AtTop, AtTopObjectives, Method, Surrogate};
-pub use solver::{solve_attop, AtTopOptions, AtTopReport, AtTopSolution};
+pub use solver::{solve_attop, AtTopOptions, AtTopReport, AtTopSolution, Fit, Settings};

@@ -30,9 +30,9 @@ use std::time::Instant;
 use super::objective::{AtTop, AtTopObjectives, Method, Surrogate};
 use super::scan::{self, scan_partners, PartnerClass, ScanConstants};
 use super::step::{Line, Term};
-use crate::kernels::{ColumnCache, KernelSource};
+use crate::kernels::{ColumnCache, KernelJob, KernelSource};
 use crate::rng::SplitMix64;
-use crate::solvers::{Monitor, Progress, Status};
+use crate::solvers::{Monitor, Progress, Report, Status};
 use crate::{Error, Result};
 
 /// Solver settings.
@@ -591,6 +591,51 @@ impl<'p> State<'p> {
         self.set(k, self.v[k] + delta);
         self.set(l, self.v[l] + dl);
         Some(l)
+    }
+}
+
+impl Report for AtTopReport {
+    fn summary(&self) -> (Status, usize, f64, f64, &[Progress]) {
+        (self.status, self.iterations, self.objectives.primal, self.objectives.dual, &self.history)
+    }
+}
+
+/// A fit's settings as the estimator gives them: the problem by name ([`AtTop::named`]:
+/// the method and surrogate, C, the scale, K and τ) and the solver's options.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub method: String,
+    pub surrogate: String,
+    pub c: f64,
+    pub scale: f64,
+    pub k: usize,
+    pub tau: f64,
+    pub options: AtTopOptions,
+}
+
+/// One fit as the estimator runs it: [`solve_attop`] on a kernel, its columns cached in
+/// `cache_mb` MB; the solution, the report and the cache's (hits, misses).
+pub struct Fit<'a> {
+    problem: AtTop,
+    positive: &'a [bool],
+    options: AtTopOptions,
+    cache_mb: f64,
+}
+
+impl<'a> Fit<'a> {
+    /// The fit under `s` of the examples labelled by `positive`.
+    pub fn new(s: &Settings, positive: &'a [bool], cache_mb: f64) -> Result<Self> {
+        let problem = AtTop::named(&s.method, &s.surrogate, s.k, s.tau, s.scale, s.c)?;
+        Ok(Self { problem, positive, options: s.options, cache_mb })
+    }
+}
+
+impl KernelJob for Fit<'_> {
+    type Output = (AtTopSolution, AtTopReport, (u64, u64));
+    fn run<S: KernelSource + ?Sized>(self, source: &S, monitor: &mut dyn Monitor) -> Result<Self::Output> {
+        let mut cache = ColumnCache::new(source.n(), self.cache_mb)?;
+        let (solution, report) = solve_attop(&self.problem, source, &mut cache, self.positive, &self.options, monitor)?;
+        Ok((solution, report, (cache.hits(), cache.misses())))
     }
 }
 

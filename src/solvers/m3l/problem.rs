@@ -92,8 +92,10 @@ impl<'a> M3l<'a> {
         Ok(Self { n, labels, y, r, c, delta_plus, delta_minus, weights: None })
     }
 
-    /// The problem with example i's cost C·w_i (n weights, finite, ≥ 0, not all 0).
-    pub fn with_weights(self, weights: &'a [f64]) -> Result<Self> {
+    /// The problem with example i's cost C·w_i (n weights, finite, ≥ 0, not all 0); with
+    /// None, the problem itself (every weight 1).
+    pub fn with_weights(self, weights: Option<&'a [f64]>) -> Result<Self> {
+        let Some(weights) = weights else { return Ok(self) };
         if weights.len() != self.n {
             return Err(Error::input(
                 "sample_weight",
@@ -239,12 +241,13 @@ mod tests {
         let (y, plus, minus, r) = ([1.0, -1.0, -1.0, 1.0], [0.0; 4], [2.0; 4], [1.0, 0.0, 0.0, 1.0]);
         let plain = M3l::new(2, 2, &y, &r, 0.5, &plus, &minus).unwrap();
         for bad in [&[1.0, -1.0][..], &[1.0, f64::NAN], &[0.0, 0.0], &[1.0], &[1.0, f64::INFINITY]] {
-            let err = plain.with_weights(bad).unwrap_err().to_string();
+            let err = plain.with_weights(Some(bad)).unwrap_err().to_string();
             assert!(err.starts_with("sample_weight:"), "{bad:?}: {err}");
         }
         let weights = [3.0, 0.0];
-        let weighted = plain.with_weights(&weights).unwrap();
+        let weighted = plain.with_weights(Some(&weights)).unwrap();
         assert_eq!((weighted.cost(0), weighted.cost(1), plain.cost(1)), (1.5, 0.0, 0.5));
+        assert_eq!(plain.with_weights(None).unwrap().cost(1), 0.5);
         assert!(weighted.check_dual(&[1.5, 0.2, 0.0, 0.0]).is_ok());
         assert!(weighted.check_dual(&[0.0, 0.0, 0.1, 0.0]).is_err());
         // At F = 0 every hinge is 2: P = Σ_i C w_i · 2 L.

@@ -1,17 +1,16 @@
 //! The fits as the estimator runs them: the linear fit in front of [`solve_linear`] (the
 //! warm start and the choice between the serial solver and CoCoA+), and [`Fit`], one
-//! fit of either model from its settings (the linear one through [`fit_linear`], the
-//! kernel one through [`solve`] on a [`KernelModel`]).
+//! fit of either model from its settings.
 
 use super::accelerated::solve_linear;
 use super::kernel_model::KernelModel;
-use super::loss::SdcaLoss;
+use super::loss::{named_loss, SdcaLoss};
 use super::model::{LinearModel, ScoreModel};
 use super::problem::Examples;
 use super::solver::{check_problem, solve, SdcaOptions, SdcaReport};
-use crate::data::{Design, RowBuf};
-use crate::kernels::{ColumnCache, KernelSource};
-use crate::solvers::Monitor;
+use crate::data::{Design, DesignJob, RowBuf};
+use crate::kernels::{ColumnCache, KernelJob, KernelSource};
+use crate::solvers::{Fitted, Monitor, Progress, Report, Status};
 use crate::Result;
 
 /// Below this many examples a parallel (CoCoA+) solve does not pay for its rounds.
@@ -48,43 +47,70 @@ pub fn fit_linear<D: Design, L: SdcaLoss + ?Sized>(
     solve_linear(model, loss, ex, a, opts, parallel.then_some(threads.max(2)), monitor)
 }
 
-/// A fit's result: the weights (m × (d [+ 1 for the bias feature]); None for a kernel
-/// fit), the dual rows (n × m) and the report.
-pub type Fitted = (Option<Vec<f64>>, Vec<f64>, SdcaReport);
-
-/// One fit of `examples` under `loss` from the dual rows `dual` (n × m, m = `n_classes`;
-/// zeros for a cold start), on a design ([`Fit::linear`]) or a kernel ([`Fit::kernel`]).
-pub struct Fit<'a> {
-    pub loss: Box<dyn SdcaLoss>,
-    pub examples: Examples<'a>,
-    pub dual: Vec<f64>,
+/// A fit's settings as the estimator gives them.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// m: the labels lie below it.
     pub n_classes: usize,
-    pub options: SdcaOptions,
+    /// The loss by name ([`named_loss`]), with its k and smoothing.
+    pub loss: String,
+    pub k: usize,
+    pub smoothing: f64,
     /// A linear fit's constant feature (intercept), or None.
     pub bias: Option<f64>,
     /// A linear fit's choice of CoCoA+ (None: [`fit_linear`]'s default).
     pub parallel: Option<bool>,
-    /// A kernel fit's column cache, in MB.
-    pub cache_mb: f64,
+    pub options: SdcaOptions,
 }
 
-impl Fit<'_> {
-    /// The linear fit on `x` ([`fit_linear`]).
-    pub fn linear<D: Design>(mut self, x: &D, monitor: &mut dyn Monitor) -> Result<Fitted> {
-        let mut model = LinearModel::new(x, self.n_classes, self.bias);
-        let (loss, ex, opts) = (&*self.loss, &self.examples, &self.options);
-        let report = fit_linear(&mut model, loss, ex, &mut self.dual, opts, self.parallel, monitor)?;
+/// One fit of `examples` from the dual rows `dual` (n × m; zeros for a cold start): the
+/// weights (m × (d [+ 1 for the bias feature]); None for a kernel fit), the dual rows and
+/// the report, on a design ([`DesignJob`]: [`fit_linear`]) or a kernel ([`KernelJob`]:
+/// [`solve`] on a [`KernelModel`], its columns cached in `cache_mb` MB).
+pub struct Fit<'a> {
+    loss: Box<dyn SdcaLoss>,
+    examples: Examples<'a>,
+    dual: Vec<f64>,
+    settings: &'a Settings,
+    cache_mb: f64,
+}
+
+impl<'a> Fit<'a> {
+    /// The fit under `settings`, its loss named there.
+    pub fn new(settings: &'a Settings, examples: Examples<'a>, dual: Vec<f64>, cache_mb: f64) -> Result<Self> {
+        let loss = named_loss(&settings.loss, settings.k, settings.smoothing)?;
+        Ok(Self { loss, examples, dual, settings, cache_mb })
+    }
+}
+
+impl DesignJob for Fit<'_> {
+    type Output = Fitted<SdcaReport>;
+    fn run<D: Design>(mut self, x: &D, monitor: &mut dyn Monitor) -> Result<Self::Output> {
+        let s = self.settings;
+        let mut model = LinearModel::new(x, s.n_classes, s.bias);
+        let (loss, ex) = (&*self.loss, &self.examples);
+        let report = fit_linear(&mut model, loss, ex, &mut self.dual, &s.options, s.parallel, monitor)?;
         Ok((Some(model.weights().to_vec()), self.dual, report))
     }
+}
 
-    /// The kernel fit (scores A·K_i) on `source`, its columns cached; `bias` is a linear
-    /// fit's setting: kernel scores have no intercept.
-    pub fn kernel<S: KernelSource + ?Sized>(mut self, source: &S, monitor: &mut dyn Monitor) -> Result<Fitted> {
+/// The kernel fit (scores A·K_i), its columns cached; `bias` is a linear fit's setting:
+/// kernel scores have no intercept.
+impl KernelJob for Fit<'_> {
+    type Output = Fitted<SdcaReport>;
+    fn run<S: KernelSource + ?Sized>(mut self, source: &S, monitor: &mut dyn Monitor) -> Result<Self::Output> {
         let cache = ColumnCache::new(source.n(), self.cache_mb)?;
-        let mut model = KernelModel::new(source, self.n_classes, None, cache)?;
+        let mut model = KernelModel::new(source, self.settings.n_classes, None, cache)?;
         model.sync_dual(&self.dual)?;
-        let report = solve(&mut model, &*self.loss, &self.examples, &mut self.dual, &self.options, monitor)?;
+        let opts = &self.settings.options;
+        let report = solve(&mut model, &*self.loss, &self.examples, &mut self.dual, opts, monitor)?;
         Ok((None, self.dual, report))
+    }
+}
+
+impl Report for SdcaReport {
+    fn summary(&self) -> (Status, usize, f64, f64, &[Progress]) {
+        (self.status, self.epochs, self.objectives.primal, self.objectives.dual, &self.history)
     }
 }
 

@@ -18,7 +18,7 @@ mod topk_entropy;
 
 pub use accelerated::solve_linear;
 pub use cocoa::{solve_cocoa, step_length};
-pub use fit::{fit_linear, Fit, Fitted};
+pub use fit::{fit_linear, Fit, Settings};
 pub use hinge::TopKHinge;
 pub use kernel_model::KernelModel;
 pub use local_round::{

@@ -49,6 +49,7 @@ use super::products::Products;
 use super::singular::top_singular_pair;
 use super::small::{columns, thin_qr, thin_svd};
 use super::subspace::{span_step, times, Bases, StepOptions};
+use crate::data::{Design, DesignJob};
 use crate::rng::SplitMix64;
 use crate::solvers::{Monitor, Progress};
 use crate::{Error, Result};
@@ -148,6 +149,19 @@ pub struct Options {
 }
 
 impl Options {
+    /// The options of these penalties and settings, checked ([`Options::check`]).
+    pub fn new(
+        (trace, fro): (f64, f64),
+        fit_intercept: bool,
+        tol: f64,
+        max_iter: usize,
+        subspace_every: usize,
+        seed: u64,
+    ) -> Result<Self> {
+        let options = Self { penalties: Penalties { trace, fro }, fit_intercept, tol, max_iter, subspace_every, seed };
+        options.check().map(|()| options)
+    }
+
     /// Every setting in its domain, named otherwise.
     pub fn check(&self) -> Result<()> {
         let Penalties { trace, fro } = self.penalties;
@@ -350,6 +364,20 @@ pub fn fit_labels<P: Products + ?Sized, M: Monitor + ?Sized>(
 ) -> Result<Fit> {
     let m = labels.iter().max().map_or(0, |&top| top as usize + 1);
     rank_one_descent(x, labels, sample_weight, m, options, start, monitor)
+}
+
+/// [`fit_labels`] as a job on any design X (through [`Rows`](super::Rows)): the labels,
+/// the sample weights, the options and the start.
+pub struct FitLabels<'a>(pub &'a [u32], pub Option<&'a [f64]>, pub Options, pub Option<Start>);
+
+impl DesignJob for FitLabels<'_> {
+    type Output = Fit;
+    // Every product with X (on its codes when product-quantized, `Rows`) is checked
+    // finite by the descent, which names X.
+    const CHECKS_X_ITSELF: bool = true;
+    fn run<D: Design>(self, x: &D, monitor: &mut dyn Monitor) -> Result<Fit> {
+        fit_labels(&super::Rows(x), self.0, self.1, &self.2, self.3, monitor)
+    }
 }
 
 /// Algorithm R1D on X and labels (< m), with the rows' `sample_weight` if given (finite,
@@ -740,7 +768,12 @@ mod tests {
         )
         .unwrap();
         assert!((again.objective - cold.objective).abs() <= 1e-6 * cold.objective);
-        // Bad settings and starts are named.
+        // Bad settings and starts are named, by `Options::new` as by the descent.
+        assert_eq!(Options::new((0.1, 0.0), true, 1e-6, 10, 5, 3).map(|o| o.penalties.trace), Ok(0.1));
+        assert!(matches!(
+            Options::new((-1.0, 0.0), true, 1e-6, 10, 5, 3),
+            Err(Error::InvalidParameter { name: "lambda_trace", .. })
+        ));
         let bad = Options { tol: 0.0, ..opts };
         assert!(matches!(
             rank_one_descent(&x, &labels, None, m, &bad, None, &mut Silent),

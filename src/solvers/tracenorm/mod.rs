@@ -23,7 +23,7 @@ pub mod singular;
 pub mod small;
 pub mod subspace;
 
-pub use descent::{fit_labels, rank_one_descent, Atoms, Fit, Gradient, Options, Record, Start, Status};
+pub use descent::{fit_labels, rank_one_descent, Atoms, Fit, FitLabels, Gradient, Options, Record, Start, Status};
 pub use multinomial::{armijo_rank_one, loss, loss_and_residual, Direction, LineStep, Penalties, Scores};
 pub use products::{x_times, xt_times, Products, Rows};
 pub use singular::{top_singular_pair, SingularPair};

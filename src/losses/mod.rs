@@ -14,7 +14,7 @@ pub use rankmax::rankmax_loss;
 pub use rankmax_sweep::{rankmax_loss_multilabel, SweepWorkspace};
 pub use softmax::softmax_loss;
 pub use sparsemax::sparsemax_loss;
-pub(crate) use topk_hinge::hinge_value;
+pub(crate) use topk_hinge::hinge;
 pub use topk_hinge::{topk_hinge, TopKVariant};
 
 use crate::{Error, Result};

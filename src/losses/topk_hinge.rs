@@ -69,7 +69,7 @@ pub fn topk_hinge<T: Real>(
 ) -> Result<f64> {
     crate::projections::check_row(scores, grad)?;
     let mut scratch = std::mem::take(&mut ws.scratch);
-    let loss = hinge_and_maximiser(scores, y, k, variant, smoothing, &mut scratch, ws);
+    let loss = hinge::<T, true>(scores, y, k, variant, smoothing, &mut scratch, ws);
     if loss.is_ok() {
         let p = &scratch[scores.len() - 1..];
         let (before, after) = grad.split_at_mut(y);
@@ -81,38 +81,13 @@ pub fn topk_hinge<T: Real>(
     loss
 }
 
-/// L_γ of one row (see [`topk_hinge`]) and its gradient with respect to h, the
-/// maximiser p over the classes j ≠ y in order, left in `scratch[m − 1..]` (`scratch`
-/// holds h or h/γ before it). The one computation of the loss: Prox-SDCA's primal
-/// (`crate::solvers::topk_svm::TopKHinge`) calls it too, through [`hinge_value`].
-fn hinge_and_maximiser<T: Real>(
-    scores: &[T],
-    y: usize,
-    k: usize,
-    variant: TopKVariant,
-    smoothing: f64,
-    scratch: &mut Vec<f64>,
-    ws: &mut Workspace,
-) -> Result<f64> {
-    hinge::<T, true>(scores, y, k, variant, smoothing, scratch, ws)
-}
-
-/// L_γ alone: [`hinge_and_maximiser`] without writing the maximiser where the loss
-/// does not need it (γ = 0: the sum of the k largest margins). Prox-SDCA's gap check
-/// evaluates it at every example.
-pub(crate) fn hinge_value<T: Real>(
-    scores: &[T],
-    y: usize,
-    k: usize,
-    variant: TopKVariant,
-    smoothing: f64,
-    scratch: &mut Vec<f64>,
-    ws: &mut Workspace,
-) -> Result<f64> {
-    hinge::<T, false>(scores, y, k, variant, smoothing, scratch, ws)
-}
-
-fn hinge<T: Real, const MAXIMISER: bool>(
+/// L_γ of one row (see [`topk_hinge`]) and, with `MAXIMISER`, its gradient with
+/// respect to h, the maximiser p over the classes j ≠ y in order, left in
+/// `scratch[m − 1..]` (`scratch` holds h or h/γ before it). The one computation of the
+/// loss: Prox-SDCA's primal (`crate::solvers::topk_svm::TopKHinge`) calls it too,
+/// without `MAXIMISER` — at γ = 0 it then stops at the sum of the k largest margins,
+/// which a gap check evaluates at every example.
+pub(crate) fn hinge<T: Real, const MAXIMISER: bool>(
     scores: &[T],
     y: usize,
     k: usize,

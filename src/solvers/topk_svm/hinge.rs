@@ -17,7 +17,7 @@
 //! whole problem: the duality gap P − D = ‖W‖² + Σ_i c_i L_i − dual_i is 0.
 
 use super::loss::{shrunk_list, single, write_dual_row, LossWorkspace, SdcaLoss, MIN_EXTRA_CLASSES};
-use crate::losses::{hinge_value, TopKVariant};
+use crate::losses::{hinge, TopKVariant};
 use crate::{Error, Result};
 
 /// A top-k hinge loss ("alpha" or "beta"), optionally smoothed.
@@ -53,7 +53,7 @@ impl SdcaLoss for TopKHinge {
     fn primal(&self, scores: &[f64], y: &[usize], ws: &mut LossWorkspace) -> Result<f64> {
         // L_γ(h) = max_p ⟨h, p⟩ − (γ/2)‖p‖², attained at p = Π_S(h/γ): the loss module's
         // computation, which `toprank.losses.topk_hinge` returns too.
-        hinge_value(scores, single(y), self.k, self.variant, self.smoothing, &mut ws.b, &mut ws.projection)
+        hinge::<f64, false>(scores, single(y), self.k, self.variant, self.smoothing, &mut ws.b, &mut ws.projection)
     }
 
     fn dual(&self, a: &[f64], y: &[usize], c: f64) -> f64 {

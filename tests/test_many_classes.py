@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from toprank import M3L, RankmaxRanker, TopKSVC, TraceNormLogisticRegression
+from toprank.exceptions import InvalidInputError
 
 # A reported objective against the reference's (see the module docstring).
 OBJECTIVE_RTOL = 1e-9
@@ -142,6 +143,12 @@ def check_svc(clf, X, y, *, sample_weight=None, K=None):
     n, m = len(yi), len(clf.classes_)
     c = clf.C * (np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64))
     A = clf.dual_coef_
+    # The hinge losses' dual rows are kept sparse on linear fits from 256 classes on.
+    kept_sparse = clf.dual_layout == "sparse" or (
+        clf.dual_layout == "auto" and K is None and clf.loss in ("alpha", "beta") and m >= 256
+    )
+    assert sp.issparse(A) == kept_sparse
+    A = A.toarray() if kept_sparse else A
     assert A.shape == (n, m) and np.all(np.isfinite(A))
     loss, k, gamma = clf.loss, clf.k, float(clf.smoothing)
     live = c > 0  # examples of weight 0 add nothing to P
@@ -232,6 +239,39 @@ def test_topksvc_at_1000_classes_with_ties_and_constant_rows(hard_1000, loss, k,
         S = np.asarray(X @ clf.coef_.T, dtype=np.float64) + clf.intercept_
         V = ref.without_label(S, np.searchsorted(clf.classes_, y)) - S[np.arange(len(y)), y][:, None]
         assert np.any(ref.entropy_rows(V, k)[0] < ref.entropy_rows(V, 1)[0] - 1e-9)
+
+
+@pytest.mark.parametrize("loss,k,n_jobs", [("alpha", 5, 1), ("beta", 1, 2)])
+def test_sparse_and_dense_dual_layouts_fit_the_same_model(hard_1000, loss, k, n_jobs):
+    # At 1,000 classes "auto" keeps the hinge's dual rows sparse: the fit (serial, n <
+    # 10,000; its gap checks on 1 or 2 threads) and a warm start along a path of C take
+    # the dense layout's steps — the same coefficients, epochs and dual rows — while
+    # storing a tenth of A or less. (CoCoA+ and the accelerated solver: Rust tests.)
+    X, y = hard_1000
+    fits = {}
+    for layout in ("dense", "auto"):
+        est = TopKSVC(loss=loss, k=k, C=1.0, random_state=0, n_jobs=n_jobs, dual_layout=layout, warm_start=True)
+        fit_quietly(est, X, y)
+        first = (est.coef_.copy(), est.n_iter_, est.dual_coef_.copy())
+        fit_quietly(est.set_params(C=2.0), X, y)
+        fits[layout] = (first, (est.coef_, est.n_iter_, est.dual_coef_))
+    for (coef, epochs, dense), (coef_s, epochs_s, sparse) in zip(fits["dense"], fits["auto"]):
+        assert isinstance(dense, np.ndarray) and sp.issparse(sparse) and sparse.format == "csr"
+        np.testing.assert_array_equal(coef, coef_s)
+        assert epochs == epochs_s
+        np.testing.assert_array_equal(dense, sparse.toarray())
+        assert sparse.nnz == np.count_nonzero(dense) < dense.size / 10
+
+
+def test_dual_layout_is_checked():
+    X, y = hard(300, 8, 5)
+    with pytest.raises(InvalidInputError, match="dual_layout"):
+        TopKSVC(dual_layout="compressed").fit(X, y)
+    with pytest.raises(InvalidInputError, match="dual_layout.*kernel='linear'"):
+        TopKSVC(kernel="rbf", dual_layout="sparse").fit(X, y)
+    # Few classes: "auto" keeps A dense; "sparse" on request.
+    assert isinstance(TopKSVC(keep_dual=True).fit(X, y).dual_coef_, np.ndarray)
+    assert sp.issparse(TopKSVC(keep_dual=True, dual_layout="sparse").fit(X, y).dual_coef_)
 
 
 @pytest.fixture(scope="module")

@@ -135,6 +135,8 @@ class _Training(Protocol[_F]):
 
 # A dual fit's weights (None for a kernel fit), dual rows and report.
 _Fitted = tuple[NDArray[np.float64] | None, NDArray[np.float64], FitReport]
+# Prox-SDCA's: the dual rows dense, or a SciPy CSR array where the core kept them sparse.
+_SdcaFitted = tuple[NDArray[np.float64] | None, NDArray[np.float64] | Any, FitReport]
 
 def m3l_fit(
     x: Any,
@@ -165,7 +167,7 @@ def topk_svm_fit(
     *,
     n_jobs: int | None = None,
     callback: _Progress | None = None,
-) -> _Fitted: ...
+) -> _SdcaFitted: ...
 def kernel_cross(
     z: NDArray[np.float64], x: NDArray[np.float64], kernel: KernelSettings, *, n_jobs: int | None = None
 ) -> NDArray[np.float64]: ...

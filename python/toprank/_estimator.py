@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
@@ -42,7 +43,7 @@ from sklearn.utils.metaestimators import available_if
 from toprank import _core
 from toprank._docs import fill_doc
 from toprank._limits import row_sq_norms
-from toprank._options import FitStatus, Kernel, KernelSettings, SdcaLossName, SdcaSettings
+from toprank._options import DUAL_LAYOUTS, DualLayout, FitStatus, Kernel, KernelSettings, SdcaLossName, SdcaSettings
 from toprank._validation import (
     DEGREE_MAX,
     as_flag,
@@ -406,12 +407,13 @@ class SdcaModel(DualSolverModel, ABC):
     max_epochs: int
     check_every: int
     shrinking: bool
+    dual_layout: DualLayout
     warm_start: bool
     keep_dual: bool
     classes_: NDArray[Any]
     coef_: NDArray[np.float64]
     intercept_: NDArray[np.float64]
-    dual_coef_: NDArray[np.float64]
+    dual_coef_: NDArray[np.float64] | sp.csr_array
     _c: NDArray[np.float64]
 
     def __sklearn_tags__(self) -> Any:
@@ -435,6 +437,7 @@ class SdcaModel(DualSolverModel, ABC):
             "max_epochs": bounded_int(self.max_epochs, "max_epochs", low=1),
             "check_every": bounded_int(self.check_every, "check_every", low=1),
             "shrinking": as_flag(self.shrinking, "shrinking"),
+            "dual_layout": choice(self.dual_layout, "dual_layout", DUAL_LAYOUTS),
             "fit_intercept": as_flag(self.fit_intercept, "fit_intercept"),
             "warm_start": as_flag(self.warm_start, "warm_start"),
             "keep_dual": as_flag(self.keep_dual, "keep_dual"),
@@ -459,6 +462,7 @@ class SdcaModel(DualSolverModel, ABC):
             seed=self._seed(),
             shrinking=params["shrinking"],
             bias=params["intercept_scaling"] if linear_intercept else None,
+            dual_layout=params["dual_layout"],
         )
 
     @staticmethod
@@ -529,9 +533,13 @@ class SdcaModel(DualSolverModel, ABC):
         return largest
 
     def _keep_dual(
-        self, dual: NDArray[np.float64], c: NDArray[np.float64], params: dict[str, Any], targets: Any = None
+        self,
+        dual: NDArray[np.float64] | sp.csr_array,
+        c: NDArray[np.float64],
+        params: dict[str, Any],
+        targets: Any = None,
     ) -> None:
-        """Keeps the n × m dual, with the weights (and ``targets``) it was fitted for, only
+        """Keeps the n × m dual (an array, or a CSR array where the core kept it sparse), with the weights (and ``targets``) it was fitted for, only
         where the next fit starts from it or it was asked for: a linear model predicts
         with ``coef_`` alone, so its size is O(m·d), not O(n·m)."""
         forget(self, "dual_coef_", "_c", "_dual_targets")
@@ -543,7 +551,7 @@ class SdcaModel(DualSolverModel, ABC):
 
     def _warm_dual(
         self, n: int, classes: NDArray[Any], c: NDArray[np.float64], targets: Any = None
-    ) -> NDArray[np.float64] | None:
+    ) -> NDArray[np.float64] | sp.csr_array | None:
         """The previous fit's dual rows, rescaled to the new costs ``c``, where
         ``warm_start`` is set and the fit has the same size and ``classes`` (and, where
         given, ``targets``, compared with ``np.array_equal`` item by item); else None."""
@@ -561,7 +569,11 @@ class SdcaModel(DualSolverModel, ABC):
         # The dual sets scale with c_i, so rescaling each row keeps it feasible.
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(self._c > 0, c / self._c, 0.0)
-        return np.ascontiguousarray(old * ratio[:, None])
+        if isinstance(old, np.ndarray):
+            return np.ascontiguousarray(old * ratio[:, None])
+        scaled = old.copy()  # a CSR array: scale each row's stored values
+        scaled.data *= np.repeat(ratio, np.diff(old.indptr))
+        return scaled
 
 
 class LinePace:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 __all__ = [
@@ -41,6 +42,8 @@ __all__ = [
     "RANKER_LOSSES",
     "SURROGATES",
     "TOPK_LOSSES",
+    "DUAL_LAYOUTS",
+    "DualLayout",
     "Aggregation",
     "HingeVariant",
     "Kernel",
@@ -64,6 +67,9 @@ TopKLoss = Literal["alpha", "beta", "softmax", "entropy"]
 #: The losses of the Prox-SDCA core (``SdcaSettings.loss``): TopKSVC's, and the multi-label
 #: hinge and softmax of label sets (``SdcaProblem.label_starts``; k unused).
 SdcaLossName = Literal["alpha", "beta", "softmax", "entropy", "multilabel_hinge", "multilabel_softmax"]
+#: Where Prox-SDCA keeps its dual variables A (n × m): sparse rows for the hinge losses
+#: on linear models from 256 classes on ("auto"), or always "dense" / "sparse".
+DualLayout = Literal["auto", "dense", "sparse"]
 #: MultiLabelSVC's losses: the multi-label hinge (smoothed by ``smoothing``) and softmax,
 #: ``"multilabel_<loss>"`` in ``SdcaLossName``.
 MultiLabelLoss = Literal["hinge", "softmax"]
@@ -95,6 +101,7 @@ FitStatus = Literal["converged", "max_iter", "no_progress", "interrupted"]
 # value keeps its Literal type).
 KERNELS: tuple[Kernel, ...] = get_args(Kernel)
 TOPK_LOSSES: tuple[TopKLoss, ...] = get_args(TopKLoss)
+DUAL_LAYOUTS: tuple[DualLayout, ...] = get_args(DualLayout)
 MULTILABEL_LOSSES: tuple[MultiLabelLoss, ...] = get_args(MultiLabelLoss)
 HINGE_VARIANTS: tuple[HingeVariant, ...] = get_args(HingeVariant)
 TORCH_BACKENDS: tuple[TorchBackend, ...] = get_args(TorchBackend)
@@ -125,7 +132,8 @@ class SdcaSettings:
     (labels lie below it), the loss and its k and smoothing, the stopping rule (relative duality gap ``tol``, ``max_epochs``, a check
     every ``check_every`` epochs) and the epochs' ``seed``. Linear fits: the constant
     feature ``bias`` (None: no intercept) and ``parallel`` (None: CoCoA+ chosen by the
-    core from the problem size and the threads). Kernel fits: ``kernel``."""
+    core from the problem size and the threads). Where the dual rows are kept:
+    ``dual_layout``. Kernel fits: ``kernel``."""
 
     n_classes: int
     loss: SdcaLossName
@@ -138,6 +146,7 @@ class SdcaSettings:
     shrinking: bool = True
     bias: float | None = None
     parallel: bool | None = None
+    dual_layout: DualLayout = "auto"
     kernel: KernelSettings | None = None
 
 
@@ -147,12 +156,13 @@ class SdcaProblem:
     with ``label_starts`` the flat label sets, example i's labels
     ``y[label_starts[i]:label_starts[i + 1]]``, ascending), the examples' weights ``c``
     (C times the sample and class weights, n) and the dual rows to start from
-    (``dual_coef``, n × n_classes; None: a cold start). The core checks them all."""
+    (``dual_coef``, n × n_classes, an array or a SciPy CSR matrix; None: a cold
+    start). The core checks them all."""
 
     y: NDArray[np.int64]
     c: NDArray[np.float64]
     label_starts: NDArray[np.int64] | None = None
-    dual_coef: NDArray[np.float64] | None = None
+    dual_coef: NDArray[np.float64] | sp.csr_array | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -58,7 +58,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 from toprank import _core
 from toprank._docs import fill_doc
 from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
-from toprank._options import MULTILABEL_LOSSES, Kernel, MultiLabelLoss, SdcaLossName, SdcaProblem
+from toprank._options import MULTILABEL_LOSSES, DualLayout, Kernel, MultiLabelLoss, SdcaLossName, SdcaProblem
 from toprank._validation import (
     canonical_csr,
     indicator_matrix,
@@ -284,6 +284,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         Between two checks, skip the examples with zero loss and zero dual variables
         (and, for the hinge, score only the labels near each example's dual support);
         every check re-admits whatever became violated, so the solution is the same.
+    %(sdca_dual_layout)s
     warm_start : bool, default=False
         Start from the previous fit's dual variables when the new fit has the same
         examples' label sets (and classes), e.g. along a path of C; the model then keeps
@@ -312,8 +313,9 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         The score threshold of :meth:`predict`, fitted on the training set (multi-label
         targets only; see ``toprank.multilabel.hamming_threshold``): the one of least
         training Hamming loss, possibly ±inf.
-    dual_coef_ : ndarray of shape (n_samples, n_labels)
-        The dual variables A (``coef_ = Xᵀ A`` with the intercept column), only with
+    dual_coef_ : ndarray or scipy.sparse.csr_array of shape (n_samples, n_labels)
+        The dual variables A (``coef_ = Xᵀ A`` with the intercept column; sparse where
+        ``dual_layout`` kept them so), only with
         ``keep_dual=True`` or ``warm_start=True``.
     %(sdca_objective_attributes)s
     status_ : {"converged", "max_iter", "no_progress", "interrupted"}
@@ -339,7 +341,8 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
     O(n·m log(n·m)).
 
     Cost: an epoch is O(nnz(X) · m) plus O(m log m) per example for the step;
-    memory is X in place, the m × d weights and the n × m dual during the fit.
+    memory is X in place, the m × d weights and the n × m dual during the fit (its
+    nonzeros only for the hinge from 256 labels on, see ``dual_layout``).
 
     On noisy data the non-smooth hinge's optimum can be W = 0 (all scores tied); the
     smoothed hinge (``smoothing`` ≈ 1) or the softmax loss then rank far better.
@@ -382,6 +385,7 @@ class MultiLabelSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # 
         max_epochs: int = 1000,
         check_every: int = 5,
         shrinking: bool = True,
+        dual_layout: DualLayout = "auto",
         warm_start: bool = False,
         keep_dual: bool = False,
         random_state: int | np.random.RandomState | None = None,

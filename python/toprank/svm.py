@@ -40,7 +40,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from toprank import _core
 from toprank._docs import fill_doc
 from toprank._estimator import ClassScores, SdcaModel, choice, finite_fit, forget, keep_params
-from toprank._options import KERNELS, TOPK_LOSSES, Kernel, SdcaProblem, TopKLoss
+from toprank._options import KERNELS, TOPK_LOSSES, DualLayout, Kernel, SdcaProblem, TopKLoss
 from toprank._validation import bounded_int as _int
 from toprank._validation import bounded_real as _real
 from toprank._validation import canonical_csr, restores_on_failure, validate_input
@@ -112,6 +112,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         and (hinge losses) score only the classes near each example's dual support, as
         LIBLINEAR does; every check re-admits whatever became violated, so the solution
         is the same. Turn off only to compare or debug.
+    %(sdca_dual_layout)s
     cache_size : float, default=1024
         Kernel column cache in MB (kernel="rbf"/"poly").
     warm_start : bool, default=False
@@ -145,8 +146,8 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
     classes_ : ndarray of shape (n_classes,)
         The class labels, sorted; the columns of :meth:`decision_function`.
     %(n_features_in)s
-    dual_coef_ : ndarray of shape (n_samples, n_classes)
-        The dual variables A, only with ``keep_dual=True`` or ``warm_start=True`` (a
+    dual_coef_ : ndarray or scipy.sparse.csr_array of shape (n_samples, n_classes)
+        The dual variables A (sparse where ``dual_layout`` kept them so), only with ``keep_dual=True`` or ``warm_start=True`` (a
         kernel model predicts from the rows of ``support_``, kept privately);
         ``coef_ = Xᵀ dual_coef_`` (plus the intercept column), except after the
         accelerated solver took over a badly scaled problem: then ``coef_`` and
@@ -188,7 +189,8 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
     cache of ``cache_size`` MB holds the columns.
     The number of epochs grows with C·max‖x_i‖² (about 1 is well scaled). Memory:
     X used in place (no copy of C-ordered float32/float64 arrays or CSR), the m × d
-    weights, and the n × m dual during the fit.
+    weights, and the n × m dual during the fit (only its nonzeros for the hinge
+    losses from 256 classes on, see ``dual_layout``).
 
     References
     ----------
@@ -238,6 +240,7 @@ class TopKSVC(ClassScores, SdcaModel, ClassifierMixin, BaseEstimator):  # type: 
         max_epochs: int = 1000,
         check_every: int = 5,
         shrinking: bool = True,
+        dual_layout: DualLayout = "auto",
         cache_size: float = 1024,
         warm_start: bool = False,
         keep_dual: bool = False,

@@ -5,8 +5,9 @@
 use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 
-use super::arrays::{array_in, to_numpy};
+use super::arrays::{array_in, indices, to_numpy};
 use super::errors::to_py;
+use crate::solvers::topk_svm::{DualMatrix, SparseDual};
 use crate::solvers::{relative_gap, Report};
 
 /// The end of a solve: why it stopped, the iterations (epochs) run, the objectives and
@@ -39,19 +40,76 @@ pub(crate) fn initial_dual(dual_coef: Option<&Bound<'_, PyAny>>, n: usize, m: us
     crate::solvers::initial_dual(given, n, m).map_err(to_py)
 }
 
+/// A Prox-SDCA fit's dual rows to start from: None (a cold start), or `dual_coef`, a
+/// dense n × m array ([`initial_dual`]) or a SciPy CSR matrix of that shape, read as
+/// its `indptr`, `indices` and `data`; the core checks either.
+pub(crate) fn initial_sdca_dual(
+    dual_coef: Option<&Bound<'_, PyAny>>,
+    n: usize,
+    m: usize,
+) -> PyResult<Option<DualMatrix>> {
+    let Some(given) = dual_coef else {
+        return Ok(None);
+    };
+    if !given.hasattr("indptr")? {
+        return initial_dual(Some(given), n, m).map(|values| Some(DualMatrix::Dense(values)));
+    }
+    let shape: (usize, usize) = given.getattr("shape")?.extract()?;
+    if shape != (n, m) {
+        return Err(to_py(crate::Error::input("dual_coef", format!("must have shape ({n}, {m}), got {shape:?}"))));
+    }
+    let indptr = indices::<usize>(&given.getattr("indptr")?, "dual_coef")?;
+    let classes = indices::<usize>(&given.getattr("indices")?, "dual_coef")?;
+    let data = array_in::<f64, ndarray::Ix1>(&given.getattr("data")?, "dual_coef")?;
+    let dual = SparseDual::from_csr(&indptr, &classes, data.as_slice()?, n, m).map_err(to_py)?;
+    Ok(Some(DualMatrix::Sparse(dual)))
+}
+
 /// A dual fit's result for Python: the weights (m × width: one row per class or label;
-/// None for a kernel fit), the dual rows (n × m) and the report.
+/// None for a kernel fit), the dual rows (n × m: an array, or a SciPy CSR array where
+/// the fit kept them sparse) and the report.
 pub(crate) type Fitted<'py> = (Option<Bound<'py, PyAny>>, Bound<'py, PyAny>, FitReport);
 
-pub(crate) fn fitted<'py, R: Report>(
+/// Dual rows as Python receives them.
+pub(crate) trait DualOut {
+    fn into_python(self, py: Python<'_>, m: usize) -> PyResult<Bound<'_, PyAny>>;
+}
+
+impl DualOut for Vec<f64> {
+    fn into_python(self, py: Python<'_>, m: usize) -> PyResult<Bound<'_, PyAny>> {
+        let n = self.len().checked_div(m).unwrap_or(0);
+        to_numpy(py, self, &[n, m])
+    }
+}
+
+impl DualOut for DualMatrix {
+    fn into_python(self, py: Python<'_>, m: usize) -> PyResult<Bound<'_, PyAny>> {
+        match self {
+            DualMatrix::Dense(values) => values.into_python(py, m),
+            DualMatrix::Sparse(dual) => {
+                let (indptr, classes, data) = dual.to_csr();
+                let n = indptr.len() - 1;
+                let as_i64 = |v: Vec<usize>| {
+                    let len = v.len();
+                    to_numpy(py, v.into_iter().map(|i| i as i64).collect::<Vec<i64>>(), &[len])
+                };
+                let arrays = (to_numpy(py, data, &[classes.len()])?, as_i64(classes)?, as_i64(indptr)?);
+                py.import("scipy.sparse")?.getattr("csr_array")?.call1((arrays, (n, m)))
+            }
+        }
+    }
+}
+
+pub(crate) fn fitted<'py, R: Report, A: DualOut>(
     py: Python<'py>,
-    (coef, dual, report): crate::solvers::Fitted<R>,
+    (coef, dual, report): crate::solvers::Fitted<R, A>,
     m: usize,
 ) -> PyResult<Fitted<'py>> {
-    let matrix = |values: Vec<f64>, rows_are_m: bool| {
-        let other = values.len().checked_div(m).unwrap_or(0);
-        to_numpy(py, values, &if rows_are_m { [m, other] } else { [other, m] })
-    };
-    let coef = coef.map(|w| matrix(w, true)).transpose()?;
-    Ok((coef, matrix(dual, false)?, FitReport::from(&report)))
+    let coef = coef
+        .map(|w| {
+            let width = w.len().checked_div(m).unwrap_or(0);
+            to_numpy(py, w, &[m, width])
+        })
+        .transpose()?;
+    Ok((coef, dual.into_python(py, m)?, FitReport::from(&report)))
 }

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 
 use super::arrays::{array_in, indices};
 use super::design::{with_model, KernelSettings};
-use super::report::{fitted, initial_dual, Fitted};
+use super::report::{fitted, initial_sdca_dual, Fitted};
 use super::threads;
 use crate::solvers::topk_svm::{Examples, Fit, SdcaOptions, Settings};
 
@@ -18,7 +18,7 @@ pub(crate) struct SdcaSettings {
     fit: Settings,
 }
 by_attribute!(SdcaSettings { kernel; fit });
-by_attribute!(Settings { n_classes, loss, k, smoothing, bias, parallel; options });
+by_attribute!(Settings { n_classes, loss, k, smoothing, bias, parallel, dual_layout; options });
 by_attribute!(SdcaOptions { tol, max_epochs, check_every, seed, shrinking });
 
 /// `toprank._options.SdcaProblem`, read by attribute: the labels `y` (one per example,
@@ -58,7 +58,7 @@ pub(crate) fn topk_svm_fit<'py>(
         Some(starts) => (Examples::with_label_sets(&y, starts, c.as_slice()?), starts.len().saturating_sub(1)),
         None => (Examples::new(&y, c.as_slice()?), y.len()),
     };
-    let dual = initial_dual(problem.dual_coef.as_ref(), n, m)?;
+    let dual = initial_sdca_dual(problem.dual_coef.as_ref(), n, m)?;
     let job = Fit::new(&settings.fit, examples, dual, kernel.map_or(0.0, |k| k.cache_size))?;
     fitted(x.py(), with_model(x, kernel, threads, callback, job)?, m)
 }

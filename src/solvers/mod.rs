@@ -13,8 +13,9 @@ pub mod tracenorm;
 pub use monitor::{relative_gap, Monitor, Progress, Report, Silent, Status};
 
 /// A dual fit's result: the weights (a row per class or label; None for a kernel fit),
-/// the dual rows (n × m) and the solver's report.
-pub type Fitted<R> = (Option<Vec<f64>>, Vec<f64>, R);
+/// the dual rows (n × m: dense row-major, or for Prox-SDCA `topk_svm::DualMatrix`) and
+/// the solver's report.
+pub type Fitted<R, A = Vec<f64>> = (Option<Vec<f64>>, A, R);
 
 /// The dual rows a fit starts from (n × m, row-major): zeros for a cold start, or the
 /// caller's `dual_coef` of shape `shape` for a warm start, which must be n × m and finite.

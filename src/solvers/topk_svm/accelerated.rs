@@ -32,6 +32,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::cocoa::solve_cocoa;
+use super::dual::DualRowsMut;
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::{ActiveSet, Examples, Objectives};
@@ -53,11 +54,11 @@ const PATIENCE: usize = 10;
 /// the accelerated outer loop when κ_max ≥ 4 and the plain solver's gap did not halve
 /// over the last half of its epochs (judged from epoch 20 on). `a` and the model
 /// hold the final iterate (see the module docs for what they are after a switch).
-pub fn solve_linear<D: Design, L: SdcaLoss + ?Sized>(
+pub fn solve_linear<D: Design, L: SdcaLoss + ?Sized, A: DualRowsMut + ?Sized>(
     model: &mut LinearModel<D>,
     loss: &L,
     ex: &Examples,
-    a: &mut [f64],
+    a: &mut A,
     opts: &SdcaOptions,
     blocks: Option<usize>,
     monitor: &mut dyn Monitor,
@@ -68,7 +69,7 @@ pub fn solve_linear<D: Design, L: SdcaLoss + ?Sized>(
     let mut active = ActiveSet::new(model.n_rows());
     let plain = |model: &mut LinearModel<D>,
                  ex: &Examples,
-                 a: &mut [f64],
+                 a: &mut A,
                  opts: &SdcaOptions,
                  active: &mut ActiveSet,
                  monitor: &mut dyn Monitor| match blocks {
@@ -142,10 +143,10 @@ impl Monitor for Quiet<'_> {
 }
 
 /// The accelerated outer loop's state.
-struct Stages<'s, 'm, D: Design> {
+struct Stages<'s, 'm, D: Design, A: DualRowsMut + ?Sized> {
     model: &'s mut LinearModel<'m, D>,
     ex: &'s Examples<'s>,
-    a: &'s mut [f64],
+    a: &'s mut A,
     opts: &'s SdcaOptions,
     active: ActiveSet,
     start: Instant,
@@ -153,7 +154,7 @@ struct Stages<'s, 'm, D: Design> {
     epochs: usize,
 }
 
-impl<D: Design> Stages<'_, '_, D> {
+impl<D: Design, A: DualRowsMut + ?Sized> Stages<'_, '_, D, A> {
     fn run(
         &mut self,
         mut mu: f64,
@@ -161,7 +162,7 @@ impl<D: Design> Stages<'_, '_, D> {
         plain: impl Fn(
             &mut LinearModel<D>,
             &Examples,
-            &mut [f64],
+            &mut A,
             &SdcaOptions,
             &mut ActiveSet,
             &mut dyn Monitor,
@@ -171,7 +172,7 @@ impl<D: Design> Stages<'_, '_, D> {
         // Z = (1 − 1/μ)·W, so W = Z + X^T A/μ stays where it is.
         let mut w_prev = self.model.weights().to_vec();
         let mut centre: Vec<f64> = w_prev.iter().map(|&w| (1.0 - 1.0 / mu) * w).collect();
-        self.a.iter_mut().for_each(|v| *v /= mu);
+        self.a.map_values(|v| v / mu);
         let (mut best, mut since_best) = (f64::INFINITY, 0);
         // The stage problem's weights c_i/μ, rescaled only when μ changes.
         let mut stage_c: Vec<f64> = self.ex.c.iter().map(|&c| c / mu).collect();
@@ -185,7 +186,7 @@ impl<D: Design> Stages<'_, '_, D> {
             let report = plain(self.model, &ex, self.a, &inner, &mut self.active, &mut Quiet(monitor))?;
             self.epochs += report.epochs;
             if report.status == Status::Interrupted {
-                self.a.iter_mut().for_each(|v| *v *= mu);
+                self.a.map_values(|v| v * mu);
                 let nan = Objectives { primal: f64::NAN, dual: f64::NAN };
                 return Ok(self.report(Status::Interrupted, nan));
             }
@@ -212,7 +213,7 @@ impl<D: Design> Stages<'_, '_, D> {
                 let smaller = mu / 4.0;
                 if smaller < 2.0 {
                     // Plain SDCA from here: A ← μA, W = X^T(μA) = μ(W − Z).
-                    self.a.iter_mut().for_each(|v| *v *= mu);
+                    self.a.map_values(|v| v * mu);
                     for (wv, &z) in self.model.weights_mut().iter_mut().zip(&centre) {
                         *wv = mu * (*wv - z);
                     }
@@ -232,7 +233,7 @@ impl<D: Design> Stages<'_, '_, D> {
                 }
                 // X^T A scales by μ/μ' with A; the new centre is (1 − 1/μ')·W.
                 let ratio = mu / smaller;
-                self.a.iter_mut().for_each(|v| *v *= ratio);
+                self.a.map_values(|v| v * ratio);
                 let new_centre: Vec<f64> = w.iter().map(|&wv| (1.0 - 1.0 / smaller) * wv).collect();
                 for ((wv, &z), &z_new) in self.model.weights_mut().iter_mut().zip(&centre).zip(&new_centre) {
                     *wv = z_new + ratio * (*wv - z);
@@ -256,7 +257,7 @@ impl<D: Design> Stages<'_, '_, D> {
             }
         };
         let (status, obj) = last;
-        self.a.iter_mut().for_each(|v| *v *= mu);
+        self.a.map_values(|v| v * mu);
         Ok(self.report(status, obj))
     }
 

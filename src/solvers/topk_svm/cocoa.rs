@@ -20,6 +20,7 @@
 
 use rayon::prelude::*;
 
+use super::dual::{DisjointRows, DualRowsMut};
 use super::loss::SdcaLoss;
 use super::model::{LinearModel, ScoreModel};
 use super::problem::{objectives, ActiveSet, Examples};
@@ -61,11 +62,11 @@ struct Block {
 /// previous solve on a nearby problem left: see `solver::solve_from`). On Err, `a` may
 /// hold part of a round's steps, out of step with the model's W: discard both.
 #[allow(clippy::too_many_arguments)]
-pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
+pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized, A: DualRowsMut + ?Sized>(
     model: &mut LinearModel<D>,
     loss: &L,
     ex: &Examples,
-    a: &mut [f64],
+    a: &mut A,
     opts: &SdcaOptions,
     n_blocks: usize,
     active: &mut ActiveSet,
@@ -111,7 +112,7 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
             // W leaves the model for the epoch (the blocks only need the design from it).
             let mut w = std::mem::take(&mut model.w);
             let setup = Epoch { model: &**model, loss, ex, active: &active, sigma, line_search };
-            let result = setup.epoch(&order, &mut blocks, &mut a, &mut w, &mut total, monitor);
+            let result = setup.epoch(&order, &mut blocks, &a.disjoint(m), &mut w, &mut total, monitor);
             model.w = w;
             result
         },
@@ -120,7 +121,7 @@ pub fn solve_cocoa<D: Design, L: SdcaLoss + ?Sized>(
                 &**model_cell.borrow(),
                 loss,
                 ex,
-                &a_cell.borrow(),
+                &**a_cell.borrow(),
                 &mut active.borrow_mut(),
                 opts.shrinking,
                 stop,
@@ -154,21 +155,19 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
         &self,
         order: &[usize],
         blocks: &mut [Block],
-        a: &mut [f64],
+        rows: &DisjointRows,
         w: &mut [f64],
         total: &mut [f64],
         monitor: &mut dyn Monitor,
     ) -> Result<bool> {
-        let m = self.model.n_classes();
         // Exactly one part per block (sizes differ by at most one), so every block's u_b
         // and line-search terms belong to this round.
         let (len, b) = (order.len(), blocks.len());
         let parts: Vec<&[usize]> = (0..b).map(|k| &order[k * len / b..(k + 1) * len / b]).collect();
-        let rows = DisjointRows::new(a, m);
         let mut pending: Option<f64> = None;
         for round in 0..len.div_ceil(b).div_ceil(ROUND_EXAMPLES) {
             if monitor.should_stop() {
-                self.flush(pending, &parts, blocks, &rows, w, total);
+                self.flush(pending, &parts, blocks, rows, w, total);
                 return Ok(true);
             }
             let (w_now, dw) = (&*w, &*total);
@@ -176,7 +175,7 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
                 match pending {
                     Some(t) => {
                         block.u.iter_mut().zip(w_now.iter().zip(dw)).for_each(|(u, (&w, &d))| *u = advanced(w, t, d));
-                        self.commit(block, part, &rows, t);
+                        self.commit(block, part, rows, t);
                     }
                     None => block.u.copy_from_slice(w_now),
                 }
@@ -186,12 +185,11 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
                 let examples = &part[block.span.clone()];
                 for (j, &i) in examples.iter().enumerate() {
                     if let Some(&next) = examples.get(j + 1) {
-                        // SAFETY: `next` is in this block's part, as row i below.
-                        prefetch_step(self.model, self.ex, self.active, unsafe { rows.row_ref(next) }, next);
+                        prefetch_step(self.model, self.ex, self.active, next);
+                        // SAFETY: `next` is in this block's part: no other thread writes it.
+                        unsafe { rows.prefetch(next) };
                     }
-                    // SAFETY: parts are disjoint, so no other thread touches row i.
-                    let ai = unsafe { rows.row(i) };
-                    self.local_step(i, ai, block)?;
+                    self.local_step(i, rows, block)?;
                 }
                 Ok::<(), Error>(())
             })?;
@@ -222,7 +220,7 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
                 1.0
             });
         }
-        self.flush(pending, &parts, blocks, &rows, w, total);
+        self.flush(pending, &parts, blocks, rows, w, total);
         Ok(false)
     }
 
@@ -231,13 +229,13 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
         &self,
         pending: Option<f64>,
         parts: &[&[usize]],
-        blocks: &[Block],
+        blocks: &mut [Block],
         rows: &DisjointRows,
         w: &mut [f64],
         total: &[f64],
     ) {
         if let Some(t) = pending {
-            blocks.par_iter().zip(parts.par_iter()).for_each(|(block, part)| self.commit(block, part, rows, t));
+            blocks.par_iter_mut().zip(parts.par_iter()).for_each(|(block, part)| self.commit(block, part, rows, t));
             w.par_chunks_mut(AGGREGATE_CHUNK)
                 .zip(total.par_chunks(AGGREGATE_CHUNK))
                 .for_each(|(w, dw)| w.iter_mut().zip(dw).for_each(|(w, &d)| *w = advanced(*w, t, d)));
@@ -247,36 +245,50 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
     /// a_i ← old_i + t (a_i − old_i) for the examples of the block's last round. Nothing
     /// to do at t = 1, the usual case: A already holds the full steps (and the A rows
     /// of a past round, long evicted from the cache, are not read again).
-    fn commit(&self, block: &Block, part: &[usize], rows: &DisjointRows, t: f64) {
+    fn commit(&self, block: &mut Block, part: &[usize], rows: &DisjointRows, t: f64) {
         if t == 1.0 {
             return;
         }
         let m = self.model.n_classes();
+        let scratch = &mut block.step.dense_row;
         for (&i, old) in part[block.span.clone()].iter().zip(block.old_rows.chunks_exact(m)) {
+            let pull_back = |ai: &mut [f64]| {
+                // Only the step's classes can have changed.
+                for &c in self.active.classes(i).unwrap_or(self.model.all_classes()) {
+                    let c = c as usize;
+                    ai[c] = old[c] + t * (ai[c] - old[c]);
+                }
+                Ok(true)
+            };
             // SAFETY: parts are disjoint, so no other thread touches row i meanwhile.
-            let ai = unsafe { rows.row(i) };
-            // Only the step's classes can have changed.
-            for &c in self.active.classes(i).unwrap_or(self.model.all_classes()) {
-                let c = c as usize;
-                ai[c] = old[c] + t * (ai[c] - old[c]);
-            }
+            unsafe { rows.update_row(i, scratch, pull_back) }.expect("pulling a row back does not fail");
         }
     }
 
-    /// One σ'-scaled SDCA step of example i in a block on its dual row `ai` (in A);
-    /// appends the old row to `block.old_rows` and, for the line search, adds its
-    /// dual-term changes at t = ½ and 1.
-    fn local_step(&self, i: usize, ai: &mut [f64], block: &mut Block) -> Result<()> {
-        let (model, ex) = (self.model, self.ex);
+    /// One σ'-scaled SDCA step of example i (its row of A in `rows`, which only this
+    /// block's thread touches); appends the old row to `block.old_rows` and, for the
+    /// line search, adds its dual-term changes at t = ½ and 1.
+    fn local_step(&self, i: usize, rows: &DisjointRows, block: &mut Block) -> Result<()> {
+        let model = self.model;
         let classes = self.active.classes(i).unwrap_or(model.all_classes());
-        let kii = model.sq_norm(i);
         let k = classes.len();
-        let step = &mut block.step;
-        model.scores_with(&block.u, i, classes, &mut step.s[..k], &mut step.buf);
+        model.scores_with(&block.u, i, classes, &mut block.step.s[..k], &mut block.step.buf);
+        let mut scratch = std::mem::take(&mut block.step.dense_row);
+        // SAFETY: parts are disjoint, so no other thread touches row i.
+        let changed = unsafe { rows.update_row(i, &mut scratch, |ai| self.step_row(i, classes, ai, block)) };
+        block.step.dense_row = scratch;
+        classes.iter().for_each(|&c| block.step.delta[c as usize] = 0.0);
+        changed.map(|_| ())
+    }
+
+    /// [`Epoch::local_step`] on the dense row `ai` (scores in `block.step.s`).
+    fn step_row(&self, i: usize, classes: &[u32], ai: &mut [f64], block: &mut Block) -> Result<bool> {
+        let (model, ex, step) = (self.model, self.ex, &mut block.step);
         let start = block.old_rows.len();
         block.old_rows.extend_from_slice(ai);
         let a_old = &block.old_rows[start..];
-        if restricted_step(self.loss, ex, i, classes, kii, self.sigma, ai, step)? {
+        let changed = restricted_step(self.loss, ex, i, classes, model.sq_norm(i), self.sigma, ai, step)?;
+        if changed {
             model.apply_with(&mut block.u, i, &step.delta, self.sigma, &mut step.buf);
             if self.line_search {
                 let (y, c) = (ex.labels(i), ex.c[i]);
@@ -286,8 +298,7 @@ impl<D: Design, L: SdcaLoss + ?Sized> Epoch<'_, D, L> {
                 block.dual_one += self.loss.dual(ai, y, c) - d0;
             }
         }
-        classes.iter().for_each(|&c| step.delta[c as usize] = 0.0);
-        Ok(())
+        Ok(changed)
     }
 }
 
@@ -321,45 +332,5 @@ pub fn step_length(dual_half: f64, dual_one: f64, w_dw: f64, dw_dw: f64) -> f64 
         1.0
     } else {
         0.0
-    }
-}
-
-/// Mutable access to distinct rows of the dual matrix from several threads.
-struct DisjointRows<'a> {
-    ptr: *mut f64,
-    n_rows: usize,
-    m: usize,
-    /// Holds the matrix's mutable borrow while rows are handed out.
-    _matrix: std::marker::PhantomData<&'a mut [f64]>,
-}
-
-// SAFETY: a `DisjointRows` hands out a row only through the unsafe `row`, whose callers
-// guarantee that no two threads use the same row at the same time.
-unsafe impl Sync for DisjointRows<'_> {}
-
-impl<'a> DisjointRows<'a> {
-    fn new(a: &'a mut [f64], m: usize) -> Self {
-        Self { ptr: a.as_mut_ptr(), n_rows: a.len() / m, m, _matrix: std::marker::PhantomData }
-    }
-
-    /// Row i, shared.
-    ///
-    /// # Safety
-    /// No thread may write row i while the returned slice is used.
-    unsafe fn row_ref(&self, i: usize) -> &[f64] {
-        assert!(i < self.n_rows, "row {i} out of range");
-        // SAFETY: in bounds (asserted); the absence of writers is the caller's contract.
-        unsafe { std::slice::from_raw_parts(self.ptr.add(i * self.m), self.m) }
-    }
-
-    /// Row i.
-    ///
-    /// # Safety
-    /// No other reference to row i may be alive while the returned one is used.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn row(&self, i: usize) -> &mut [f64] {
-        assert!(i < self.n_rows, "row {i} out of range");
-        // SAFETY: in bounds (asserted); exclusivity is the caller's contract.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i * self.m), self.m) }
     }
 }

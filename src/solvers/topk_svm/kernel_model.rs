@@ -201,6 +201,10 @@ impl<S: KernelSource + ?Sized> ScoreModel for KernelModel<'_, S> {
         self.source.diag(i) + self.b2
     }
 
+    fn reads_dual(&self) -> bool {
+        true
+    }
+
     fn scores(&self, i: usize, a: &[f64], s: &mut [f64], _buf: &mut RowBuf) {
         let (support, b2, sum_a) = (&self.support[..], self.b2, &self.sum_a[..]);
         if support.is_empty() {

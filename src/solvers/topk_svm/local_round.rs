@@ -165,7 +165,8 @@ pub fn local_round<D: Design, L: SdcaLoss + ?Sized>(
             }
             visited += 1;
             if let Some(&next) = order.get(first + j + 1) {
-                prefetch_step(model, ex, active, &a[next * m..(next + 1) * m], next);
+                prefetch_step(model, ex, active, next);
+                crate::vector_code::prefetch_lines(&a[next * m..(next + 1) * m]);
             }
             let classes = active.classes(i).unwrap_or(all);
             let k = classes.len();

@@ -3,6 +3,7 @@
 
 mod accelerated;
 mod cocoa;
+mod dual;
 mod fit;
 mod hinge;
 mod kernel_model;
@@ -18,6 +19,9 @@ mod topk_entropy;
 
 pub use accelerated::solve_linear;
 pub use cocoa::{solve_cocoa, step_length};
+pub use dual::{
+    DisjointRows, DualLayout, DualMatrix, DualRows, DualRowsMut, SparseDual, SparseRow, SPARSE_MIN_CLASSES,
+};
 pub use fit::{fit_linear, Fit, Settings};
 pub use hinge::TopKHinge;
 pub use kernel_model::KernelModel;

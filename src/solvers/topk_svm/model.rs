@@ -56,6 +56,11 @@ pub trait ScoreModel: Sync {
     fn sq_norm_w(&self, from_scores: f64) -> f64;
     /// Starts loading example i's row and squared norm (a hint).
     fn prefetch_row(&self, _i: usize) {}
+    /// Whether the scores read the dual matrix `a` (a kernel model's A·K_i); a model
+    /// that does not (explicit W) is handed an empty `a` when A is stored sparse.
+    fn reads_dual(&self) -> bool {
+        false
+    }
 }
 
 /// W as an m × dw row-major matrix (one row per class: the layout of `coef_`), over a
@@ -114,6 +119,11 @@ impl<'a, D: Design> LinearModel<'a, D> {
     /// The weights, m × dw row-major.
     pub fn weights(&self) -> &[f64] {
         &self.w
+    }
+
+    /// The weights, m × dw row-major, taken out of the model.
+    pub fn into_weights(self) -> Vec<f64> {
+        self.w
     }
 
     pub fn weights_mut(&mut self) -> &mut [f64] {

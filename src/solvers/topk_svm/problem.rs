@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
+use super::dual::DualRows;
 use super::loss::{LossWorkspace, SdcaLoss};
 use super::model::ScoreModel;
 use crate::data::RowBuf;
@@ -258,11 +259,11 @@ impl ActiveSet {
 /// Also rebuilds `active` (see [`ActiveSet`]); class lists only if `shrink_classes`.
 /// `None` if `stop` was raised meanwhile (polled per chunk of examples; `active` is then
 /// partly rebuilt, and the solve is over).
-pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(
+pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized, A: DualRows + ?Sized>(
     model: &M,
     loss: &L,
     ex: &Examples,
-    a: &[f64],
+    a: &A,
     active: &mut ActiveSet,
     shrink_classes: bool,
     stop: Option<&AtomicBool>,
@@ -277,11 +278,11 @@ pub fn objectives<M: ScoreModel, L: SdcaLoss + ?Sized>(
 /// The example sums of [`objectives`]: Σ c_i L_i, Σ dual_i and Σ ⟨a_i, Wᵀx_i⟩ (= ‖W‖² when
 /// W = W(A)), added over fixed chunks in order; rebuilds `active` the same way. `None`
 /// if `stop` was raised meanwhile (see [`objectives`]).
-pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
+pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized, A: DualRows + ?Sized>(
     model: &M,
     loss: &L,
     ex: &Examples,
-    a: &[f64],
+    a: &A,
     active: &mut ActiveSet,
     shrink_classes: bool,
     stop: Option<&AtomicBool>,
@@ -293,8 +294,8 @@ pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
         .par_chunks_mut(GAP_CHUNK)
         .enumerate()
         .map_init(
-            || (LossWorkspace::new(), RowBuf::new(), vec![0.0; SCORE_BLOCK * m]),
-            |(ws, buf, block), (chunk, flags)| {
+            || (LossWorkspace::new(), RowBuf::new(), vec![0.0; SCORE_BLOCK * m], vec![0.0; m]),
+            |(ws, buf, block, dense_row), (chunk, flags)| {
                 if stop.is_some_and(|stop| stop.load(Ordering::Relaxed)) {
                     return Ok(None);
                 }
@@ -303,13 +304,13 @@ pub(crate) fn objective_terms<M: ScoreModel, L: SdcaLoss + ?Sized>(
                 let start = chunk * GAP_CHUNK;
                 for (lo, flags) in (start..).step_by(SCORE_BLOCK).zip(flags.chunks_mut(SCORE_BLOCK)) {
                     let rows = lo..lo + flags.len();
-                    model.scores_block(rows.clone(), a, &mut block[..flags.len() * m], buf);
+                    model.scores_block(rows.clone(), a.dense().unwrap_or(&[]), &mut block[..flags.len() * m], buf);
                     for ((i, flag), s) in rows.zip(flags.iter_mut()).zip(block.chunks_exact(m)) {
                         let c = ex.c[i];
                         let before = classes.len();
                         *flag = false;
                         if c > 0.0 {
-                            let ai = &a[i * m..(i + 1) * m];
+                            let ai = a.row(i, m, dense_row);
                             let labels = ex.labels(i);
                             let li = loss.primal(s, labels, ws)?;
                             sums[0] += c * li;

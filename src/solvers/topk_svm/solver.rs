@@ -19,6 +19,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use super::dual::{DualRows, DualRowsMut};
 use super::loss::{LossWorkspace, SdcaLoss};
 use super::model::ScoreModel;
 use super::problem::{objectives, ActiveSet, Examples, Objectives, MANY_CLASSES};
@@ -153,17 +154,22 @@ pub(crate) fn early_check<L: SdcaLoss + ?Sized>(loss: &L, opts: &SdcaOptions, m:
 
 /// The checks both loops start with: the loss against m, the labels and weights, and
 /// the shape of the dual matrix.
-pub(crate) fn check_problem<L: SdcaLoss + ?Sized>(
+pub(crate) fn check_problem<L: SdcaLoss + ?Sized, A: DualRows + ?Sized>(
     loss: &L,
     ex: &Examples,
-    a: &[f64],
+    a: &A,
     n: usize,
     m: usize,
 ) -> Result<()> {
     loss.check(m)?;
     ex.check(n, m, loss.multi_label())?;
-    if a.len() != n * m {
-        return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {}", a.len())));
+    a.check_shape(n, m)
+}
+
+/// A model whose scores read all of A (a kernel model) needs it dense.
+pub(crate) fn check_layout<M: ScoreModel + ?Sized, A: DualRows + ?Sized>(model: &M, a: &A) -> Result<()> {
+    if model.reads_dual() && a.dense().is_none() {
+        return Err(Error::param("dual_layout", "a kernel model reads all of A, which must be stored dense"));
     }
     Ok(())
 }
@@ -201,11 +207,11 @@ pub(crate) fn check_curvatures<M: ScoreModel + ?Sized>(model: &M) -> Result<()> 
 /// Serial Prox-SDCA. `a` is the n × m dual matrix (row-major), zero or a feasible warm
 /// start whose W the model already holds. Returns when converged, out of epochs,
 /// stalled or interrupted; `a` and the model hold the final iterate.
-pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
+pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized, A: DualRowsMut + ?Sized>(
     model: &mut M,
     loss: &L,
     ex: &Examples,
-    a: &mut [f64],
+    a: &mut A,
     opts: &SdcaOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<SdcaReport> {
@@ -216,17 +222,18 @@ pub fn solve<M: ScoreModel, L: SdcaLoss + ?Sized>(
 /// [`solve`] starting from a shrinking state `active` (left as the last check rebuilt
 /// it), for solves that continue one another on nearby problems (the accelerated
 /// stages): a fresh set would make each one's first epochs full passes.
-pub(crate) fn solve_from<M: ScoreModel, L: SdcaLoss + ?Sized>(
+pub(crate) fn solve_from<M: ScoreModel, L: SdcaLoss + ?Sized, A: DualRowsMut + ?Sized>(
     model: &mut M,
     loss: &L,
     ex: &Examples,
-    a: &mut [f64],
+    a: &mut A,
     opts: &SdcaOptions,
     active: &mut ActiveSet,
     monitor: &mut dyn Monitor,
 ) -> Result<SdcaReport> {
     let (n, m) = (model.n_rows(), model.n_classes());
     check_problem(loss, ex, a, n, m)?;
+    check_layout(&*model, a)?;
     check_curvatures(&*model)?;
     check_active(active, n)?;
     let mut order: Vec<usize> = (0..n).filter(|&i| ex.c[i] > 0.0).collect();
@@ -249,10 +256,11 @@ pub(crate) fn solve_from<M: ScoreModel, L: SdcaLoss + ?Sized>(
                     return Ok(true);
                 }
                 if let Some(&next) = order.get(visited + 1) {
-                    prefetch_step(&**model, ex, &active, &a[next * m..(next + 1) * m], next);
+                    prefetch_step(&**model, ex, &active, next);
+                    a.prefetch(next, m);
                 }
                 let classes = active.classes(i).unwrap_or(&all);
-                sdca_step(&mut **model, loss, ex, i, classes, &mut a, &mut step)?;
+                sdca_step(&mut **model, loss, ex, i, classes, &mut **a, &mut step)?;
             }
             Ok(false)
         },
@@ -261,7 +269,7 @@ pub(crate) fn solve_from<M: ScoreModel, L: SdcaLoss + ?Sized>(
                 &**model_cell.borrow(),
                 loss,
                 ex,
-                &a_cell.borrow(),
+                &**a_cell.borrow(),
                 &mut active.borrow_mut(),
                 opts.shrinking,
                 stop,
@@ -271,32 +279,27 @@ pub(crate) fn solve_from<M: ScoreModel, L: SdcaLoss + ?Sized>(
 }
 
 /// Starts loading what the step on example i reads at scattered addresses: its row of
-/// X and squared norm, its dual row `a_row`, label, weight and class list. Examples
-/// are visited in a shuffled order, which the hardware prefetcher cannot follow; issued
-/// one step ahead, the loads overlap the current step (Fashion-MNIST epochs 20-25 %
-/// faster).
-pub(crate) fn prefetch_step<M: ScoreModel + ?Sized>(
-    model: &M,
-    ex: &Examples,
-    active: &ActiveSet,
-    a_row: &[f64],
-    i: usize,
-) {
+/// X and squared norm, label, weight and class list (and, by the caller, its dual
+/// row). Examples are visited in a shuffled order, which the hardware prefetcher
+/// cannot follow; issued one step ahead, the loads overlap the current step
+/// (Fashion-MNIST epochs 20-25 % faster).
+pub(crate) fn prefetch_step<M: ScoreModel + ?Sized>(model: &M, ex: &Examples, active: &ActiveSet, i: usize) {
     model.prefetch_row(i);
-    crate::vector_code::prefetch_lines(a_row);
     ex.prefetch(i);
     active.prefetch(i);
 }
 
 /// Per-thread buffers of one SDCA step: scores, the restricted dual row, the change
 /// of a_i (full length, zero outside the step's classes between steps), the labels'
-/// positions in the step's class list.
+/// positions in the step's class list, a sparse dual row made dense (m zeros between
+/// steps, `DualRowsMut::update_row`).
 pub struct StepScratch {
     pub(crate) s: Vec<f64>,
     pub(crate) row: Vec<f64>,
     pub(crate) delta: Vec<f64>,
     labels: Vec<usize>,
     full: Vec<f64>,
+    pub(crate) dense_row: Vec<f64>,
     pub(crate) ws: LossWorkspace,
     pub(crate) buf: RowBuf,
 }
@@ -310,6 +313,7 @@ impl StepScratch {
             delta: vec![0.0; m],
             labels: Vec::new(),
             full: vec![0.0; m],
+            dense_row: vec![0.0; m],
             ws: LossWorkspace::new(),
             buf: RowBuf::new(),
         }
@@ -319,20 +323,22 @@ impl StepScratch {
 /// One exact coordinate step on example i over the classes `classes` (ascending, with
 /// its labels; all m without class shrinking): returns after W and a_i are updated.
 /// Public for the step's benchmark (`benches/sdca.rs`); the solvers call it per example.
-pub fn sdca_step<M: ScoreModel + ?Sized, L: SdcaLoss + ?Sized>(
+pub fn sdca_step<M: ScoreModel + ?Sized, L: SdcaLoss + ?Sized, A: DualRowsMut + ?Sized>(
     model: &mut M,
     loss: &L,
     ex: &Examples,
     i: usize,
     classes: &[u32],
-    a: &mut [f64],
+    a: &mut A,
     t: &mut StepScratch,
 ) -> Result<()> {
     let (m, k) = (model.n_classes(), classes.len());
-    model.class_scores_mut(i, a, classes, &mut t.s[..k], &mut t.full, &mut t.buf);
+    model.class_scores_mut(i, a.dense().unwrap_or(&[]), classes, &mut t.s[..k], &mut t.full, &mut t.buf);
     let kii = model.sq_norm(i);
-    let ai = &mut a[i * m..(i + 1) * m];
-    if restricted_step(loss, ex, i, classes, kii, 1.0, ai, t)? {
+    let mut dense_row = std::mem::take(&mut t.dense_row);
+    let changed = a.update_row(i, m, &mut dense_row, |ai| restricted_step(loss, ex, i, classes, kii, 1.0, ai, t));
+    t.dense_row = dense_row;
+    if changed? {
         model.apply(i, &t.delta, &mut t.buf);
     }
     classes.iter().for_each(|&c| t.delta[c as usize] = 0.0);
@@ -757,6 +763,75 @@ mod tests {
             assert_eq!(report.history[0].epoch, if *shrinking { 1 } else { 5 });
             let primal = report.objectives.primal;
             assert!((primal - fits[0].0.objectives.primal).abs() <= 2e-4 * primal.abs());
+        }
+    }
+
+    /// A stored sparse (`SparseDual`), the solvers take the dense layout's steps: on many
+    /// classes, serial with and without shrinking and CoCoA over 2 blocks, for the top-k
+    /// hinges and the multi-label hinge, the same reports, dual rows and weights.
+    #[test]
+    fn sparse_and_dense_duals_take_the_same_steps() {
+        use crate::solvers::topk_svm::{DualRows, SparseDual};
+        let (n, d, m) = (120, 6, 260);
+        let (x, y) = problem(n, d, m, 21);
+        let (xl, yl, starts) = label_set_problem(n, d, m, 22);
+        let c = vec![1.0; n];
+        let (rows, label_rows) = (DenseRows::new(&x, n, d).unwrap(), DenseRows::new(&xl, n, d).unwrap());
+        let (multiclass, label_sets) = (Examples::new(&y, &c), Examples::with_label_sets(&yl, &starts, &c));
+        let alpha = TopKHinge { k: 5, variant: TopKVariant::Alpha, smoothing: 0.0 };
+        let beta = TopKHinge { k: 3, variant: TopKVariant::Beta, smoothing: 0.3 };
+        let multi = MultiLabelHinge { smoothing: 0.0 };
+        let cases: [(&dyn SdcaLoss, &Examples, &DenseRows<f64>); 3] =
+            [(&alpha, &multiclass, &rows), (&beta, &multiclass, &rows), (&multi, &label_sets, &label_rows)];
+        for (loss, ex, rows) in cases {
+            for (shrinking, blocks) in [(false, 1), (true, 1), (true, 2)] {
+                let opts = SdcaOptions { tol: 1e-6, max_epochs: 60, check_every: 5, seed: 7, shrinking };
+                let (mut dense_model, mut sparse_model) =
+                    (LinearModel::new(rows, m, Some(1.0)), LinearModel::new(rows, m, Some(1.0)));
+                let mut dense = vec![0.0; n * m];
+                let mut sparse = SparseDual::zeros(n, m).unwrap();
+                let (dense_report, sparse_report) = if blocks == 1 {
+                    (
+                        solve(&mut dense_model, &Dyn(loss), ex, &mut dense, &opts, &mut Silent).unwrap(),
+                        solve(&mut sparse_model, &Dyn(loss), ex, &mut sparse, &opts, &mut Silent).unwrap(),
+                    )
+                } else {
+                    (
+                        solve_cocoa(
+                            &mut dense_model,
+                            &Dyn(loss),
+                            ex,
+                            &mut dense,
+                            &opts,
+                            blocks,
+                            &mut ActiveSet::new(n),
+                            &mut Silent,
+                        )
+                        .unwrap(),
+                        solve_cocoa(
+                            &mut sparse_model,
+                            &Dyn(loss),
+                            ex,
+                            &mut sparse,
+                            &opts,
+                            blocks,
+                            &mut ActiveSet::new(n),
+                            &mut Silent,
+                        )
+                        .unwrap(),
+                    )
+                };
+                let what = format!("{} shrinking {shrinking}, {blocks} blocks", loss.name());
+                let trace = |r: &SdcaReport| r.history.iter().map(|p| (p.epoch, p.primal, p.dual)).collect::<Vec<_>>();
+                assert_eq!(trace(&dense_report), trace(&sparse_report), "{what}");
+                assert_eq!(dense_model.weights(), sparse_model.weights(), "{what}");
+                let mut scratch = vec![0.0; m];
+                for i in 0..n {
+                    assert_eq!(dense.row(i, m, &mut []), sparse.row(i, m, &mut scratch), "{what} row {i}");
+                }
+                // Sparse indeed: a few dozen entries per row at most, of 260.
+                assert!(sparse.nnz() < n * m / 4, "{what}: {} nonzeros", sparse.nnz());
+            }
         }
     }
 

@@ -87,13 +87,10 @@ impl DualOut for DualMatrix {
         match self {
             DualMatrix::Dense(values) => values.into_python(py, m),
             DualMatrix::Sparse(dual) => {
-                let (indptr, classes, data) = dual.to_csr();
-                let n = indptr.len() - 1;
-                let as_i64 = |v: Vec<usize>| {
-                    let len = v.len();
-                    to_numpy(py, v.into_iter().map(|i| i as i64).collect::<Vec<i64>>(), &[len])
-                };
-                let arrays = (to_numpy(py, data, &[classes.len()])?, as_i64(classes)?, as_i64(indptr)?);
+                let (indptr, classes, data) = dual.into_csr();
+                let (n, nnz) = (indptr.len() - 1, classes.len());
+                let arrays =
+                    (to_numpy(py, data, &[nnz])?, to_numpy(py, classes, &[nnz])?, to_numpy(py, indptr, &[n + 1])?);
                 py.import("scipy.sparse")?.getattr("csr_array")?.call1((arrays, (n, m)))
             }
         }

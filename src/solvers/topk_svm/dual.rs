@@ -193,16 +193,17 @@ impl SparseDual {
         Ok(dual)
     }
 
-    /// The CSR arrays (indptr, indices, data) of A.
-    pub fn to_csr(&self) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
+    /// The CSR arrays (indptr, indices, data) of A, each row freed once copied (the
+    /// peak is the CSR arrays and what is left of the rows, not both whole).
+    pub fn into_csr(self) -> (Vec<i64>, Vec<i64>, Vec<f64>) {
         let nnz = self.nnz();
         let (mut indptr, mut indices, mut data) =
             (Vec::with_capacity(self.rows.len() + 1), Vec::with_capacity(nnz), Vec::with_capacity(nnz));
         indptr.push(0);
-        for row in &self.rows {
-            indices.extend(row.iter().map(|&(c, _)| c as usize));
+        for row in self.rows {
+            indices.extend(row.iter().map(|&(c, _)| i64::from(c)));
             data.extend(row.iter().map(|&(_, v)| v));
-            indptr.push(indices.len());
+            indptr.push(indices.len() as i64);
         }
         (indptr, indices, data)
     }
@@ -439,8 +440,9 @@ mod tests {
         for i in 0..n {
             assert_eq!(sparse.row(i, m, &mut scratch).to_vec(), dense.row(i, m, &mut []).to_vec());
         }
-        let (indptr, indices, data) = sparse.to_csr();
+        let (indptr, indices, data) = sparse.clone().into_csr();
         assert_eq!((indptr.as_slice(), indices.as_slice()), ([0, 2, 2, 4].as_slice(), [1, 3, 0, 2].as_slice()));
+        let [indptr, indices] = [indptr, indices].map(|v| v.into_iter().map(|i| i as usize).collect::<Vec<_>>());
         assert_eq!(SparseDual::from_csr(&indptr, &indices, &data, n, m).unwrap(), sparse);
         let back = DualMatrix::Sparse(sparse).into_layout(false, n, m).unwrap();
         assert_eq!(back, DualMatrix::Dense(dense));

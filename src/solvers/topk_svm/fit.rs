@@ -17,8 +17,9 @@ use crate::Result;
 /// Below this many examples a parallel (CoCoA+) solve does not pay for its rounds.
 const PARALLEL_MIN_ROWS: usize = 10_000;
 
-/// Linear Prox-SDCA from the dual rows `a` (n × m, either layout; zeros for a cold start). W is rebuilt
-/// as Σ_i x_i a_iᵀ first, so that the pair the solver starts from is exact. The solve is
+/// Linear Prox-SDCA from the dual rows `a` (n × m, either layout; zeros for a cold
+/// start). W is rebuilt as Σ_i x_i a_iᵀ first, so that the pair the solver starts from
+/// is exact. The solve is
 /// CoCoA+ over one block per thread of the current pool (at least 2) when `parallel`
 /// says so — by default when the pool has 2 threads or more and there are at least
 /// 10,000 examples — and serial otherwise; either may hand over to the accelerated

@@ -55,27 +55,29 @@ pub trait DualRowsMut: DualRows {
     fn disjoint(&mut self, m: usize) -> DisjointRows<'_>;
 }
 
-impl DualRows for [f64] {
+/// The dense layout: a row-major slice (or anything holding one, as a `Vec`).
+impl<S: AsRef<[f64]> + Sync + ?Sized> DualRows for S {
     fn check_shape(&self, n: usize, m: usize) -> Result<()> {
-        if self.len() != n * m {
-            return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {}", self.len())));
+        let len = self.as_ref().len();
+        if len != n * m {
+            return Err(Error::input("dual_coef", format!("must have {n} x {m} entries, got {len}")));
         }
         Ok(())
     }
     #[inline]
     fn row<'s>(&'s self, i: usize, m: usize, _scratch: &'s mut [f64]) -> &'s [f64] {
-        &self[i * m..(i + 1) * m]
+        &self.as_ref()[i * m..(i + 1) * m]
     }
     fn dense(&self) -> Option<&[f64]> {
-        Some(self)
+        Some(self.as_ref())
     }
     #[inline]
     fn prefetch(&self, i: usize, m: usize) {
-        prefetch_lines(&self[i * m..(i + 1) * m]);
+        prefetch_lines(&self.as_ref()[i * m..(i + 1) * m]);
     }
 }
 
-impl DualRowsMut for [f64] {
+impl<S: AsRef<[f64]> + AsMut<[f64]> + Sync + ?Sized> DualRowsMut for S {
     #[inline]
     fn update_row(
         &mut self,
@@ -84,55 +86,15 @@ impl DualRowsMut for [f64] {
         _scratch: &mut [f64],
         step: impl FnOnce(&mut [f64]) -> Result<bool>,
     ) -> Result<bool> {
-        step(&mut self[i * m..(i + 1) * m])
+        step(&mut self.as_mut()[i * m..(i + 1) * m])
     }
     fn map_values(&mut self, f: impl Fn(f64) -> f64) {
-        self.iter_mut().for_each(|v| *v = f(*v));
+        self.as_mut().iter_mut().for_each(|v| *v = f(*v));
     }
     fn disjoint(&mut self, m: usize) -> DisjointRows<'_> {
-        DisjointRows {
-            rows: Rows::Dense(self.as_mut_ptr()),
-            n_rows: self.len().checked_div(m).unwrap_or(0),
-            m,
-            _a: Default::default(),
-        }
-    }
-}
-
-/// A `Vec` is its slice (so that callers holding one need no conversion).
-impl DualRows for Vec<f64> {
-    fn check_shape(&self, n: usize, m: usize) -> Result<()> {
-        self.as_slice().check_shape(n, m)
-    }
-    #[inline]
-    fn row<'s>(&'s self, i: usize, m: usize, scratch: &'s mut [f64]) -> &'s [f64] {
-        self.as_slice().row(i, m, scratch)
-    }
-    fn dense(&self) -> Option<&[f64]> {
-        Some(self)
-    }
-    #[inline]
-    fn prefetch(&self, i: usize, m: usize) {
-        self.as_slice().prefetch(i, m)
-    }
-}
-
-impl DualRowsMut for Vec<f64> {
-    #[inline]
-    fn update_row(
-        &mut self,
-        i: usize,
-        m: usize,
-        scratch: &mut [f64],
-        step: impl FnOnce(&mut [f64]) -> Result<bool>,
-    ) -> Result<bool> {
-        self.as_mut_slice().update_row(i, m, scratch, step)
-    }
-    fn map_values(&mut self, f: impl Fn(f64) -> f64) {
-        self.as_mut_slice().map_values(f)
-    }
-    fn disjoint(&mut self, m: usize) -> DisjointRows<'_> {
-        self.as_mut_slice().disjoint(m)
+        let values = self.as_mut();
+        let n_rows = values.len().checked_div(m).unwrap_or(0);
+        DisjointRows { rows: Rows::Dense(values.as_mut_ptr()), n_rows, m, _a: Default::default() }
     }
 }
 
